@@ -1,0 +1,3 @@
+module github.com/minikv/minikv
+
+go 1.26

@@ -1,0 +1,69 @@
+package store
+
+// API CONTRACT (written first so the server can be built against it).
+// The implementation replaces the stub bodies in this file; exported
+// signatures here must stay as they are.
+
+import (
+	"errors"
+	"time"
+)
+
+// Sentinel errors returned by the Store. The server maps each one to its
+// wire form in a single place.
+var (
+	ErrNotFound   = errors.New("store: not found")
+	ErrNotStored  = errors.New("store: not stored")
+	ErrExists     = errors.New("store: cas mismatch")
+	ErrTooLarge   = errors.New("store: item too large")
+	ErrNoMemory   = errors.New("store: out of memory")
+	ErrNotNumeric = errors.New("store: value is not a number")
+)
+
+// Mode selects the storage rule of Store.Store.
+type Mode uint8
+
+// Storage modes, as memcached's set family.
+const (
+	ModeSet     Mode = iota // store unconditionally
+	ModeAdd                 // only if the key is missing (or expired)
+	ModeReplace             // only if the key exists
+	ModeAppend              // existing value + new bytes; flags and deadline kept
+	ModePrepend             // new bytes + existing value; flags and deadline kept
+	ModeCAS                 // only if the key exists and its CAS equals the given one
+)
+
+// Config sets up a Store. Zero fields take defaults.
+type Config struct {
+	MemoryLimit   int64         // bytes; default 64 MiB
+	MaxItemSize   int64         // key+value+ItemOverhead must fit; default 1 MiB
+	Shards        int           // 0 = auto (power of two >= 16 from GOMAXPROCS); rounded up to a power of two, min 16
+	NoEvict       bool          // memory full is an error instead of evicting live items
+	SweepInterval time.Duration // active expiry tick; default 100ms; <0 disables the sweeper
+}
+
+// Item is a snapshot of one stored entry. Value aliases the store's copy,
+// which is never modified after it is stored: callers must not write to it.
+type Item struct {
+	Value    []byte
+	Flags    uint32
+	CAS      uint64
+	Deadline int64 // Unix nanoseconds; 0 = never expires
+}
+
+// Stats are the store's counters.
+type Stats struct {
+	Items            int64 // live + not yet reclaimed items
+	Bytes            int64 // accounted bytes (sum of key+value+ItemOverhead)
+	Limit            int64
+	TotalItems       uint64 // successful stores since start
+	Evictions        uint64 // live items removed to make room
+	Reclaimed        uint64 // expired/flushed items removed (lazily, by the sweeper or by pressure)
+	ExpiredUnfetched uint64
+	EvictedUnfetched uint64
+	GetExpired       uint64 // reads that found an expired item
+	GetFlushed       uint64 // reads that found a flushed item
+	Shards           int
+	MinShardItems    int64
+	MaxShardItems    int64
+}
