@@ -1,3 +1,5 @@
 module github.com/minikv/minikv
 
 go 1.26
+
+require github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c

@@ -1,0 +1,143 @@
+// Command minikv is a memcached-compatible cache server.
+//
+// It takes memcached's short flags (-p -l -m -M -c -t -I -U 0 -v -V -h -C -F
+// -R -o idle_timeout=N), long flags, MINIKV_* environment variables and a
+// key = value config file, in that order of precedence.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Set by the linker: -ldflags "-X main.commit=...".
+var commit = ""
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "minikv:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func versionString() string {
+	c := commit
+	if c == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					c = s.Value
+				}
+			}
+		}
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	return fmt.Sprintf("minikv %s (memcached protocol %s) commit %s %s",
+		server.Version, server.Version, c, runtime.Version())
+}
+
+// run parses the configuration, wires the store and server, and serves until
+// SIGTERM or SIGINT, then shuts down gracefully.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, ignored, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.ShowHelp {
+		fs, _, _ := newFlagSet(&config{}, stdout)
+		fmt.Fprintln(stdout, "Usage: minikv [flags]")
+		fs.PrintDefaults()
+		return nil
+	}
+	if cfg.ShowVersion {
+		fmt.Fprintln(stdout, versionString())
+		return nil
+	}
+	log := newLogger(cfg, stderr)
+	for _, k := range ignored {
+		log.Warn("ignoring unsupported -o option", "option", k)
+	}
+	if cfg.Threads > 0 {
+		runtime.GOMAXPROCS(min(cfg.Threads, runtime.NumCPU()))
+	}
+
+	st := store.New(store.Config{
+		MemoryLimit: cfg.MemoryLimit.bytes,
+		MaxItemSize: cfg.MaxItemSize.bytes,
+		Shards:      cfg.Shards,
+		NoEvict:     cfg.NoEvict,
+	})
+	defer st.Close()
+	srv := server.New(server.Config{
+		MaxConns:        cfg.MaxConns,
+		IdleTimeout:     cfg.IdleTimeout,
+		ReqsPerEvent:    cfg.ReqsPerEvent,
+		DisableCAS:      cfg.DisableCAS,
+		DisableFlushAll: cfg.DisableFlushAll,
+		ShutdownTimeout: cfg.ShutdownTimeout,
+		Threads:         cfg.Threads,
+		Verbosity:       cfg.Verbose,
+		MaxItemSize:     cfg.MaxItemSize.bytes,
+		NoEvict:         cfg.NoEvict,
+		Logger:          log,
+	}, st)
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.Port)))
+	if err != nil {
+		return err
+	}
+	log.Info("minikv listening", "addr", ln.Addr().String(), "version", server.Version,
+		"memory_limit", cfg.MemoryLimit.bytes, "max_connections", cfg.MaxConns)
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second signal kills the process the default way
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("shutdown timed out; connections closed by force", "err", err)
+	}
+	<-serveErr
+	log.Info("stopped")
+	return nil
+}
+
+func newLogger(cfg *config, w io.Writer) *slog.Logger {
+	// Start-up and shutdown lines are Info; -vv adds per-connection Debug.
+	level := slog.LevelInfo
+	if cfg.Verbose >= 2 {
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,220 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Version is the version string answered to memcached's "version" command.
+// memcached clients (libmemcached in particular) parse the leading
+// major.minor.micro numbers, so it keeps memcached's shape and carries
+// MiniKV's own release after the dash.
+const Version = "1.6.38-minikv-0.1.0"
+
+// Config holds the server settings. Zero fields take the defaults noted.
+type Config struct {
+	MaxConns        int           // simultaneous connections; default 1024
+	IdleTimeout     time.Duration // 0 = never; counted from the last complete command
+	ReqsPerEvent    int           // flush after this many pipelined requests; default 20
+	DisableCAS      bool          // -C: report CAS 0, cas behaves as without tokens
+	DisableFlushAll bool          // -F: flush_all is refused
+	ShutdownTimeout time.Duration // default 10s
+	Threads         int           // reported in stats (memcached -t)
+	Verbosity       int           // verbosity level (memcached -v)
+	MaxItemSize     int64         // reported in stats settings
+	NoEvict         bool          // reported in stats settings
+	Logger          *slog.Logger  // default slog.Default()
+}
+
+// Server serves the memcached text protocol over a Store.
+type Server struct {
+	cfg   Config
+	store *store.Store
+	log   *slog.Logger
+	start time.Time
+
+	shuttingDown atomic.Bool
+	nextConnID   atomic.Uint64
+	currConns    atomic.Int64
+	totalConns   atomic.Uint64
+	rejected     atomic.Uint64
+	verbosity    atomic.Int64
+
+	mu        sync.Mutex // protects conns, listeners, closed
+	conns     map[*conn]struct{}
+	listeners []net.Listener
+	closed    counters // counters of connections that have gone away
+
+	wg sync.WaitGroup // one per serving connection and accept loop
+}
+
+// New returns a Server over st.
+func New(cfg Config, st *store.Store) *Server {
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 1024
+	}
+	if cfg.ReqsPerEvent <= 0 {
+		cfg.ReqsPerEvent = 20
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	if cfg.Threads <= 0 {
+		cfg.Threads = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{
+		cfg:   cfg,
+		store: st,
+		log:   cfg.Logger,
+		start: time.Now(),
+		conns: make(map[*conn]struct{}),
+	}
+	s.verbosity.Store(int64(cfg.Verbosity))
+	return s
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("server: closed")
+
+// Serve accepts memcached-protocol connections on ln until Shutdown. It
+// always returns a non-nil error; after Shutdown it is ErrServerClosed.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.shuttingDown.Load() {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners = append(s.listeners, ln)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.shuttingDown.Load() {
+				return ErrServerClosed
+			}
+			// Out of file descriptors and friends: back off and keep
+			// serving the connections we have, as net/http does.
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "delay", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return fmt.Errorf("server: accept: %w", err)
+		}
+		backoff = 0
+		s.totalConns.Add(1)
+		if s.currConns.Add(1) > int64(s.cfg.MaxConns) {
+			s.currConns.Add(-1)
+			s.rejected.Add(1)
+			s.reject(nc)
+			continue
+		}
+		c := s.newConn(nc)
+		if c == nil { // shutting down
+			s.currConns.Add(-1)
+			nc.Close()
+			continue
+		}
+		go c.serve()
+	}
+}
+
+// reject answers a connection over max-connections in memcached's form and
+// closes it. The write is bounded so a client that never reads cannot hold
+// the accept loop.
+func (s *Server) reject(nc net.Conn) {
+	_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = nc.Write([]byte("ERROR Too many open connections\r\n"))
+	nc.Close()
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	c := &conn{
+		srv:     s,
+		nc:      nc,
+		id:      s.nextConnID.Add(1),
+		created: time.Now(),
+	}
+	c.lastCmd.Store(c.created.UnixNano())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shuttingDown.Load() {
+		return nil
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return c
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.closed.addFrom(&c.stats)
+	s.mu.Unlock()
+	s.currConns.Add(-1)
+	s.wg.Done()
+}
+
+// Shutdown stops accepting, lets in-flight commands finish and flush, closes
+// idle connections and waits for every connection to end. When ctx expires
+// first, the remaining connections are closed by force.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shuttingDown.Store(true)
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	// A read deadline in the past wakes every connection blocked in Read;
+	// one that is busy finishes its buffered commands, flushes and exits.
+	now := time.Now()
+	for c := range s.conns {
+		_ = c.nc.SetReadDeadline(now)
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	<-done
+	return ctx.Err()
+}
+
+// CurrConns is the number of open client connections.
+func (s *Server) CurrConns() int64 { return s.currConns.Load() }
+
+func isTemporary(err error) bool {
+	var se interface{ Temporary() bool }
+	if errors.As(err, &se) {
+		return se.Temporary()
+	}
+	return errors.Is(err, os.ErrDeadlineExceeded)
+}

@@ -1,0 +1,251 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/minikv/minikv/internal/protocol/memcache"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// statNames are memcached's names for the per-connection counters.
+var statNames = [numStats]string{
+	statCmdGet:        "cmd_get",
+	statCmdSet:        "cmd_set",
+	statCmdFlush:      "cmd_flush",
+	statCmdTouch:      "cmd_touch",
+	statGetHits:       "get_hits",
+	statGetMisses:     "get_misses",
+	statDeleteHits:    "delete_hits",
+	statDeleteMisses:  "delete_misses",
+	statIncrHits:      "incr_hits",
+	statIncrMisses:    "incr_misses",
+	statDecrHits:      "decr_hits",
+	statDecrMisses:    "decr_misses",
+	statCASHits:       "cas_hits",
+	statCASMisses:     "cas_misses",
+	statCASBadval:     "cas_badval",
+	statTouchHits:     "touch_hits",
+	statTouchMisses:   "touch_misses",
+	statStoreTooLarge: "store_too_large",
+	statStoreNoMemory: "store_no_memory",
+	statAuthCmds:      "auth_cmds",
+	statAuthErrors:    "auth_errors",
+	statBytesRead:     "bytes_read",
+	statBytesWritten:  "bytes_written",
+	statIdleKicks:     "idle_kicks",
+	statConnYields:    "conn_yields",
+}
+
+// Snapshot is a consistent-enough copy of the server's counters: each value
+// is read atomically, the set as a whole is not a single instant.
+type Snapshot struct {
+	Counters   map[string]uint64
+	CurrConns  int64
+	TotalConns uint64
+	Rejected   uint64
+	Store      store.Stats
+	Uptime     time.Duration
+}
+
+func (s *Server) sumCounters() [numStats]uint64 {
+	var sum [numStats]uint64
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range sum {
+		sum[i] = s.closed[i].Load()
+	}
+	for c := range s.conns {
+		for i := range sum {
+			sum[i] += c.stats[i].Load()
+		}
+	}
+	return sum
+}
+
+// Stats returns the server's counters, for stats and for operators' tools.
+func (s *Server) Stats() Snapshot {
+	sum := s.sumCounters()
+	m := make(map[string]uint64, numStats)
+	for i, v := range sum {
+		m[statNames[i]] = v
+	}
+	return Snapshot{
+		Counters:   m,
+		CurrConns:  s.currConns.Load(),
+		TotalConns: s.totalConns.Load(),
+		Rejected:   s.rejected.Load(),
+		Store:      s.store.Stats(),
+		Uptime:     time.Since(s.start),
+	}
+}
+
+// statsCmd answers "stats [group]". Every group ends in END, which
+// memcached_exporter waits for; an unknown group is ERROR as in memcached.
+func (c *conn) statsCmd(req *memcache.Request, w *memcache.Writer) bool {
+	group := ""
+	if len(req.Args) > 0 {
+		group = string(req.Args[0])
+	}
+	s := c.srv
+	switch group {
+	case "":
+		s.writeGeneralStats(w)
+	case "settings":
+		s.writeSettings(w)
+	case "items":
+		st := s.store.Stats()
+		if st.Items > 0 {
+			w.StatInt("items:1:number", st.Items)
+			w.StatInt("items:1:number_hot", 0)
+			w.StatInt("items:1:number_warm", 0)
+			w.StatInt("items:1:number_cold", st.Items)
+			w.StatUint("items:1:evicted", st.Evictions)
+			w.StatUint("items:1:reclaimed", st.Reclaimed)
+			w.StatUint("items:1:expired_unfetched", st.ExpiredUnfetched)
+			w.StatUint("items:1:evicted_unfetched", st.EvictedUnfetched)
+			w.StatUint("items:1:outofmemory", s.sumCounters()[statStoreNoMemory])
+		}
+	case "slabs":
+		st := s.store.Stats()
+		if st.Items > 0 {
+			w.StatInt("1:used_chunks", st.Items)
+			w.StatInt("1:mem_requested", st.Bytes)
+		}
+		w.StatInt("active_slabs", min(st.Items, 1))
+		w.StatInt("total_malloced", st.Bytes)
+	case "conns":
+		s.writeConns(w)
+	case "reset":
+		s.resetCounters()
+		w.Line(memcache.ResetStats)
+		return true
+	default:
+		w.Line(memcache.Error)
+		return true
+	}
+	w.Line(memcache.End)
+	return true
+}
+
+func (s *Server) writeGeneralStats(w *memcache.Writer) {
+	now := time.Now()
+	sum := s.sumCounters()
+	st := s.store.Stats()
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+
+	w.StatInt("pid", int64(os.Getpid()))
+	w.StatInt("uptime", int64(now.Sub(s.start)/time.Second))
+	w.StatInt("time", now.Unix())
+	w.Stat("version", Version)
+	w.Stat("libevent", "none")
+	w.StatInt("pointer_size", strconv.IntSize)
+	w.Stat("rusage_user", fmt.Sprintf("%d.%06d", ru.Utime.Sec, ru.Utime.Usec))
+	w.Stat("rusage_system", fmt.Sprintf("%d.%06d", ru.Stime.Sec, ru.Stime.Usec))
+	w.StatInt("max_connections", int64(s.cfg.MaxConns))
+	w.StatInt("curr_connections", s.currConns.Load())
+	w.StatUint("total_connections", s.totalConns.Load())
+	w.StatUint("rejected_connections", s.rejected.Load())
+	w.StatInt("connection_structures", s.currConns.Load())
+	for _, i := range []int{statCmdGet, statCmdSet, statCmdFlush, statCmdTouch, statGetHits, statGetMisses} {
+		w.StatUint(statNames[i], sum[i])
+	}
+	w.StatUint("get_expired", st.GetExpired)
+	w.StatUint("get_flushed", st.GetFlushed)
+	for i := statDeleteHits; i < numStats; i++ {
+		if i == statConnYields || i == statIdleKicks {
+			continue
+		}
+		w.StatUint(statNames[i], sum[i])
+	}
+	w.StatInt("limit_maxbytes", st.Limit)
+	w.StatInt("accepting_conns", boolInt(!s.shuttingDown.Load()))
+	w.StatInt("listen_disabled_num", 0)
+	w.StatInt("threads", int64(s.cfg.Threads))
+	w.StatUint("conn_yields", sum[statConnYields])
+	w.StatUint("idle_kicks", sum[statIdleKicks])
+	w.StatInt("goroutines", int64(runtime.NumGoroutine()))
+	w.StatInt("shards", int64(st.Shards))
+	w.StatInt("bytes", st.Bytes)
+	w.StatInt("curr_items", st.Items)
+	w.StatUint("total_items", st.TotalItems)
+	w.StatUint("expired_unfetched", st.ExpiredUnfetched)
+	w.StatUint("evicted_unfetched", st.EvictedUnfetched)
+	w.StatUint("evictions", st.Evictions)
+	w.StatUint("reclaimed", st.Reclaimed)
+}
+
+func (s *Server) writeSettings(w *memcache.Writer) {
+	st := s.store.Stats()
+	w.StatInt("maxbytes", st.Limit)
+	w.StatInt("maxconns", int64(s.cfg.MaxConns))
+	w.StatInt("udpport", 0)
+	w.StatInt("verbosity", s.verbosity.Load())
+	w.StatInt("num_threads", int64(s.cfg.Threads))
+	w.Stat("cas_enabled", yesNo(!s.cfg.DisableCAS))
+	w.Stat("flush_enabled", yesNo(!s.cfg.DisableFlushAll))
+	w.Stat("evictions", onOff(!s.cfg.NoEvict))
+	w.StatInt("item_size_max", s.cfg.MaxItemSize)
+	w.StatInt("reqs_per_event", int64(s.cfg.ReqsPerEvent))
+	w.StatInt("idle_timeout", int64(s.cfg.IdleTimeout/time.Second))
+	w.StatInt("shutdown_timeout", int64(s.cfg.ShutdownTimeout/time.Second))
+	w.Stat("binding_protocol", "ascii")
+	w.StatInt("shards", int64(st.Shards))
+}
+
+func (s *Server) writeConns(w *memcache.Writer) {
+	now := time.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ln := range s.listeners {
+		w.Stat("listen:listen_addr", "tcp:"+ln.Addr().String())
+	}
+	for c := range s.conns {
+		id := strconv.FormatUint(c.id, 10)
+		w.Stat(id+":addr", "tcp:"+c.nc.RemoteAddr().String())
+		w.Stat(id+":listen_addr", "tcp:"+c.nc.LocalAddr().String())
+		w.Stat(id+":state", "conn_parse_cmd")
+		w.StatInt(id+":secs_since_last_cmd", (now-c.lastCmd.Load())/int64(time.Second))
+	}
+}
+
+func (s *Server) resetCounters() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.closed {
+		s.closed[i].Store(0)
+	}
+	for c := range s.conns {
+		for i := range c.stats {
+			c.stats[i].Store(0)
+		}
+	}
+	s.totalConns.Store(uint64(len(s.conns)))
+	s.rejected.Store(0)
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
