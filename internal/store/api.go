@@ -1,9 +1,5 @@
 package store
 
-// API CONTRACT (written first so the server can be built against it).
-// The implementation replaces the stub bodies in this file; exported
-// signatures here must stay as they are.
-
 import (
 	"errors"
 	"time"
@@ -63,6 +59,7 @@ type Stats struct {
 	EvictedUnfetched uint64
 	GetExpired       uint64 // reads that found an expired item
 	GetFlushed       uint64 // reads that found a flushed item
+	Flushes          uint64 // FlushAll calls
 	Shards           int
 	MinShardItems    int64
 	MaxShardItems    int64

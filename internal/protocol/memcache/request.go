@@ -1,0 +1,38 @@
+package memcache
+
+// Request is one parsed command. Byte slices alias the Reader's buffers and
+// stay valid only until the next call to Read.
+//
+// When Read returns an error that has a reply, Command and Noreply are set
+// (the server needs both to decide whether and what to answer); the other
+// fields hold whatever was parsed before the error. After ErrTooLarge and
+// ErrBadChunk every field but Value is set.
+type Request struct {
+	Command    Command
+	Keys       [][]byte // retrieval: the keys in order; other keyed commands: Keys[0]
+	Flags      uint32
+	Exptime    int64 // set family, touch, gat/gats, flush_all delay
+	HasExptime bool  // flush_all: a delay was given
+	Bytes      int   // storage: declared data length
+	CAS        uint64
+	Delta      uint64
+	Value      []byte   // storage: the data block without its CRLF
+	Noreply    bool     // classic noreply: suppress every reply to this command
+	Args       [][]byte // stats arguments, verbosity level, auth token
+}
+
+// Key is the first key of the request (nil when there is none).
+func (r *Request) Key() []byte {
+	if len(r.Keys) == 0 {
+		return nil
+	}
+	return r.Keys[0]
+}
+
+// Reset clears the request and keeps the capacity of Keys and Args, so a
+// Request reused across Read calls does not allocate.
+func (r *Request) Reset() {
+	clear(r.Keys) // drop references into old buffers
+	clear(r.Args)
+	*r = Request{Keys: r.Keys[:0], Args: r.Args[:0]}
+}

@@ -1,0 +1,99 @@
+package store
+
+import (
+	"strconv"
+	"testing"
+)
+
+func benchKeys(n int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+	}
+	return keys
+}
+
+func BenchmarkGet(b *testing.B) {
+	s := newTestStore(b, Config{})
+	keys := benchKeys(1 << 14)
+	value := make([]byte, 32)
+	for _, k := range keys {
+		s.Store(ModeSet, k, value, 0, 0, 0)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, ok := s.Get(keys[i&(len(keys)-1)]); !ok {
+			b.Fatal("miss")
+		}
+		i++
+	}
+}
+
+func BenchmarkGetParallel(b *testing.B) {
+	s := newTestStore(b, Config{})
+	keys := benchKeys(1 << 14)
+	value := make([]byte, 32)
+	for _, k := range keys {
+		s.Store(ModeSet, k, value, 0, 0, 0)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			s.Get(keys[i&(len(keys)-1)])
+			i++
+		}
+	})
+}
+
+func BenchmarkSet(b *testing.B) {
+	s := newTestStore(b, Config{})
+	keys := benchKeys(1 << 14)
+	value := make([]byte, 32)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.Store(ModeSet, keys[i&(len(keys)-1)], value, 0, 0, 0); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkSetEvicting writes new keys into a full store with TTLs in
+// play, so every write evicts.
+func BenchmarkSetEvicting(b *testing.B) {
+	s := newTestStore(b, Config{MemoryLimit: 1 << 20})
+	keys := benchKeys(1 << 16)
+	value := make([]byte, 32)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		var deadline int64
+		if i&1 == 0 {
+			deadline = 1 << 62
+		}
+		if _, err := s.Store(ModeSet, keys[i&(len(keys)-1)], value, 0, deadline, 0); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// TestGetDoesNotAllocate guards the zero-allocation read path.
+func TestGetDoesNotAllocate(t *testing.T) {
+	s := newTestStore(t, Config{})
+	s.Store(ModeSet, []byte("key"), []byte("value"), 0, 1<<62, 0)
+	s.Store(ModeSet, []byte("empty"), nil, 0, 0, 0)
+	key, empty, missing := []byte("key"), []byte("empty"), []byte("missing")
+	if n := testing.AllocsPerRun(1000, func() {
+		s.Get(key)
+		s.Get(empty)
+		s.Get(missing)
+		s.Touch(key, 1<<62)
+		s.GetAndTouch(key, 1<<62)
+	}); n != 0 {
+		t.Fatalf("Get/Touch/GetAndTouch allocate %.1f times per run, want 0", n)
+	}
+}

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// heapPerItem stores n items with keys of 10 bytes and values of vlen bytes
+// and returns the heap growth per item beyond the key and value bytes.
+func heapPerItem(t *testing.T, n, vlen int, deadline int64) float64 {
+	t.Helper()
+	s := New(Config{MemoryLimit: 1 << 40, SweepInterval: -1})
+	defer s.Close()
+	key := make([]byte, 0, 16)
+	value := make([]byte, vlen)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		key = strconv.AppendInt(append(key[:0], 'k'), int64(100_000_000+i), 10)
+		if _, err := s.Store(ModeSet, key, value, 0, deadline, 0); err != nil {
+			t.Fatalf("Store(%q): %v", key, err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if got := s.Stats().Items; got != int64(n) {
+		t.Fatalf("Items = %d, want %d", got, n)
+	}
+	runtime.KeepAlive(s)
+	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n) - float64(10+vlen)
+}
+
+// TestItemOverheadMatchesHeap guards ItemOverhead against drifting from
+// what an item really costs on the Go heap.
+func TestItemOverheadMatchesHeap(t *testing.T) {
+	const n = 200_000
+	for _, tc := range []struct {
+		name     string
+		vlen     int
+		deadline int64
+	}{
+		{"value=10", 10, 0},
+		{"value=30", 30, 0},
+		{"value=100", 100, 0},
+		{"value=30,ttl", 30, 1 << 62},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := heapPerItem(t, n, tc.vlen, tc.deadline)
+			t.Logf("measured %.1f B/item beyond key+value, ItemOverhead = %d", got, ItemOverhead)
+			if lo, hi := 0.75*ItemOverhead, 1.25*ItemOverhead; got < lo || got > hi {
+				t.Errorf("measured overhead %.1f B/item, want within ±25%% of ItemOverhead %d", got, ItemOverhead)
+			}
+		})
+	}
+}

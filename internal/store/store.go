@@ -1,0 +1,248 @@
+package store
+
+import (
+	"hash/maphash"
+	"math"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	defaultMemoryLimit   = 64 << 20
+	defaultMaxItemSize   = 1 << 20
+	defaultSweepInterval = 100 * time.Millisecond
+	minShards            = 16
+	maxShards            = 1 << 16
+)
+
+// Store is the sharded in-memory cache. All methods are safe for concurrent
+// use. See the package documentation for the design.
+type Store struct {
+	shards  []shard
+	mask    uint64
+	seed    maphash.Seed
+	limit   int64
+	maxItem int64
+	noEvict bool
+
+	used   atomic.Int64  // bytes charged to stored items; never above limit
+	cas    atomic.Uint64 // last CAS token handed out
+	victim atomic.Uint32 // rotates the first shard makeRoom evicts from
+
+	// Flush state. fence and flushAt are read on every operation; flushMu
+	// only serialises FlushAll and the moment an armed flush takes effect.
+	flushMu sync.Mutex
+	fence   atomic.Uint64 // items with cas <= fence are flushed
+	flushAt atomic.Int64  // armed FlushAll time in Unix ns; 0 = none
+	flushes atomic.Uint64
+
+	quit      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+// New builds a Store from cfg, filling in defaults for zero fields, and
+// starts its expiry sweeper unless cfg.SweepInterval is negative. Call
+// Close to stop the sweeper.
+//
+// MaxItemSize is capped at 4 GiB - 1, the largest item the compact item
+// layout can describe.
+func New(cfg Config) *Store {
+	if cfg.MemoryLimit <= 0 {
+		cfg.MemoryLimit = defaultMemoryLimit
+	}
+	if cfg.MaxItemSize <= 0 {
+		cfg.MaxItemSize = defaultMaxItemSize
+	}
+	cfg.MaxItemSize = min(cfg.MaxItemSize, math.MaxUint32)
+	if cfg.SweepInterval == 0 {
+		cfg.SweepInterval = defaultSweepInterval
+	}
+	n := shardCount(cfg.Shards)
+	s := &Store{
+		shards:  make([]shard, n),
+		mask:    uint64(n - 1),
+		seed:    maphash.MakeSeed(),
+		limit:   cfg.MemoryLimit,
+		maxItem: cfg.MaxItemSize,
+		noEvict: cfg.NoEvict,
+		quit:    make(chan struct{}),
+	}
+	for i := range s.shards {
+		s.shards[i].init()
+	}
+	if cfg.SweepInterval > 0 {
+		s.wg.Add(1)
+		go s.sweepLoop(cfg.SweepInterval)
+	}
+	return s
+}
+
+// shardCount turns Config.Shards into a power of two in [16, 65536]. The
+// automatic count, four shards per P, keeps the chance that two running
+// goroutines want the same lock low; the floor of 16 keeps small machines
+// from serialising on a handful of locks.
+func shardCount(want int) int {
+	if want <= 0 {
+		want = 4 * runtime.GOMAXPROCS(0)
+	}
+	want = min(max(want, minShards), maxShards)
+	return 1 << bits.Len(uint(want-1))
+}
+
+// Close stops the sweeper and waits for it to exit. It is idempotent and
+// always returns nil. The Store stays usable without the sweeper; expired
+// items are then reclaimed only on access and under memory pressure.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.quit) })
+	s.wg.Wait()
+	return nil
+}
+
+// shardFor maps key to its shard. maphash is seeded per Store, so clients
+// cannot choose keys that pile onto one shard.
+func (s *Store) shardFor(key []byte) *shard {
+	return &s.shards[maphash.Bytes(s.seed, key)&s.mask]
+}
+
+// nextCAS hands out a token no item of this Store has had before.
+func (s *Store) nextCAS() uint64 {
+	return s.cas.Add(1)
+}
+
+// lookupLocked returns the live item under key, or nil. A dead (expired or
+// flushed) item found on the way is reclaimed, so expired means missing for
+// every caller; read says whether to count it as a get that found one.
+func (s *Store) lookupLocked(sh *shard, key []byte, clk *clock, read bool) *item {
+	it := sh.items[string(key)]
+	if it == nil {
+		return nil
+	}
+	state := s.stateOf(it, clk)
+	if state == live {
+		return it
+	}
+	if read && state == expired {
+		sh.getExpired++
+	} else if read {
+		sh.getFlushed++
+	}
+	s.dropDeadLocked(sh, it, state)
+	return nil
+}
+
+// Get returns the live item under key and makes it the most recently used
+// item of its shard. The returned Value must not be modified.
+func (s *Store) Get(key []byte) (Item, bool) {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	it := s.lookupLocked(sh, key, &clk, true)
+	if it == nil {
+		return Item{}, false
+	}
+	it.fetched = true
+	sh.touchLocked(it)
+	return it.snapshot(), true
+}
+
+// GetAndTouch sets the deadline of the live item under key, refreshes its
+// recency and returns it with the new deadline (memcached's gat). The CAS
+// token does not change. A deadline in the past makes the item expire
+// right after this read.
+func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	it := s.lookupLocked(sh, key, &clk, true)
+	if it == nil {
+		return Item{}, false
+	}
+	it.fetched = true
+	sh.setDeadlineLocked(it, deadline)
+	sh.touchLocked(it)
+	return it.snapshot(), true
+}
+
+// Touch sets the deadline of the live item under key and refreshes its
+// recency. It reports whether the item was there. The CAS token does not
+// change.
+func (s *Store) Touch(key []byte, deadline int64) bool {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	it := s.lookupLocked(sh, key, &clk, false)
+	if it == nil {
+		return false
+	}
+	sh.setDeadlineLocked(it, deadline)
+	sh.touchLocked(it)
+	return true
+}
+
+// Delete removes the live item under key. It returns ErrNotFound if there
+// is none (an expired or flushed item counts as none).
+func (s *Store) Delete(key []byte) error {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	it := s.lookupLocked(sh, key, &clk, false)
+	if it == nil {
+		return ErrNotFound
+	}
+	s.dropLocked(sh, it, dropDeleted)
+	return nil
+}
+
+// MaxValueLen is the largest value that can be stored under a key of
+// keyLen bytes: MaxItemSize - keyLen - ItemOverhead, and never below 0.
+func (s *Store) MaxValueLen(keyLen int) int {
+	return int(max(s.maxItem-int64(keyLen)-ItemOverhead, 0))
+}
+
+// tooLarge reports whether an item of these sizes exceeds MaxItemSize.
+func (s *Store) tooLarge(keyLen, valueLen int) bool {
+	return int64(keyLen)+int64(valueLen)+ItemOverhead > s.maxItem
+}
+
+// Stats returns the counters. It locks one shard at a time, so under
+// concurrent writes the figures come from slightly different instants;
+// at rest, Items and Bytes are exact.
+func (s *Store) Stats() Stats {
+	st := Stats{
+		Limit:         s.limit,
+		Shards:        len(s.shards),
+		Flushes:       s.flushes.Load(),
+		MinShardItems: math.MaxInt64,
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n := int64(len(sh.items))
+		st.Items += n
+		st.Bytes += sh.bytes
+		st.TotalItems += sh.totalItems
+		st.Evictions += sh.evictions
+		st.Reclaimed += sh.reclaimed
+		st.ExpiredUnfetched += sh.expiredUnfetched
+		st.EvictedUnfetched += sh.evictedUnfetched
+		st.GetExpired += sh.getExpired
+		st.GetFlushed += sh.getFlushed
+		st.MinShardItems = min(st.MinShardItems, n)
+		st.MaxShardItems = max(st.MaxShardItems, n)
+		sh.mu.Unlock()
+	}
+	return st
+}

@@ -1,0 +1,210 @@
+package store
+
+import "strconv"
+
+// Store writes value under key according to mode, with memcached's rules,
+// and returns the item's new CAS token:
+//
+//	ModeSet      store unconditionally
+//	ModeAdd      only if no live item is there, else ErrNotStored
+//	ModeReplace  only if a live item is there, else ErrNotStored
+//	ModeAppend   old value + value, else ErrNotStored; flags, deadline kept
+//	ModePrepend  value + old value, else ErrNotStored; flags, deadline kept
+//	ModeCAS      only if a live item is there (else ErrNotFound) and its
+//	             token equals cas (else ErrExists)
+//
+// An item whose key, value and ItemOverhead exceed MaxItemSize is refused
+// with ErrTooLarge (for append and prepend, the combined value counts), and
+// one that cannot be given memory with ErrNoMemory. A failed Store changes
+// nothing: the old item keeps its value, flags, deadline, CAS token and
+// recency, and no counter moves (an expired item found on the way may be
+// reclaimed, which nobody could see anyway).
+//
+// key and value are copied; the caller may reuse them. A deadline that has
+// already passed behaves as memcached does: the write succeeds and the key
+// is gone at once.
+func (s *Store) Store(mode Mode, key, value []byte, flags uint32, deadline int64, cas uint64) (uint64, error) {
+	if mode > ModeCAS {
+		panic("store: invalid mode " + strconv.Itoa(int(mode)))
+	}
+	if s.tooLarge(len(key), len(value)) {
+		return 0, ErrTooLarge
+	}
+	sh := s.shardFor(key)
+	for attempt := 0; ; attempt++ {
+		var clk clock
+		s.pollFlush(&clk)
+		sh.mu.Lock()
+		newCAS, deficit, err := s.storeLocked(sh, &clk, mode, key, value, flags, deadline, cas)
+		sh.mu.Unlock()
+		if deficit == 0 {
+			return newCAS, err
+		}
+		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
+			return 0, ErrNoMemory
+		}
+	}
+}
+
+// storeLocked is one attempt of Store under sh.mu. A positive deficit means
+// nothing was changed and the attempt must be repeated once that many bytes
+// have been freed in other shards.
+func (s *Store) storeLocked(sh *shard, clk *clock, mode Mode, key, value []byte, flags uint32, deadline int64, cas uint64) (newCAS uint64, deficit int64, err error) {
+	old := s.lookupLocked(sh, key, clk, false)
+	switch mode {
+	case ModeAdd:
+		if old != nil {
+			return 0, 0, ErrNotStored
+		}
+	case ModeReplace, ModeAppend, ModePrepend:
+		if old == nil {
+			return 0, 0, ErrNotStored
+		}
+	case ModeCAS:
+		if old == nil {
+			return 0, 0, ErrNotFound
+		}
+		if old.cas != cas {
+			return 0, 0, ErrExists
+		}
+	}
+	a, b := value, []byte(nil)
+	switch mode {
+	case ModeAppend:
+		a, b = old.value(), value
+		flags, deadline = old.flags, old.deadline
+	case ModePrepend:
+		a, b = value, old.value()
+		flags, deadline = old.flags, old.deadline
+	}
+	if s.tooLarge(len(key), len(a)+len(b)) {
+		return 0, 0, ErrTooLarge
+	}
+	if deadline != 0 && deadline <= clk.now() {
+		// Stored and expired in the same instant: drop the old item instead
+		// of spending (or evicting for) memory on an invisible one.
+		if old != nil {
+			s.dropLocked(sh, old, dropDeleted)
+		}
+		sh.totalItems++
+		return s.nextCAS(), 0, nil
+	}
+	return s.putLocked(sh, clk, old, key, a, b, flags, deadline)
+}
+
+// putLocked installs key with value a+b, replacing old (the live item under
+// key, or nil), makes it the most recently used item of sh and returns its
+// new CAS token. It first reserves the memory the write adds; see
+// reserveLocked for the deficit. Nothing is changed unless it succeeds.
+func (s *Store) putLocked(sh *shard, clk *clock, old *item, key, a, b []byte, flags uint32, deadline int64) (newCAS uint64, deficit int64, err error) {
+	cost := int64(len(key)+len(a)+len(b)) + ItemOverhead
+	if cost > s.limit {
+		return 0, 0, ErrNoMemory // could not fit even in an empty store
+	}
+	var oldCost int64
+	if old != nil {
+		oldCost = old.cost()
+	}
+	if grow := cost - oldCost; grow > 0 {
+		if deficit := s.reserveLocked(sh, clk, grow, old); deficit > 0 {
+			return 0, deficit, nil
+		}
+	} else {
+		s.used.Add(grow)
+	}
+
+	it := old
+	if it == nil {
+		it = &item{heapIdx: -1}
+		sh.pushFrontLocked(it)
+	} else {
+		sh.touchLocked(it)
+	}
+	it.data = newData(key, a, b)
+	it.klen, it.vlen = uint32(len(key)), uint32(len(a)+len(b))
+	it.flags = flags
+	it.cas = s.nextCAS()
+	it.fetched = false
+	// For an existing key this also replaces the map's key string, which
+	// pointed into the old data, so the old block can be collected.
+	sh.items[it.key()] = it
+	sh.setDeadlineLocked(it, deadline)
+	sh.bytes += cost - oldCost
+	sh.totalItems++
+	return it.cas, 0, nil
+}
+
+// Incr adds delta to the decimal number stored under key, or subtracts it
+// when decr is set, with memcached's rules: the value must be 1 to 20 ASCII
+// digits holding an unsigned 64-bit number (else ErrNotNumeric), incr wraps
+// around at 2^64 and decr stops at 0. The result is stored as its decimal
+// digits without padding, under a new CAS token, keeping flags and
+// deadline; Incr returns the result and the token. A missing, expired or
+// flushed key gives ErrNotFound. The item's recency is refreshed only when
+// the update succeeds.
+func (s *Store) Incr(key []byte, delta uint64, decr bool) (value uint64, cas uint64, err error) {
+	sh := s.shardFor(key)
+	for attempt := 0; ; attempt++ {
+		var clk clock
+		s.pollFlush(&clk)
+		sh.mu.Lock()
+		value, cas, deficit, err := s.incrLocked(sh, &clk, key, delta, decr)
+		sh.mu.Unlock()
+		if deficit == 0 {
+			return value, cas, err
+		}
+		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
+			return 0, 0, ErrNoMemory
+		}
+	}
+}
+
+// incrLocked is one attempt of Incr under sh.mu, with storeLocked's deficit.
+func (s *Store) incrLocked(sh *shard, clk *clock, key []byte, delta uint64, decr bool) (value, cas uint64, deficit int64, err error) {
+	it := s.lookupLocked(sh, key, clk, false)
+	if it == nil {
+		return 0, 0, 0, ErrNotFound
+	}
+	n, ok := parseDecimal(it.value())
+	if !ok {
+		return 0, 0, 0, ErrNotNumeric
+	}
+	switch {
+	case !decr:
+		n += delta // wraps at 2^64, as memcached does
+	case delta > n:
+		n = 0
+	default:
+		n -= delta
+	}
+	var buf [20]byte
+	digits := strconv.AppendUint(buf[:0], n, 10)
+	if s.tooLarge(len(key), len(digits)) {
+		return 0, 0, 0, ErrTooLarge
+	}
+	cas, deficit, err = s.putLocked(sh, clk, it, key, digits, nil, it.flags, it.deadline)
+	if deficit > 0 || err != nil {
+		return 0, 0, deficit, err
+	}
+	return n, cas, 0, nil
+}
+
+// parseDecimal parses 1 to 20 ASCII digits that fit in a uint64. Unlike
+// strconv.ParseUint it allows no sign, no underscore and no base prefix.
+func parseDecimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
