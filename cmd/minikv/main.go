@@ -51,7 +51,7 @@ func versionString() string {
 		c = "unknown"
 	}
 	return fmt.Sprintf("minikv %s (memcached protocol %s) commit %s %s",
-		server.Version, server.Version, c, runtime.Version())
+		server.Release, server.ProtocolVersion, c, runtime.Version())
 }
 
 // run parses the configuration, wires the store and server, and serves until

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
 
@@ -18,6 +19,7 @@ import (
 func TestGomemcache(t *testing.T) {
 	ts := startServer(t, Config{}, store.Config{})
 	mc := memcache.New(ts.addr)
+	mc.Timeout = 10 * time.Second
 
 	if err := mc.Ping(); err != nil {
 		t.Fatalf("Ping: %v", err)
@@ -149,6 +151,7 @@ func TestGomemcache(t *testing.T) {
 func TestGomemcacheConcurrent(t *testing.T) {
 	ts := startServer(t, Config{}, store.Config{})
 	mc := memcache.New(ts.addr)
+	mc.Timeout = 10 * time.Second // -race on two shared cores is slow
 	mc.MaxIdleConns = 16
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)

@@ -19,7 +19,13 @@ import (
 // memcached clients (libmemcached in particular) parse the leading
 // major.minor.micro numbers, so it keeps memcached's shape and carries
 // MiniKV's own release after the dash.
-const Version = "1.6.38-minikv-0.1.0"
+const Version = ProtocolVersion + "-minikv-" + Release
+
+// Release is MiniKV's own release number.
+const Release = "0.1.0"
+
+// ProtocolVersion is the memcached version whose text protocol MiniKV speaks.
+const ProtocolVersion = "1.6.38"
 
 // Config holds the server settings. Zero fields take the defaults noted.
 type Config struct {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -120,6 +121,22 @@ func (c *conn) statsCmd(req *memcache.Request, w *memcache.Writer) bool {
 		w.StatInt("total_malloced", st.Bytes)
 	case "conns":
 		s.writeConns(w)
+	case "detail":
+		// MiniKV keeps no per-prefix detail; accept the switches memcached
+		// accepts so scripts that toggle it keep working.
+		sub := ""
+		if len(req.Args) > 1 {
+			sub = string(req.Args[1])
+		}
+		switch sub {
+		case "on", "off":
+			w.Line(memcache.OK)
+		case "dump":
+			w.Line(memcache.End)
+		default:
+			w.Line("CLIENT_ERROR usage: stats detail on|off|dump")
+		}
+		return true
 	case "reset":
 		s.resetCounters()
 		w.Line(memcache.ResetStats)
@@ -184,6 +201,7 @@ func (s *Server) writeSettings(w *memcache.Writer) {
 	st := s.store.Stats()
 	w.StatInt("maxbytes", st.Limit)
 	w.StatInt("maxconns", int64(s.cfg.MaxConns))
+	w.StatInt("tcpport", int64(s.tcpPort()))
 	w.StatInt("udpport", 0)
 	w.StatInt("verbosity", s.verbosity.Load())
 	w.StatInt("num_threads", int64(s.cfg.Threads))
@@ -212,6 +230,18 @@ func (s *Server) writeConns(w *memcache.Writer) {
 		w.Stat(id+":state", "conn_parse_cmd")
 		w.StatInt(id+":secs_since_last_cmd", (now-c.lastCmd.Load())/int64(time.Second))
 	}
+}
+
+// tcpPort is the port of the first listener, as memcached's "tcpport".
+func (s *Server) tcpPort() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ln := range s.listeners {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			return a.Port
+		}
+	}
+	return 0
 }
 
 func (s *Server) resetCounters() {

@@ -71,9 +71,22 @@ func validKey(k []byte) bool {
 	return true
 }
 
-// parseUint parses a non-empty decimal uint64 with no sign, no spaces and no
-// overflow. It never allocates (strconv's error values do).
+// parseUint parses a decimal uint64 the way memcached's strtoull-based
+// parsers accept it: an optional leading '+', digits, and trailing
+// whitespace other than spaces (tokens are split on spaces, so only "\r",
+// "\t" and friends can remain, as in "set k 0 0 1\r\r\n").
 func parseUint(b []byte) (uint64, bool) {
+	if len(b) > 0 && b[0] == '+' {
+		b = b[1:]
+	}
+	return parseDigits(b)
+}
+
+// parseDigits parses ASCII digits followed by optional trailing whitespace.
+func parseDigits(b []byte) (uint64, bool) {
+	for len(b) > 0 && isSpaceByte(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
 	if len(b) == 0 {
 		return 0, false
 	}
@@ -91,13 +104,15 @@ func parseUint(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// parseInt parses a decimal int64 with an optional leading '-'.
+func isSpaceByte(c byte) bool { return c == '\r' || c == '\t' || c == '\v' || c == '\f' }
+
+// parseInt parses a decimal int64 with an optional leading '-' or '+'.
 func parseInt(b []byte) (int64, bool) {
 	neg := len(b) > 0 && b[0] == '-'
-	if neg {
+	if neg || len(b) > 0 && b[0] == '+' {
 		b = b[1:]
 	}
-	u, ok := parseUint(b)
+	u, ok := parseDigits(b)
 	switch {
 	case !ok:
 		return 0, false

@@ -428,7 +428,8 @@ func TestParseNumbers(t *testing.T) {
 	}{
 		{"0", 0, true}, {"007", 7, true}, {"18446744073709551615", 18446744073709551615, true},
 		{"18446744073709551616", 0, false}, {"99999999999999999999", 0, false},
-		{"", 0, false}, {"-1", 0, false}, {"+1", 0, false}, {"1a", 0, false}, {" 1", 0, false},
+		{"", 0, false}, {"-1", 0, false}, {"+1", 1, true}, {"++1", 0, false}, {"+", 0, false},
+		{"1a", 0, false}, {" 1", 0, false}, {"1\r", 1, true}, {"1\t\r", 1, true}, {"\r", 0, false},
 	}
 	for _, tt := range uints {
 		got, ok := parseUint([]byte(tt.in))
@@ -445,6 +446,7 @@ func TestParseNumbers(t *testing.T) {
 		{"9223372036854775807", 9223372036854775807, true}, {"9223372036854775808", 0, false},
 		{"-9223372036854775808", -9223372036854775808, true}, {"-9223372036854775809", 0, false},
 		{"-", 0, false}, {"", 0, false}, {"--1", 0, false}, {"1-", 0, false},
+		{"+100", 100, true}, {"-+1", 0, false}, {"+-1", 0, false}, {"-1\r", -1, true},
 	}
 	for _, tt := range ints {
 		got, ok := parseInt([]byte(tt.in))

@@ -1,0 +1,102 @@
+"""Fixtures for the pymemcache client suite.
+
+Each test gets its own MiniKV process ($MINIKV_BIN, default bin/minikv in the
+repository) on a free loopback port. Teardown sends SIGTERM to that PID and
+asserts a graceful exit: status 0 within 5 seconds, with the test's client
+connections still open.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from pymemcache.client.base import Client
+
+REPO = Path(__file__).resolve().parents[2]
+MINIKV_BIN = os.environ.get("MINIKV_BIN", str(REPO / "bin" / "minikv"))
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_accepting(proc, port, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.02)
+    return False
+
+
+class MiniKV:
+    """A running MiniKV process."""
+
+    def __init__(self, proc, port, log_path):
+        self.proc = proc
+        self.port = port
+        self.addr = ("127.0.0.1", port)
+        self.log_path = log_path
+
+    def log(self):
+        return Path(self.log_path).read_text(errors="replace")
+
+    def client(self, **kw):
+        # pymemcache defaults to noreply=True for the storage commands, which
+        # would hide every server error: wait for replies unless told not to.
+        kw.setdefault("default_noreply", False)
+        kw.setdefault("connect_timeout", 5)
+        kw.setdefault("timeout", 5)
+        return Client(self.addr, **kw)
+
+
+@pytest.fixture
+def minikv(tmp_path):
+    if not os.access(MINIKV_BIN, os.X_OK):
+        pytest.fail(f"{MINIKV_BIN} is not an executable; run `make build` or set MINIKV_BIN")
+    log_path = tmp_path / "minikv.log"
+    for _ in range(3):  # the free port may be taken before MiniKV binds it
+        port = _free_port()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                [MINIKV_BIN, "-p", str(port), "-l", "127.0.0.1", "-m", "64", "-U", "0"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        if _wait_accepting(proc, port):
+            break
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    else:
+        pytest.fail("minikv did not start:\n" + log_path.read_text(errors="replace"))
+
+    server = MiniKV(proc, port, log_path)
+    yield server
+
+    # Graceful shutdown, with whatever connections the test left open.
+    proc.send_signal(signal.SIGTERM)
+    try:
+        code = proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail("minikv did not exit within 5 s of SIGTERM:\n" + server.log())
+    assert code == 0, f"minikv exited with status {code} after SIGTERM:\n{server.log()}"
+
+
+@pytest.fixture
+def client(minikv):
+    c = minikv.client()
+    yield c
+    c.close()
