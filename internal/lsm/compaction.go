@@ -1,0 +1,528 @@
+package lsm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+)
+
+var errAborted = errors.New("lsm: compaction aborted by Close")
+
+// logAndApply logs an edit to the manifest (fsynced) and installs the
+// resulting version. install runs under mu just before the new read state is
+// published, so a flush can drop its memtable in the same step that adds its
+// table.
+func (d *DB) logAndApply(e *versionEdit, install func()) error {
+	d.manifestMu.Lock()
+	defer d.manifestMu.Unlock()
+
+	d.mu.Lock()
+	if e.logNum == 0 {
+		e.logNum = d.logNum
+	}
+	e.nextFile, e.lastSeq = d.nextFile, d.lastSeq
+	nv, err := d.current.apply(e)
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if _, err = d.manifest.Write(appendRecord(nil, e.encode())); err == nil {
+		err = d.manifest.Sync()
+	}
+	if err != nil {
+		// The edit may or may not be in the manifest; either way the
+		// in-memory state can no longer be trusted to match it.
+		nv.unref()
+		err = fmt.Errorf("lsm: write manifest: %w", err)
+		d.mu.Lock()
+		if d.bgErr == nil {
+			d.bgErr = err
+		}
+		d.bgCond.Broadcast()
+		d.mu.Unlock()
+		return err
+	}
+
+	added := make(map[uint64]bool, len(e.added))
+	for _, a := range e.added {
+		added[a.meta.num] = true
+	}
+	d.mu.Lock()
+	old := d.current
+	d.current = nv
+	d.logNum = e.logNum
+	for _, del := range e.deleted {
+		if !added[del.num] {
+			for _, f := range old.levels[del.level] {
+				if f.num == del.num {
+					f.obsolete.Store(true)
+				}
+			}
+		}
+	}
+	if install != nil {
+		install()
+	}
+	d.installReadStateLocked()
+	d.bgCond.Broadcast()
+	d.mu.Unlock()
+	old.unref()
+	return nil
+}
+
+// writeMemTable writes a memtable to a new table file, keeping only the
+// newest version of each key (nothing older can be visible: readers of the
+// memtable keep reading the memtable itself).
+func (d *DB) writeMemTable(m *memTable, num uint64) (*fileMeta, error) {
+	f, err := d.fs.Create(d.path(tableName(num)))
+	if err != nil {
+		return nil, fmt.Errorf("lsm: create table: %w", err)
+	}
+	w := newTableWriter(f, num, &d.opts)
+	it := memIter{m: m}
+	var last []byte
+	for ok := it.first(); ok; ok = it.next() {
+		k := it.key()
+		if last != nil && bytes.Equal(userKey(k), last) {
+			continue
+		}
+		last = userKey(k)
+		w.add(k, it.value())
+	}
+	meta, err := w.finish()
+	if err != nil {
+		_ = d.fs.Remove(d.path(tableName(num)))
+		return nil, fmt.Errorf("lsm: write table %06d: %w", num, err)
+	}
+	t, err := openTable(d.fs, d.path(tableName(num)), num, d.cache)
+	if err != nil {
+		_ = d.fs.Remove(d.path(tableName(num)))
+		return nil, err
+	}
+	meta.t = t
+	return meta, nil
+}
+
+func (d *DB) flushLoop() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case <-d.flushCh:
+		}
+		for !d.closing.Load() {
+			d.mu.Lock()
+			if len(d.imm) == 0 || d.bgErr != nil {
+				d.mu.Unlock()
+				break
+			}
+			m := d.imm[0]
+			d.mu.Unlock()
+			if err := d.flushOne(m); err != nil {
+				break
+			}
+		}
+	}
+}
+
+// flushOne writes the oldest immutable memtable to L0.
+func (d *DB) flushOne(m *memTable) error {
+	if m.wal != nil {
+		if err := m.wal.close(d.opts.Sync == SyncEverySecond); err != nil {
+			d.setBgErr(fmt.Errorf("lsm: close WAL: %w", err))
+			return err
+		}
+	}
+	d.mu.Lock()
+	num := d.nextFile
+	d.nextFile++
+	d.mu.Unlock()
+	meta, err := d.writeMemTable(m, num)
+	if err != nil {
+		d.setBgErr(err)
+		return err
+	}
+	e := &versionEdit{added: []newFile{{0, meta}}}
+	d.mu.Lock()
+	// After this edit the oldest log still needed is the next memtable's.
+	if len(d.imm) > 1 {
+		e.logNum = d.imm[1].logNum
+	} else {
+		e.logNum = d.mem.logNum
+	}
+	d.mu.Unlock()
+	err = d.logAndApply(e, func() {
+		d.imm = d.imm[1:]
+	})
+	if err != nil {
+		_ = meta.t.close()
+		_ = d.fs.Remove(d.path(tableName(num)))
+		return err
+	}
+	_ = d.fs.Remove(d.path(walName(m.logNum)))
+	d.m.flushes.Add(1)
+	d.m.flushBytes.Add(int64(meta.size))
+	d.maybeScheduleCompaction()
+	return nil
+}
+
+func (d *DB) setBgErr(err error) {
+	d.mu.Lock()
+	if d.bgErr == nil {
+		d.bgErr = err
+	}
+	d.bgCond.Broadcast()
+	d.mu.Unlock()
+}
+
+func (d *DB) maybeScheduleCompaction() {
+	if d.opts.DisableAutoCompaction {
+		return
+	}
+	select {
+	case d.compactCh <- struct{}{}:
+	default:
+	}
+}
+
+func (d *DB) compactLoop() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case <-d.compactCh:
+		}
+		for !d.closing.Load() {
+			d.compactMu.Lock()
+			d.mu.Lock()
+			c := d.pickCompactionLocked()
+			d.mu.Unlock()
+			if c == nil {
+				d.compactMu.Unlock()
+				break
+			}
+			err := d.runCompaction(c)
+			d.compactMu.Unlock()
+			if err != nil {
+				if !errors.Is(err, errAborted) {
+					d.setBgErr(err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// compaction is one unit of compaction work.
+type compaction struct {
+	outLevel int
+	// inputs lists the input tables by level.
+	inputs [numLevels][]*fileMeta
+	// move is set for a trivial move: the single input moves to outLevel
+	// without being rewritten.
+	move bool
+	// bottom is set when no level below outLevel can hold older data for
+	// any key (full compaction), so tombstones always drop.
+	bottom bool
+	v      *version
+}
+
+func (c *compaction) files() []*fileMeta {
+	var out []*fileMeta
+	for _, lvl := range c.inputs {
+		out = append(out, lvl...)
+	}
+	return out
+}
+
+func (d *DB) maxBytes(level int) int64 {
+	n := d.opts.LBaseMaxBytes
+	for i := 1; i < level; i++ {
+		n *= 10
+	}
+	return n
+}
+
+func levelBytes(files []*fileMeta) int64 {
+	var n int64
+	for _, f := range files {
+		n += int64(f.size)
+	}
+	return n
+}
+
+// pickCompactionLocked chooses the level with the highest score (L0: file
+// count over its trigger; Ln: bytes over its target) and the tables to
+// merge, or returns nil when every score is below 1.
+func (d *DB) pickCompactionLocked() *compaction {
+	v := d.current
+	best, bestScore := -1, 1.0
+	for level := 0; level < numLevels-1; level++ {
+		var score float64
+		if level == 0 {
+			score = float64(len(v.levels[0])) / float64(d.opts.L0CompactionTrigger)
+		} else {
+			score = float64(levelBytes(v.levels[level])) / float64(d.maxBytes(level))
+		}
+		if score >= bestScore {
+			best, bestScore = level, score
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	c := &compaction{outLevel: best + 1, v: v}
+	if best == 0 {
+		// Start from the oldest L0 table and take every L0 table that
+		// overlaps the growing range, so no older version of a key is left
+		// above a newer one.
+		l0 := v.levels[0]
+		seed := l0[len(l0)-1]
+		lo, hi := seed.smallestUser(), seed.largestUser()
+		in := map[*fileMeta]bool{seed: true}
+		for changed := true; changed; {
+			changed = false
+			for _, f := range l0 {
+				if !in[f] && f.overlaps(lo, hi) {
+					in[f] = true
+					changed = true
+					lo, hi = minKey(lo, f.smallestUser()), maxKey(hi, f.largestUser())
+				}
+			}
+		}
+		for _, f := range l0 {
+			if in[f] {
+				c.inputs[0] = append(c.inputs[0], f)
+			}
+		}
+		c.inputs[1] = v.overlapping(1, lo, hi)
+	} else {
+		files := v.levels[best]
+		i := 0
+		if p := d.compactPointer[best]; p != nil {
+			for i < len(files) && bytes.Compare(files[i].smallestUser(), p) <= 0 {
+				i++
+			}
+			if i == len(files) {
+				i = 0
+			}
+		}
+		f := files[i]
+		d.compactPointer[best] = append([]byte(nil), f.largestUser()...)
+		c.inputs[best] = []*fileMeta{f}
+		c.inputs[best+1] = v.overlapping(best+1, f.smallestUser(), f.largestUser())
+	}
+	if len(c.inputs[c.outLevel]) == 0 && len(c.files()) == 1 {
+		c.move = true
+	}
+	v.ref()
+	return c
+}
+
+func minKey(a, b []byte) []byte {
+	if bytes.Compare(a, b) <= 0 {
+		return a
+	}
+	return b
+}
+
+func maxKey(a, b []byte) []byte {
+	if bytes.Compare(a, b) >= 0 {
+		return a
+	}
+	return b
+}
+
+// runCompaction executes c and installs the result.
+func (d *DB) runCompaction(c *compaction) error {
+	defer c.v.unref()
+	e := &versionEdit{}
+	for level, files := range c.inputs {
+		for _, f := range files {
+			e.deleted = append(e.deleted, deletedFile{level, f.num})
+		}
+	}
+	if c.move {
+		f := c.files()[0]
+		e.added = append(e.added, newFile{c.outLevel, f})
+		if err := d.logAndApply(e, nil); err != nil {
+			return err
+		}
+		d.m.moves.Add(1)
+		return nil
+	}
+	outputs, err := d.mergeTables(c)
+	if err != nil {
+		for _, o := range outputs {
+			_ = o.t.close()
+			_ = d.fs.Remove(d.path(tableName(o.num)))
+		}
+		return err
+	}
+	for _, o := range outputs {
+		e.added = append(e.added, newFile{c.outLevel, o})
+	}
+	if err := d.logAndApply(e, nil); err != nil {
+		for _, o := range outputs {
+			_ = o.t.close()
+			_ = d.fs.Remove(d.path(tableName(o.num)))
+		}
+		return err
+	}
+	d.m.compactions.Add(1)
+	return nil
+}
+
+// mergeTables merges the inputs of c into new tables of at most
+// TargetFileSize, keeping only the newest version of each key. An expired
+// value becomes a tombstone; a tombstone is dropped when no deeper level can
+// hold an older version of its key.
+func (d *DB) mergeTables(c *compaction) (outputs []*fileMeta, err error) {
+	var mi mergingIter
+	for level, files := range c.inputs {
+		if len(files) == 0 {
+			continue
+		}
+		if level == 0 {
+			for _, f := range files {
+				mi.children = append(mi.children, newTableIter(f.t, false))
+			}
+		} else {
+			mi.children = append(mi.children, &levelIter{files: files})
+		}
+		d.m.compactRead.Add(levelBytes(files))
+	}
+	// For each deeper level, the index of the first table that may hold
+	// the current key; keys only grow, so the indexes only move forward.
+	var ptrs [numLevels]int
+	baseLevelFor := func(ukey []byte) bool {
+		if c.bottom {
+			return true
+		}
+		for level := c.outLevel + 1; level < numLevels; level++ {
+			files := c.v.levels[level]
+			for ptrs[level] < len(files) && bytes.Compare(files[ptrs[level]].largestUser(), ukey) < 0 {
+				ptrs[level]++
+			}
+			if ptrs[level] < len(files) && bytes.Compare(files[ptrs[level]].smallestUser(), ukey) <= 0 {
+				return false
+			}
+		}
+		return true
+	}
+
+	now := time.Now().UnixNano()
+	var w *tableWriter
+	var wnum uint64
+	finishOutput := func() error {
+		meta, err := w.finish()
+		w = nil
+		if err != nil {
+			_ = d.fs.Remove(d.path(tableName(wnum)))
+			return fmt.Errorf("lsm: write table %06d: %w", wnum, err)
+		}
+		t, err := openTable(d.fs, d.path(tableName(wnum)), wnum, d.cache)
+		if err != nil {
+			_ = d.fs.Remove(d.path(tableName(wnum)))
+			return err
+		}
+		meta.t = t
+		outputs = append(outputs, meta)
+		d.m.compactWritten.Add(int64(meta.size))
+		return nil
+	}
+	var last []byte
+	var tomb []byte
+	n := 0
+	for ok := mi.first(); ok; ok = mi.next() {
+		if n++; n&1023 == 0 && d.closing.Load() {
+			if w != nil {
+				w.abandon()
+				_ = d.fs.Remove(d.path(tableName(wnum)))
+			}
+			return outputs, errAborted
+		}
+		ik := mi.key()
+		uk := userKey(ik)
+		if last != nil && bytes.Equal(uk, last) {
+			continue
+		}
+		last = append(last[:0], uk...)
+		t := trailer(ik)
+		k, val := kindOf(t), mi.value()
+		if expired(k, val, now) {
+			d.m.expiredDropped.Add(1)
+			tomb = appendInternalKey(tomb[:0], uk, seqOf(t), kindDelete)
+			ik, k, val = tomb, kindDelete, nil
+		}
+		if k == kindDelete && baseLevelFor(uk) {
+			continue
+		}
+		if w == nil {
+			d.mu.Lock()
+			wnum = d.nextFile
+			d.nextFile++
+			d.mu.Unlock()
+			f, err := d.fs.Create(d.path(tableName(wnum)))
+			if err != nil {
+				return outputs, fmt.Errorf("lsm: create table: %w", err)
+			}
+			w = newTableWriter(f, wnum, &d.opts)
+		}
+		w.add(ik, val)
+		if w.size() >= d.opts.TargetFileSize {
+			if err := finishOutput(); err != nil {
+				return outputs, err
+			}
+		}
+	}
+	if err := mi.error(); err != nil {
+		if w != nil {
+			w.abandon()
+			_ = d.fs.Remove(d.path(tableName(wnum)))
+		}
+		return outputs, err
+	}
+	if w != nil {
+		if err := finishOutput(); err != nil {
+			return outputs, err
+		}
+	}
+	return outputs, nil
+}
+
+// Compact flushes the memtable and merges every table into the last level,
+// discarding overwritten values, tombstones and expired keys.
+func (d *DB) Compact() error {
+	if err := d.Flush(); err != nil {
+		return err
+	}
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	v := d.current
+	c := &compaction{outLevel: numLevels - 1, bottom: true, v: v}
+	total := 0
+	for level, files := range v.levels {
+		c.inputs[level] = files
+		total += len(files)
+	}
+	v.ref()
+	d.mu.Unlock()
+	if total == 0 {
+		v.unref()
+		return nil
+	}
+	err := d.runCompaction(c)
+	if errors.Is(err, errAborted) {
+		err = ErrClosed
+	}
+	return err
+}

@@ -1,0 +1,94 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/minikv/minikv/internal/lsm/vfs"
+)
+
+func TestHash64Vectors(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+	}{
+		{"", 0xef46db3751d8e999},
+		{"a", 0xd24ec4f1a98c6e5b},
+		{"abc", 0x44bc2cf5ad770999},
+		{"Nobody inspects the spammish repetition", 0xfbcea83c8a378bf1},
+	} {
+		if got := hash64([]byte(tc.in)); got != tc.want {
+			t.Errorf("hash64(%q) = %#x, want %#x", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestPutGetAcrossFlushAndReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	o := Options{FS: fs, MemTableSize: 64 << 10, BlockCacheSize: 1 << 20, LBaseMaxBytes: 256 << 10, TargetFileSize: 64 << 10}
+	db, err := Open("/db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	for i := 0; i < n; i++ {
+		if err := db.Put(fmt.Appendf(nil, "key_%d", i), fmt.Appendf(nil, "value_%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i += 3 {
+		if err := db.Delete(fmt.Appendf(nil, "key_%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(db *DB) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			k := fmt.Appendf(nil, "key_%d", i)
+			v, err := db.Get(k)
+			if i%3 == 0 {
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("Get(%s) = %q, %v; want ErrNotFound", k, v, err)
+				}
+				continue
+			}
+			if err != nil || string(v) != fmt.Sprintf("value_%d", i) {
+				t.Fatalf("Get(%s) = %q, %v", k, v, err)
+			}
+		}
+		it, err := db.NewIter(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cnt := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			cnt++
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if want := n - (n+2)/3; cnt != want {
+			t.Fatalf("iterated %d keys, want %d", cnt, want)
+		}
+	}
+	check(db)
+	t.Logf("%v", db.Metrics())
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open("/db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(db)
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	check(db)
+	t.Logf("%v", db.Metrics())
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(fs.Names())
+}

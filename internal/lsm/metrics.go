@@ -1,0 +1,125 @@
+package lsm
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+type metricsCounters struct {
+	walBytes       atomic.Int64
+	userBytes      atomic.Int64
+	flushes        atomic.Int64
+	flushBytes     atomic.Int64
+	compactions    atomic.Int64
+	moves          atomic.Int64
+	compactRead    atomic.Int64
+	compactWritten atomic.Int64
+	expiredDropped atomic.Int64
+	stalls         atomic.Int64
+	stallNanos     atomic.Int64
+	bloomUseful    atomic.Int64
+}
+
+// LevelMetrics describes one level of the tree.
+type LevelMetrics struct {
+	Files int
+	Bytes int64
+}
+
+// Metrics is a snapshot of the engine's state and counters.
+type Metrics struct {
+	Levels        [numLevels]LevelMetrics
+	MemTables     int   // mutable plus immutable
+	MemTableBytes int64 // arena bytes in use
+	// UserBytes counts the bytes of committed batches; WALBytes the bytes
+	// appended to write-ahead logs.
+	UserBytes int64
+	WALBytes  int64
+	// Flushes and FlushBytes count memtable flushes and the bytes of the
+	// tables they wrote.
+	Flushes    int64
+	FlushBytes int64
+	// Compactions counts merging compactions, Moves trivial moves (a table
+	// moved down a level without rewriting).
+	Compactions          int64
+	Moves                int64
+	CompactionBytesRead  int64
+	CompactionBytesWrite int64
+	// ExpiredDropped counts expired entries compactions discarded or turned
+	// into tombstones.
+	ExpiredDropped int64
+	// WriteAmp is (WAL + flush + compaction bytes written) / user bytes.
+	WriteAmp float64
+	// WriteStalls counts commits that waited for a flush or compaction.
+	WriteStalls   int64
+	StallDuration time.Duration
+	CacheHits     int64
+	CacheMisses   int64
+	CacheBytes    int64
+	CacheCapacity int64
+	// BloomUseful counts table lookups a filter answered without a read.
+	BloomUseful int64
+}
+
+// Metrics returns a snapshot of the engine's metrics.
+func (d *DB) Metrics() Metrics {
+	var m Metrics
+	d.mu.Lock()
+	if d.current != nil {
+		for level, files := range d.current.levels {
+			m.Levels[level].Files = len(files)
+			for _, f := range files {
+				m.Levels[level].Bytes += int64(f.size)
+			}
+		}
+	}
+	if d.mem != nil {
+		m.MemTables = 1 + len(d.imm)
+		m.MemTableBytes = int64(d.mem.size())
+	}
+	for _, im := range d.imm {
+		m.MemTableBytes += int64(im.size())
+	}
+	d.mu.Unlock()
+	c := &d.m
+	m.UserBytes = c.userBytes.Load()
+	m.WALBytes = c.walBytes.Load()
+	m.Flushes = c.flushes.Load()
+	m.FlushBytes = c.flushBytes.Load()
+	m.Compactions = c.compactions.Load()
+	m.Moves = c.moves.Load()
+	m.CompactionBytesRead = c.compactRead.Load()
+	m.CompactionBytesWrite = c.compactWritten.Load()
+	m.ExpiredDropped = c.expiredDropped.Load()
+	if m.UserBytes > 0 {
+		m.WriteAmp = float64(m.WALBytes+m.FlushBytes+m.CompactionBytesWrite) / float64(m.UserBytes)
+	}
+	m.WriteStalls = c.stalls.Load()
+	m.StallDuration = time.Duration(c.stallNanos.Load())
+	if d.cache != nil {
+		m.CacheHits = d.cache.hits.Load()
+		m.CacheMisses = d.cache.misses.Load()
+		m.CacheBytes = d.cache.size()
+		m.CacheCapacity = d.opts.BlockCacheSize
+	}
+	m.BloomUseful = c.bloomUseful.Load()
+	return m
+}
+
+// String formats the metrics as a small table.
+func (m Metrics) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "level  files        bytes\n")
+	for i, l := range m.Levels {
+		fmt.Fprintf(&b, "L%d    %6d %12d\n", i, l.Files, l.Bytes)
+	}
+	fmt.Fprintf(&b, "memtables %d (%d B)  flushes %d (%d B)  compactions %d  moves %d  compacted r/w %d/%d B\n",
+		m.MemTables, m.MemTableBytes, m.Flushes, m.FlushBytes, m.Compactions, m.Moves,
+		m.CompactionBytesRead, m.CompactionBytesWrite)
+	fmt.Fprintf(&b, "write-amp %.2f  stalls %d (%v)  cache hits %d misses %d (%d/%d B)  bloom useful %d  expired dropped %d\n",
+		m.WriteAmp, m.WriteStalls, m.StallDuration, m.CacheHits, m.CacheMisses, m.CacheBytes, m.CacheCapacity,
+		m.BloomUseful, m.ExpiredDropped)
+	return b.String()
+}

@@ -1,0 +1,458 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Open opens (creating if needed) the database in dir.
+//
+// Recovery reads CURRENT to find the manifest, replays the manifest's edits
+// to rebuild the set of tables, replays every write-ahead log at or above the
+// manifest's log number into new L0 tables (a torn final record, left by a
+// crash in the middle of an append, is dropped; damage anywhere else is an
+// error), writes a fresh manifest and removes files nothing refers to.
+func Open(dir string, o Options) (*DB, error) {
+	o = o.withDefaults()
+	d := &DB{
+		dir:       dir,
+		fs:        o.FS,
+		opts:      o,
+		flushCh:   make(chan struct{}, 1),
+		compactCh: make(chan struct{}, 1),
+		quit:      make(chan struct{}),
+	}
+	d.bgCond.L = &d.mu
+	if o.BlockCacheSize > 0 {
+		d.cache = newBlockCache(o.BlockCacheSize)
+	}
+	if err := d.fs.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("lsm: open: %w", err)
+	}
+	if err := d.recover(); err != nil {
+		if d.current != nil {
+			d.current.unref()
+		}
+		return nil, err
+	}
+	d.mu.Lock()
+	d.installReadStateLocked()
+	d.mu.Unlock()
+	d.visibleSeq.Store(d.lastSeq)
+
+	d.wg.Add(2)
+	go d.flushLoop()
+	go d.compactLoop()
+	if o.Sync == SyncEverySecond {
+		d.wg.Add(1)
+		go d.syncLoop()
+	}
+	d.maybeScheduleCompaction()
+	return d, nil
+}
+
+func (d *DB) releaseFile(f *fileMeta) {
+	if f.t != nil {
+		_ = f.t.close()
+	}
+	if f.obsolete.Load() {
+		if d.cache != nil {
+			d.cache.evictFile(f.num)
+		}
+		_ = d.fs.Remove(d.path(tableName(f.num)))
+	}
+}
+
+func parseNum(name, suffix string) (uint64, bool) {
+	if !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.TrimSuffix(name, suffix), 10, 64)
+	return n, err == nil
+}
+
+func (d *DB) recover() error {
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return fmt.Errorf("lsm: open: %w", err)
+	}
+	base := &version{release: d.releaseFile}
+	base.refs.Store(1)
+	d.current = base
+	var maxNum uint64
+	var wals []uint64
+	for _, n := range names {
+		if num, ok := parseNum(n, ".log"); ok {
+			wals = append(wals, num)
+			maxNum = max(maxNum, num)
+		} else if num, ok := parseNum(n, ".sst"); ok {
+			maxNum = max(maxNum, num)
+		} else if strings.HasPrefix(n, "MANIFEST-") {
+			if num, err := strconv.ParseUint(strings.TrimPrefix(n, "MANIFEST-"), 10, 64); err == nil {
+				maxNum = max(maxNum, num)
+			}
+		}
+	}
+	slices.Sort(wals)
+
+	cur, err := readAll(d.fs, d.path("CURRENT"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A new database.
+	case err != nil:
+		return fmt.Errorf("lsm: read CURRENT: %w", err)
+	default:
+		if err := d.replayManifest(strings.TrimSpace(string(cur))); err != nil {
+			return err
+		}
+	}
+	d.nextFile = max(d.nextFile, maxNum+1, 1)
+
+	// Open every table of the recovered version.
+	for _, files := range d.current.levels {
+		for _, f := range files {
+			t, err := openTable(d.fs, d.path(tableName(f.num)), f.num, d.cache)
+			if err != nil {
+				return fmt.Errorf("lsm: open table %06d: %w", f.num, err)
+			}
+			f.t = t
+		}
+	}
+
+	// Replay the logs that hold writes not yet in tables.
+	edit := &versionEdit{}
+	var mem *memTable
+	for _, num := range wals {
+		if num < d.logNum {
+			continue
+		}
+		buf, err := readAll(d.fs, d.path(walName(num)))
+		if err != nil {
+			return fmt.Errorf("lsm: read WAL %06d: %w", num, err)
+		}
+		r := recordReader{buf: buf, name: walName(num)}
+		for {
+			rec, err := r.next()
+			if err != nil {
+				return err
+			}
+			if rec == nil {
+				break
+			}
+			it, err := newBatchIter(rec)
+			if err != nil {
+				return fmt.Errorf("%w: %s offset %d: %v", ErrCorrupt, walName(num), r.validEnd, err)
+			}
+			for {
+				k, key, value, seq, ok, err := it.next()
+				if err != nil {
+					return fmt.Errorf("%w: %s: %v", ErrCorrupt, walName(num), err)
+				}
+				if !ok {
+					break
+				}
+				if mem == nil {
+					mem = newMemTable(d.opts.MemTableSize, num)
+				}
+				if mem.add(key, seq, k, value) == errMemFull {
+					if err := d.flushRecovered(mem, edit); err != nil {
+						return err
+					}
+					mem = newMemTable(max(d.opts.MemTableSize, len(key)+len(value)+4096), num)
+					if err := mem.add(key, seq, k, value); err != nil {
+						return err
+					}
+				}
+				d.lastSeq = max(d.lastSeq, seq)
+			}
+		}
+	}
+	if mem != nil && !mem.empty() {
+		if err := d.flushRecovered(mem, edit); err != nil {
+			return err
+		}
+	}
+
+	// Start a new log and a new manifest that describes the whole tree.
+	walNum := d.nextFile
+	d.nextFile++
+	f, err := d.fs.Create(d.path(walName(walNum)))
+	if err != nil {
+		return fmt.Errorf("lsm: create WAL: %w", err)
+	}
+	d.wal = &walFile{num: walNum, f: f}
+	d.mem = newMemTable(d.opts.MemTableSize, walNum)
+	nv, err := d.current.apply(edit)
+	if err != nil {
+		return err
+	}
+	d.current.unref()
+	d.current = nv
+	d.logNum = walNum
+	if err := d.writeNewManifest(); err != nil {
+		return err
+	}
+	d.removeObsolete()
+	return nil
+}
+
+// flushRecovered writes a memtable rebuilt from a log straight to L0.
+func (d *DB) flushRecovered(mem *memTable, edit *versionEdit) error {
+	num := d.nextFile
+	d.nextFile++
+	meta, err := d.writeMemTable(mem, num)
+	if err != nil {
+		return err
+	}
+	edit.added = append(edit.added, newFile{0, meta})
+	return nil
+}
+
+func (d *DB) replayManifest(name string) error {
+	num, err := strconv.ParseUint(strings.TrimPrefix(name, "MANIFEST-"), 10, 64)
+	if err != nil || !strings.HasPrefix(name, "MANIFEST-") {
+		return fmt.Errorf("%w: CURRENT names %q", ErrCorrupt, name)
+	}
+	buf, err := readAll(d.fs, d.path(name))
+	if err != nil {
+		return fmt.Errorf("lsm: read manifest: %w", err)
+	}
+	r := recordReader{buf: buf, name: name}
+	for {
+		rec, err := r.next()
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			break
+		}
+		e, err := decodeEdit(rec)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		nv, err := d.current.apply(e)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
+		}
+		d.current.unref()
+		d.current = nv
+		d.logNum = max(d.logNum, e.logNum)
+		d.nextFile = max(d.nextFile, e.nextFile)
+		d.lastSeq = max(d.lastSeq, e.lastSeq)
+	}
+	d.nextFile = max(d.nextFile, num+1)
+	return nil
+}
+
+// writeNewManifest starts a manifest holding a snapshot of the current
+// version and points CURRENT at it (write a temporary file, sync, rename,
+// sync the directory: the switch is atomic).
+func (d *DB) writeNewManifest() error {
+	num := d.nextFile
+	d.nextFile++
+	f, err := d.fs.Create(d.path(manifestName(num)))
+	if err != nil {
+		return fmt.Errorf("lsm: create manifest: %w", err)
+	}
+	e := d.current.snapshotEdit()
+	e.logNum, e.nextFile, e.lastSeq = d.logNum, d.nextFile, d.lastSeq
+	if _, err := f.Write(appendRecord(nil, e.encode())); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("lsm: write manifest: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("lsm: sync manifest: %w", err)
+	}
+	tmp := d.path("CURRENT.tmp")
+	cf, err := d.fs.Create(tmp)
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("lsm: write CURRENT: %w", err)
+	}
+	_, err = cf.Write([]byte(manifestName(num) + "\n"))
+	if err == nil {
+		err = cf.Sync()
+	}
+	err = errors.Join(err, cf.Close())
+	if err == nil {
+		err = d.fs.Rename(tmp, d.path("CURRENT"))
+	}
+	if err == nil {
+		err = d.fs.SyncDir(d.dir)
+	}
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("lsm: write CURRENT: %w", err)
+	}
+	if d.manifest != nil {
+		_ = d.manifest.Close()
+	}
+	d.manifest, d.manifestNum = f, num
+	return nil
+}
+
+// removeObsolete deletes logs, tables and manifests nothing refers to.
+// Called only from Open, before any background work starts.
+func (d *DB) removeObsolete() {
+	live := make(map[uint64]bool)
+	for _, files := range d.current.levels {
+		for _, f := range files {
+			live[f.num] = true
+		}
+	}
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		remove := false
+		if num, ok := parseNum(n, ".log"); ok {
+			remove = num < d.logNum
+		} else if num, ok := parseNum(n, ".sst"); ok {
+			remove = !live[num]
+		} else if strings.HasPrefix(n, "MANIFEST-") {
+			remove = n != manifestName(d.manifestNum)
+		} else if n == "CURRENT.tmp" {
+			remove = true
+		}
+		if remove {
+			_ = d.fs.Remove(d.path(n))
+		}
+	}
+}
+
+func (d *DB) syncLoop() {
+	defer d.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case <-t.C:
+		}
+		d.mu.Lock()
+		w := d.wal
+		d.mu.Unlock()
+		if err := w.sync(); err == nil {
+			// The log's directory entry must be durable too.
+			_ = d.fs.SyncDir(d.dir)
+		}
+	}
+}
+
+// Flush writes the memtable to an L0 table and waits until every memtable
+// written before the call is in a table.
+func (d *DB) Flush() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	if !d.mem.empty() {
+		if err := d.rotateMemLocked(0); err != nil {
+			return err
+		}
+	}
+	target := len(d.imm)
+	if target == 0 {
+		return d.bgErr
+	}
+	last := d.imm[target-1]
+	for d.bgErr == nil && !d.closed && slices.Contains(d.imm, last) {
+		d.bgCond.Wait()
+	}
+	if d.bgErr != nil {
+		return d.bgErr
+	}
+	if d.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close flushes the memtable to a table, stops background work and closes
+// every file. It waits for a running compaction to reach a safe point.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	// Let queued writers finish.
+	for len(d.writers) > 0 {
+		d.bgCond.Wait()
+	}
+	d.closed = true
+	d.bgCond.Broadcast()
+	d.mu.Unlock()
+
+	d.closing.Store(true)
+	close(d.quit)
+	d.wg.Wait()
+
+	// Flush what is left in memory so the next Open has no log to replay.
+	var err error
+	d.mu.Lock()
+	if d.bgErr == nil && (!d.mem.empty() || len(d.imm) > 0) {
+		d.mu.Unlock()
+		err = d.flushAllForClose()
+		d.mu.Lock()
+	}
+	if err == nil {
+		err = d.bgErr
+	}
+	if d.wal != nil {
+		err = errors.Join(err, d.wal.close(d.opts.Sync != SyncNone))
+	}
+	if d.manifest != nil {
+		err = errors.Join(err, d.manifest.Close())
+	}
+	rs := d.rs.Swap(nil)
+	cur := d.current
+	d.mu.Unlock()
+	if rs != nil {
+		rs.release()
+	}
+	cur.unref()
+	if errors.Is(err, ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (d *DB) flushAllForClose() error {
+	d.mu.Lock()
+	if !d.mem.empty() {
+		old := d.mem
+		old.wal = d.wal
+		d.imm = append(d.imm, old)
+		// A memtable with no log: after this flush the manifest's log
+		// number is past every existing log.
+		num := d.nextFile
+		d.nextFile++
+		d.mem = newMemTable(4096, num)
+		d.wal = nil
+		d.installReadStateLocked()
+	}
+	d.mu.Unlock()
+	for {
+		d.mu.Lock()
+		if len(d.imm) == 0 || d.bgErr != nil {
+			err := d.bgErr
+			d.mu.Unlock()
+			return err
+		}
+		m := d.imm[0]
+		d.mu.Unlock()
+		if err := d.flushOne(m); err != nil {
+			return err
+		}
+	}
+}

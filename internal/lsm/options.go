@@ -1,0 +1,107 @@
+package lsm
+
+import "github.com/minikv/minikv/internal/lsm/vfs"
+
+// SyncMode says when the write-ahead log is fsynced. In every mode a write
+// has reached the operating system (write(2) on the log) before Put, Delete
+// or Apply returns, so a process crash (kill -9) never loses an acknowledged
+// write; the modes differ only in what survives power loss.
+type SyncMode int
+
+const (
+	// SyncNone never fsyncs the log; the OS writes it back when it likes.
+	SyncNone SyncMode = iota
+	// SyncEverySecond fsyncs the log once a second in the background: power
+	// loss loses at most about the last second of acknowledged writes.
+	SyncEverySecond
+	// SyncAlways fsyncs before acknowledging. Concurrent writers share one
+	// fsync (group commit): while one group syncs, the next one gathers.
+	SyncAlways
+)
+
+func (m SyncMode) String() string {
+	switch m {
+	case SyncNone:
+		return "none"
+	case SyncEverySecond:
+		return "everysec"
+	case SyncAlways:
+		return "always"
+	}
+	return "unknown"
+}
+
+// Options configures a DB. The zero value of every field means its default.
+type Options struct {
+	// FS is the filesystem; vfs.Default (the OS) if nil.
+	FS vfs.FS
+	// Sync is the WAL sync mode; SyncNone by default.
+	Sync SyncMode
+	// MemTableSize is the arena size of a memtable (default 4 MiB).
+	MemTableSize int
+	// MaxImmutableMemTables is how many full memtables may wait for their
+	// flush before writes stall (default 2).
+	MaxImmutableMemTables int
+	// BlockSize is the target size of a data block (default 4 KiB).
+	BlockSize int
+	// BloomBitsPerKey sizes the filter of each table (default 10; negative
+	// disables filters).
+	BloomBitsPerKey int
+	// BlockCacheSize is the block cache budget in bytes (default 8 MiB;
+	// negative disables the cache).
+	BlockCacheSize int64
+	// L0CompactionTrigger is the L0 file count that starts a compaction
+	// (default 4).
+	L0CompactionTrigger int
+	// L0StopWrites is the L0 file count at which writes stall until a
+	// compaction catches up (default 12).
+	L0StopWrites int
+	// LBaseMaxBytes is the size target of L1; each deeper level is 10× the
+	// one above (default 64 MiB).
+	LBaseMaxBytes int64
+	// TargetFileSize splits compaction outputs (default 4 MiB).
+	TargetFileSize uint64
+	// DisableAutoCompaction turns off background compactions (tests use it
+	// to shape the tree); Compact still works.
+	DisableAutoCompaction bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.MemTableSize <= 0 {
+		o.MemTableSize = 4 << 20
+	}
+	if o.MaxImmutableMemTables <= 0 {
+		o.MaxImmutableMemTables = 2
+	}
+	if o.BlockSize <= 0 {
+		o.BlockSize = 4 << 10
+	}
+	if o.BloomBitsPerKey == 0 {
+		o.BloomBitsPerKey = 10
+	}
+	if o.BloomBitsPerKey < 0 {
+		o.BloomBitsPerKey = 0
+	}
+	if o.BlockCacheSize == 0 {
+		o.BlockCacheSize = 8 << 20
+	}
+	if o.L0CompactionTrigger <= 0 {
+		o.L0CompactionTrigger = 4
+	}
+	if o.L0StopWrites <= 0 {
+		o.L0StopWrites = 12
+	}
+	if o.L0StopWrites <= o.L0CompactionTrigger {
+		o.L0StopWrites = o.L0CompactionTrigger + 1
+	}
+	if o.LBaseMaxBytes <= 0 {
+		o.LBaseMaxBytes = 64 << 20
+	}
+	if o.TargetFileSize == 0 {
+		o.TargetFileSize = 4 << 20
+	}
+	return o
+}

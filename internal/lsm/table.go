@@ -1,0 +1,432 @@
+package lsm
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/minikv/minikv/internal/lsm/vfs"
+)
+
+// SSTable format (version 1):
+//
+//	+--------------+-----+--------------+--------------+-------------+--------+
+//	| data block 0 | ... | data block n | filter block | index block | footer |
+//	+--------------+-----+--------------+--------------+-------------+--------+
+//
+// Every block is followed by its 4-byte masked CRC-32C. Data blocks hold
+// internal keys in order (see block.go). The index block has one entry per
+// data block, keyed by that block's last key, with the value
+// uvarint(offset) uvarint(length) (length excludes the CRC). The filter block
+// is a blocked bloom filter over the table's user keys (see bloom.go). The
+// footer is fixed-size so a reader finds everything from the end of the file:
+//
+//	+-------------+-------------+------------+------------+-------------+---------+----------+
+//	| filter off  | filter len  | index off  | index len  | version (4) | crc (4) | magic (8)|
+//	| (8)         | (8)         | (8)        | (8)        |             |         |          |
+//	+-------------+-------------+------------+------------+-------------+---------+----------+
+//
+// The footer CRC covers the 36 bytes before it. A reader rejects an unknown
+// version, so the format can change (a Ribbon filter, compression) without
+// old binaries misreading new files.
+
+const (
+	tableMagic     = 0x6b764c534d76316b // "kvLSMv1k"
+	tableVersion   = 1
+	footerLen      = 48
+	readaheadBytes = 256 << 10
+)
+
+type blockHandle struct{ off, n uint64 }
+
+// tableWriter builds one SSTable, buffering writes so each data block is not
+// a system call of its own.
+type tableWriter struct {
+	f          vfs.File
+	bw         *bufio.Writer
+	off        uint64
+	data       blockBuilder
+	index      blockBuilder
+	blockSize  int
+	bitsPerKey int
+	hashes     []uint64
+	lastUser   []byte
+	hasUser    bool
+	meta       *fileMeta
+	handleBuf  []byte
+	err        error
+}
+
+func newTableWriter(f vfs.File, num uint64, o *Options) *tableWriter {
+	return &tableWriter{
+		f:          f,
+		bw:         bufio.NewWriterSize(f, 256<<10),
+		data:       blockBuilder{interval: 16},
+		index:      blockBuilder{interval: 1},
+		blockSize:  o.BlockSize,
+		bitsPerKey: o.BloomBitsPerKey,
+		meta:       &fileMeta{num: num},
+	}
+}
+
+func (w *tableWriter) add(ikey, value []byte) {
+	if w.data.entries > 0 && w.data.estimatedSize()+len(ikey)+len(value) > w.blockSize {
+		w.flushBlock()
+	}
+	if w.meta.entries == 0 {
+		w.meta.smallest = append([]byte(nil), ikey...)
+	}
+	uk := userKey(ikey)
+	if w.bitsPerKey > 0 && (!w.hasUser || !bytes.Equal(uk, w.lastUser)) {
+		w.hashes = append(w.hashes, hash64(uk))
+		w.lastUser = append(w.lastUser[:0], uk...)
+		w.hasUser = true
+	}
+	switch kindOf(trailer(ikey)) {
+	case kindDelete:
+		w.meta.deletes++
+	case kindSetExpiring:
+		w.meta.expiring++
+	}
+	w.data.add(ikey, value)
+	w.meta.entries++
+}
+
+// size is an estimate of the file size so far, for splitting outputs.
+func (w *tableWriter) size() uint64 { return w.off + uint64(w.data.estimatedSize()) }
+
+func (w *tableWriter) writeBlock(b []byte) blockHandle {
+	h := blockHandle{off: w.off, n: uint64(len(b))}
+	if w.err == nil {
+		_, w.err = w.bw.Write(b)
+	}
+	var crc [4]byte
+	binary.LittleEndian.PutUint32(crc[:], blockChecksum(b))
+	if w.err == nil {
+		_, w.err = w.bw.Write(crc[:])
+	}
+	w.off += uint64(len(b)) + blockTrailerLen
+	return h
+}
+
+func (w *tableWriter) flushBlock() {
+	h := w.writeBlock(w.data.finish())
+	w.handleBuf = binary.AppendUvarint(w.handleBuf[:0], h.off)
+	w.handleBuf = binary.AppendUvarint(w.handleBuf, h.n)
+	w.index.add(w.data.lastKey, w.handleBuf)
+	w.meta.largest = append(w.meta.largest[:0], w.data.lastKey...)
+	w.data.reset()
+}
+
+// finish writes the filter, index and footer, syncs and closes the file.
+func (w *tableWriter) finish() (*fileMeta, error) {
+	if w.data.entries > 0 {
+		w.flushBlock()
+	}
+	var fh blockHandle
+	if w.bitsPerKey > 0 {
+		fh = w.writeBlock(appendBloom(nil, w.hashes, w.bitsPerKey))
+	}
+	ih := w.writeBlock(w.index.finish())
+	var ft [footerLen]byte
+	binary.LittleEndian.PutUint64(ft[0:], fh.off)
+	binary.LittleEndian.PutUint64(ft[8:], fh.n)
+	binary.LittleEndian.PutUint64(ft[16:], ih.off)
+	binary.LittleEndian.PutUint64(ft[24:], ih.n)
+	binary.LittleEndian.PutUint32(ft[32:], tableVersion)
+	binary.LittleEndian.PutUint32(ft[36:], blockChecksum(ft[:36]))
+	binary.LittleEndian.PutUint64(ft[40:], tableMagic)
+	if w.err == nil {
+		_, w.err = w.bw.Write(ft[:])
+	}
+	w.off += footerLen
+	if w.err == nil {
+		w.err = w.bw.Flush()
+	}
+	if w.err == nil {
+		w.err = w.f.Sync()
+	}
+	if err := w.f.Close(); w.err == nil {
+		w.err = err
+	}
+	w.meta.size = w.off
+	return w.meta, w.err
+}
+
+// abandon closes the file without finishing it; the caller removes it.
+func (w *tableWriter) abandon() { _ = w.f.Close() }
+
+// table is an open SSTable. Its index and filter stay in memory for the
+// table's lifetime; data blocks go through the block cache.
+type table struct {
+	num       uint64
+	f         vfs.File
+	size      uint64
+	index     []byte
+	filter    bloomFilter
+	hasFilter bool
+	cache     *blockCache
+}
+
+func corruptf(num uint64, off uint64, format string, args ...any) error {
+	return fmt.Errorf("%w: table %06d offset %d: %s", ErrCorrupt, num, off, fmt.Sprintf(format, args...))
+}
+
+func openTable(fs vfs.FS, path string, num uint64, cache *blockCache) (*table, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := loadTable(f, num, cache)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func loadTable(f vfs.File, num uint64, cache *blockCache) (*table, error) {
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	if size < footerLen {
+		return nil, corruptf(num, 0, "file too short (%d bytes)", size)
+	}
+	var ft [footerLen]byte
+	if _, err := f.ReadAt(ft[:], size-footerLen); err != nil {
+		return nil, err
+	}
+	if binary.LittleEndian.Uint64(ft[40:]) != tableMagic {
+		return nil, corruptf(num, uint64(size-footerLen), "bad magic")
+	}
+	if binary.LittleEndian.Uint32(ft[36:]) != blockChecksum(ft[:36]) {
+		return nil, corruptf(num, uint64(size-footerLen), "footer checksum mismatch")
+	}
+	if v := binary.LittleEndian.Uint32(ft[32:]); v != tableVersion {
+		return nil, fmt.Errorf("lsm: table %06d has unsupported format version %d", num, v)
+	}
+	t := &table{num: num, f: f, size: uint64(size), cache: cache}
+	fh := blockHandle{binary.LittleEndian.Uint64(ft[0:]), binary.LittleEndian.Uint64(ft[8:])}
+	ih := blockHandle{binary.LittleEndian.Uint64(ft[16:]), binary.LittleEndian.Uint64(ft[24:])}
+	if t.index, err = t.readRaw(ih); err != nil {
+		return nil, err
+	}
+	var it blockIter
+	if it.init(t.index) != nil {
+		return nil, corruptf(num, ih.off, "bad index block")
+	}
+	if fh.n > 0 {
+		fb, err := t.readRaw(fh)
+		if err != nil {
+			return nil, err
+		}
+		if t.filter, t.hasFilter = decodeBloom(fb); !t.hasFilter {
+			return nil, corruptf(num, fh.off, "bad filter block")
+		}
+	}
+	return t, nil
+}
+
+// readRaw reads and verifies one block, bypassing the cache.
+func (t *table) readRaw(h blockHandle) ([]byte, error) {
+	if h.off+h.n+blockTrailerLen > t.size {
+		return nil, corruptf(t.num, h.off, "block handle beyond end of file")
+	}
+	buf := make([]byte, h.n+blockTrailerLen)
+	if _, err := t.f.ReadAt(buf, int64(h.off)); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("lsm: read table %06d: %w", t.num, err)
+	}
+	return verifyBlock(t.num, h, buf)
+}
+
+func verifyBlock(num uint64, h blockHandle, buf []byte) ([]byte, error) {
+	b := buf[:h.n]
+	if binary.LittleEndian.Uint32(buf[h.n:]) != blockChecksum(b) {
+		return nil, corruptf(num, h.off, "block checksum mismatch")
+	}
+	return b, nil
+}
+
+// readBlock returns a verified data block, from the cache when it can.
+func (t *table) readBlock(h blockHandle) ([]byte, error) {
+	if t.cache == nil {
+		return t.readRaw(h)
+	}
+	k := cacheKey{t.num, h.off}
+	if b := t.cache.get(k); b != nil {
+		return b, nil
+	}
+	b, err := t.readRaw(h)
+	if err != nil {
+		return nil, err
+	}
+	t.cache.put(k, b)
+	return b, nil
+}
+
+func decodeHandle(v []byte) (blockHandle, bool) {
+	off, n1 := binary.Uvarint(v)
+	if n1 <= 0 {
+		return blockHandle{}, false
+	}
+	n, n2 := binary.Uvarint(v[n1:])
+	if n2 <= 0 {
+		return blockHandle{}, false
+	}
+	return blockHandle{off, n}, true
+}
+
+// get looks up the newest entry for ukey with sequence number <= seq. h is
+// hash64(ukey), computed once per lookup for every table's filter.
+func (t *table) get(ukey []byte, h uint64, seq uint64, bloomUseful *int64) (kind, []byte, bool, error) {
+	if t.hasFilter && !t.filter.mayContain(h) {
+		*bloomUseful++
+		return 0, nil, false, nil
+	}
+	var ii blockIter
+	if ii.init(t.index) != nil {
+		return 0, nil, false, corruptf(t.num, 0, "bad index block")
+	}
+	if !ii.seekUser(ukey, seq) {
+		return 0, nil, false, ii.err
+	}
+	bh, ok := decodeHandle(ii.val)
+	if !ok {
+		return 0, nil, false, corruptf(t.num, 0, "bad block handle")
+	}
+	b, err := t.readBlock(bh)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	var bi blockIter
+	if bi.init(b) != nil {
+		return 0, nil, false, corruptf(t.num, bh.off, "bad data block")
+	}
+	if !bi.seekUser(ukey, seq) {
+		if bi.err != nil {
+			return 0, nil, false, corruptf(t.num, bh.off, "bad data block entry")
+		}
+		return 0, nil, false, nil
+	}
+	if !bytes.Equal(userKey(bi.key), ukey) {
+		return 0, nil, false, nil
+	}
+	return kindOf(trailer(bi.key)), bi.val, true, nil
+}
+
+func (t *table) close() error { return t.f.Close() }
+
+// tableIter iterates over a whole table. For sequential scans (compactions,
+// fillCache false) it reads ahead in large chunks and leaves the cache alone.
+type tableIter struct {
+	t         *table
+	index     blockIter
+	data      blockIter
+	fillCache bool
+	ra        []byte // read-ahead buffer
+	raOff     uint64
+	err       error
+}
+
+func newTableIter(t *table, fillCache bool) *tableIter {
+	it := &tableIter{t: t, fillCache: fillCache}
+	if it.index.init(t.index) != nil {
+		it.err = corruptf(t.num, 0, "bad index block")
+	}
+	return it
+}
+
+func (it *tableIter) loadBlock() bool {
+	bh, ok := decodeHandle(it.index.val)
+	if !ok {
+		it.err = corruptf(it.t.num, 0, "bad block handle")
+		return false
+	}
+	var b []byte
+	var err error
+	if it.fillCache {
+		b, err = it.t.readBlock(bh)
+	} else {
+		b, err = it.readAhead(bh)
+	}
+	if err != nil {
+		it.err = err
+		return false
+	}
+	if it.data.init(b) != nil {
+		it.err = corruptf(it.t.num, bh.off, "bad data block")
+		return false
+	}
+	return true
+}
+
+func (it *tableIter) readAhead(h blockHandle) ([]byte, error) {
+	end := h.off + h.n + blockTrailerLen
+	if end > it.t.size {
+		return nil, corruptf(it.t.num, h.off, "block handle beyond end of file")
+	}
+	if h.off < it.raOff || end > it.raOff+uint64(len(it.ra)) {
+		n := max(uint64(readaheadBytes), h.n+blockTrailerLen)
+		n = min(n, it.t.size-h.off)
+		if uint64(cap(it.ra)) < n {
+			it.ra = make([]byte, n)
+		}
+		it.ra = it.ra[:n]
+		if _, err := it.t.f.ReadAt(it.ra, int64(h.off)); err != nil && err != io.EOF {
+			return nil, fmt.Errorf("lsm: read table %06d: %w", it.t.num, err)
+		}
+		it.raOff = h.off
+	}
+	return verifyBlock(it.t.num, h, it.ra[h.off-it.raOff:end-it.raOff])
+}
+
+// skipEmpty moves to the next block while the current one is exhausted.
+func (it *tableIter) settle(ok bool) bool {
+	for !ok {
+		if it.data.err != nil {
+			it.err = corruptf(it.t.num, 0, "bad data block entry")
+			return false
+		}
+		if it.err != nil || !it.index.nextEntry() || !it.loadBlock() {
+			if it.index.err != nil && it.err == nil {
+				it.err = it.index.err
+			}
+			return false
+		}
+		ok = it.data.first()
+	}
+	return true
+}
+
+func (it *tableIter) first() bool {
+	if it.err != nil || !it.index.first() || !it.loadBlock() {
+		return false
+	}
+	return it.settle(it.data.first())
+}
+
+func (it *tableIter) seekGE(ikey []byte) bool {
+	if it.err != nil || !it.index.seekGE(ikey, compareInternal) || !it.loadBlock() {
+		if it.index.err != nil && it.err == nil {
+			it.err = it.index.err
+		}
+		return false
+	}
+	return it.settle(it.data.seekGE(ikey, compareInternal))
+}
+
+func (it *tableIter) next() bool {
+	if it.err != nil {
+		return false
+	}
+	return it.settle(it.data.nextEntry())
+}
+
+func (it *tableIter) valid() bool   { return it.err == nil && it.data.valid }
+func (it *tableIter) key() []byte   { return it.data.key }
+func (it *tableIter) value() []byte { return it.data.val }
+func (it *tableIter) error() error  { return it.err }
+func (it *tableIter) close() error  { return nil }
