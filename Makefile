@@ -7,21 +7,26 @@ LDFLAGS  := -X main.commit=$(COMMIT)
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
-.PHONY: build run test deps test-go test-python race vet lint fuzz bench clean
+.PHONY: build run test deps test-go test-python race vet lint fuzz bench clean \
+	bench-compare bench-compare-p16 bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv ./cmd/minikv
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv-bench ./cmd/minikv-bench
 
 # Starts MiniKV with its defaults: 127.0.0.1:11211, 64 MiB.
 run: build
 	./$(BIN)/minikv
 
 # Installs what the tests need (memcached for the differential test,
-# pymemcache for the Python client suite), then runs every test.
+# memcached and redis-server for minikv-bench's --compare tests, pymemcache
+# for the Python client suite), then runs every test.
 test: deps vet build test-go test-python
 
 deps:
-	@command -v memcached >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq memcached; }
+	@pkgs=""; command -v memcached >/dev/null 2>&1 || pkgs="$$pkgs memcached"; \
+	command -v redis-server >/dev/null 2>&1 || pkgs="$$pkgs redis-server"; \
+	[ -z "$$pkgs" ] || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; }
 	$(PYTHON) -m pip install -q -r tests/python/requirements.txt
 	$(GO) mod download
 
@@ -50,6 +55,28 @@ fuzz:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# Side-by-side runs of MiniKV, memcached and Redis (docs/benchmarks.md).
+# Each target starts the servers itself and stops them when done.
+BENCH_REPEAT ?= 3
+BENCH_FLAGS  ?=
+bench-compare: build
+	./$(BIN)/minikv-bench --compare minikv,memcached,redis -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
+
+bench-compare-p16: build
+	./$(BIN)/minikv-bench --compare minikv,memcached,redis -c 50 -P 16 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
+
+bench-seed: build
+	./$(BIN)/minikv-bench --compare minikv,memcached,redis --preset seed-vol1 --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
+
+bench-seed-pressure: build
+	./$(BIN)/minikv-bench --compare minikv,memcached,redis --preset seed-pressure --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
+
+bench-sweep-conns: build
+	./$(BIN)/minikv-bench --compare minikv,memcached,redis --sweep c=1,8,32,128,1024 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 5s --repeat $(BENCH_REPEAT) --chart docs/bench-sweep-conns.svg $(BENCH_FLAGS)
+
+bench-sweep-pipeline: build
+	./$(BIN)/minikv-bench --compare minikv,memcached,redis --sweep P=1,4,16,32 -c 50 --ratio 1:9 -d 32 --keys 100000 --prefill -t 5s --repeat $(BENCH_REPEAT) --chart docs/bench-sweep-pipeline.svg $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BIN)

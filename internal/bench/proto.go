@@ -1,0 +1,156 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/minikv/minikv/internal/protocol/memcache"
+)
+
+// Outcome is how the server answered one request.
+type Outcome uint8
+
+// Outcomes. OutError is an error reply (the connection stays usable); a
+// broken stream is reported by ReadReply's error instead.
+const (
+	OutHit    Outcome = iota // get found the key
+	OutMiss                  // get did not
+	OutStored                // set succeeded
+	OutError                 // the server answered with an error
+)
+
+// Proto is the client side of a wire protocol: it encodes requests and
+// decodes their replies. Encoding appends to a caller's buffer so a whole
+// pipelined batch goes out in one write.
+type Proto interface {
+	Name() string
+	AppendGet(dst, key []byte) []byte
+	AppendSet(dst, key, value []byte, ttl int) []byte
+	// ReadReply reads the reply to one request of kind op. A non-nil error
+	// means the stream is broken or out of step and the connection must go.
+	ReadReply(br *bufio.Reader, op Op) (Outcome, error)
+}
+
+// ErrProtocol reports a reply that does not parse.
+var ErrProtocol = errors.New("bench: protocol error")
+
+// ProtoByName returns "memcache" (alias "mc") or "resp" (alias "redis").
+func ProtoByName(name string) (Proto, error) {
+	switch name {
+	case "memcache", "memcached", "mc", "text":
+		return Memcache{}, nil
+	case "resp", "redis":
+		return RESP{}, nil
+	}
+	return nil, fmt.Errorf("bench: unknown protocol %q (want memcache or resp)", name)
+}
+
+// Memcache is the client side of the memcached text protocol. The server
+// side lives in internal/protocol/memcache; a client needs only get, set
+// and the handful of reply lines below.
+type Memcache struct{}
+
+// Reply lines the client recognises, spelt by the project's codec.
+var (
+	mcEnd         = []byte(memcache.End)
+	mcStored      = []byte(memcache.Stored)
+	mcValue       = []byte("VALUE ")
+	mcErrPrefixes = [][]byte{
+		[]byte(memcache.Error), []byte("CLIENT_ERROR"), []byte("SERVER_ERROR"),
+		[]byte(memcache.NotStored), []byte(memcache.Exists), []byte(memcache.NotFound),
+	}
+)
+
+// Name returns "memcache".
+func (Memcache) Name() string { return "memcache" }
+
+// AppendGet appends "get <key>\r\n".
+func (Memcache) AppendGet(dst, key []byte) []byte {
+	dst = append(dst, "get "...)
+	dst = append(dst, key...)
+	return append(dst, '\r', '\n')
+}
+
+// AppendSet appends "set <key> 0 <ttl> <bytes>\r\n<value>\r\n".
+func (Memcache) AppendSet(dst, key, value []byte, ttl int) []byte {
+	dst = append(dst, "set "...)
+	dst = append(dst, key...)
+	dst = append(dst, " 0 "...)
+	dst = strconv.AppendInt(dst, int64(ttl), 10)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, int64(len(value)), 10)
+	dst = append(dst, '\r', '\n')
+	dst = append(dst, value...)
+	return append(dst, '\r', '\n')
+}
+
+// ReadReply reads one get or set reply.
+func (Memcache) ReadReply(br *bufio.Reader, op Op) (Outcome, error) {
+	line, err := readLine(br)
+	if err != nil {
+		return OutError, err
+	}
+	if op == OpSet {
+		if bytes.Equal(line, mcStored) {
+			return OutStored, nil
+		}
+		return mcError(line)
+	}
+	if bytes.Equal(line, mcEnd) {
+		return OutMiss, nil
+	}
+	if !bytes.HasPrefix(line, mcValue) {
+		return mcError(line)
+	}
+	// VALUE <key> <flags> <bytes>[ <cas>]
+	f := bytes.Fields(line[len(mcValue):])
+	if len(f) < 3 {
+		return OutError, fmt.Errorf("%w: %q", ErrProtocol, line)
+	}
+	n, err := strconv.Atoi(string(f[2]))
+	if err != nil || n < 0 {
+		return OutError, fmt.Errorf("%w: %q", ErrProtocol, line)
+	}
+	if _, err := br.Discard(n + 2); err != nil {
+		return OutError, err
+	}
+	line, err = readLine(br)
+	if err != nil {
+		return OutError, err
+	}
+	if !bytes.Equal(line, mcEnd) {
+		return OutError, fmt.Errorf("%w: want END after one value, got %q", ErrProtocol, line)
+	}
+	return OutHit, nil
+}
+
+// mcError classifies a reply line that is not the expected success: a
+// known error line is a counted error, anything else breaks the stream.
+func mcError(line []byte) (Outcome, error) {
+	for _, p := range mcErrPrefixes {
+		if bytes.HasPrefix(line, p) {
+			return OutError, nil
+		}
+	}
+	return OutError, fmt.Errorf("%w: unexpected reply %q", ErrProtocol, line)
+}
+
+// readLine returns the next line without its CRLF. The slice aliases br's
+// buffer until the next read.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, fmt.Errorf("%w: reply line longer than %d bytes", ErrProtocol, br.Size())
+		}
+		return nil, err
+	}
+	line = line[:len(line)-1]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, nil
+}

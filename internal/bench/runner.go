@@ -1,0 +1,284 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Target is a server to load.
+type Target struct {
+	Name  string // "minikv", "memcached", "redis", "null", or the address
+	Addr  string // host:port
+	Proto Proto
+	PID   int // of a server this process started (its CPU time is read from /proc); 0 if not ours
+}
+
+// Phase is one measured stretch of load over a Session's connections.
+//
+// Without Keys, every connection draws requests from its Generator until
+// Requests have been sent in total or Duration has passed. With Keys,
+// connection i sends Op for each key index of Keys(i) in order and stops:
+// that is how prefill and the seed's write and read phases run.
+type Phase struct {
+	Label    string
+	Pipeline int           // requests per batch: written in one write, then all replies read
+	Requests int64         // total requests; 0 means run for Duration
+	Duration time.Duration // used when Requests is 0 and Keys is nil
+	Keys     func(conn int) []int
+	Op       Op
+}
+
+// Session is a set of open connections to one target with the workload
+// they send. Generators live as long as the Session, so a warm-up phase
+// and the measured phase after it continue one request stream.
+type Session struct {
+	t       Target
+	w       *Workload
+	conns   []*client
+	timeout time.Duration
+
+	// Done counts requests completed in the current phase, for progress.
+	Done atomic.Int64
+	// Errs counts errors in the current phase, for progress.
+	Errs atomic.Int64
+}
+
+type client struct {
+	nc   net.Conn
+	br   *bufio.Reader
+	gen  *Generator
+	buf  []byte
+	key  []byte
+	ops  []Op
+	smp  []sample
+	dead bool
+}
+
+// ErrNoConnections is returned when a Session could not open any.
+var ErrNoConnections = errors.New("bench: no connection could be opened")
+
+// Connect opens n connections to t. timeout bounds each dial and each
+// pipelined batch (a server that stops answering fails the run instead of
+// hanging it).
+func Connect(ctx context.Context, t Target, w *Workload, n int, timeout time.Duration) (*Session, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("bench: connections must be >= 1, got %d", n)
+	}
+	s := &Session{t: t, w: w, conns: make([]*client, n), timeout: timeout}
+	d := net.Dialer{Timeout: timeout}
+	// Dial in parallel, but not all 1024 at once: a listen backlog of 128
+	// (Redis's default tcp-backlog is 511, memcached's 1024) drops SYNs and
+	// turns a burst into one-second retransmit stalls.
+	sem := make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			nc, err := d.DialContext(ctx, "tcp", t.Addr)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			s.conns[i] = &client{
+				nc:  nc,
+				br:  bufio.NewReaderSize(nc, 16<<10),
+				gen: w.NewGenerator(i, n),
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("bench: connecting to %s (%s): %w", t.Name, t.Addr, err)
+	}
+	return s, nil
+}
+
+// Close closes every connection.
+func (s *Session) Close() {
+	for _, c := range s.conns {
+		if c != nil {
+			_ = c.nc.Close()
+		}
+	}
+}
+
+// Conns is the number of connections.
+func (s *Session) Conns() int { return len(s.conns) }
+
+// workerStats are one connection's counters for a phase.
+type workerStats struct {
+	ops, hits, misses, errors int64
+	err                       error
+}
+
+// Run runs one phase and returns its Result. Errors during the phase do not
+// stop it: they are counted in Result.Errors and the first is kept in
+// Result.FirstErr; a connection whose stream broke sits out the rest of the
+// Session. Only ctx's cancellation ends a phase early.
+func (s *Session) Run(ctx context.Context, ph Phase) *Result {
+	if ph.Pipeline < 1 {
+		ph.Pipeline = 1
+	}
+	s.Done.Store(0)
+	s.Errs.Store(0)
+	rec := NewRecorder()
+	stats := make([]workerStats, len(s.conns))
+	var remaining atomic.Int64
+	remaining.Store(ph.Requests)
+
+	cpu0 := processCPU()
+	srv0 := pidCPU(s.t.PID)
+	start := time.Now()
+	deadline := start.Add(ph.Duration)
+	var wg sync.WaitGroup
+	for i, c := range s.conns {
+		if c.dead {
+			continue
+		}
+		wg.Go(func() { s.work(ctx, i, c, &ph, deadline, &remaining, rec, &stats[i]) })
+	}
+	wg.Wait()
+	wall := time.Since(start)
+
+	r := &Result{
+		Target:    s.t.Name,
+		Label:     ph.Label,
+		Conns:     len(s.conns),
+		Pipeline:  ph.Pipeline,
+		Wall:      wall,
+		ClientCPU: processCPU() - cpu0,
+		hist:      rec.Merged(),
+	}
+	if s.t.PID > 0 {
+		r.ServerCPU = pidCPU(s.t.PID) - srv0
+	}
+	for _, st := range stats {
+		r.Ops += st.ops
+		r.Hits += st.hits
+		r.Misses += st.misses
+		r.Errors += st.errors
+		if st.err != nil && r.FirstErr == "" {
+			r.FirstErr = st.err.Error()
+		}
+	}
+	r.finish()
+	return r
+}
+
+// work is one connection's loop: fill a batch, write it in one syscall,
+// read every reply, record the latencies, repeat.
+func (s *Session) work(ctx context.Context, i int, c *client, ph *Phase, deadline time.Time, remaining *atomic.Int64, rec *Recorder, st *workerStats) {
+	var fixed []int
+	if ph.Keys != nil {
+		fixed = ph.Keys(i)
+	}
+	value := s.w.Value()
+	proto := s.t.Proto
+	for ctx.Err() == nil {
+		n := ph.Pipeline
+		switch {
+		case ph.Keys != nil:
+			n = min(n, len(fixed))
+		case ph.Requests > 0:
+			if left := remaining.Add(-int64(n)); left < 0 {
+				n += int(left)
+			}
+		default:
+			if !time.Now().Before(deadline) {
+				n = 0
+			}
+		}
+		if n <= 0 {
+			return
+		}
+		c.buf, c.ops = c.buf[:0], c.ops[:0]
+		for j := range n {
+			var op Op
+			var k int
+			if ph.Keys != nil {
+				op, k = ph.Op, fixed[j]
+			} else {
+				op, k = c.gen.Next()
+			}
+			c.key = s.w.AppendKey(c.key[:0], k)
+			if op == OpSet {
+				c.buf = proto.AppendSet(c.buf, c.key, value, s.w.TTL)
+			} else {
+				c.buf = proto.AppendGet(c.buf, c.key)
+			}
+			c.ops = append(c.ops, op)
+		}
+		if ph.Keys != nil {
+			fixed = fixed[n:]
+		}
+		t0 := time.Now()
+		if s.timeout > 0 {
+			_ = c.nc.SetDeadline(t0.Add(s.timeout))
+		}
+		if _, err := c.nc.Write(c.buf); err != nil {
+			s.fail(c, st, n, fmt.Errorf("write: %w", err))
+			return
+		}
+		c.smp = c.smp[:0]
+		for j, op := range c.ops {
+			out, err := proto.ReadReply(c.br, op)
+			if err != nil {
+				rec.record(i, c.smp)
+				s.fail(c, st, n-j, fmt.Errorf("read: %w", err))
+				return
+			}
+			c.smp = append(c.smp, sample{op: op, lat: time.Since(t0)})
+			switch out {
+			case OutHit:
+				st.hits++
+			case OutMiss:
+				st.misses++
+			case OutError:
+				st.errors++
+				s.Errs.Add(1)
+				if st.err == nil {
+					st.err = fmt.Errorf("%s: error reply to %s", s.t.Name, op)
+				}
+			}
+			st.ops++
+		}
+		rec.record(i, c.smp)
+		s.Done.Add(int64(n))
+	}
+}
+
+// fail retires a connection whose stream broke, counting the requests that
+// got no reply as errors.
+func (s *Session) fail(c *client, st *workerStats, unanswered int, err error) {
+	c.dead = true
+	_ = c.nc.Close()
+	st.errors += int64(unanswered)
+	s.Errs.Add(int64(unanswered))
+	if st.err == nil {
+		st.err = fmt.Errorf("%s: %w", s.t.Name, err)
+	}
+}
+
+// SplitKeys returns a Phase.Keys function that gives connection i of n its
+// contiguous share of the indexes base..base+count-1, as the seed harness
+// splits each run's keyspace across its workers.
+func SplitKeys(base, count, n int) func(int) []int {
+	return func(i int) []int {
+		lo := base + count*i/n
+		hi := base + count*(i+1)/n
+		ks := make([]int, 0, hi-lo)
+		for k := lo; k < hi; k++ {
+			ks = append(ks, k)
+		}
+		return ks
+	}
+}
