@@ -27,7 +27,14 @@ func (d *DB) logAndApply(e *versionEdit, install func()) error {
 	if err != nil {
 		return err
 	}
-	if _, err = d.manifest.Write(appendRecord(nil, e.encode())); err == nil {
+	if len(e.added) > 0 {
+		// New tables' directory entries must be durable before the
+		// manifest refers to them.
+		err = d.fs.SyncDir(d.dir)
+	}
+	if err != nil {
+		// Fall through to the failure path below.
+	} else if _, err = d.manifest.Write(appendRecord(nil, e.encode())); err == nil {
 		err = d.manifest.Sync()
 	}
 	if err != nil {

@@ -300,7 +300,8 @@ func (d *DB) Apply(b *Batch) error {
 	// Leader: gather the group.
 	group := 1
 	size := len(b.data)
-	for group < len(d.writers) && size+len(d.writers[group].batch.data) <= maxGroupBytes {
+	for group < len(d.writers) && d.writers[group].batch != nil &&
+		size+len(d.writers[group].batch.data) <= maxGroupBytes {
 		size += len(d.writers[group].batch.data)
 		group++
 	}

@@ -350,15 +350,33 @@ func (d *DB) syncLoop() {
 // Flush writes the memtable to an L0 table and waits until every memtable
 // written before the call is in a table.
 func (d *DB) Flush() error {
+	// Rotating the memtable needs the commit lead, or a leader could still
+	// be inserting into the memtable being handed to the flush.
+	w := &writer{}
+	w.cond.L = &d.mu
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
-		return ErrClosed
+	d.writers = append(d.writers, w)
+	for d.writers[0] != w {
+		w.cond.Wait()
 	}
-	if !d.mem.empty() {
-		if err := d.rotateMemLocked(0); err != nil {
-			return err
-		}
+	var err error
+	switch {
+	case d.closed:
+		err = ErrClosed
+	case d.bgErr != nil:
+		err = d.bgErr
+	case !d.mem.empty():
+		err = d.rotateMemLocked(0)
+	}
+	d.writers = d.writers[1:]
+	if len(d.writers) > 0 {
+		d.writers[0].cond.Signal()
+	} else if d.closed {
+		d.bgCond.Broadcast()
+	}
+	if err != nil {
+		return err
 	}
 	target := len(d.imm)
 	if target == 0 {

@@ -1,0 +1,144 @@
+package lsm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/minikv/minikv/internal/lsm/vfs"
+)
+
+// TestConcurrentReadersWritersCompactions runs writers, point readers,
+// iterators, flushes and compactions at once (meant for -race). Each writer
+// owns its keys, so readers can check that a value, once seen, only moves
+// forward, and iterators check that keys come out in order.
+func TestConcurrentReadersWritersCompactions(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := Open("/db", Options{FS: fs, Sync: SyncAlways, MemTableSize: 32 << 10,
+		TargetFileSize: 16 << 10, LBaseMaxBytes: 64 << 10, BlockCacheSize: 32 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, keys, rounds = 4, 200, 15
+	var wg sync.WaitGroup
+	errc := make(chan error, 64)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				for k := 0; k < keys; k++ {
+					key := fmt.Appendf(nil, "w%d/k%04d", w, k)
+					if k%7 == 0 && r%2 == 1 {
+						var b Batch
+						b.Put(key, fmt.Appendf(nil, "%04d", r))
+						b.Delete(fmt.Appendf(nil, "w%d/tmp%d", w, k))
+						if err := db.Apply(&b); err != nil {
+							errc <- err
+							return
+						}
+						continue
+					}
+					if err := db.Put(key, fmt.Appendf(nil, "%04d", r)); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	var bg sync.WaitGroup
+	for g := 0; g < 2; g++ {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			seen := map[string][]byte{}
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				key := fmt.Appendf(nil, "w%d/k%04d", i%writers, i%keys)
+				v, err := db.Get(key)
+				if errors.Is(err, ErrNotFound) {
+					if seen[string(key)] != nil {
+						errc <- fmt.Errorf("Get(%s) went from %q to not found", key, seen[string(key)])
+						return
+					}
+					continue
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+				if bytes.Compare(v, seen[string(key)]) < 0 {
+					errc <- fmt.Errorf("Get(%s) went back from %q to %q", key, seen[string(key)], v)
+					return
+				}
+				seen[string(key)] = append([]byte(nil), v...)
+			}
+		}()
+	}
+	bg.Add(1)
+	go func() {
+		defer bg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			it, err := db.NewIter(&IterOptions{LowerBound: []byte("w1/"), UpperBound: []byte("w3/")})
+			if err != nil {
+				errc <- err
+				return
+			}
+			var prev []byte
+			for ok := it.First(); ok; ok = it.Next() {
+				if prev != nil && bytes.Compare(prev, it.Key()) >= 0 {
+					errc <- fmt.Errorf("iterator out of order: %q then %q", prev, it.Key())
+				}
+				prev = append(prev[:0], it.Key()...)
+			}
+			if err := it.Close(); err != nil {
+				errc <- err
+				return
+			}
+			switch i % 10 {
+			case 3:
+				if err := db.Flush(); err != nil {
+					errc <- err
+					return
+				}
+			case 7:
+				if err := db.Compact(); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	bg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	for w := 0; w < writers; w++ {
+		for k := 0; k < keys; k++ {
+			key := fmt.Appendf(nil, "w%d/k%04d", w, k)
+			if v, err := db.Get(key); err != nil || string(v) != fmt.Sprintf("%04d", rounds-1) {
+				t.Fatalf("Get(%s) = %q, %v", key, v, err)
+			}
+		}
+	}
+	t.Logf("%v", db.Metrics())
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
