@@ -19,8 +19,10 @@ import (
 
 const crashWriters = 4
 
-func crashKey(w, c int) []byte   { return fmt.Appendf(nil, "w%d-%08d", w, c) }
-func crashValue(w, c int) []byte { return fmt.Appendf(nil, "value-%d-%d-%s", w, c, strings.Repeat("x", c%97)) }
+func crashKey(w, c int) []byte { return fmt.Appendf(nil, "w%d-%08d", w, c) }
+func crashValue(w, c int) []byte {
+	return fmt.Appendf(nil, "value-%d-%d-%s", w, c, strings.Repeat("x", c%97))
+}
 
 // crashOptions keeps tables small so flushes and compactions run while the
 // writer is killed.
