@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,7 @@ type options struct {
 	memoryMB, threads, maxConns, redisIO       int
 	minikvBin, memcachedBin, redisBin          string
 	jsonOut, csvOut, chartOut, progress, title string
+	cpuProfile                                 string
 }
 
 func newFlagSet(o *options, out io.Writer) *flag.FlagSet {
@@ -93,6 +95,7 @@ func newFlagSet(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.chartOut, "chart", "", "draw ops/s and p99 per server to an SVG `file` (with --sweep)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (on a terminal), on, off")
 	fs.StringVar(&o.title, "title", "", "chart title")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the client's own CPU profile to `file` (is the client the bottleneck?)")
 	return fs
 }
 
@@ -125,6 +128,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitInterrupted
 		}
 		return exitUsage
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "minikv-bench:", err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "minikv-bench:", err)
+			return exitUsage
+		}
+		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	err = b.plan.Execute(ctx, b.report)

@@ -106,12 +106,8 @@ func (Memcache) ReadReply(br *bufio.Reader, op Op) (Outcome, error) {
 		return mcError(line)
 	}
 	// VALUE <key> <flags> <bytes>[ <cas>]
-	f := bytes.Fields(line[len(mcValue):])
-	if len(f) < 3 {
-		return OutError, fmt.Errorf("%w: %q", ErrProtocol, line)
-	}
-	n, err := strconv.Atoi(string(f[2]))
-	if err != nil || n < 0 {
+	n, ok := valueLen(line[len(mcValue):])
+	if !ok {
 		return OutError, fmt.Errorf("%w: %q", ErrProtocol, line)
 	}
 	if _, err := br.Discard(n + 2); err != nil {
@@ -125,6 +121,36 @@ func (Memcache) ReadReply(br *bufio.Reader, op Op) (Outcome, error) {
 		return OutError, fmt.Errorf("%w: want END after one value, got %q", ErrProtocol, line)
 	}
 	return OutHit, nil
+}
+
+// valueLen returns <bytes> from "<key> <flags> <bytes>[ <cas>]" without
+// allocating (bytes.Fields would, on every hit).
+func valueLen(rest []byte) (int, bool) {
+	var field [3][]byte
+	n := 0
+	for len(rest) > 0 && n < 3 {
+		rest = bytes.TrimLeft(rest, " ")
+		end := bytes.IndexByte(rest, ' ')
+		if end < 0 {
+			end = len(rest)
+		}
+		if end > 0 {
+			field[n] = rest[:end]
+			n++
+		}
+		rest = rest[end:]
+	}
+	if n < 3 {
+		return 0, false
+	}
+	v := 0
+	for _, c := range field[2] {
+		if c < '0' || c > '9' || v > 1<<30 {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v, len(field[2]) > 0
 }
 
 // mcError classifies a reply line that is not the expected success: a

@@ -189,3 +189,36 @@ func TestConnectFailsCleanly(t *testing.T) {
 		t.Errorf("Connect to a closed port: %v, want a dial error", err)
 	}
 }
+
+// TestClientPathDoesNotAllocate keeps the client cheap: its CPU is shared
+// with the server under test, so every allocation per request is taken
+// from the server's budget.
+func TestClientPathDoesNotAllocate(t *testing.T) {
+	for _, p := range []Proto{Memcache{}, RESP{}} {
+		var reply string
+		if p.Name() == "resp" {
+			reply = "$5\r\nhello\r\n+OK\r\n"
+		} else {
+			reply = "VALUE key:1 0 5\r\nhello\r\nEND\r\nSTORED\r\n"
+		}
+		sr := strings.NewReader(reply)
+		br := bufio.NewReaderSize(sr, 4096)
+		buf := make([]byte, 0, 256)
+		key, val := []byte("key:1"), []byte("hello")
+		allocs := testing.AllocsPerRun(100, func() {
+			buf = p.AppendGet(buf[:0], key)
+			buf = p.AppendSet(buf, key, val, 60)
+			sr.Reset(reply)
+			br.Reset(sr)
+			if out, err := p.ReadReply(br, OpGet); out != OutHit || err != nil {
+				t.Fatalf("%s get: %v %v", p.Name(), out, err)
+			}
+			if out, err := p.ReadReply(br, OpSet); out != OutStored || err != nil {
+				t.Fatalf("%s set: %v %v", p.Name(), out, err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per get+set, want 0", p.Name(), allocs)
+		}
+	}
+}

@@ -58,6 +58,8 @@ type client struct {
 	ops  []Op
 	smp  []sample
 	dead bool
+
+	rearm time.Time // when the I/O deadline must next be pushed back
 }
 
 // ErrNoConnections is returned when a Session could not open any.
@@ -221,8 +223,12 @@ func (s *Session) work(ctx context.Context, i int, c *client, ph *Phase, deadlin
 			fixed = fixed[n:]
 		}
 		t0 := time.Now()
-		if s.timeout > 0 {
+		// Re-arming the deadline on every batch costs a timer update per
+		// round trip; re-arm it when half of it has been used instead, so a
+		// batch still fails after between timeout/2 and timeout of silence.
+		if s.timeout > 0 && t0.After(c.rearm) {
 			_ = c.nc.SetDeadline(t0.Add(s.timeout))
+			c.rearm = t0.Add(s.timeout / 2)
 		}
 		if _, err := c.nc.Write(c.buf); err != nil {
 			s.fail(c, st, n, fmt.Errorf("write: %w", err))
