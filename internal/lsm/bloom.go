@@ -28,7 +28,7 @@ const (
 // which is optimal for a cache-local filter (lower than the 0.69 of a plain
 // Bloom filter because probes crowd into one line).
 func bloomProbes(bitsPerKey int) int {
-	k := bitsPerKey * 6 / 10
+	k := (bitsPerKey*6 + 5) / 10
 	if k < 1 {
 		k = 1
 	}

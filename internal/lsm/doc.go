@@ -1,0 +1,114 @@
+// Package lsm is MiniKV's durable engine: a log-structured merge tree.
+//
+// # API
+//
+//	db, err := lsm.Open(dir, lsm.Options{Sync: lsm.SyncAlways})
+//	err = db.Put(key, value)
+//	err = db.PutExpiring(key, value, time.Now().Add(time.Hour))
+//	v, err := db.Get(key)                  // lsm.ErrNotFound if absent or expired
+//	err = db.Delete(key)
+//	var b lsm.Batch; b.Put(k1, v1); b.Delete(k2); err = db.Apply(&b) // atomic
+//	it, err := db.NewIter(&lsm.IterOptions{LowerBound: lo, UpperBound: hi})
+//	err = db.Flush(); err = db.Compact(); m := db.Metrics(); err = db.Close()
+//
+// # Write path
+//
+// A write is framed into the write-ahead log with one write(2) per commit
+// group, then inserted into the memtable (an arena skiplist). The call
+// returns only after the write(2), so a process crash never loses an
+// acknowledged write; SyncMode decides about power loss (none, every second,
+// or fsync before the ack with group commit). A full memtable is rotated:
+// a new log and memtable take over and the old pair is flushed to an L0
+// table in the background. Too many memtables waiting, or too many L0
+// tables, stall writers until the background catches up.
+//
+// # Read path
+//
+// Get looks in the memtables (newest first), then in every L0 table whose
+// range holds the key (newest first), then in at most one table per deeper
+// level. Each table answers "absent" from its bloom filter without a read
+// most of the time; otherwise one index search and one data block (through
+// the block cache) decide. Readers never take the write lock: they pin an
+// immutable read state (memtables plus version) with a reference count.
+//
+// # Files
+//
+//	dir/
+//	  CURRENT          name of the live manifest ("MANIFEST-000007\n")
+//	  MANIFEST-000007  log of version edits (record framing below)
+//	  000009.log       write-ahead log of the live memtable
+//	  000004.sst ...   tables, named by file number
+//
+// File numbers come from one counter. CURRENT is replaced atomically (write
+// CURRENT.tmp, fsync, rename, fsync the directory). New tables are fsynced,
+// and the directory too, before a manifest edit names them; obsolete files
+// are deleted only after the edit that drops them is durable and no reader
+// pins them.
+//
+// # Record framing (WAL and manifest)
+//
+//	+---------+------------+-------------+-------------------+
+//	| crc (4) | length (4) | ^length (4) | payload (length)  |
+//	+---------+------------+-------------+-------------------+
+//
+// The CRC-32C (masked) covers both length words and the payload. Recovery
+// drops a torn tail — a record cut short by the end of the file, an all-zero
+// tail, or a checksum failure in the final record — and reports any other
+// damage as ErrCorrupt, so a flipped byte never silently truncates the log.
+//
+// A WAL payload is a batch:
+//
+//	+---------+-----------+----------------------------------------------+
+//	| seq (8) | count (4) | kind (1) | uvarint klen | key | uvarint vlen | value | ...
+//	+---------+-----------+----------------------------------------------+
+//
+// A manifest payload is a version edit: tagged uvarint fields (log number,
+// next file number, last sequence, deleted tables, added tables with their
+// level, size, entry counts and smallest/largest internal keys).
+//
+// # Internal keys
+//
+//	+----------+--------------------------------+
+//	| user key | trailer (8, LE): seq<<8 | kind |
+//	+----------+--------------------------------+
+//
+// Kinds: 0 delete, 1 set, 2 set with expiry (the value starts with the 8-byte
+// expiry in Unix nanoseconds). Internal keys sort by user key, then newest
+// first.
+//
+// # SSTable
+//
+//	+--------------+-----+--------------+--------------+-------------+------------+
+//	| data block 0 | ... | data block n | filter block | index block | footer(48) |
+//	+--------------+-----+--------------+--------------+-------------+------------+
+//
+// Each block is followed by its masked CRC-32C, verified before the block is
+// used or cached. Data blocks (4 KiB) prefix-compress keys with a restart
+// point every 16 entries; each entry starts with its three lengths:
+//
+//	| shared (uvarint) | unshared (uvarint) | vlen (uvarint) | key[shared:] | value |
+//	... | restart offsets (4 B each) | restart count (4) |
+//
+// The index block maps each data block's last key to uvarint offset and
+// length. The filter is a cache-line-blocked bloom filter over user keys (see
+// bloom.go). The footer holds the filter and index handles, a format version
+// (readers reject versions they do not know), its own CRC and a magic number.
+//
+// # Compaction
+//
+// Leveled, as in LevelDB: L0 holds flushed tables that may overlap; L1..L6
+// are sorted runs, each level's byte target 10× the one above (L1: 64 MiB by
+// default). When L0 reaches L0CompactionTrigger tables, or a level exceeds its
+// target, a background compaction merges a table (for L0, the oldest table
+// and every L0 table overlapping it) with the overlapping tables of the next
+// level; a table that overlaps nothing below moves down without a rewrite.
+// Compactions keep only the newest version of each key, turn expired values
+// into tombstones, and drop tombstones when no deeper level can hold the key.
+// Compact merges everything into the last level.
+//
+// # Testing seams
+//
+// All file access goes through package vfs; its MemFS simulates power loss
+// (keeping only synced bytes and synced directory entries) and injects
+// errors.
+package lsm
