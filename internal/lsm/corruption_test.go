@@ -11,8 +11,10 @@ import (
 	"github.com/minikv/minikv/internal/lsm/vfs"
 )
 
-func corruptionKey(i int) []byte   { return fmt.Appendf(nil, "key%06d", i) }
-func corruptionValue(i int) []byte { return fmt.Appendf(nil, "value-%d-%s", i, strings.Repeat("v", i%50)) }
+func corruptionKey(i int) []byte { return fmt.Appendf(nil, "key%06d", i) }
+func corruptionValue(i int) []byte {
+	return fmt.Appendf(nil, "value-%d-%s", i, strings.Repeat("v", i%50))
+}
 
 func filesWithSuffix(fs *vfs.MemFS, suffix string) []string {
 	var out []string
