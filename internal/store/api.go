@@ -32,9 +32,9 @@ const (
 // Config sets up a Store. Zero fields take defaults.
 type Config struct {
 	MemoryLimit   int64         // bytes; default 64 MiB
-	MaxItemSize   int64         // key+value+ItemOverhead must fit; default 1 MiB
-	Shards        int           // 0 = auto (power of two >= 16 from GOMAXPROCS); rounded up to a power of two, min 16
-	NoEvict       bool          // memory full is an error instead of evicting live items
+	MaxItemSize   int64         // key+value+ItemOverhead must fit; default 1 MiB; capped at 4 GiB-1
+	Shards        int           // 0 = auto (next power of two of 4*GOMAXPROCS); rounded up to a power of two in [16, 65536]
+	NoEvict       bool          // memory full is an error instead of evicting live items (dead items are still reclaimed)
 	SweepInterval time.Duration // active expiry tick; default 100ms; <0 disables the sweeper
 }
 
@@ -49,18 +49,18 @@ type Item struct {
 
 // Stats are the store's counters.
 type Stats struct {
-	Items            int64 // live + not yet reclaimed items
-	Bytes            int64 // accounted bytes (sum of key+value+ItemOverhead)
-	Limit            int64
-	TotalItems       uint64 // successful stores since start
+	Items            int64  // live + not yet reclaimed items
+	Bytes            int64  // accounted bytes (sum of key+value+ItemOverhead)
+	Limit            int64  // MemoryLimit
+	TotalItems       uint64 // successful Store and Incr calls since start
 	Evictions        uint64 // live items removed to make room
-	Reclaimed        uint64 // expired/flushed items removed (lazily, by the sweeper or by pressure)
-	ExpiredUnfetched uint64
-	EvictedUnfetched uint64
+	Reclaimed        uint64 // expired/flushed items removed (lazily, by the sweeper, by pressure or by FlushAll)
+	ExpiredUnfetched uint64 // expired items reclaimed that no Get or GetAndTouch had read
+	EvictedUnfetched uint64 // live items evicted that no Get or GetAndTouch had read
 	GetExpired       uint64 // reads that found an expired item
 	GetFlushed       uint64 // reads that found a flushed item
 	Flushes          uint64 // FlushAll calls
-	Shards           int
-	MinShardItems    int64
-	MaxShardItems    int64
+	Shards           int    // number of shards
+	MinShardItems    int64  // items in the emptiest shard
+	MaxShardItems    int64  // items in the fullest shard
 }

@@ -1,5 +1,10 @@
 package store
 
+import (
+	"math"
+	"time"
+)
+
 // Memory accounting and eviction.
 //
 // The budget is global: one atomic counter, s.used, holds the bytes charged
@@ -12,8 +17,11 @@ package store
 // When the reservation fails, room is made in this order:
 //
 //  1. dead (expired or flushed) items of the writer's own shard;
-//  2. dead items of other shards, found through each shard's published
-//     earliest deadline without taking its lock;
+//  2. dead items of other shards, found without taking their locks through
+//     the earliest deadline and the swept flush fence each shard publishes
+//     (before a live item of its own shard is evicted, a writer looks only
+//     for expired items elsewhere, and trusts a scan that found none for
+//     expiryScanWindow);
 //  3. the least recently used live items of the writer's own shard;
 //  4. the least recently used live items of other shards.
 //
@@ -138,41 +146,53 @@ func (s *Store) evictOneLocked(sh *shard, clk *clock, keep *item) int64 {
 	return it.cost()
 }
 
+// expiryScanWindow is how long a scan of the shards that found no expired
+// item is trusted. Peeking at every shard costs one atomic load each, which
+// adds up on a store with hundreds of shards where every write evicts; the
+// window makes it at most one scan per millisecond. The price is that an
+// item may expire up to a millisecond before pressure prefers it to a live
+// one, well within what the sweeper's own period already allows.
+const expiryScanWindow = int64(time.Millisecond)
+
 // expiredElsewhere reports whether a shard other than sh holds an expired
 // item, by peeking at the earliest deadline each shard publishes.
 func (s *Store) expiredElsewhere(sh *shard, clk *clock) bool {
 	now := clk.now()
+	if now < s.noExpiryUntil.Load() {
+		return false
+	}
+	next := now + expiryScanWindow
 	for i := range s.shards {
-		if o := &s.shards[i]; o != sh && o.nextExpiry.Load() <= now {
+		o := &s.shards[i]
+		d := o.nextExpiry.Load()
+		if d <= now && o != sh {
 			return true
 		}
+		next = min(next, d)
 	}
+	s.noExpiryUntil.Store(next)
 	return false
 }
 
 // makeRoom frees about deficit bytes in shards other than sh, holding one
-// shard lock at a time (the caller holds none). Expired items anywhere go
-// first; live items are evicted only if no expired item was found. It
-// reports whether it freed anything, that is whether a retry can succeed.
+// shard lock at a time (the caller holds none). Dead items anywhere go
+// first; live items are evicted only if no dead item was found. It reports
+// whether it freed anything, that is whether a retry can succeed.
 func (s *Store) makeRoom(sh *shard, deficit int64) bool {
 	var clk clock
 	n := len(s.shards)
 	start := int(s.victim.Add(1)) // spread eviction pressure over the shards
+	fence := s.fence.Load()
 	var freed int64
 	for i := 0; i < n && freed < deficit; i++ {
 		o := &s.shards[(start+i)&(n-1)]
-		if o == sh || o.nextExpiry.Load() > clk.now() {
+		if o == sh || !o.mayHoldDead(clk.now(), fence) {
 			continue
 		}
 		o.mu.Lock()
-		for freed < deficit {
-			c := s.reclaimOneLocked(o, &clk, nil)
-			if c == 0 {
-				break
-			}
-			freed += c
-		}
+		_, f := s.reclaimLocked(o, &clk, fence, math.MaxInt, deficit-freed)
 		o.mu.Unlock()
+		freed += f
 	}
 	if freed > 0 || s.noEvict {
 		return freed > 0
@@ -193,4 +213,29 @@ func (s *Store) makeRoom(sh *shard, deficit int64) bool {
 		o.mu.Unlock()
 	}
 	return freed > 0
+}
+
+// mayHoldDead tells, without the lock, whether sh may hold an expired item
+// or a flushed one not yet swept.
+func (sh *shard) mayHoldDead(now int64, fence uint64) bool {
+	return sh.nextExpiry.Load() <= now || sh.sweptFence.Load() < fence
+}
+
+// reclaimLocked removes dead items from sh until it has removed maxItems or
+// freed maxBytes, and returns how many items and bytes it removed. When it
+// runs out of dead items it notes that sh holds no flushed item below
+// fence, so later passes can skip the shard.
+func (s *Store) reclaimLocked(sh *shard, clk *clock, fence uint64, maxItems int, maxBytes int64) (n int, freed int64) {
+	for n < maxItems && freed < maxBytes {
+		c := s.reclaimOneLocked(sh, clk, nil)
+		if c == 0 {
+			if sh.sweptFence.Load() < fence {
+				sh.sweptFence.Store(fence)
+			}
+			break
+		}
+		n++
+		freed += c
+	}
+	return n, freed
 }

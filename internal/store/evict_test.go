@@ -186,6 +186,26 @@ func TestNoEvictReclaimsExpired(t *testing.T) {
 	})
 }
 
+// TestNoEvictReclaimsFlushedElsewhere: with NoEvict and no sweeper,
+// flushed items in other shards still make room.
+func TestNoEvictReclaimsFlushedElsewhere(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(Config{MemoryLimit: 2 * costOf("k000000", valLen), NoEvict: true, SweepInterval: -1})
+		defer s.Close()
+		k := sameShardKeys(s, "k", 1)[0]
+		for _, o := range otherShardKeys(s, k, 2) {
+			mustStore(t, s, ModeSet, o, val, 0, 0)
+		}
+		s.FlushAll(time.Now().Add(time.Second).UnixNano())
+		time.Sleep(2 * time.Second)
+		mustStore(t, s, ModeSet, k, val, 0, 0)
+		if st := s.Stats(); st.Reclaimed != 1 || st.Evictions != 0 || st.Items != 2 {
+			t.Fatalf("Stats = %+v; want Reclaimed 1, Evictions 0, Items 2", st)
+		}
+		checkInvariants(t, s)
+	})
+}
+
 // TestItemLargerThanLimitEvictsNothing: no amount of eviction could fit it.
 func TestItemLargerThanLimitEvictsNothing(t *testing.T) {
 	s := newTestStore(t, Config{MemoryLimit: 10 << 10})

@@ -173,17 +173,11 @@ func (s *Store) sweep() {
 	fence := s.fence.Load()
 	for i := range s.shards {
 		sh := &s.shards[i]
-		if sh.nextExpiry.Load() > now && sh.sweptFence.Load() >= fence {
+		if !sh.mayHoldDead(now, fence) {
 			continue
 		}
 		sh.mu.Lock()
-		n := 0
-		for n < sweepBatch && s.reclaimOneLocked(sh, &clk, nil) > 0 {
-			n++
-		}
-		if n < sweepBatch && sh.sweptFence.Load() < fence {
-			sh.sweptFence.Store(fence)
-		}
+		s.reclaimLocked(sh, &clk, fence, sweepBatch, math.MaxInt64)
 		sh.mu.Unlock()
 	}
 }

@@ -157,6 +157,7 @@ func TestSweeperReclaimsExpiredItems(t *testing.T) {
 		}
 		mustStore(t, s, ModeSet, "later", "v", 0, Deadline(60, time.Now()))
 		time.Sleep(2 * time.Second)
+		synctest.Wait() // the tick due now has finished
 		st := s.Stats()
 		if st.Items != 11 || st.Reclaimed != 5000 || st.ExpiredUnfetched != 5000 || st.GetExpired != 0 {
 			t.Fatalf("Stats after the sweep = %+v; want Items 11, Reclaimed 5000, ExpiredUnfetched 5000", st)

@@ -94,8 +94,14 @@ func (m *model) incr(key string, delta uint64, decr bool, now int64) (uint64, ui
 	if !ok {
 		return 0, 0, ErrNotFound
 	}
-	n, err := strconv.ParseUint(it.value, 10, 64)
-	if err != nil || len(it.value) > 20 || it.value[0] < '0' || it.value[0] > '9' {
+	// strtoull's rules: leading space and '+', digits, then end or space.
+	const space = " \t\n\v\f\r"
+	digits := strings.TrimPrefix(strings.TrimLeft(it.value, space), "+")
+	if i := strings.IndexAny(digits, space); i >= 0 {
+		digits = digits[:i]
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
 		return 0, 0, ErrNotNumeric
 	}
 	switch {
@@ -265,6 +271,7 @@ func TestRandomOpsMatchModel(t *testing.T) {
 					if desc := randomOp(t, r, s, m, keys, 4); strings.HasPrefix(desc, "Get(") && strings.HasSuffix(desc, "true") {
 						hits++
 					}
+					synctest.Wait() // let a sweeper tick that woke with us finish
 					checkInvariants(t, s)
 				}
 				st := s.Stats()
@@ -298,6 +305,7 @@ func TestRandomOpsAccountingUnderPressure(t *testing.T) {
 				}
 				for range 5000 {
 					randomOp(t, r, s, nil, keys, 0)
+					synctest.Wait() // let a sweeper tick that woke with us finish
 					checkInvariants(t, s)
 				}
 				if st := s.Stats(); noEvict && st.Evictions != 0 || !noEvict && st.Evictions == 0 {

@@ -98,7 +98,7 @@ func (sh *shard) clearLocked() (n int, bytes int64) {
 	return n, bytes
 }
 
-// setDeadlineLocked changes it's deadline and keeps the expiry heap in step.
+// setDeadlineLocked changes the item's deadline and keeps the expiry heap in step.
 func (sh *shard) setDeadlineLocked(it *item, deadline int64) {
 	it.deadline = deadline
 	switch {

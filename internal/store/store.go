@@ -33,6 +33,8 @@ type Store struct {
 	cas    atomic.Uint64 // last CAS token handed out
 	victim atomic.Uint32 // rotates the first shard makeRoom evicts from
 
+	noExpiryUntil atomic.Int64 // no shard had an expired item until this time; see expiredElsewhere
+
 	// Flush state. fence and flushAt are read on every operation; flushMu
 	// only serialises FlushAll and the moment an armed flush takes effect.
 	flushMu sync.Mutex

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 func TestShardCount(t *testing.T) {
@@ -218,13 +220,18 @@ func TestIncr(t *testing.T) {
 		{"abc", 1, false, 0, "abc", ErrNotNumeric},
 		{"", 1, false, 0, "", ErrNotNumeric},
 		{"-1", 1, false, 0, "-1", ErrNotNumeric},
-		{"+1", 1, false, 0, "+1", ErrNotNumeric},
-		{" 1", 1, false, 0, " 1", ErrNotNumeric},
-		{"1 ", 1, false, 0, "1 ", ErrNotNumeric},
+		{"+1", 1, false, 2, "2", nil},
+		{" 1", 1, false, 2, "2", nil},
+		{"1 ", 1, false, 2, "2", nil},
+		{"12 ", 1, true, 11, "11", nil},
+		{"018446744073709551615", 1, false, 0, "0", nil},
+		{" ", 1, false, 0, " ", ErrNotNumeric},
+		{"+", 1, false, 0, "+", ErrNotNumeric},
+		{"1x", 1, false, 0, "1x", ErrNotNumeric},
 		{"1.5", 1, false, 0, "1.5", ErrNotNumeric},
 		{"0x10", 1, false, 0, "0x10", ErrNotNumeric},
 		{"18446744073709551616", 1, false, 0, "18446744073709551616", ErrNotNumeric},
-		{"000000000000000000001", 1, false, 0, "000000000000000000001", ErrNotNumeric},
+		{"000000000000000000001", 1, false, 2, "2", nil}, // leading zeros, as strtoull
 		{"99999999999999999999", 1, false, 0, "99999999999999999999", ErrNotNumeric},
 	} {
 		s := newTestStore(t, Config{})
@@ -252,17 +259,25 @@ func TestIncr(t *testing.T) {
 
 func TestAppendPrependKeepFlagsAndDeadline(t *testing.T) {
 	for _, mode := range []Mode{ModeAppend, ModePrepend} {
-		s := newTestStore(t, Config{})
-		const deadline = int64(1) << 62
-		mustStore(t, s, ModeSet, "k", "v", 5, deadline)
-		if _, err := s.Store(mode, []byte("k"), []byte("w"), 9, 0, 0); err != nil {
-			t.Fatalf("Store(%v, k) = %v", mode, err)
-		}
-		it, _ := s.Get([]byte("k"))
-		if it.Flags != 5 || it.Deadline != deadline {
-			t.Errorf("after Store(%v): flags %d deadline %d, want 5 and %d", mode, it.Flags, it.Deadline, deadline)
-		}
-		checkInvariants(t, s)
+		synctest.Test(t, func(t *testing.T) {
+			s := New(Config{SweepInterval: -1})
+			defer s.Close()
+			deadline := Deadline(10, time.Now())
+			mustStore(t, s, ModeSet, "k", "v", 5, deadline)
+			time.Sleep(5 * time.Second)
+			if _, err := s.Store(mode, []byte("k"), []byte("w"), 9, 0, 0); err != nil {
+				t.Fatalf("Store(%v, k) = %v", mode, err)
+			}
+			it, _ := s.Get([]byte("k"))
+			if it.Flags != 5 || it.Deadline != deadline {
+				t.Errorf("after Store(%v, flags 9, no deadline): flags %d deadline %d, want 5 and %d", mode, it.Flags, it.Deadline, deadline)
+			}
+			time.Sleep(5 * time.Second)
+			if _, ok := s.Get([]byte("k")); ok {
+				t.Errorf("after Store(%v): the item outlived the original deadline", mode)
+			}
+			checkInvariants(t, s)
+		})
 	}
 }
 
@@ -409,7 +424,7 @@ func TestSetTooLargeKeepsOldValue(t *testing.T) {
 }
 
 func TestStatsCounters(t *testing.T) {
-	s := newTestStore(t, Config{})
+	s := newTestStore(t, Config{Shards: 16})
 	mustStore(t, s, ModeSet, "a", "1", 0, 0)
 	mustStore(t, s, ModeSet, "a", "2", 0, 0)
 	mustStore(t, s, ModeAdd, "b", "1", 0, 0)
@@ -418,7 +433,7 @@ func TestStatsCounters(t *testing.T) {
 	s.FlushAll(1)
 	st := s.Stats()
 	if st.TotalItems != 4 || st.Items != 0 || st.Bytes != 0 || st.Reclaimed != 2 || st.Flushes != 1 ||
-		st.Limit != 64<<20 || st.Shards < 16 || st.MinShardItems != 0 || st.MaxShardItems != 0 {
+		st.Limit != 64<<20 || st.Shards != 16 || st.MinShardItems != 0 || st.MaxShardItems != 0 {
 		t.Fatalf("Stats() = %+v", st)
 	}
 	for i := range 1000 {

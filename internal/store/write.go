@@ -17,12 +17,13 @@ import "strconv"
 // with ErrTooLarge (for append and prepend, the combined value counts), and
 // one that cannot be given memory with ErrNoMemory. A failed Store changes
 // nothing: the old item keeps its value, flags, deadline, CAS token and
-// recency, and no counter moves (an expired item found on the way may be
-// reclaimed, which nobody could see anyway).
+// recency, and no counter moves. (Other keys may be affected: an expired
+// item found on the way is reclaimed, and ErrNoMemory may come after other
+// items were evicted in the attempt to make room.)
 //
 // key and value are copied; the caller may reuse them. A deadline that has
 // already passed behaves as memcached does: the write succeeds and the key
-// is gone at once.
+// is gone at once. An unknown mode is a programming error and panics.
 func (s *Store) Store(mode Mode, key, value []byte, flags uint32, deadline int64, cas uint64) (uint64, error) {
 	if mode > ModeCAS {
 		panic("store: invalid mode " + strconv.Itoa(int(mode)))
@@ -189,22 +190,35 @@ func (s *Store) incrLocked(sh *shard, clk *clock, key []byte, delta uint64, decr
 	return n, cas, 0, nil
 }
 
-// parseDecimal parses 1 to 20 ASCII digits that fit in a uint64. Unlike
-// strconv.ParseUint it allows no sign, no underscore and no base prefix.
+// parseDecimal reads a stored value as memcached's safe_strtoull does:
+// optional leading whitespace and '+', decimal digits that fit in a uint64,
+// then the end or whitespace (so "12 ", a value memcached itself pads, and
+// " 12" both count as 12). No '-', underscore or base prefix.
 func parseDecimal(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
 	}
+	if i < len(b) && b[i] == '+' {
+		i++
+	}
+	start := i
 	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		d := uint64(b[i] - '0')
 		if n > (1<<64-1-d)/10 {
 			return 0, false
 		}
 		n = n*10 + d
 	}
+	if i == start || i < len(b) && !isSpace(b[i]) {
+		return 0, false
+	}
 	return n, true
+}
+
+// isSpace is C's isspace: what strtoull skips before a number and what may
+// follow one.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
