@@ -1,0 +1,90 @@
+package store
+
+import (
+	"math/rand/v2"
+	"unsafe"
+)
+
+// Reads that Redis-style commands need beyond memcached's: a look that does
+// not count as a use, an atomic get-and-delete, and walks over the keyspace
+// that hold one shard lock at a time.
+
+// Peek returns the live item under key without refreshing its recency or
+// marking it fetched (TTL, EXISTS, TYPE and STRLEN-style reads).
+func (s *Store) Peek(key []byte) (Item, bool) {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	it := s.lookupLocked(sh, key, &clk, false)
+	if it == nil {
+		return Item{}, false
+	}
+	return it.snapshot(), true
+}
+
+// Take removes the live item under key and returns it, atomically (GETDEL).
+func (s *Store) Take(key []byte) (Item, bool) {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	it := s.lookupLocked(sh, key, &clk, true)
+	if it == nil {
+		return Item{}, false
+	}
+	snap := it.snapshot()
+	s.dropLocked(sh, it, dropDeleted)
+	return snap, true
+}
+
+// NumShards is the number of shards; ScanShard takes 0..NumShards()-1.
+func (s *Store) NumShards() int { return len(s.shards) }
+
+// ScanShard calls fn with the key of every live item of shard i, under that
+// shard's lock: fn must be quick and must not call back into the Store. The
+// key aliases the item and stays valid (it is never modified), but copy it
+// if it must outlive the item. fn returns false to stop early. Walking the
+// shards 0..NumShards()-1 visits every key that stays present throughout,
+// which is the guarantee Redis's SCAN gives.
+func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := &s.shards[i]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for k, it := range sh.items {
+		if s.stateOf(it, &clk) != live {
+			continue
+		}
+		if !fn(keyBytes(k)) {
+			return
+		}
+	}
+}
+
+// RandomKey returns a copy of the key of some live item, or false when the
+// store holds none. Shards are tried from a random one onwards; inside a
+// shard Go's randomised map iteration picks the item.
+func (s *Store) RandomKey() ([]byte, bool) {
+	start := rand.IntN(len(s.shards))
+	for n := range len(s.shards) {
+		var key []byte
+		s.ScanShard((start+n)&int(s.mask), func(k []byte) bool {
+			key = append([]byte(nil), k...)
+			return false
+		})
+		if key != nil {
+			return key, true
+		}
+	}
+	return nil, false
+}
+
+// keyBytes views a key string (which shares its item's immutable data)
+// as bytes without copying.
+func keyBytes(k string) []byte {
+	return unsafe.Slice(unsafe.StringData(k), len(k))
+}
