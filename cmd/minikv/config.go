@@ -17,6 +17,7 @@ import (
 type config struct {
 	Listen          string
 	Port            int
+	RESPPort        int
 	MemoryLimit     size // bytes
 	NoEvict         bool
 	MaxConns        int
@@ -159,6 +160,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 
 	str(&cfg.Listen, "listen", "l", "127.0.0.1", "interface to listen on")
 	integer(&cfg.Port, "port", "p", 11211, "memcached protocol TCP port")
+	integer(&cfg.RESPPort, "resp-port", "", 6379, "Redis protocol (RESP2/RESP3) TCP port; 0 disables it")
 	sz(&cfg.MemoryLimit, "memory-limit", "m", 64<<20, 1<<20, "item memory in megabytes (or with a k/m/g suffix)")
 	boolean(&cfg.NoEvict, "no-evict", "M", "return errors on memory exhausted instead of evicting")
 	integer(&cfg.MaxConns, "max-connections", "c", 1024, "max simultaneous connections")
@@ -308,6 +310,9 @@ func (c *config) validate() error {
 	var errs []error
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("port %d out of range", c.Port))
+	}
+	if c.RESPPort < 0 || c.RESPPort > 65535 {
+		errs = append(errs, fmt.Errorf("resp port %d out of range", c.RESPPort))
 	}
 	if c.UDPPort != 0 {
 		errs = append(errs, errors.New("UDP is not supported: -U must be 0"))

@@ -100,20 +100,48 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:          log,
 	}, st)
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.Port)))
-	if err != nil {
-		return err
+	// Listen on every port before serving any, so a port in use fails
+	// start-up cleanly instead of leaving a half-started server.
+	type listener struct {
+		ln    net.Listener
+		serve func(net.Listener) error
+		proto string
 	}
-	log.Info("minikv listening", "addr", ln.Addr().String(), "version", server.Version,
-		"memory_limit", cfg.MemoryLimit.bytes, "max_connections", cfg.MaxConns)
-
+	var lns []listener
+	for _, l := range []struct {
+		port  int
+		serve func(net.Listener) error
+		proto string
+	}{
+		{cfg.Port, srv.Serve, "memcache"},
+		{cfg.RESPPort, srv.ServeRESP, "resp"},
+	} {
+		if l.proto == "resp" && l.port == 0 {
+			continue
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(l.port)))
+		if err != nil {
+			for _, o := range lns {
+				o.ln.Close()
+			}
+			return err
+		}
+		lns = append(lns, listener{ln, l.serve, l.proto})
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	serveErr := make(chan error, len(lns))
+	for _, l := range lns {
+		log.Info("minikv listening", "protocol", l.proto, "addr", l.ln.Addr().String(),
+			"version", server.Version, "memory_limit", cfg.MemoryLimit.bytes, "max_connections", cfg.MaxConns)
+		go func() { serveErr <- l.serve(l.ln) }()
+	}
 
 	select {
 	case err := <-serveErr:
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
 		return err
 	case <-ctx.Done():
 	}
@@ -124,7 +152,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("shutdown timed out; connections closed by force", "err", err)
 	}
-	<-serveErr
+	for range lns {
+		<-serveErr
+	}
 	log.Info("stopped")
 	return nil
 }

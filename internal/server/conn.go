@@ -59,6 +59,7 @@ type conn struct {
 	srv     *Server
 	nc      net.Conn
 	id      uint64
+	proto   protocol
 	created time.Time
 	lastCmd atomic.Int64 // Unix ns of the last complete command
 	stats   counters
@@ -92,7 +93,12 @@ func (c *conn) serve() {
 		}
 	}()
 	c.srv.log.Debug("connection opened", "conn_id", c.id, "remote", c.nc.RemoteAddr().String())
-	err := c.serveMemcache()
+	var err error
+	if c.proto == protoRESP {
+		err = c.serveRESP()
+	} else {
+		err = c.serveMemcache()
+	}
 	switch {
 	case err == nil, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 	case errors.Is(err, os.ErrDeadlineExceeded):

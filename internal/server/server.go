@@ -95,9 +95,23 @@ func New(cfg Config, st *store.Store) *Server {
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("server: closed")
 
+// protocol is what a listener speaks.
+type protocol uint8
+
+const (
+	protoMemcache protocol = iota // memcached text (and meta) protocol
+	protoRESP                     // Redis RESP2/RESP3
+)
+
 // Serve accepts memcached-protocol connections on ln until Shutdown. It
 // always returns a non-nil error; after Shutdown it is ErrServerClosed.
-func (s *Server) Serve(ln net.Listener) error {
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, protoMemcache) }
+
+// ServeRESP accepts Redis-protocol connections on ln until Shutdown, over the
+// same store, limits and counters as Serve.
+func (s *Server) ServeRESP(ln net.Listener) error { return s.serve(ln, protoRESP) }
+
+func (s *Server) serve(ln net.Listener, proto protocol) error {
 	s.mu.Lock()
 	if s.shuttingDown.Load() {
 		s.mu.Unlock()
@@ -132,10 +146,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		if s.currConns.Add(1) > int64(s.cfg.MaxConns) {
 			s.currConns.Add(-1)
 			s.rejected.Add(1)
-			s.reject(nc)
+			s.reject(nc, proto)
 			continue
 		}
-		c := s.newConn(nc)
+		c := s.newConn(nc, proto)
 		if c == nil { // shutting down
 			s.currConns.Add(-1)
 			nc.Close()
@@ -145,19 +159,24 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// reject answers a connection over max-connections in memcached's form and
-// closes it. The write is bounded so a client that never reads cannot hold
-// the accept loop.
-func (s *Server) reject(nc net.Conn) {
+// reject answers a connection over max-connections in its protocol's form
+// (memcached's and Redis's own texts) and closes it. The write is bounded so
+// a client that never reads cannot hold the accept loop.
+func (s *Server) reject(nc net.Conn, proto protocol) {
+	msg := "ERROR Too many open connections\r\n"
+	if proto == protoRESP {
+		msg = "-ERR max number of clients reached\r\n"
+	}
 	_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = nc.Write([]byte("ERROR Too many open connections\r\n"))
+	_, _ = nc.Write([]byte(msg))
 	nc.Close()
 }
 
-func (s *Server) newConn(nc net.Conn) *conn {
+func (s *Server) newConn(nc net.Conn, proto protocol) *conn {
 	c := &conn{
 		srv:     s,
 		nc:      nc,
+		proto:   proto,
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
 	}
