@@ -49,3 +49,32 @@ func pidCPU(pid int) time.Duration {
 	}
 	return time.Duration(ut+stt) * time.Second / clockTick
 }
+
+// machineBusy is the CPU time all processes on the machine have used so far
+// (user, nice, system, irq, softirq and steal from /proc/stat), or 0 when
+// unavailable. Over a phase, machineBusy minus the client's and the
+// server's CPU is what everything else on the machine took: the figure that
+// says whether a run was disturbed.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := bytes.Fields(line)
+	if len(f) < 9 || string(f[0]) != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:9] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return 0
+		}
+		busy += n
+	}
+	return time.Duration(busy) * time.Second / clockTick
+}

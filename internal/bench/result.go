@@ -28,9 +28,14 @@ type Result struct {
 	FirstErr  string        `json:"first_error,omitempty"`
 	ClientCPU time.Duration `json:"client_cpu_ns"`           // user+system time of this process
 	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"` // of a server this process started; 0 when unknown
-	All       Latency       `json:"latency"`
-	Get       Latency       `json:"get"`
-	Set       Latency       `json:"set"`
+	// OtherCPU is what the rest of the machine used during the phase
+	// (everything but this process and the server it started): the
+	// disturbance on a shared machine. It includes the server's CPU when
+	// that is unknown.
+	OtherCPU time.Duration `json:"other_cpu_ns,omitempty"`
+	All      Latency       `json:"latency"`
+	Get      Latency       `json:"get"`
+	Set      Latency       `json:"set"`
 
 	hist [numOps]*hdrhistogram.Histogram
 }
@@ -55,6 +60,9 @@ func (r *Result) HitRate() float64 {
 // ClientCores is the client's CPU use in cores during the phase; close to
 // the number of cores means the client, not the server, set the pace.
 func (r *Result) ClientCores() float64 { return cores(r.ClientCPU, r.Wall) }
+
+// OtherCores is the rest of the machine's CPU use in cores.
+func (r *Result) OtherCores() float64 { return cores(r.OtherCPU, r.Wall) }
 
 // ServerCores is the server's CPU use in cores, when known.
 func (r *Result) ServerCores() float64 { return cores(r.ServerCPU, r.Wall) }
@@ -99,6 +107,7 @@ func Merge(rs ...*Result) *Result {
 		out.Errors += r.Errors
 		out.ClientCPU += r.ClientCPU
 		out.ServerCPU += r.ServerCPU
+		out.OtherCPU += r.OtherCPU
 		if out.FirstErr == "" {
 			out.FirstErr = r.FirstErr
 		}
@@ -153,6 +162,7 @@ func Median(rs []*Result) *Result {
 		Misses:    int64(med(func(r *Result) float64 { return float64(r.Misses) })),
 		ClientCPU: dur(func(r *Result) time.Duration { return r.ClientCPU }),
 		ServerCPU: dur(func(r *Result) time.Duration { return r.ServerCPU }),
+		OtherCPU:  dur(func(r *Result) time.Duration { return r.OtherCPU }),
 		All:       lat(func(r *Result) Latency { return r.All }),
 		Get:       lat(func(r *Result) Latency { return r.Get }),
 		Set:       lat(func(r *Result) Latency { return r.Set }),

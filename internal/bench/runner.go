@@ -139,6 +139,7 @@ func (s *Session) Run(ctx context.Context, ph Phase) *Result {
 
 	cpu0 := processCPU()
 	srv0 := pidCPU(s.t.PID)
+	busy0 := machineBusy()
 	start := time.Now()
 	deadline := start.Add(ph.Duration)
 	var wg sync.WaitGroup
@@ -162,6 +163,9 @@ func (s *Session) Run(ctx context.Context, ph Phase) *Result {
 	}
 	if s.t.PID > 0 {
 		r.ServerCPU = pidCPU(s.t.PID) - srv0
+	}
+	if busy0 > 0 {
+		r.OtherCPU = max(machineBusy()-busy0-r.ClientCPU-r.ServerCPU, 0)
 	}
 	for _, st := range stats {
 		r.Ops += st.ops

@@ -168,6 +168,8 @@ func (f *Fleet) Start(ctx context.Context, name string) (*Server, error) {
 			args = append(args, "--resp-port", strconv.Itoa(rport))
 			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(rport))
 			s.Proto = RESP{}
+		} else if minikvHasRESP(bin) {
+			args = append(args, "--resp-port", "0") // never collide on the default 6379
 		}
 	case NameMemcached:
 		bin = orDefault(o.MemcachedBin, "memcached")
