@@ -95,8 +95,9 @@ func (s *Server) Stop() {
 type Fleet struct {
 	opt ServerOptions
 
-	mu      sync.Mutex // protects servers
+	mu      sync.Mutex // protects servers and hasRESP
 	servers []*Server
+	hasRESP map[string]bool // minikv binary -> it has --resp-port
 }
 
 // NewFleet returns a Fleet that starts servers with opt.
@@ -157,8 +158,14 @@ func (f *Fleet) Start(ctx context.Context, name string) (*Server, error) {
 			return nil, fmt.Errorf("bench: no minikv binary (build it with make build, or pass --minikv-bin)")
 		}
 		args = []string{"-p", p, "-l", "127.0.0.1", "-m", mem, "-t", threads, "-c", maxc, "-U", "0"}
-		if name == NameMinikvRESP {
-			if !minikvHasRESP(bin) {
+		hasRESP := f.minikvHasRESP(bin)
+		switch {
+		case name == NameMinikv && hasRESP:
+			// Its RESP port defaults to 6379: turn it off, or two MiniKVs
+			// (or a real Redis on 6379) would collide.
+			args = append(args, "--resp-port", "0")
+		case name == NameMinikvRESP:
+			if !hasRESP {
 				return nil, fmt.Errorf("bench: %s has no --resp-port yet, so %s cannot be measured", bin, NameMinikvRESP)
 			}
 			rport, err := freePort()
@@ -168,8 +175,6 @@ func (f *Fleet) Start(ctx context.Context, name string) (*Server, error) {
 			args = append(args, "--resp-port", strconv.Itoa(rport))
 			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(rport))
 			s.Proto = RESP{}
-		} else if minikvHasRESP(bin) {
-			args = append(args, "--resp-port", "0") // never collide on the default 6379
 		}
 	case NameMemcached:
 		bin = orDefault(o.MemcachedBin, "memcached")
@@ -283,10 +288,21 @@ func waitAccepting(ctx context.Context, s *Server, timeout time.Duration) error 
 	}
 }
 
-// minikvHasRESP reports whether bin's help mentions --resp-port.
-func minikvHasRESP(bin string) bool {
+// minikvHasRESP reports whether bin's help mentions --resp-port, asking
+// each binary once.
+func (f *Fleet) minikvHasRESP(bin string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.hasRESP[bin]; ok {
+		return v
+	}
 	out, _ := exec.Command(bin, "-h").CombinedOutput()
-	return strings.Contains(string(out), "resp-port")
+	v := strings.Contains(string(out), "resp-port")
+	if f.hasRESP == nil {
+		f.hasRESP = map[string]bool{}
+	}
+	f.hasRESP[bin] = v
+	return v
 }
 
 // FindMinikv looks for the minikv binary next to exe (bin/minikv-bench's
