@@ -22,6 +22,9 @@ var soak = flag.Bool("soak", false, "run long model, crash and corruption tests"
 // against the map.
 func TestModel(t *testing.T) {
 	ops := 40_000
+	if raceEnabled {
+		ops = 15_000
+	}
 	if *soak {
 		ops = 3_000_000
 	}

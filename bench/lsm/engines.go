@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/dgraph-io/badger/v4"
+	"github.com/minikv/minikv/internal/lsm"
+	"github.com/syndtr/goleveldb/leveldb"
+	leveldbopt "github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/util"
+)
+
+// engine is what the workload needs from a key-value store. get copies
+// nothing: check compares the value before the engine may reuse it.
+type engine interface {
+	open(dir string) error
+	put(k, v []byte) error
+	get(k []byte, check func([]byte) bool) (found bool, err error)
+	compact() error
+	close() error
+}
+
+func newEngine(name string) (engine, error) {
+	switch name {
+	case "minikv":
+		return &minikvEngine{}, nil
+	case "pebble":
+		return &pebbleEngine{}, nil
+	case "pebble-bloom":
+		return &pebbleEngine{bloom: true}, nil
+	case "goleveldb":
+		return &leveldbEngine{}, nil
+	case "badger":
+		return &badgerEngine{}, nil
+	}
+	return nil, fmt.Errorf("unknown engine %q", name)
+}
+
+// MiniKV's engine with its defaults: SyncNone (every Put still reaches
+// write(2) before it returns), 4 MiB memtables, 10 bits/key filters, 8 MiB
+// block cache.
+type minikvEngine struct{ db *lsm.DB }
+
+func (e *minikvEngine) open(dir string) (err error) {
+	e.db, err = lsm.Open(dir, lsm.Options{})
+	return err
+}
+func (e *minikvEngine) put(k, v []byte) error { return e.db.Put(k, v) }
+func (e *minikvEngine) get(k []byte, check func([]byte) bool) (bool, error) {
+	v, err := e.db.Get(k)
+	if errors.Is(err, lsm.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !check(v) {
+		return true, fmt.Errorf("wrong value for %s", k)
+	}
+	return true, nil
+}
+func (e *minikvEngine) compact() error { return e.db.Compact() }
+func (e *minikvEngine) close() error {
+	if testMetrics {
+		log.Printf("minikv metrics:\n%v", e.db.Metrics())
+	}
+	return e.db.Close()
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)           {}
+func (quietLogger) Errorf(string, ...any)          {}
+func (quietLogger) Fatalf(format string, a ...any) { log.Fatalf(format, a...) }
+
+// Pebble with its defaults; writes with pebble.NoSync (the same
+// no-fsync-per-write contract as the others, although Pebble buffers the
+// log in the process rather than calling write(2) per commit).
+type pebbleEngine struct {
+	db    *pebble.DB
+	bloom bool
+}
+
+func (e *pebbleEngine) open(dir string) (err error) {
+	o := &pebble.Options{Logger: quietLogger{}}
+	if e.bloom {
+		for i := range o.Levels {
+			o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		}
+	}
+	e.db, err = pebble.Open(dir, o)
+	return err
+}
+func (e *pebbleEngine) put(k, v []byte) error { return e.db.Set(k, v, pebble.NoSync) }
+func (e *pebbleEngine) get(k []byte, check func([]byte) bool) (bool, error) {
+	v, closer, err := e.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ok := check(v)
+	closer.Close()
+	if !ok {
+		return true, fmt.Errorf("wrong value for %s", k)
+	}
+	return true, nil
+}
+func (e *pebbleEngine) compact() error {
+	return e.db.Compact(context.Background(), []byte{0}, []byte{0xff, 0xff}, true)
+}
+func (e *pebbleEngine) close() error {
+	if testMetrics {
+		log.Printf("pebble metrics:\n%v", e.db.Metrics())
+	}
+	return e.db.Close()
+}
+
+// goleveldb with its defaults (Put writes the journal to the OS per call).
+type leveldbEngine struct{ db *leveldb.DB }
+
+func (e *leveldbEngine) open(dir string) (err error) {
+	e.db, err = leveldb.OpenFile(dir, &leveldbopt.Options{})
+	return err
+}
+func (e *leveldbEngine) put(k, v []byte) error { return e.db.Put(k, v, nil) }
+func (e *leveldbEngine) get(k []byte, check func([]byte) bool) (bool, error) {
+	v, err := e.db.Get(k, nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !check(v) {
+		return true, fmt.Errorf("wrong value for %s", k)
+	}
+	return true, nil
+}
+func (e *leveldbEngine) compact() error { return e.db.CompactRange(util.Range{}) }
+func (e *leveldbEngine) close() error   { return e.db.Close() }
+
+// Badger with its defaults, one transaction per Put.
+type badgerEngine struct{ db *badger.DB }
+
+func (e *badgerEngine) open(dir string) (err error) {
+	e.db, err = badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	return err
+}
+func (e *badgerEngine) put(k, v []byte) error {
+	return e.db.Update(func(txn *badger.Txn) error { return txn.Set(k, v) })
+}
+func (e *badgerEngine) get(k []byte, check func([]byte) bool) (found bool, err error) {
+	err = e.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(k)
+		if err != nil {
+			return err
+		}
+		found = true
+		return item.Value(func(v []byte) error {
+			if !check(v) {
+				return fmt.Errorf("wrong value for %s", k)
+			}
+			return nil
+		})
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return found, err
+}
+func (e *badgerEngine) compact() error { return e.db.Flatten(2) }
+func (e *badgerEngine) close() error   { return e.db.Close() }
