@@ -29,7 +29,14 @@ type config struct {
 	DisableFlushAll bool
 	ReqsPerEvent    int
 	IdleTimeout     time.Duration
+	CommandTimeout  time.Duration
+	WriteTimeout    time.Duration
 	ShutdownTimeout time.Duration
+	AuthTokenFile   string
+	AuthFile        string
+	TLSCert         string
+	TLSKey          string
+	InsecureRemote  bool
 	Shards          int
 	LogFormat       string
 	ConfigFile      string
@@ -171,7 +178,14 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	boolean(&cfg.DisableFlushAll, "disable-flush-all", "F", "disable flush_all command")
 	integer(&cfg.ReqsPerEvent, "reqs-per-event", "R", 20, "max pipelined requests answered before a flush")
 	dur(&cfg.IdleTimeout, "idle-timeout", 0, "close connections idle this long after their last complete command (0 = never)")
+	dur(&cfg.CommandTimeout, "command-timeout", 30*time.Second, "a started command (or TLS handshake) must complete within this (0 = never)")
+	dur(&cfg.WriteTimeout, "write-timeout", 30*time.Second, "close a client that does not read its replies for this long (0 = never)")
 	dur(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for connections to finish")
+	str(&cfg.AuthTokenFile, "auth-token-file", "", "", "file holding the auth token for both ports (or set MINIKV_AUTH_TOKEN)")
+	str(&cfg.AuthFile, "auth-file", "Y", "", "memcached-style user:pass file for the text protocol's set-handshake")
+	str(&cfg.TLSCert, "tls-cert", "", "", "TLS certificate (PEM); with --tls-key, both ports speak TLS 1.2+")
+	str(&cfg.TLSKey, "tls-key", "", "", "TLS private key (PEM)")
+	boolean(&cfg.InsecureRemote, "insecure-allow-remote", "", "allow a non-loopback listen address without an auth token")
 	integer(&cfg.Shards, "shards", "", 0, "store shards, a power of two >= 16 (0 = from GOMAXPROCS)")
 	str(&cfg.LogFormat, "log-format", "", "text", "log format: text or json")
 	str(&cfg.ConfigFile, "config", "", "", "key = value config file (keys are long flag names)")
@@ -331,6 +345,12 @@ func (c *config) validate() error {
 	}
 	if c.Shards < 0 {
 		errs = append(errs, errors.New("shards must not be negative"))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))
+	}
+	if c.CommandTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 {
+		errs = append(errs, errors.New("timeouts must not be negative"))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("log format %q: want text or json", c.LogFormat))

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
@@ -79,6 +81,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		runtime.GOMAXPROCS(min(cfg.Threads, runtime.NumCPU()))
 	}
 
+	sec, err := loadSecurity(cfg, getenv)
+	if err != nil {
+		return err
+	}
+
 	st := store.New(store.Config{
 		MemoryLimit: cfg.MemoryLimit.bytes,
 		MaxItemSize: cfg.MaxItemSize.bytes,
@@ -89,6 +96,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	srv := server.New(server.Config{
 		MaxConns:        cfg.MaxConns,
 		IdleTimeout:     cfg.IdleTimeout,
+		CommandTimeout:  orNever(cfg.CommandTimeout),
+		WriteTimeout:    orNever(cfg.WriteTimeout),
+		AuthToken:       sec.token,
+		AuthUsers:       sec.users,
 		ReqsPerEvent:    cfg.ReqsPerEvent,
 		DisableCAS:      cfg.DisableCAS,
 		DisableFlushAll: cfg.DisableFlushAll,
@@ -126,13 +137,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 			return err
 		}
+		if sec.tls != nil {
+			ln = tls.NewListener(ln, sec.tls)
+		}
 		lns = append(lns, listener{ln, l.serve, l.proto})
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	serveErr := make(chan error, len(lns))
 	for _, l := range lns {
-		log.Info("minikv listening", "protocol", l.proto, "addr", l.ln.Addr().String(),
+		log.Info("minikv listening", "protocol", l.proto, "addr", l.ln.Addr().String(), "tls", sec.tls != nil,
+			"auth", len(sec.token) > 0 || len(sec.users) > 0,
 			"version", server.Version, "memory_limit", cfg.MemoryLimit.bytes, "max_connections", cfg.MaxConns)
 		go func() { serveErr <- l.serve(l.ln) }()
 	}
@@ -157,6 +172,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// orNever maps the flags' "0 = never" to the server's negative "never"
+// (its zero means "default").
+func orNever(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 func newLogger(cfg *config, w io.Writer) *slog.Logger {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -41,6 +42,8 @@ const (
 	statBytesWritten
 	statIdleKicks
 	statConnYields
+	statCommandTimeouts
+	statWriteTimeouts
 	numStats
 )
 
@@ -64,6 +67,12 @@ type conn struct {
 	lastCmd atomic.Int64 // Unix ns of the last complete command
 	stats   counters
 	w       *memcache.Writer // reply writer, owned by the serving goroutine
+
+	// Owned by the serving goroutine.
+	authed      bool  // passed auth (or none is configured)
+	waiting     bool  // blocked between commands (a timeout now is idleness)
+	writeFailed bool  // the last error came from a write
+	armedAt     int64 // Unix ns when the command deadline was last set
 }
 
 // Read counts bytes for stats and lets conn stand in for the net.Conn under
@@ -75,9 +84,17 @@ func (c *conn) Read(p []byte) (int, error) {
 }
 
 // Write counts bytes for stats.
+// Every write gets a fresh deadline, so a client that stops reading is cut
+// off after WriteTimeout instead of pinning its goroutine and buffers.
 func (c *conn) Write(p []byte) (int, error) {
+	if t := c.srv.cfg.WriteTimeout; t > 0 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(t))
+	}
 	n, err := c.nc.Write(p)
 	c.stats.add(statBytesWritten, uint64(n))
+	if err != nil {
+		c.writeFailed = true
+	}
 	return n, err
 }
 
@@ -93,18 +110,32 @@ func (c *conn) serve() {
 		}
 	}()
 	c.srv.log.Debug("connection opened", "conn_id", c.id, "remote", c.nc.RemoteAddr().String())
+	c.authed = !c.srv.authRequired()
 	var err error
-	if c.proto == protoRESP {
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		err = c.handshake(tc)
+	}
+	switch {
+	case err != nil:
+	case c.proto == protoRESP:
 		err = c.serveRESP()
-	} else {
+	default:
 		err = c.serveMemcache()
 	}
 	switch {
 	case err == nil, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		if !c.srv.shuttingDown.Load() {
+		switch {
+		case c.srv.shuttingDown.Load():
+		case c.writeFailed:
+			c.stats.add(statWriteTimeouts, 1)
+			c.srv.log.Debug("client stopped reading; connection closed", "conn_id", c.id)
+		case c.waiting:
 			c.stats.add(statIdleKicks, 1)
 			c.srv.log.Debug("idle connection closed", "conn_id", c.id)
+		default:
+			c.stats.add(statCommandTimeouts, 1)
+			c.srv.log.Debug("command not completed in time; connection closed", "conn_id", c.id)
 		}
 	default:
 		c.srv.log.Debug("connection closed", "conn_id", c.id, "err", err)
@@ -120,6 +151,59 @@ func (c *conn) serve() {
 func (c *conn) armIdle() bool {
 	if t := c.srv.cfg.IdleTimeout; t > 0 {
 		_ = c.nc.SetReadDeadline(time.Now().Add(t))
+	} else if c.srv.cfg.CommandTimeout > 0 {
+		_ = c.nc.SetReadDeadline(time.Time{})
 	}
 	return !c.srv.shuttingDown.Load()
+}
+
+// waitForCommand blocks until the first byte of the next command arrives
+// (under the idle deadline armIdle set), then arms the command deadline: from
+// here the command must be complete within CommandTimeout, however slowly
+// its bytes trickle in.
+func (c *conn) waitForCommand(wait func() error) error {
+	c.waiting = true
+	if err := wait(); err != nil {
+		return err // still waiting: a timeout here is an idle kick
+	}
+	c.waiting = false
+	c.armedAt = 0 // armIdle replaced the deadline: always re-arm
+	c.armCommand(time.Now().UnixNano())
+	return nil
+}
+
+// armCommand (re)sets the command deadline. Called after every complete
+// command, it touches the timer only once per half timeout, so a busy
+// pipelined stream pays a clock read per command and a timer reset rarely,
+// while any one command still gets at least half the timeout.
+func (c *conn) armCommand(now int64) {
+	t := c.srv.cfg.CommandTimeout
+	if t <= 0 || now-c.armedAt < int64(t/2) {
+		return
+	}
+	if c.srv.shuttingDown.Load() {
+		return // keep Shutdown's deadline in the past
+	}
+	c.armedAt = now
+	deadline := time.Unix(0, now).Add(t)
+	if it := c.srv.cfg.IdleTimeout; it > 0 {
+		// Never later than the idle deadline counted from the last
+		// complete command.
+		if idle := time.Unix(0, c.lastCmd.Load()).Add(it); idle.Before(deadline) {
+			deadline = idle
+		}
+	}
+	_ = c.nc.SetReadDeadline(deadline)
+}
+
+// handshake completes a TLS handshake within CommandTimeout, so a client
+// that connects and never speaks TLS cannot hold a connection slot.
+func (c *conn) handshake(tc *tls.Conn) error {
+	if t := c.srv.cfg.CommandTimeout; t > 0 {
+		_ = tc.SetDeadline(time.Now().Add(t))
+	}
+	if err := tc.Handshake(); err != nil {
+		return err
+	}
+	return tc.SetDeadline(time.Time{})
 }

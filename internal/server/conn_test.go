@@ -245,9 +245,98 @@ func TestIdleTimeoutCountsFromLastCompleteCommand(t *testing.T) {
 		if d := <-closed; d != 10*time.Second {
 			t.Errorf("slow client closed %v after its last complete command, want 10s", d)
 		}
+		if s := srv.Stats(); s.Counters["command_timeouts"] != 1 {
+			t.Errorf("command_timeouts = %d, want 1 (the client had started a command)", s.Counters["command_timeouts"])
+		}
+
+		// A connection that sends nothing at all is an idle kick.
+		quiet := ln.dial()
+		start := time.Now()
+		if _, err := quiet.Read(make([]byte, 1)); err == nil {
+			t.Error("idle connection got data")
+		}
+		if d := time.Since(start); d != 10*time.Second {
+			t.Errorf("idle connection closed after %v, want 10s", d)
+		}
 		if s := srv.Stats(); s.Counters["idle_kicks"] != 1 {
 			t.Errorf("idle_kicks = %d, want 1", s.Counters["idle_kicks"])
 		}
+	})
+}
+
+// TestCommandTimeoutWithoutIdleTimeout: with no idle timeout (memcached's
+// default) an idle client may stay for ever, but one that starts a command
+// and trickles it (slowloris) is cut off CommandTimeout after its first byte.
+func TestCommandTimeoutWithoutIdleTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := store.New(store.Config{})
+		defer st.Close()
+		srv := New(Config{CommandTimeout: 5 * time.Second}, st)
+		ln := newPipeListener()
+		go srv.Serve(ln)
+		defer srv.Shutdown(context.Background())
+
+		nc := ln.dial()
+		c := &client{t: t, nc: nc, br: bufio.NewReader(nc)}
+		c.expect("get a\r\n", "END")
+		time.Sleep(time.Hour) // idle is fine
+		c.expect("get a\r\n", "END")
+		_ = nc.SetReadDeadline(time.Time{})
+		start := time.Now()
+		for _, b := range []byte("set k 0 0 100\r\n" + strings.Repeat("x", 100)) {
+			if _, err := nc.Write([]byte{b}); err != nil {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if d := time.Since(start); d < 5*time.Second || d > 6*time.Second {
+			t.Errorf("trickling client cut off after %v, want 5s after its first byte", d)
+		}
+		if _, ok := st.Get([]byte("k")); ok {
+			t.Error("half-sent set was stored")
+		}
+		if s := srv.Stats(); s.Counters["command_timeouts"] != 1 || s.Counters["idle_kicks"] != 0 {
+			t.Errorf("command_timeouts %d idle_kicks %d, want 1 and 0", s.Counters["command_timeouts"], s.Counters["idle_kicks"])
+		}
+	})
+}
+
+// TestClientThatNeverReadsIsCutOff: replies pile up for a client that keeps
+// sending but never reads; the write deadline closes it instead of letting
+// its goroutine and buffers live for ever.
+func TestClientThatNeverReadsIsCutOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := store.New(store.Config{})
+		defer st.Close()
+		srv := New(Config{WriteTimeout: 3 * time.Second}, st)
+		ln := newPipeListener()
+		go srv.Serve(ln)
+		defer srv.Shutdown(context.Background())
+
+		nc := ln.dial()
+		big := strings.Repeat("v", 50000)
+		go func() {
+			_, _ = fmt.Fprintf(nc, "set big 0 0 %d\r\n%s\r\n", len(big), big)
+			for range 100 {
+				if _, err := io.WriteString(nc, "get big\r\n"); err != nil {
+					return
+				}
+			}
+		}()
+		start := time.Now()
+		for srv.CurrConns() > 0 || time.Since(start) == 0 {
+			time.Sleep(100 * time.Millisecond)
+			if time.Since(start) > time.Minute {
+				t.Fatal("never-reading client still connected after a minute")
+			}
+		}
+		if d := time.Since(start); d > 4*time.Second {
+			t.Errorf("never-reading client cut off after %v, want ~3s", d)
+		}
+		if s := srv.Stats(); s.Counters["write_timeouts"] != 1 {
+			t.Errorf("write_timeouts = %d, want 1", s.Counters["write_timeouts"])
+		}
+		nc.Close()
 	})
 }
 

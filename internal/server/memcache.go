@@ -22,7 +22,7 @@ const (
 // commands), so a pipelined batch is answered with one write syscall.
 func (c *conn) serveMemcache() error {
 	s := c.srv
-	r := memcache.NewReader(c, readBufSize, s.store.MaxValueLen)
+	r := memcache.NewReader(c, readBufSize, c.maxValueLen)
 	w := memcache.NewWriter(c, writeBufSize)
 	c.w = w
 	var req memcache.Request
@@ -38,6 +38,9 @@ func (c *conn) serveMemcache() error {
 			if !c.armIdle() {
 				return nil
 			}
+			if err := c.waitForCommand(r.Wait); err != nil {
+				return err
+			}
 		} else if pending >= s.cfg.ReqsPerEvent {
 			c.stats.add(statConnYields, 1)
 			if err := w.Flush(); err != nil {
@@ -46,6 +49,14 @@ func (c *conn) serveMemcache() error {
 			pending = 0
 		}
 		err := r.Read(&req)
+		if !c.authed {
+			if !c.preAuthMemcache(&req, err, w) {
+				_ = w.Flush()
+				return err
+			}
+			pending++
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, memcache.ErrTooLarge) {
 				c.stats.add(statCmdSet, 1)
@@ -62,7 +73,9 @@ func (c *conn) serveMemcache() error {
 			pending++
 			continue
 		}
-		c.lastCmd.Store(time.Now().UnixNano())
+		now := time.Now().UnixNano()
+		c.lastCmd.Store(now)
+		c.armCommand(now)
 		if req.Command == memcache.CmdQuit {
 			return w.Flush()
 		}
@@ -183,12 +196,7 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 		c.reply(req, memcache.OK)
 
 	case memcache.CmdAuth:
-		// Token auth arrives with the security work; until a token can be
-		// configured, the seed's rule applies: refuse and close.
-		c.stats.add(statAuthCmds, 1)
-		c.stats.add(statAuthErrors, 1)
-		w.Line(memcache.ClientErrorAuthNotConfigured)
-		return false
+		return c.authCommand(req, w)
 
 	default:
 		w.Line(memcache.Error)

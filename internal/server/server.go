@@ -29,17 +29,21 @@ const ProtocolVersion = "1.6.38"
 
 // Config holds the server settings. Zero fields take the defaults noted.
 type Config struct {
-	MaxConns        int           // simultaneous connections; default 1024
-	IdleTimeout     time.Duration // 0 = never; counted from the last complete command
-	ReqsPerEvent    int           // flush after this many pipelined requests; default 20
-	DisableCAS      bool          // -C: report CAS 0, cas behaves as without tokens
-	DisableFlushAll bool          // -F: flush_all is refused
-	ShutdownTimeout time.Duration // default 10s
-	Threads         int           // reported in stats (memcached -t)
-	Verbosity       int           // verbosity level (memcached -v)
-	MaxItemSize     int64         // reported in stats settings
-	NoEvict         bool          // reported in stats settings
-	Logger          *slog.Logger  // default slog.Default()
+	MaxConns        int               // simultaneous connections; default 1024
+	IdleTimeout     time.Duration     // 0 = never; counted from the last complete command
+	CommandTimeout  time.Duration     // a started command (and a TLS handshake) must finish within this; default 30s, <0 = never
+	WriteTimeout    time.Duration     // a reply write must make progress within this; default 30s, <0 = never
+	AuthToken       []byte            // when set, "auth <token>" (memcached) / AUTH (RESP) must come first
+	AuthUsers       map[string]string // memcached -Y: user -> password for the set-handshake
+	ReqsPerEvent    int               // flush after this many pipelined requests; default 20
+	DisableCAS      bool              // -C: report CAS 0, cas behaves as without tokens
+	DisableFlushAll bool              // -F: flush_all is refused
+	ShutdownTimeout time.Duration     // default 10s
+	Threads         int               // reported in stats (memcached -t)
+	Verbosity       int               // verbosity level (memcached -v)
+	MaxItemSize     int64             // reported in stats settings
+	NoEvict         bool              // reported in stats settings
+	Logger          *slog.Logger      // default slog.Default()
 }
 
 // Server serves the memcached text protocol over a Store.
@@ -71,6 +75,12 @@ func New(cfg Config, st *store.Store) *Server {
 	}
 	if cfg.ReqsPerEvent <= 0 {
 		cfg.ReqsPerEvent = 20
+	}
+	if cfg.CommandTimeout == 0 {
+		cfg.CommandTimeout = 30 * time.Second
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 30 * time.Second
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 10 * time.Second

@@ -15,31 +15,33 @@ import (
 
 // statNames are memcached's names for the per-connection counters.
 var statNames = [numStats]string{
-	statCmdGet:        "cmd_get",
-	statCmdSet:        "cmd_set",
-	statCmdFlush:      "cmd_flush",
-	statCmdTouch:      "cmd_touch",
-	statGetHits:       "get_hits",
-	statGetMisses:     "get_misses",
-	statDeleteHits:    "delete_hits",
-	statDeleteMisses:  "delete_misses",
-	statIncrHits:      "incr_hits",
-	statIncrMisses:    "incr_misses",
-	statDecrHits:      "decr_hits",
-	statDecrMisses:    "decr_misses",
-	statCASHits:       "cas_hits",
-	statCASMisses:     "cas_misses",
-	statCASBadval:     "cas_badval",
-	statTouchHits:     "touch_hits",
-	statTouchMisses:   "touch_misses",
-	statStoreTooLarge: "store_too_large",
-	statStoreNoMemory: "store_no_memory",
-	statAuthCmds:      "auth_cmds",
-	statAuthErrors:    "auth_errors",
-	statBytesRead:     "bytes_read",
-	statBytesWritten:  "bytes_written",
-	statIdleKicks:     "idle_kicks",
-	statConnYields:    "conn_yields",
+	statCmdGet:          "cmd_get",
+	statCmdSet:          "cmd_set",
+	statCmdFlush:        "cmd_flush",
+	statCmdTouch:        "cmd_touch",
+	statGetHits:         "get_hits",
+	statGetMisses:       "get_misses",
+	statDeleteHits:      "delete_hits",
+	statDeleteMisses:    "delete_misses",
+	statIncrHits:        "incr_hits",
+	statIncrMisses:      "incr_misses",
+	statDecrHits:        "decr_hits",
+	statDecrMisses:      "decr_misses",
+	statCASHits:         "cas_hits",
+	statCASMisses:       "cas_misses",
+	statCASBadval:       "cas_badval",
+	statTouchHits:       "touch_hits",
+	statTouchMisses:     "touch_misses",
+	statStoreTooLarge:   "store_too_large",
+	statStoreNoMemory:   "store_no_memory",
+	statAuthCmds:        "auth_cmds",
+	statAuthErrors:      "auth_errors",
+	statBytesRead:       "bytes_read",
+	statBytesWritten:    "bytes_written",
+	statIdleKicks:       "idle_kicks",
+	statConnYields:      "conn_yields",
+	statCommandTimeouts: "command_timeouts",
+	statWriteTimeouts:   "write_timeouts",
 }
 
 // Snapshot is a consistent-enough copy of the server's counters: each value
@@ -175,7 +177,7 @@ func (s *Server) writeGeneralStats(w *memcache.Writer) {
 	w.StatUint("get_expired", st.GetExpired)
 	w.StatUint("get_flushed", st.GetFlushed)
 	for i := statDeleteHits; i < numStats; i++ {
-		if i == statConnYields || i == statIdleKicks {
+		if i == statConnYields || i == statIdleKicks || i == statCommandTimeouts || i == statWriteTimeouts {
 			continue
 		}
 		w.StatUint(statNames[i], sum[i])
@@ -186,6 +188,8 @@ func (s *Server) writeGeneralStats(w *memcache.Writer) {
 	w.StatInt("threads", int64(s.cfg.Threads))
 	w.StatUint("conn_yields", sum[statConnYields])
 	w.StatUint("idle_kicks", sum[statIdleKicks])
+	w.StatUint("command_timeouts", sum[statCommandTimeouts])
+	w.StatUint("write_timeouts", sum[statWriteTimeouts])
 	w.StatInt("goroutines", int64(runtime.NumGoroutine()))
 	w.StatInt("shards", int64(st.Shards))
 	w.StatInt("bytes", st.Bytes)

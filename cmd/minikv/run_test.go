@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startRun runs the whole command in-process and stops it (as SIGTERM
+// would) when the test ends.
+func startRun(t *testing.T, args []string, env map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("run did not stop")
+		}
+	})
+}
+
+func waitDial(t *testing.T, addr string) {
+	t.Helper()
+	for range 200 {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never accepted", addr)
+}
+
+func TestRefusesRemoteWithoutAuth(t *testing.T) {
+	args := []string{"-l", "0.0.0.0", "-p", "0", "--resp-port", "0"}
+	err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Fatalf("run(%q) = %v, want a refusal", args, err)
+	}
+	// The refusal goes away with a token, or with --insecure-allow-remote.
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := parseConfig([]string{"-l", "0.0.0.0", "--auth-token-file", tok}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec, err := loadSecurity(cfg, func(string) string { return "" }); err != nil || string(sec.token) != "abc" {
+		t.Errorf("token file: %v, %v", sec, err)
+	}
+	cfg, _, _ = parseConfig([]string{"-l", "0.0.0.0"}, func(string) string { return "" }, io.Discard)
+	if sec, err := loadSecurity(cfg, func(k string) string {
+		return map[string]string{"MINIKV_AUTH_TOKEN": "envtok"}[k]
+	}); err != nil || string(sec.token) != "envtok" {
+		t.Errorf("env token: %v, %v", sec, err)
+	}
+	cfg, _, _ = parseConfig([]string{"-l", "0.0.0.0", "--insecure-allow-remote"}, func(string) string { return "" }, io.Discard)
+	if _, err := loadSecurity(cfg, func(string) string { return "" }); err != nil {
+		t.Errorf("--insecure-allow-remote: %v", err)
+	}
+}
+
+// TestTokenAuthEndToEnd: the token from a file guards the memcached port.
+func TestTokenAuthEndToEnd(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	startRun(t, []string{"-p", strconv.Itoa(port), "--resp-port", "0", "--auth-token-file", tok}, nil)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	waitDial(t, addr)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "get a\r\n")
+	if l, _ := bufio.NewReader(c).ReadString('\n'); l != "CLIENT_ERROR auth required\r\n" {
+		t.Errorf("unauthenticated get: %q", l)
+	}
+	c2, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	io.WriteString(c2, "auth hunter2\r\nversion\r\n")
+	br := bufio.NewReader(c2)
+	if l, _ := br.ReadString('\n'); l != "AUTHENTICATED\r\n" {
+		t.Errorf("auth: %q", l)
+	}
+	if l, _ := br.ReadString('\n'); !strings.HasPrefix(l, "VERSION 1.6.") {
+		t.Errorf("after auth: %q", l)
+	}
+}
+
+// TestTLSWithOpenSSL talks to the TLS port with `openssl s_client`.
+func TestTLSWithOpenSSL(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl not installed")
+	}
+	dir := t.TempDir()
+	certFile, keyFile := writeCert(t, dir)
+	port := freePort(t)
+	startRun(t, []string{"-p", strconv.Itoa(port), "--resp-port", "0", "--tls-cert", certFile, "--tls-key", keyFile}, nil)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	waitDial(t, addr)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "openssl", "s_client", "-connect", addr, "-quiet", "-CAfile", certFile,
+		"-verify_return_error", "-servername", "localhost", "-tls1_2")
+	cmd.Stdin = strings.NewReader("set tls 0 0 5\r\nhello\r\nget tls\r\nquit\r\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("openssl s_client: %v\n%s", err, out)
+	}
+	if want := "STORED\r\nVALUE tls 0 5\r\nhello\r\nEND\r\n"; string(out) != want {
+		t.Errorf("openssl s_client got %q, want %q", out, want)
+	}
+}
+
+func writeCert(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}

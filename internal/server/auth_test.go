@@ -1,0 +1,111 @@
+package server
+
+import (
+	"crypto/tls"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// TestAuthTable is the seed's five-case table on the memcached port.
+func TestAuthTable(t *testing.T) {
+	open := startServer(t, Config{}, store.Config{})
+	locked := startServer(t, Config{AuthToken: []byte("s3cret")}, store.Config{})
+	for _, tc := range []struct {
+		name   string
+		addr   string
+		send   string
+		want   []string
+		closed bool
+	}{
+		{"no token, any command", open.addr, "version\r\n", []string{"VERSION " + Version}, false},
+		{"no token, auth", open.addr, "auth s3cret\r\n", []string{"CLIENT_ERROR auth not configured"}, true},
+		{"token, auth correct", locked.addr, "auth s3cret\r\nset k 0 0 1\r\nx\r\nget k\r\n",
+			[]string{"AUTHENTICATED", "STORED", "VALUE k 0 1", "x", "END"}, false},
+		{"token, auth wrong", locked.addr, "auth nope\r\nversion\r\n", []string{"CLIENT_ERROR auth failed"}, true},
+		{"token, anything else", locked.addr, "get k\r\n", []string{"CLIENT_ERROR auth required"}, true},
+		{"token, garbage first", locked.addr, "bogus\r\n", []string{"CLIENT_ERROR auth required"}, true},
+		{"token, auth without token", locked.addr, "auth\r\n", []string{"CLIENT_ERROR auth required"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, tc.addr)
+			c.expect(tc.send, tc.want...)
+			if got := c.closed(500 * time.Millisecond); got != tc.closed {
+				t.Errorf("closed = %v, want %v", got, tc.closed)
+			}
+		})
+	}
+	if s := locked.srv.Stats(); s.Counters["auth_cmds"] != 2 || s.Counters["auth_errors"] != 1 {
+		t.Errorf("auth_cmds %d auth_errors %d", s.Counters["auth_cmds"], s.Counters["auth_errors"])
+	}
+}
+
+// TestAuthPreAuthLimits: before authenticating, only tiny values are read.
+func TestAuthPreAuthLimits(t *testing.T) {
+	ts := startServer(t, Config{AuthUsers: map[string]string{"app": "pw"}}, store.Config{})
+	c := dial(t, ts.addr)
+	big := strings.Repeat("x", preAuthMaxValue+1)
+	c.expect("set k 0 0 "+itoa(len(big))+"\r\n"+big+"\r\n", "CLIENT_ERROR unauthenticated")
+	c.expect("set auth 0 0 6\r\napp pw\r\n", "STORED")
+	c.expect("set k 0 0 "+itoa(len(big))+"\r\n"+big+"\r\n", "STORED")
+}
+
+// TestAuthFileHandshake is memcached's -Y text-protocol authentication.
+func TestAuthFileHandshake(t *testing.T) {
+	ts := startServer(t, Config{AuthUsers: map[string]string{"alice": "secret", "bob": "pw2"}}, store.Config{})
+	c := dial(t, ts.addr)
+	c.expect("version\r\n", "CLIENT_ERROR unauthenticated")
+	c.expect("get k\r\n", "CLIENT_ERROR unauthenticated")
+	c.expect("set ignored 0 0 11\r\nalice wrong\r\n", "CLIENT_ERROR authentication failure")
+	c.expect("set ignored 0 0 5\r\nalice\r\n", "CLIENT_ERROR bad authentication token format")
+	// A short data block: the leftover "w2" line is a command of its own.
+	c.expect("set ignored 0 0 3\r\nbob pw2\r\n", "CLIENT_ERROR bad command line termination",
+		"CLIENT_ERROR unauthenticated")
+	c.expect("set ignored 99 999 12\r\nalice secret\r\n", "STORED")
+	c.expect("version\r\n", "VERSION "+Version)
+	c.expect("get ignored\r\n", "END") // the handshake stores nothing
+	if c.closed(200 * time.Millisecond) {
+		t.Error("connection closed")
+	}
+}
+
+func TestTLS(t *testing.T) {
+	cert, pool := selfSigned(t)
+	st := store.New(store.Config{})
+	defer st.Close()
+	srv := New(Config{CommandTimeout: 2 * time.Second}, st)
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	go srv.Serve(ln)
+	defer srv.Shutdown(t.Context())
+
+	tc, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost"})
+	if err != nil {
+		t.Fatalf("TLS dial: %v", err)
+	}
+	c := &client{t: t, nc: tc, br: newBufReader(tc)}
+	c.expect("set k 0 0 2\r\nhi\r\nget k\r\n", "STORED", "VALUE k 0 2", "hi", "END")
+	tc.Close()
+
+	// TLS 1.1 is refused.
+	if old, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost",
+		MaxVersion: tls.VersionTLS11}); err == nil {
+		old.Close()
+		t.Error("TLS 1.1 handshake succeeded")
+	}
+	// Plain text on the TLS port, and a client that never handshakes, are
+	// both closed (the latter within CommandTimeout).
+	for _, send := range []string{"get k\r\n", ""} {
+		p := dial(t, raw.Addr().String())
+		p.send(send)
+		if !p.closed(4 * time.Second) {
+			t.Errorf("plain client %q on the TLS port left open", send)
+		}
+	}
+}
