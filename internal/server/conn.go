@@ -68,6 +68,9 @@ type conn struct {
 	stats   counters
 	w       *memcache.Writer // reply writer, owned by the serving goroutine
 
+	// testHook, when set by a test, runs before each dispatched command.
+	testHook atomic.Pointer[func()]
+
 	// Owned by the serving goroutine.
 	authed      bool  // passed auth (or none is configured)
 	waiting     bool  // blocked between commands (a timeout now is idleness)
@@ -161,12 +164,19 @@ func (c *conn) armIdle() bool {
 // (under the idle deadline armIdle set), then arms the command deadline: from
 // here the command must be complete within CommandTimeout, however slowly
 // its bytes trickle in.
-func (c *conn) waitForCommand(wait func() error) error {
+func (c *conn) waitForCommand(wait func() (byte, error)) error {
 	c.waiting = true
-	if err := wait(); err != nil {
+	first, err := wait()
+	if err != nil {
 		return err // still waiting: a timeout here is an idle kick
 	}
 	c.waiting = false
+	if first == tlsHandshakeRecord {
+		// A TLS client on a plain port would otherwise sit until the
+		// command deadline: no command of either protocol starts with
+		// this byte. (Behind a TLS listener c reads decrypted bytes.)
+		return errTLSOnPlainPort
+	}
 	c.armedAt = 0 // armIdle replaced the deadline: always re-arm
 	c.armCommand(time.Now().UnixNano())
 	return nil
@@ -195,6 +205,11 @@ func (c *conn) armCommand(now int64) {
 	}
 	_ = c.nc.SetReadDeadline(deadline)
 }
+
+// tlsHandshakeRecord is the first byte of a TLS ClientHello.
+const tlsHandshakeRecord = 0x16
+
+var errTLSOnPlainPort = errors.New("server: TLS handshake on a plain-text port")
 
 // handshake completes a TLS handshake within CommandTimeout, so a client
 // that connects and never speaks TLS cannot hold a connection slot.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -29,6 +30,9 @@ func startServer(t testing.TB, cfg Config, scfg store.Config) *testServer {
 	}
 	if cfg.MaxItemSize == 0 {
 		cfg.MaxItemSize = scfg.MaxItemSize
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	st := store.New(scfg)
 	srv := New(cfg, st)

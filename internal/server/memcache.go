@@ -90,6 +90,9 @@ func (c *conn) serveMemcache() error {
 // dispatch executes one request and writes its reply. It reports false when
 // the connection must close.
 func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
+	if h := c.testHook.Load(); h != nil {
+		(*h)()
+	}
 	s := c.srv
 	st := s.store
 	switch req.Command {
@@ -194,6 +197,10 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 			}
 		}
 		c.reply(req, memcache.OK)
+
+	case memcache.CmdMetaGet, memcache.CmdMetaSet, memcache.CmdMetaDelete,
+		memcache.CmdMetaArithmetic, memcache.CmdMetaNoop, memcache.CmdMetaDebug:
+		c.dispatchMeta(req, w)
 
 	case memcache.CmdAuth:
 		return c.authCommand(req, w)
