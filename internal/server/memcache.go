@@ -198,10 +198,6 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 		}
 		c.reply(req, memcache.OK)
 
-	case memcache.CmdMetaGet, memcache.CmdMetaSet, memcache.CmdMetaDelete,
-		memcache.CmdMetaArithmetic, memcache.CmdMetaNoop, memcache.CmdMetaDebug:
-		c.dispatchMeta(req, w)
-
 	case memcache.CmdAuth:
 		return c.authCommand(req, w)
 
