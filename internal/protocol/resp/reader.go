@@ -1,0 +1,389 @@
+package resp
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"math"
+)
+
+const (
+	// MaxInlineLen is the longest inline request line, and the longest
+	// multibulk or bulk count line, accepted without its terminator:
+	// Redis's PROTO_INLINE_MAX_SIZE.
+	MaxInlineLen = 64 << 10
+
+	// DefaultMaxArgs caps the element count of a multibulk request. Redis
+	// accepts counts up to 2^31-1 and waits for the elements; MiniKV
+	// refuses a count above this cap at once, so a client cannot hold a
+	// connection in a request that can never complete.
+	DefaultMaxArgs = 1 << 20
+
+	// DefaultMaxBulk is the bulk length limit of a Reader built with a
+	// maxBulk of 0: memcached's and MiniKV's default item size.
+	DefaultMaxBulk = 1 << 20
+
+	// Limits for a connection that has not authenticated yet (Redis's
+	// CVE-2021-32675 fix): at most 10 elements and 16 KiB per bulk.
+	unauthMaxArgs = 10
+	unauthMaxBulk = 16 << 10
+
+	// argvPrealloc caps the argument vector's initial capacity, as Redis
+	// caps its argv allocation at min(count, 1024): a declared count is
+	// not trusted until the elements arrive.
+	argvPrealloc = 1024
+
+	// retainLimit is the largest arena (and inline spill buffer) kept
+	// between requests; larger ones serve one request and are dropped, so
+	// one big request does not pin its size for the connection's life.
+	retainLimit = 64 << 10
+)
+
+// ProtocolError is a malformed request. Its text is Redis's, without the
+// "ERR " prefix; the server answers "-ERR " + text and closes the
+// connection, since the stream can no longer be trusted to be in step.
+type ProtocolError string
+
+func (e ProtocolError) Error() string { return string(e) }
+
+// Reply is the error line the server sends before closing: Redis's
+// "ERR Protocol error: ..." text.
+func (e ProtocolError) Reply() string { return "ERR " + string(e) }
+
+// Redis's protocol errors (networking.c), plus two of MiniKV's own for
+// input that Redis mishandles (ErrExpectedCRLF, ErrInlineNUL).
+const (
+	ErrInvalidMultibulkLength ProtocolError = "Protocol error: invalid multibulk length"
+	ErrInvalidBulkLength      ProtocolError = "Protocol error: invalid bulk length"
+	ErrTooBigInline           ProtocolError = "Protocol error: too big inline request"
+	ErrTooBigMultibulkCount   ProtocolError = "Protocol error: too big mbulk count string"
+	ErrTooBigBulkCount        ProtocolError = "Protocol error: too big bulk count string"
+	ErrUnbalancedQuotes       ProtocolError = "Protocol error: unbalanced quotes in request"
+	ErrUnauthMultibulk        ProtocolError = "Protocol error: unauthenticated multibulk length"
+	ErrUnauthBulk             ProtocolError = "Protocol error: unauthenticated bulk length"
+	// ErrExpectedCRLF: a bulk's bytes are not followed by "\r\n", or a
+	// count line's '\r' is not followed by '\n'. Redis skips those two
+	// bytes unchecked and goes on out of step; MiniKV closes.
+	ErrExpectedCRLF ProtocolError = "Protocol error: expected CRLF"
+	// ErrInlineNUL: an inline line holds a NUL byte. Redis's strchr-based
+	// scan stops at the NUL and stalls until 64 KiB arrive; MiniKV refuses
+	// the line at once.
+	ErrInlineNUL ProtocolError = "Protocol error: NUL byte in inline request"
+)
+
+// expectedDollar is Redis's "expected '$', got 'x'" for the first byte of
+// an element. Redis's addReplyErrorFormat turns CR and LF into spaces.
+func expectedDollar(c byte) ProtocolError {
+	if c == '\r' || c == '\n' {
+		c = ' '
+	}
+	return ProtocolError("Protocol error: expected '$', got '" + string([]byte{c}) + "'")
+}
+
+// Reader parses requests from a byte stream. The argument vector it
+// returns aliases the Reader's own buffers and is valid until the next
+// call to Read.
+type Reader struct {
+	br      *bufio.Reader
+	maxBulk int
+	maxArgs int
+	unauth  bool
+
+	arena []byte // argument bytes of the current request
+	offs  []int  // start,end pairs into arena, one pair per argument
+	argv  [][]byte
+	line  []byte // an inline line longer than br's buffer
+}
+
+// NewReader returns a Reader with a read buffer of size bytes that accepts
+// bulk strings of up to maxBulk bytes (DefaultMaxBulk if maxBulk <= 0).
+func NewReader(r io.Reader, size, maxBulk int) *Reader {
+	if maxBulk <= 0 {
+		maxBulk = DefaultMaxBulk
+	}
+	return &Reader{br: bufio.NewReaderSize(r, size), maxBulk: maxBulk, maxArgs: DefaultMaxArgs}
+}
+
+// SetMaxArgs changes the multibulk element cap (DefaultMaxArgs by default).
+func (r *Reader) SetMaxArgs(n int) { r.maxArgs = n }
+
+// SetUnauthenticated turns on (or off) Redis's limits for a client that
+// has not authenticated: 10 elements, 16 KiB per bulk.
+func (r *Reader) SetUnauthenticated(on bool) { r.unauth = on }
+
+// Buffered is the number of bytes read from the stream and not yet parsed.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
+// Reset discards buffered input and makes the Reader read from rd.
+func (r *Reader) Reset(rd io.Reader) {
+	r.br.Reset(rd)
+	r.arena, r.line = nil, nil
+}
+
+// Read parses the next request and returns its arguments. An empty
+// vector with a nil error is a request with no arguments (an empty inline
+// line, "*0" or "*-1"), which callers skip. Read returns io.EOF at a clean
+// end of stream, io.ErrUnexpectedEOF inside a request, a ProtocolError for
+// malformed input, or the underlying reader's error.
+func (r *Reader) Read() ([][]byte, error) {
+	r.begin()
+	first, err := r.br.Peek(1)
+	if err != nil {
+		return nil, err // io.EOF here is a clean end between requests
+	}
+	if first[0] == '*' {
+		err = r.readMultibulk()
+	} else {
+		err = r.readInline()
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(r.offs); i += 2 {
+		s, e := r.offs[i], r.offs[i+1]
+		r.argv = append(r.argv, r.arena[s:e:e])
+	}
+	return r.argv, nil
+}
+
+// begin resets the per-request state, dropping buffers a big request grew.
+func (r *Reader) begin() {
+	if cap(r.arena) > retainLimit {
+		r.arena = nil
+	}
+	if cap(r.line) > retainLimit {
+		r.line = nil
+	}
+	if cap(r.argv) > argvPrealloc {
+		r.argv, r.offs = nil, nil
+	}
+	r.arena, r.offs, r.argv = r.arena[:0], r.offs[:0], r.argv[:0]
+}
+
+// readMultibulk reads "*<n>\r\n" and n bulk strings.
+func (r *Reader) readMultibulk() error {
+	line, err := r.readCountLine(ErrTooBigMultibulkCount)
+	if err != nil {
+		return err
+	}
+	n, ok := ParseInt(line[1:])
+	if !ok || n > math.MaxInt32 || n > int64(r.maxArgs) {
+		return ErrInvalidMultibulkLength
+	}
+	if r.unauth && n > unauthMaxArgs {
+		return ErrUnauthMultibulk
+	}
+	if n <= 0 {
+		return nil
+	}
+	if want := 2 * min(int(n), argvPrealloc); cap(r.offs) < want {
+		r.offs = make([]int, 0, want)
+		r.argv = make([][]byte, 0, want/2)
+	}
+	for range n {
+		line, err := r.readCountLine(ErrTooBigBulkCount)
+		if err != nil {
+			return err
+		}
+		if line[0] != '$' {
+			return expectedDollar(line[0])
+		}
+		size, ok := ParseInt(line[1:])
+		if !ok || size < 0 || size > int64(r.maxBulk) {
+			return ErrInvalidBulkLength
+		}
+		if r.unauth && size > unauthMaxBulk {
+			return ErrUnauthBulk
+		}
+		if err := r.readBulk(int(size)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readCountLine returns the next "*<n>" or "$<n>" line without its CRLF.
+// Like Redis it looks for the '\r'; a line that has not ended within
+// MaxInlineLen bytes is the error tooBig. A count line longer than a few
+// dozen bytes can only be invalid, so its bytes are consumed as they come
+// and only the first maxCountLine are kept: the line never needs more
+// room than br's buffer, however long the client makes it.
+func (r *Reader) readCountLine(tooBig ProtocolError) ([]byte, error) {
+	const maxCountLine = 32
+	seen := 0 // bytes of the line consumed so far (only when it is long)
+	var head [maxCountLine]byte
+	for {
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				return nil, noEOF(err)
+			}
+		}
+		buf, _ := r.br.Peek(r.br.Buffered())
+		i := bytes.IndexByte(buf, '\r')
+		if i < 0 {
+			if seen+len(buf) > MaxInlineLen {
+				return nil, tooBig
+			}
+			if len(buf) < r.br.Size() && seen == 0 && len(buf) <= maxCountLine {
+				// Wait for more bytes without consuming these.
+				if _, err := r.br.Peek(len(buf) + 1); err != nil {
+					return nil, noEOF(err)
+				}
+				continue
+			}
+			if seen < maxCountLine {
+				copy(head[seen:], buf)
+			}
+			seen += len(buf)
+			_, _ = r.br.Discard(len(buf))
+			continue
+		}
+		if seen+i > MaxInlineLen {
+			return nil, tooBig
+		}
+		// The '\n' must follow; wait for it.
+		if i+1 >= len(buf) {
+			if _, err := r.br.Peek(i + 2); err != nil {
+				if errors.Is(err, bufio.ErrBufferFull) {
+					// '\r' is the last byte of a full buffer: consume the
+					// line so far and look again.
+					if seen < maxCountLine {
+						copy(head[seen:], buf[:i])
+					}
+					seen += i
+					_, _ = r.br.Discard(i)
+					continue
+				}
+				return nil, noEOF(err)
+			}
+			buf, _ = r.br.Peek(r.br.Buffered())
+		}
+		if buf[i+1] != '\n' {
+			return nil, ErrExpectedCRLF
+		}
+		if seen == 0 {
+			line := buf[:i]
+			_, _ = r.br.Discard(i + 2)
+			if len(line) == 0 {
+				// Only reachable for a bulk line ("\r\n" where "$n"
+				// belongs): Redis reports the '\r' it found.
+				return []byte{'\r'}, nil
+			}
+			return line, nil
+		}
+		if seen < maxCountLine {
+			copy(head[seen:], buf[:min(i, maxCountLine-seen)])
+		}
+		seen += i
+		_, _ = r.br.Discard(i + 2)
+		// Longer than any valid count: return the kept head, which
+		// carries the first byte for the '$' check and fails ParseInt.
+		return append(r.line[:0], head[:min(seen, maxCountLine)]...), nil
+	}
+}
+
+// readBulk appends the next size bytes to the arena, as they arrive, and
+// checks the CRLF after them.
+func (r *Reader) readBulk(size int) error {
+	start := len(r.arena)
+	for need := size; need > 0; {
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				return noEOF(err)
+			}
+		}
+		p, _ := r.br.Peek(min(need, r.br.Buffered()))
+		r.arena = append(r.arena, p...)
+		_, _ = r.br.Discard(len(p))
+		need -= len(p)
+	}
+	crlf, err := r.br.Peek(2)
+	if err != nil {
+		return noEOF(err)
+	}
+	if crlf[0] != '\r' || crlf[1] != '\n' {
+		return ErrExpectedCRLF
+	}
+	_, _ = r.br.Discard(2)
+	r.offs = append(r.offs, start, len(r.arena))
+	return nil
+}
+
+// readInline reads one line ending in "\n" (an optional '\r' before it is
+// dropped) and splits it into arguments with Redis's sdssplitargs rules.
+func (r *Reader) readInline() error {
+	line, err := r.readInlineLine()
+	if err != nil {
+		return err
+	}
+	if bytes.IndexByte(line, 0) >= 0 {
+		return ErrInlineNUL
+	}
+	return r.splitArgs(line)
+}
+
+func (r *Reader) readInlineLine() ([]byte, error) {
+	scanned := 0
+	for {
+		buf, _ := r.br.Peek(r.br.Buffered())
+		if i := bytes.IndexByte(buf[scanned:], '\n'); i >= 0 {
+			end := scanned + i
+			if end > MaxInlineLen {
+				return nil, ErrTooBigInline
+			}
+			_, _ = r.br.Discard(end + 1)
+			return trimCR(buf[:end]), nil
+		}
+		scanned = len(buf)
+		if scanned > MaxInlineLen {
+			return nil, ErrTooBigInline
+		}
+		if scanned >= r.br.Size() {
+			return r.readLongInline()
+		}
+		if _, err := r.br.Peek(scanned + 1); err != nil {
+			return nil, noEOF(err)
+		}
+	}
+}
+
+// readLongInline gathers an inline line longer than br's buffer into
+// r.line, up to MaxInlineLen bytes.
+func (r *Reader) readLongInline() ([]byte, error) {
+	buf, _ := r.br.Peek(r.br.Buffered())
+	r.line = append(r.line[:0], buf...)
+	_, _ = r.br.Discard(len(buf))
+	for {
+		frag, err := r.br.ReadSlice('\n')
+		r.line = append(r.line, frag...)
+		if err == nil {
+			line := r.line[:len(r.line)-1]
+			if len(line) > MaxInlineLen {
+				return nil, ErrTooBigInline
+			}
+			return trimCR(line), nil
+		}
+		if len(r.line) > MaxInlineLen {
+			return nil, ErrTooBigInline
+		}
+		if err != bufio.ErrBufferFull {
+			return nil, noEOF(err)
+		}
+	}
+}
+
+func trimCR(line []byte) []byte {
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		return line[:len(line)-1]
+	}
+	return line
+}
+
+// noEOF turns io.EOF inside a request into io.ErrUnexpectedEOF.
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -1,0 +1,288 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// INFO and CONFIG of the RESP port. INFO speaks Redis's section format,
+// which redis-cli, redis_exporter and Grafana dashboards read:
+//
+//	# Server\r\n
+//	redis_version:7.2.0\r\n
+//	...\r\n
+//	\r\n
+//	# Clients\r\n
+//	...
+
+// infoSections are the sections of a plain INFO, in Redis's order.
+// "all" and "everything" add nothing: MiniKV keeps no per-command stats.
+var infoSections = []string{"server", "clients", "memory", "persistence", "stats",
+	"replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+
+// cmdInfo is INFO [section ...].
+func cmdInfo(rc *respConn, argv [][]byte) {
+	want := make(map[string]bool)
+	for _, a := range argv[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["default"] || want["all"] || want["everything"]
+	var b bytes.Buffer
+	for _, sec := range infoSections {
+		if all || want[sec] {
+			if b.Len() > 0 {
+				b.WriteString("\r\n")
+			}
+			rc.writeInfoSection(&b, sec)
+		}
+	}
+	rc.w.Verbatim("txt", b.Bytes())
+}
+
+func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
+	s := rc.srv
+	field := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
+	b.WriteString("# " + strings.ToUpper(sec[:1]) + sec[1:] + "\r\n")
+	switch sec {
+	case "server":
+		now := time.Now()
+		up := now.Sub(s.start)
+		exe, _ := os.Executable()
+		field("redis_version", RedisVersion)
+		field("redis_git_sha1", "00000000")
+		field("redis_git_dirty", 0)
+		field("redis_build_id", "0")
+		field("redis_mode", "standalone")
+		field("os", osName())
+		field("arch_bits", strconv.IntSize)
+		field("monotonic_clock", "POSIX clock_gettime")
+		field("multiplexing_api", "goroutines")
+		field("go_version", runtime.Version())
+		field("process_id", os.Getpid())
+		field("process_supervised", "no")
+		field("run_id", fmt.Sprintf("%040x", s.start.UnixNano()))
+		field("tcp_port", localPort(rc.nc.LocalAddr()))
+		field("server_time_usec", now.UnixMicro())
+		field("uptime_in_seconds", int64(up/time.Second))
+		field("uptime_in_days", int64(up/(24*time.Hour)))
+		field("hz", 10)
+		field("configured_hz", 10)
+		field("lru_clock", now.Unix()&(1<<24-1))
+		field("executable", exe)
+		field("config_file", "")
+		field("io_threads_active", 0)
+		field("minikv_version", Release)
+		field("memcached_version", Version)
+	case "clients":
+		field("connected_clients", s.currConns.Load())
+		field("cluster_connections", 0)
+		field("maxclients", s.cfg.MaxConns)
+		field("client_recent_max_input_buffer", 0)
+		field("client_recent_max_output_buffer", 0)
+		field("blocked_clients", 0)
+		field("tracking_clients", 0)
+		field("clients_in_timeout_table", 0)
+		field("total_blocking_keys", 0)
+	case "memory":
+		st := s.store.Stats()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		field("used_memory", st.Bytes)
+		field("used_memory_human", humanBytes(st.Bytes))
+		field("used_memory_rss", ms.Sys-ms.HeapReleased)
+		field("used_memory_rss_human", humanBytes(int64(ms.Sys-ms.HeapReleased)))
+		field("used_memory_dataset", st.Bytes)
+		field("used_memory_go_heap", ms.HeapAlloc)
+		field("maxmemory", st.Limit)
+		field("maxmemory_human", humanBytes(st.Limit))
+		field("maxmemory_policy", s.maxmemoryPolicy())
+		field("mem_allocator", "go")
+	case "persistence":
+		field("loading", 0)
+		field("async_loading", 0)
+		field("rdb_changes_since_last_save", 0)
+		field("rdb_bgsave_in_progress", 0)
+		field("rdb_last_save_time", s.start.Unix())
+		field("rdb_last_bgsave_status", "ok")
+		field("aof_enabled", 0)
+		field("aof_rewrite_in_progress", 0)
+		field("aof_last_bgrewrite_status", "ok")
+		field("aof_last_write_status", "ok")
+	case "stats":
+		sum := s.sumCounters()
+		st := s.store.Stats()
+		field("total_connections_received", s.totalConns.Load())
+		field("total_commands_processed", commandsProcessed(&sum))
+		field("instantaneous_ops_per_sec", 0)
+		field("total_net_input_bytes", sum[statBytesRead])
+		field("total_net_output_bytes", sum[statBytesWritten])
+		field("instantaneous_input_kbps", "0.00")
+		field("instantaneous_output_kbps", "0.00")
+		field("rejected_connections", s.rejected.Load())
+		field("expired_keys", st.Reclaimed)
+		field("evicted_keys", st.Evictions)
+		field("keyspace_hits", sum[statGetHits])
+		field("keyspace_misses", sum[statGetMisses])
+		field("pubsub_channels", 0)
+		field("pubsub_patterns", 0)
+		field("latest_fork_usec", 0)
+		field("total_error_replies", 0)
+	case "replication":
+		field("role", "master")
+		field("connected_slaves", 0)
+		field("master_failover_state", "no-failover")
+		field("master_replid", strings.Repeat("0", 40))
+		field("master_repl_offset", 0)
+		field("second_repl_offset", -1)
+		field("repl_backlog_active", 0)
+	case "cpu":
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		field("used_cpu_sys", fmt.Sprintf("%d.%06d", ru.Stime.Sec, ru.Stime.Usec))
+		field("used_cpu_user", fmt.Sprintf("%d.%06d", ru.Utime.Sec, ru.Utime.Usec))
+		field("used_cpu_sys_children", "0.000000")
+		field("used_cpu_user_children", "0.000000")
+	case "cluster":
+		field("cluster_enabled", 0)
+	case "keyspace":
+		if n := s.store.Stats().Items; n > 0 {
+			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n, s.store.Expires())
+		}
+	}
+}
+
+// commandsProcessed is total_commands_processed: the data commands the
+// counters record (reads per key, writes, deletes, incr/decr, touches,
+// flushes and auth), summed over both ports. Commands that touch no key
+// (PING, INFO, CLIENT ...) are not counted.
+func commandsProcessed(sum *[numStats]uint64) uint64 {
+	var n uint64
+	for _, i := range []int{statCmdGet, statCmdSet, statCmdFlush, statCmdTouch,
+		statDeleteHits, statDeleteMisses, statIncrHits, statIncrMisses,
+		statDecrHits, statDecrMisses, statAuthCmds} {
+		n += sum[i]
+	}
+	return n
+}
+
+func osName() string {
+	var u syscall.Utsname
+	if syscall.Uname(&u) != nil {
+		return runtime.GOOS + " " + runtime.GOARCH
+	}
+	str := func(a [65]int8) string {
+		var b []byte
+		for _, c := range a {
+			if c == 0 {
+				break
+			}
+			b = append(b, byte(c))
+		}
+		return string(b)
+	}
+	return str(u.Sysname) + " " + str(u.Release) + " " + str(u.Machine)
+}
+
+func localPort(a net.Addr) int {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.Port
+	}
+	return 0
+}
+
+// humanBytes is Redis's bytesToHuman: B, K, M, G with two decimals.
+func humanBytes(n int64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.FormatInt(n, 10) + "B"
+	case n < 1<<20:
+		return fmt.Sprintf("%.2fK", f/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.2fM", f/(1<<20))
+	case n < 1<<40:
+		return fmt.Sprintf("%.2fG", f/(1<<30))
+	}
+	return fmt.Sprintf("%.2fT", f/(1<<40))
+}
+
+func (s *Server) maxmemoryPolicy() string {
+	if s.cfg.NoEvict {
+		return "noeviction"
+	}
+	return "allkeys-lru"
+}
+
+// configParams are the parameters CONFIG GET reports, with their values.
+func (rc *respConn) configParams() [][2]string {
+	s := rc.srv
+	st := s.store.Stats()
+	return [][2]string{
+		{"maxmemory", itoa64(st.Limit)},
+		{"maxmemory-policy", s.maxmemoryPolicy()},
+		{"maxclients", itoa64(int64(s.cfg.MaxConns))},
+		{"timeout", itoa64(int64(s.cfg.IdleTimeout / time.Second))},
+		{"save", ""},
+		{"appendonly", "no"},
+		{"databases", "1"},
+		{"port", itoa64(int64(localPort(rc.nc.LocalAddr())))},
+		{"proto-max-bulk-len", itoa64(int64(s.respMaxBulk()))},
+		{"requirepass", ""},
+		{"hz", "10"},
+		{"io-threads", "1"},
+		{"cluster-enabled", "no"},
+	}
+}
+
+// cmdConfig is CONFIG GET pattern [pattern ...] | SET | RESETSTAT | HELP.
+func cmdConfig(rc *respConn, argv [][]byte) {
+	sub := argv[1]
+	switch {
+	case is(sub, "get") && len(argv) >= 3:
+		params := rc.configParams()
+		var out [][2]string
+		for _, p := range params {
+			for _, pat := range argv[2:] {
+				if compileGlob(bytes.ToLower(pat)).match([]byte(p[0])) {
+					out = append(out, p)
+					break
+				}
+			}
+		}
+		rc.w.Map(len(out))
+		for _, p := range out {
+			rc.w.BulkString(p[0])
+			rc.w.BulkString(p[1])
+		}
+	case is(sub, "set") && len(argv) >= 4:
+		rc.w.Error("ERR CONFIG SET is not supported by MiniKV; restart it with the flag instead")
+	case is(sub, "resetstat") && len(argv) == 2:
+		rc.srv.resetCounters()
+		rc.w.OK()
+	case is(sub, "rewrite") && len(argv) == 2:
+		rc.w.Error("ERR The server is running without a config file")
+	case is(sub, "help") && len(argv) == 2:
+		help := []string{
+			"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+			"SET <directive> <value>", "    Not supported by MiniKV.",
+			"RESETSTAT", "    Reset statistics reported by the INFO command.",
+			"HELP", "    Print this help.",
+		}
+		rc.w.Array(len(help))
+		for _, h := range help {
+			rc.w.Simple(h)
+		}
+	case is(sub, "get"), is(sub, "set"), is(sub, "resetstat"), is(sub, "rewrite"), is(sub, "help"):
+		rc.w.Error("ERR wrong number of arguments for 'config|" + strings.ToLower(string(sub)) + "' command")
+	default:
+		rc.unknownSubcommand(argv)
+	}
+}

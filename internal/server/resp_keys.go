@@ -1,0 +1,347 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// Keyspace commands of the RESP port: DEL, EXISTS, TYPE, the EXPIRE and
+// TTL families, KEYS, SCAN, RANDOMKEY, DBSIZE and FLUSHDB/FLUSHALL.
+
+// cmdDel is DEL key [key ...] (and UNLINK, which frees memory at once
+// too: there is nothing to free lazily).
+func cmdDel(rc *respConn, argv [][]byte) {
+	st := rc.srv.store
+	var n int64
+	for _, key := range argv[1:] {
+		if st.Delete(key) == nil {
+			rc.stats.add(statDeleteHits, 1)
+			n++
+		} else {
+			rc.stats.add(statDeleteMisses, 1)
+		}
+	}
+	rc.w.Int(n)
+}
+
+// cmdExists is EXISTS key [key ...]; a key named twice counts twice.
+func cmdExists(rc *respConn, argv [][]byte) {
+	st := rc.srv.store
+	var n int64
+	for _, key := range argv[1:] {
+		if _, ok := st.Peek(key); ok {
+			n++
+		}
+	}
+	rc.w.Int(n)
+}
+
+// cmdType is TYPE key: every value is a string.
+func cmdType(rc *respConn, argv [][]byte) {
+	if _, ok := rc.srv.store.Peek(argv[1]); ok {
+		rc.w.Simple("string")
+	} else {
+		rc.w.Simple("none")
+	}
+}
+
+// Flags of EXPIRE's NX|XX|GT|LT options.
+const (
+	expireNX = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+// EXPIRE key s, PEXPIRE key ms, EXPIREAT key t, PEXPIREAT key t, each with
+// [NX|XX|GT|LT].
+func cmdExpire(rc *respConn, argv [][]byte) {
+	rc.expire(argv, time.Now().UnixMilli(), true)
+}
+
+func cmdPExpire(rc *respConn, argv [][]byte) {
+	rc.expire(argv, time.Now().UnixMilli(), false)
+}
+func cmdExpireAt(rc *respConn, argv [][]byte)  { rc.expire(argv, 0, true) }
+func cmdPExpireAt(rc *respConn, argv [][]byte) { rc.expire(argv, 0, false) }
+
+// expire is Redis's expireGenericCommand: options first, then the number,
+// then overflow checks, then the key. A time at or before now deletes the
+// key. The NX/XX/GT/LT comparison and the update are two store calls, so
+// a concurrent write between them can make the condition stale.
+func (rc *respConn) expire(argv [][]byte, basetime int64, seconds bool) {
+	var flag int
+	for _, opt := range argv[3:] {
+		switch {
+		case is(opt, "nx"):
+			flag |= expireNX
+		case is(opt, "xx"):
+			flag |= expireXX
+		case is(opt, "gt"):
+			flag |= expireGT
+		case is(opt, "lt"):
+			flag |= expireLT
+		default:
+			rc.w.Error("ERR Unsupported option " + string(cString(opt, len(opt))))
+			return
+		}
+	}
+	if flag&expireNX != 0 && flag&(expireXX|expireGT|expireLT) != 0 {
+		rc.w.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if flag&expireGT != 0 && flag&expireLT != 0 {
+		rc.w.Error("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	when, ok := rc.parseInt(argv[2])
+	if !ok {
+		return
+	}
+	cmd := string(rc.lower[:len(argv[0])])
+	if seconds {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			rc.w.Error(invalidExpire(cmd))
+			return
+		}
+		when *= 1000
+	}
+	if when > math.MaxInt64-basetime {
+		rc.w.Error(invalidExpire(cmd))
+		return
+	}
+	when += basetime
+	st := rc.srv.store
+	key := argv[1]
+	it, found := st.Peek(key)
+	rc.stats.add(statCmdTouch, 1)
+	if !found {
+		rc.stats.add(statTouchMisses, 1)
+		rc.w.Int(0)
+		return
+	}
+	if flag != 0 {
+		cur := int64(-1)
+		if it.Deadline != 0 {
+			cur = it.Deadline / int64(time.Millisecond)
+		}
+		if flag&expireNX != 0 && cur != -1 ||
+			flag&expireXX != 0 && cur == -1 ||
+			flag&expireGT != 0 && (when <= cur || cur == -1) ||
+			flag&expireLT != 0 && when >= cur && cur != -1 {
+			rc.w.Int(0)
+			return
+		}
+	}
+	rc.stats.add(statTouchHits, 1)
+	if when <= time.Now().UnixMilli() {
+		_ = st.Delete(key)
+		rc.w.Int(1)
+		return
+	}
+	if st.Touch(key, msToDeadline(when)) {
+		rc.w.Int(1)
+	} else {
+		rc.w.Int(0)
+	}
+}
+
+// TTL key, PTTL key: -2 missing, -1 no deadline; TTL rounds to the
+// nearest second as Redis does.
+func cmdTTL(rc *respConn, argv [][]byte)  { rc.ttl(argv[1], false, false) }
+func cmdPTTL(rc *respConn, argv [][]byte) { rc.ttl(argv[1], true, false) }
+
+// EXPIRETIME key, PEXPIRETIME key: the absolute deadline.
+func cmdExpireTime(rc *respConn, argv [][]byte)  { rc.ttl(argv[1], false, true) }
+func cmdPExpireTime(rc *respConn, argv [][]byte) { rc.ttl(argv[1], true, true) }
+
+func (rc *respConn) ttl(key []byte, ms, absolute bool) {
+	it, ok := rc.srv.store.Peek(key)
+	switch {
+	case !ok:
+		rc.w.Int(-2)
+		return
+	case it.Deadline == 0:
+		rc.w.Int(-1)
+		return
+	}
+	at := it.Deadline / int64(time.Millisecond)
+	if absolute {
+		if !ms {
+			at /= 1000
+		}
+		rc.w.Int(at)
+		return
+	}
+	left := max(at-time.Now().UnixMilli(), 0)
+	if !ms {
+		left = (left + 500) / 1000
+	}
+	rc.w.Int(left)
+}
+
+// cmdPersist is PERSIST key: 1 if a deadline was removed.
+func cmdPersist(rc *respConn, argv [][]byte) {
+	st := rc.srv.store
+	it, ok := st.Peek(argv[1])
+	if !ok || it.Deadline == 0 {
+		rc.w.Int(0)
+		return
+	}
+	if st.Touch(argv[1], 0) {
+		rc.w.Int(1)
+	} else {
+		rc.w.Int(0)
+	}
+}
+
+// keyList gathers keys copied out of the store in one buffer.
+type keyList struct {
+	buf  []byte
+	offs []int
+}
+
+func (l *keyList) add(k []byte) {
+	l.buf = append(l.buf, k...)
+	l.offs = append(l.offs, len(l.buf))
+}
+
+func (l *keyList) write(rc *respConn) {
+	rc.w.Array(len(l.offs))
+	start := 0
+	for _, end := range l.offs {
+		rc.w.Bulk(l.buf[start:end])
+		start = end
+	}
+}
+
+// cmdKeys is KEYS pattern. It walks every shard, one lock at a time.
+func cmdKeys(rc *respConn, argv [][]byte) {
+	g := compileGlob(argv[1])
+	st := rc.srv.store
+	var keys keyList
+	for i := range st.NumShards() {
+		st.ScanShard(i, func(k []byte) bool {
+			if g.match(k) {
+				keys.add(k)
+			}
+			return true
+		})
+	}
+	keys.write(rc)
+}
+
+// cmdScan is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]. The
+// cursor is a shard index: each call walks whole shards from the cursor
+// on until it has COUNT keys (or more: a shard is never cut in two), and
+// answers the next shard's index, or 0 after the last one. So a full
+// iteration ends after at most NumShards calls and returns every key that
+// was present throughout, as Redis guarantees; a key may come back twice
+// only if it is deleted and re-created in another shard walk.
+func cmdScan(rc *respConn, argv [][]byte) {
+	cursor, ok := parseCursor(argv[1])
+	if !ok {
+		rc.w.Error("ERR invalid cursor")
+		return
+	}
+	count := int64(10)
+	var g *glob
+	typeOK := true
+	for i := 2; i < len(argv); {
+		more := len(argv) - i
+		switch {
+		case is(argv[i], "count") && more >= 2:
+			n, ok := rc.parseInt(argv[i+1])
+			if !ok {
+				return
+			}
+			if n < 1 {
+				rc.w.Error(errSyntax)
+				return
+			}
+			count = n
+		case is(argv[i], "match") && more >= 2:
+			if p := argv[i+1]; !(len(p) == 1 && p[0] == '*') {
+				g = compileGlob(p)
+			}
+		case is(argv[i], "type") && more >= 2:
+			typeOK = is(argv[i+1], "string")
+		default:
+			rc.w.Error(errSyntax)
+			return
+		}
+		i += 2
+	}
+	st := rc.srv.store
+	var keys keyList
+	next := uint64(0)
+	for shard := cursor; shard < uint64(st.NumShards()); shard++ {
+		st.ScanShard(int(shard), func(k []byte) bool {
+			if typeOK && (g == nil || g.match(k)) {
+				keys.add(k)
+			}
+			return true
+		})
+		if int64(len(keys.offs)) >= count && shard+1 < uint64(st.NumShards()) {
+			next = shard + 1
+			break
+		}
+	}
+	rc.w.Array(2)
+	rc.w.Bulk(strconv.AppendUint(rc.scratch[:0], next, 10))
+	keys.write(rc)
+}
+
+// parseCursor reads a SCAN cursor as Redis does (strtoul): an empty
+// string is 0, a leading space or trailing junk is invalid, a '-' wraps.
+func parseCursor(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	if isCSpace(b[0]) {
+		return 0, false
+	}
+	neg := false
+	if b[0] == '+' || b[0] == '-' {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	n, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil || len(b) > 0 && (b[0] < '0' || b[0] > '9') {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// cmdRandomKey is RANDOMKEY.
+func cmdRandomKey(rc *respConn, _ [][]byte) {
+	if k, ok := rc.srv.store.RandomKey(); ok {
+		rc.w.Bulk(k)
+	} else {
+		rc.w.Null()
+	}
+}
+
+// cmdDBSize is DBSIZE: items held, including expired ones not yet
+// reclaimed (as Redis counts keys not yet expired by its cycle).
+func cmdDBSize(rc *respConn, _ [][]byte) { rc.w.Int(rc.srv.store.Stats().Items) }
+
+// cmdFlushAll is FLUSHALL [ASYNC|SYNC] and FLUSHDB [ASYNC|SYNC]: both
+// flush everything, at once (the store's flush is already O(shards)).
+func cmdFlushAll(rc *respConn, argv [][]byte) {
+	if len(argv) > 2 || len(argv) == 2 && !is(argv[1], "sync") && !is(argv[1], "async") {
+		rc.w.Error(errSyntax)
+		return
+	}
+	if rc.srv.cfg.DisableFlushAll {
+		rc.w.Error("ERR FLUSHALL is disabled on this server (-F)")
+		return
+	}
+	rc.stats.add(statCmdFlush, 1)
+	rc.srv.store.FlushAll(time.Now().UnixNano())
+	rc.w.OK()
+}
