@@ -1,0 +1,222 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+func TestHealthz(t *testing.T) {
+	e := startEnv(t, envConfig{})
+	if code, body := e.get(t, "/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Fatalf("GET /healthz = %d %q, want 200 \"ok\\n\"", code, body)
+	}
+	if code, _ := e.get(t, "/healthz?verbose=1"); code != http.StatusOK {
+		t.Errorf("GET /healthz?verbose=1 = %d, want 200", code)
+	}
+
+	// Once the data port shuts down, liveness turns 503 (the admin port
+	// itself is still up, so the probe sees why).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := e.get(t, "/healthz"); code != http.StatusServiceUnavailable || body != "not serving\n" {
+		t.Errorf("GET /healthz after Shutdown = %d %q, want 503 \"not serving\\n\"", code, body)
+	}
+	if code, body := e.get(t, "/doctor"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"name": "listeners"`) {
+		t.Errorf("GET /doctor after Shutdown = %d %s, want 503 naming listeners", code, body)
+	}
+}
+
+func TestUnknownPathAndMethod(t *testing.T) {
+	e := startEnv(t, envConfig{})
+	if code, _ := e.get(t, "/nope"); code != http.StatusNotFound {
+		t.Errorf("GET /nope = %d, want 404", code)
+	}
+	resp, err := http.Post(e.url+"/healthz", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /healthz = %d, want 405", resp.StatusCode)
+	}
+}
+
+func TestPProfOnlyWithFlag(t *testing.T) {
+	paths := []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/goroutine?debug=1", "/debug/pprof/heap"}
+	off := startEnv(t, envConfig{})
+	for _, p := range paths {
+		if code, _ := off.get(t, p); code != http.StatusNotFound {
+			t.Errorf("without PProf: GET %s = %d, want 404", p, code)
+		}
+	}
+	on := startEnv(t, envConfig{admin: Config{PProf: true}})
+	for _, p := range paths {
+		if code, body := on.get(t, p); code != http.StatusOK {
+			t.Errorf("with PProf: GET %s = %d, want 200 (%.200s)", p, code, body)
+		}
+	}
+}
+
+func decodeReport(t *testing.T, body string) Report {
+	t.Helper()
+	var r Report
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatalf("/doctor body is not a Report: %v\n%s", err, body)
+	}
+	return r
+}
+
+func TestDoctorHealthy(t *testing.T) {
+	e := startEnv(t, envConfig{})
+	c := dialMC(t, e.addr)
+	c.do("set k 0 0 1\r\nv\r\n", "STORED")
+
+	code, body := e.get(t, "/doctor")
+	if code != http.StatusOK {
+		t.Fatalf("GET /doctor = %d, want 200\n%s", code, body)
+	}
+	r := decodeReport(t, body)
+	var names []string
+	for _, c := range r.Checks {
+		names = append(names, c.Name)
+		if !c.OK {
+			t.Errorf("check %+v failed on an idle server", c)
+		}
+	}
+	want := []string{CheckListeners, CheckMemory, CheckShardBalance, CheckEvictionRate}
+	if r.Status != "ok" || fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("/doctor = status %q checks %v, want ok %v", r.Status, names, want)
+	}
+	if !strings.Contains(r.Checks[0].Detail, e.addr) {
+		t.Errorf("listeners detail %q does not name %s", r.Checks[0].Detail, e.addr)
+	}
+}
+
+// TestDoctorMemoryPressure fills a small store past the high-water mark: the
+// doctor answers 503 and lists the memory check first.
+func TestDoctorMemoryPressure(t *testing.T) {
+	const limit = 1 << 20
+	e := startEnv(t, envConfig{store: store.Config{MemoryLimit: limit, MaxItemSize: 64 << 10}})
+	val := make([]byte, 4000)
+	for i := 0; e.store.Stats().Bytes < limit*97/100; i++ {
+		if _, err := e.store.Store(store.ModeSet, fmt.Appendf(nil, "key:%d", i), val, 0, 0, 0); err != nil {
+			t.Fatalf("Store #%d: %v", i, err)
+		}
+	}
+	code, body := e.get(t, "/doctor")
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("GET /doctor on a full store = %d, want 503\n%s", code, body)
+	}
+	r := decodeReport(t, body)
+	if r.Status != "fail" || r.Checks[0].Name != CheckMemory || r.Checks[0].OK {
+		t.Fatalf("/doctor = %+v, want status fail with a failing memory check first", r)
+	}
+	if r.Checks[0].Value < 0.95 || r.Checks[0].Threshold != DefaultMemoryHighWater {
+		t.Errorf("memory check = %+v, want value >= 0.95 and threshold %v", r.Checks[0], DefaultMemoryHighWater)
+	}
+	seenOK := false
+	for _, c := range r.Checks {
+		if c.OK {
+			seenOK = true
+		} else if seenOK {
+			t.Errorf("failing check %q listed after a passing one: %+v", c.Name, r.Checks)
+		}
+	}
+}
+
+func TestShardBalanceCheck(t *testing.T) {
+	for _, tc := range []struct {
+		st     store.Stats
+		wantOK bool
+	}{
+		{store.Stats{Shards: 16, Items: 0}, true},                                              // empty
+		{store.Stats{Shards: 16, Items: 100, MinShardItems: 0, MaxShardItems: 30}, true},       // too few to judge
+		{store.Stats{Shards: 16, Items: 16000, MinShardItems: 900, MaxShardItems: 1100}, true}, // balanced
+		{store.Stats{Shards: 16, Items: 16000, MinShardItems: 100, MaxShardItems: 8000}, false},
+		{store.Stats{Shards: 16, Items: 16000, MinShardItems: 0, MaxShardItems: 16000}, false},
+	} {
+		got := shardBalanceCheck(tc.st, DefaultMaxShardImbalance)
+		if got.OK != tc.wantOK || got.Name != CheckShardBalance || got.Detail == "" {
+			t.Errorf("shardBalanceCheck(%+v) = %+v, want OK=%v", tc.st, got, tc.wantOK)
+		}
+	}
+}
+
+func TestMemoryCheck(t *testing.T) {
+	for _, tc := range []struct {
+		bytes, limit int64
+		wantOK       bool
+	}{
+		{0, 1000, true},
+		{940, 1000, true},
+		{950, 1000, false},
+		{1000, 1000, false},
+		{5, 0, true}, // no limit
+	} {
+		got := memoryCheck(store.Stats{Bytes: tc.bytes, Limit: tc.limit}, DefaultMemoryHighWater)
+		if got.OK != tc.wantOK {
+			t.Errorf("memoryCheck(bytes %d, limit %d) = %+v, want OK=%v", tc.bytes, tc.limit, got, tc.wantOK)
+		}
+	}
+}
+
+func TestEvictionRate(t *testing.T) {
+	a := &Server{}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	steps := []struct {
+		at     time.Duration // since t0
+		uptime time.Duration
+		ev     uint64
+		want   float64
+	}{
+		{0, 10 * time.Second, 500, 50},                   // first call: since start-up
+		{100 * time.Millisecond, 0, 510, 510 / 10.1},     // too soon for a new sample: still from start-up
+		{2 * time.Second, 0, 2500, 2000 / 2.0},           // from the first sample
+		{2100 * time.Millisecond, 0, 2500, 2000 / 2.1},   // window stays >= 1s
+		{5 * time.Second, 0, 2500, 0},                    // quiet for 3s
+		{6 * time.Second, 0, 100, 0},                     // counter went back: no negative rate
+		{8 * time.Second, 0, 300, 200 / float64(2)},      // recovers
+		{8500 * time.Millisecond, 0, 300, 200 / 2.5},     // ...over >= 1s
+		{20 * time.Second, 0, 300 + 12*5000, 5000 / 1.0}, // a burst: 5000/s over 12s
+	}
+	for i, s := range steps {
+		got := a.evictionRate(s.ev, s.uptime, t0.Add(s.at))
+		if diff := got - s.want; diff > 1e-9 || diff < -1e-9 {
+			t.Errorf("step %d: evictionRate(%d at %v) = %v, want %v", i, s.ev, s.at, got, s.want)
+		}
+	}
+	if c := evictionRateCheck(5000, DefaultMaxEvictionRate); c.OK {
+		t.Errorf("evictionRateCheck(5000) = %+v, want failing", c)
+	}
+}
+
+func TestServeShutdown(t *testing.T) {
+	e := startEnv(t, envConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.admin.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	select {
+	case err := <-e.adminErr:
+		if err != ErrServerClosed {
+			t.Fatalf("Serve returned %v, want ErrServerClosed", err)
+		}
+		e.adminErr <- err // for the cleanup's check
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after Shutdown")
+	}
+	if _, err := http.Get(e.url + "/healthz"); err == nil {
+		t.Error("admin port still answers after Shutdown")
+	}
+}

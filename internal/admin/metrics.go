@@ -1,0 +1,182 @@
+package admin
+
+import (
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// namespace is memcached_exporter's, so dashboards and alerts written for
+// memcached (Grafana 37, the memcached mixin) work on MiniKV unchanged.
+const namespace = "memcached"
+
+// metric describes one series family: its memcached_exporter name, help,
+// type and labels.
+type metric struct {
+	desc *prometheus.Desc
+	typ  prometheus.ValueType
+}
+
+func newMetric(name, help string, typ prometheus.ValueType, labels ...string) metric {
+	return metric{prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil), typ}
+}
+
+// collector reads Server.Stats at scrape time; it keeps no state of its own,
+// so a scrape never sees a value older than the scrape.
+type collector struct {
+	srv   *server.Server
+	store *store.Store
+
+	up, uptime, time, version                           metric
+	rusageUser, rusageSystem                            metric
+	commands                                            metric
+	bytesRead, bytesWritten                             metric
+	currConns, maxConns, connsTotal, connsRejected      metric
+	connsYielded, listenerDisabled, accepting           metric
+	currBytes, limitBytes, malloced                     metric
+	currItems, itemsTotal, evicted, reclaimed           metric
+	tooLarge, noMemory                                  metric
+	slabItems, slabEvicted, slabReclaimed, slabOutOfMem metric
+	slabExpiredUnfetched, slabEvictedUnfetched          metric
+}
+
+func newCollector(srv *server.Server, st *store.Store) *collector {
+	counter, gauge := prometheus.CounterValue, prometheus.GaugeValue
+	slab := func(name, help string, typ prometheus.ValueType) metric {
+		return metric{prometheus.NewDesc(prometheus.BuildFQName(namespace, "slab", name), help, []string{"slab"}, nil), typ}
+	}
+	return &collector{
+		srv:   srv,
+		store: st,
+
+		up:           newMetric("up", "Could the memcached server be reached.", gauge),
+		uptime:       newMetric("uptime_seconds", "Number of seconds since the server started.", counter),
+		time:         newMetric("time_seconds", "current UNIX time according to the server.", gauge),
+		version:      newMetric("version", "The version of this memcached server.", gauge, "version"),
+		rusageUser:   newMetric("process_user_cpu_seconds_total", "Accumulated user time for this process.", counter),
+		rusageSystem: newMetric("process_system_cpu_seconds_total", "Accumulated system time for this process.", counter),
+		commands: newMetric("commands_total",
+			"Total number of all requests broken down by command (get, set, etc.) and status.", counter, "command", "status"),
+		bytesRead:        newMetric("read_bytes_total", "Total number of bytes read by this server from network.", counter),
+		bytesWritten:     newMetric("written_bytes_total", "Total number of bytes sent by this server to network.", counter),
+		currConns:        newMetric("current_connections", "Current number of open connections.", gauge),
+		maxConns:         newMetric("max_connections", "Maximum number of clients allowed.", gauge),
+		connsTotal:       newMetric("connections_total", "Total number of connections opened since the server started running.", counter),
+		connsRejected:    newMetric("connections_rejected_total", "Total number of connections rejected due to hitting the max connections limit.", counter),
+		connsYielded:     newMetric("connections_yielded_total", "Total number of connections yielded running due to hitting the -R limit.", counter),
+		listenerDisabled: newMetric("connections_listener_disabled_total", "Number of times that the server has hit its connections limit and disabled its listener.", counter),
+		accepting:        newMetric("accepting_connections", "The server is currently accepting new connections.", gauge),
+		currBytes:        newMetric("current_bytes", "Current number of bytes used to store items.", gauge),
+		limitBytes:       newMetric("limit_bytes", "Number of bytes this server is allowed to use for storage.", gauge),
+		malloced:         newMetric("malloced_bytes", "Number of bytes of memory allocated to slab pages.", gauge),
+		currItems:        newMetric("current_items", "Current number of items stored by this instance.", gauge),
+		itemsTotal:       newMetric("items_total", "Total number of items stored during the life of this instance.", counter),
+		evicted:          newMetric("items_evicted_total", "Total number of valid items removed from cache to free memory for new items.", counter),
+		reclaimed:        newMetric("items_reclaimed_total", "Total number of times an entry was stored using memory from an expired entry.", counter),
+		tooLarge:         newMetric("item_too_large_total", "The number of times an item exceeded the max-item-size when being stored.", counter),
+		noMemory:         newMetric("item_no_memory_total", "The number of times an item could not be stored due to no more memory.", counter),
+
+		// MiniKV has no slab classes; like "stats items" it reports the
+		// whole store as slab class 1 so per-slab panels are not empty.
+		slabItems:            slab("current_items", "Number of items currently stored in this slab class.", gauge),
+		slabEvicted:          slab("items_evicted_total", "Total number of times an item had to be evicted from the LRU before it expired.", counter),
+		slabReclaimed:        slab("items_reclaimed_total", "Total number of items reclaimed.", counter),
+		slabOutOfMem:         slab("items_outofmemory_total", "Total number of items for this slab class that have triggered an out of memory error.", counter),
+		slabExpiredUnfetched: slab("items_expired_unfetched_total", "Total number of valid items evicted from the LRU which were never touched after being set.", counter),
+		slabEvictedUnfetched: slab("items_evicted_unfetched_total", "Total nmber of items evicted and never fetched.", counter),
+	}
+}
+
+func (c *collector) metrics() []metric {
+	return []metric{
+		c.up, c.uptime, c.time, c.version, c.rusageUser, c.rusageSystem, c.commands,
+		c.bytesRead, c.bytesWritten, c.currConns, c.maxConns, c.connsTotal, c.connsRejected,
+		c.connsYielded, c.listenerDisabled, c.accepting, c.currBytes, c.limitBytes, c.malloced,
+		c.currItems, c.itemsTotal, c.evicted, c.reclaimed, c.tooLarge, c.noMemory,
+		c.slabItems, c.slabEvicted, c.slabReclaimed, c.slabOutOfMem,
+		c.slabExpiredUnfetched, c.slabEvictedUnfetched,
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range c.metrics() {
+		ch <- m.desc
+	}
+}
+
+// Collect implements prometheus.Collector. Values follow memcached_exporter's
+// mapping of the "stats" fields one for one, so a MiniKV scraped in-process
+// and one scraped through memcached_exporter report the same numbers.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	snap := c.srv.Stats()
+	st, n := snap.Store, snap.Counters
+	emit := func(m metric, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(m.desc, m.typ, v, labels...)
+	}
+	u := func(name string) float64 { return float64(n[name]) }
+
+	emit(c.up, boolFloat(c.srv.Listening()))
+	emit(c.uptime, float64(snap.Uptime/time.Second))
+	emit(c.time, float64(time.Now().Unix()))
+	emit(c.version, 1, server.Version)
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		emit(c.rusageUser, timeval(ru.Utime))
+		emit(c.rusageSystem, timeval(ru.Stime))
+	}
+
+	for _, op := range []string{"get", "delete", "incr", "decr", "cas", "touch"} {
+		emit(c.commands, u(op+"_hits"), op, "hit")
+		emit(c.commands, u(op+"_misses"), op, "miss")
+	}
+	emit(c.commands, u("cas_badval"), "cas", "badval")
+	emit(c.commands, u("cmd_flush"), "flush", "hit")
+	// cmd_set counts cas commands too, as memcached's does; the exporter
+	// takes them out again.
+	emit(c.commands, u("cmd_set")-u("cas_misses")-u("cas_hits")-u("cas_badval"), "set", "hit")
+
+	emit(c.bytesRead, u("bytes_read"))
+	emit(c.bytesWritten, u("bytes_written"))
+	emit(c.currConns, float64(snap.CurrConns))
+	emit(c.maxConns, float64(c.srv.MaxConns()))
+	emit(c.connsTotal, float64(snap.TotalConns))
+	emit(c.connsRejected, float64(snap.Rejected))
+	emit(c.connsYielded, u("conn_yields"))
+	emit(c.listenerDisabled, 0) // MiniKV answers and closes instead of disabling accept
+	emit(c.accepting, boolFloat(c.srv.Listening()))
+
+	emit(c.currBytes, float64(st.Bytes))
+	emit(c.limitBytes, float64(st.Limit))
+	emit(c.malloced, float64(st.Bytes))
+	emit(c.currItems, float64(st.Items))
+	emit(c.itemsTotal, float64(st.TotalItems))
+	emit(c.evicted, float64(st.Evictions))
+	emit(c.reclaimed, float64(st.Reclaimed))
+	emit(c.tooLarge, u("store_too_large"))
+	emit(c.noMemory, u("store_no_memory"))
+
+	if st.Items > 0 { // "stats items" lists slab 1 only when it holds items
+		emit(c.slabItems, float64(st.Items), "1")
+		emit(c.slabEvicted, float64(st.Evictions), "1")
+		emit(c.slabReclaimed, float64(st.Reclaimed), "1")
+		emit(c.slabOutOfMem, u("store_no_memory"), "1")
+		emit(c.slabExpiredUnfetched, float64(st.ExpiredUnfetched), "1")
+		emit(c.slabEvictedUnfetched, float64(st.EvictedUnfetched), "1")
+	}
+}
+
+func timeval(tv syscall.Timeval) float64 {
+	return float64(tv.Sec) + float64(tv.Usec)/1e6
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
