@@ -198,6 +198,10 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 		}
 		c.reply(req, memcache.OK)
 
+	case memcache.CmdMetaGet, memcache.CmdMetaSet, memcache.CmdMetaDelete,
+		memcache.CmdMetaArithmetic, memcache.CmdMetaNoop, memcache.CmdMetaDebug:
+		c.dispatchMeta(req, w)
+
 	case memcache.CmdAuth:
 		return c.authCommand(req, w)
 

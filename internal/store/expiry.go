@@ -51,6 +51,19 @@ func (c *clock) now() int64 {
 	return c.ns
 }
 
+// nowSec is the time in Unix seconds for last-access stamps: the clock's
+// reading if the operation already took one, else the sweeper's coarse
+// clock (at most one tick behind), else time.Now.
+func (s *Store) nowSec(clk *clock) uint32 {
+	if clk.ns != 0 {
+		return uint32(clk.ns / int64(time.Second))
+	}
+	if v := s.secs.Load(); v != 0 {
+		return v
+	}
+	return uint32(clk.now() / int64(time.Second))
+}
+
 // liveness tells whether an item found in a map may still be seen.
 type liveness uint8
 
@@ -170,6 +183,7 @@ func (s *Store) sweep() {
 	var clk clock
 	s.pollFlush(&clk)
 	now := clk.now()
+	s.secs.Store(uint32(now / int64(time.Second)))
 	fence := s.fence.Load()
 	for i := range s.shards {
 		sh := &s.shards[i]

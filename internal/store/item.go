@@ -6,7 +6,7 @@ import "unsafe"
 // and the amount the accounting charges for it. It is measured, not
 // guessed (TestItemOverheadMatchesHeap checks it against the Go heap):
 //
-//	item struct                      64 B  (56 B of fields, rounded to the 64 B size class)
+//	item struct                      64 B  (62 B of fields, rounded to the 64 B size class)
 //	map[string]*item slot          29-57 B (24 B slot + 1 control byte at the Swiss
 //	                                        table's load, which moves between 7/8 and
 //	                                        7/16 as the table grows; ~40 B on average)
@@ -35,8 +35,18 @@ type item struct {
 	klen, vlen uint32
 	heapIdx    int32 // index in the shard's expiry heap; -1 when deadline == 0
 	flags      uint32
-	fetched    bool // read by Get or GetAndTouch since it was stored
+	fetched    bool   // read by Get or GetAndTouch since it was stored
+	meta       uint8  // metaStale | metaWinSent | metaBinaryKey (meta commands)
+	atime      uint32 // last access, Unix seconds (meta "l" and "me la=")
 }
+
+// Bits of item.meta. They fill the padding after fetched, so the struct
+// stays in the 64-byte size class and ItemOverhead is unchanged.
+const (
+	metaStale     = 1 << iota // invalidated by md I or ms I: served with X until rewritten
+	metaWinSent               // a client has been given the recache win (W); others see Z
+	metaBinaryKey             // stored with a base64 (b) key: k returns it encoded
+)
 
 // newData copies key, a and b into one fresh allocation and returns its
 // first byte (nil when all three are empty).

@@ -35,6 +35,11 @@ type Store struct {
 
 	noExpiryUntil atomic.Int64 // no shard had an expired item until this time; see expiredElsewhere
 
+	// secs is a coarse clock in Unix seconds, advanced by the sweeper on
+	// every tick, for items' last-access times: a Get of an item without a
+	// deadline then needs no time.Now. 0 when the sweeper is off.
+	secs atomic.Uint32
+
 	// Flush state. fence and flushAt are read on every operation; flushMu
 	// only serialises FlushAll and the moment an armed flush takes effect.
 	flushMu sync.Mutex
@@ -78,6 +83,7 @@ func New(cfg Config) *Store {
 		s.shards[i].init()
 	}
 	if cfg.SweepInterval > 0 {
+		s.secs.Store(uint32(time.Now().Unix()))
 		s.wg.Add(1)
 		go s.sweepLoop(cfg.SweepInterval)
 	}
@@ -150,6 +156,7 @@ func (s *Store) Get(key []byte) (Item, bool) {
 		return Item{}, false
 	}
 	it.fetched = true
+	it.atime = s.nowSec(&clk)
 	sh.touchLocked(it)
 	return it.snapshot(), true
 }
@@ -169,6 +176,7 @@ func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 		return Item{}, false
 	}
 	it.fetched = true
+	it.atime = s.nowSec(&clk)
 	sh.setDeadlineLocked(it, deadline)
 	sh.touchLocked(it)
 	return it.snapshot(), true
@@ -187,6 +195,7 @@ func (s *Store) Touch(key []byte, deadline int64) bool {
 	if it == nil {
 		return false
 	}
+	it.atime = s.nowSec(&clk)
 	sh.setDeadlineLocked(it, deadline)
 	sh.touchLocked(it)
 	return true

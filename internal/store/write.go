@@ -126,6 +126,8 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *item, key, a, b []byte, fl
 	it.flags = flags
 	it.cas = s.nextCAS()
 	it.fetched = false
+	it.meta = 0
+	it.atime = s.nowSec(clk)
 	// For an existing key this also replaces the map's key string, which
 	// pointed into the old data, so the old block can be collected.
 	sh.items[it.key()] = it

@@ -27,6 +27,12 @@ const (
 	CmdVerbosity
 	CmdQuit
 	CmdAuth
+	CmdMetaGet        // mg
+	CmdMetaSet        // ms
+	CmdMetaDelete     // md
+	CmdMetaArithmetic // ma
+	CmdMetaNoop       // mn
+	CmdMetaDebug      // me
 )
 
 var commandNames = [...]string{
@@ -52,6 +58,13 @@ var commandNames = [...]string{
 	CmdVerbosity: "verbosity",
 	CmdQuit:      "quit",
 	CmdAuth:      "auth",
+
+	CmdMetaGet:        "mg",
+	CmdMetaSet:        "ms",
+	CmdMetaDelete:     "md",
+	CmdMetaArithmetic: "ma",
+	CmdMetaNoop:       "mn",
+	CmdMetaDebug:      "me",
 }
 
 // String returns the wire name of the command ("get", "flush_all", ...),
@@ -70,6 +83,10 @@ func (c Command) IsStorage() bool { return c >= CmdSet && c <= CmdCAS }
 // IsRetrieval reports whether the command is a (multi-key) get:
 // get, gets, gat, gats or mget.
 func (c Command) IsRetrieval() bool { return c >= CmdGet && c <= CmdMget }
+
+// IsMeta reports whether the command is a meta command (mg, ms, md, ma,
+// mn, me), whose errors are sent even with the q flag.
+func (c Command) IsMeta() bool { return c >= CmdMetaGet && c <= CmdMetaDebug }
 
 // lookupCommand maps a command token to its Command. Names are lower-case
 // and case-sensitive, as in memcached ("GET" is unknown). The conversion in
@@ -118,6 +135,18 @@ func lookupCommand(name []byte) Command {
 		return CmdQuit
 	case "auth":
 		return CmdAuth
+	case "mg":
+		return CmdMetaGet
+	case "ms":
+		return CmdMetaSet
+	case "md":
+		return CmdMetaDelete
+	case "ma":
+		return CmdMetaArithmetic
+	case "mn":
+		return CmdMetaNoop
+	case "me":
+		return CmdMetaDebug
 	}
 	return CmdNone
 }

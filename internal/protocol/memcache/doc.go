@@ -70,6 +70,25 @@
 //     its newline has arrived (memcached closes only while waiting for one).
 //   - A key longer than 250 bytes in a multi-key get gets CLIENT_ERROR without
 //     memcached 1.6.18's bug of dropping earlier pipelined replies.
-//   - Meta commands (mg, ms, ...) and administrative commands (slabs, lru,
-//     watch, ...) are not parsed here: they read as unknown commands.
+//   - Administrative commands (slabs, lru, watch, ...) are not parsed here:
+//     they read as unknown commands.
+//   - Meta commands (meta.go): E (explicit CAS) on mg/ms/md/ma, x on md, and
+//     returning s on ms are newer than 1.6.18 and follow the current
+//     protocol.txt; an F token >= 2^32 is refused (1.6.18 truncates it).
+//
+// # Meta commands
+//
+//	mg <key> <flag>*                   -> VA <size> <flag>*\r\n<data>\r\n | HD <flag>* | EN
+//	ms <key> <datalen> <flag>*\r\n<data>\r\n -> HD | NS | EX | NF  <flag>*
+//	md <key> <flag>*                   -> HD | NF | EX  <flag>*
+//	ma <key> <flag>*                   -> HD | VA <size>\r\n<number>\r\n | NF | NS | EX
+//	mn                                 -> MN
+//	me <key> [b]                       -> ME <key> <k>=<v>* | EN
+//
+// A flag is one character and an optional token (T30, O1). Read validates
+// every flag and token and keeps the flags in request order in
+// Request.Meta, so the server answers return flags in that order. An ms
+// line is copied into the Reader before its data block is read, so its
+// tokens stay valid; once its <datalen> has parsed, any later error still
+// swallows the data block, as memcached does.
 package memcache

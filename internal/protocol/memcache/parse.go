@@ -168,6 +168,17 @@ func (r *Reader) parse(line []byte, req *Request) error {
 		return nil
 	case CmdVersion, CmdQuit:
 		return nil // memcached 1.6 ignores any further tokens
+	case CmdMetaSet:
+		// Every token must outlive reading the data block, which may slide
+		// br's buffer: parse a copy of the line (at most MaxLineLen bytes,
+		// as ms is not a retrieval command).
+		n := copy(r.mline[:], line)
+		t.line = r.mline[:n]
+		fallthrough
+	case CmdMetaGet, CmdMetaDelete, CmdMetaArithmetic, CmdMetaNoop, CmdMetaDebug:
+		var err error
+		req.hasData, err = r.parseMeta(&t, req)
+		return err
 	}
 	// Unknown command. A line ending in an HTTP version is a browser or an
 	// HTTP client on the wrong port: memcached closes without a word

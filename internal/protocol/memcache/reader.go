@@ -49,9 +49,11 @@ type Reader struct {
 	// Line limits, MaxLineLen and MaxRetrievalLineLen outside tests: the
 	// fuzz tests shrink them so that short inputs reach every limit path.
 	maxLine, maxRetrievalLine int
-	long                      []byte          // a line longer than br's buffer
-	val                       []byte          // a data block longer than br's buffer
-	key                       [MaxKeyLen]byte // storage key, copied before br may slide
+	long                      []byte           // a line longer than br's buffer
+	val                       []byte           // a data block longer than br's buffer
+	key                       [MaxKeyLen]byte  // storage key, copied before br may slide
+	b64key                    [MaxKeyLen]byte  // meta b key, decoded
+	mline                     [MaxLineLen]byte // ms line, copied before br may slide
 }
 
 // NewReader returns a Reader with a read buffer of size bytes.
@@ -94,9 +96,16 @@ func (r *Reader) Read(req *Request) error {
 		return err
 	}
 	if err := r.parse(line, req); err != nil {
+		if req.hasData {
+			// A meta set whose length parsed: memcached swallows its data
+			// block after any later error, so the stream stays in step.
+			if _, derr := r.br.Discard(req.Bytes + 2); derr != nil {
+				return noEOF(derr)
+			}
+		}
 		return err
 	}
-	if req.Command.IsStorage() {
+	if req.Command.IsStorage() || req.hasData {
 		return r.readData(req)
 	}
 	return nil

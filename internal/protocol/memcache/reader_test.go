@@ -193,7 +193,7 @@ func TestReadOther(t *testing.T) {
 		{"auth two tokens", "auth a b\r\n", []result{fail(CmdAuth, ErrUnknown), eof}},
 
 		{"unknown", "bogus\r\n", []result{fail(CmdNone, ErrUnknown), eof}},
-		{"meta is unknown", "mg a v\r\n", []result{fail(CmdNone, ErrUnknown), eof}},
+		{"unknown meta", "mz a v\r\n", []result{fail(CmdNone, ErrUnknown), eof}},
 		{"empty line", "\r\n", []result{fail(CmdNone, ErrUnknown), eof}},
 		{"empty LF line", "\n", []result{fail(CmdNone, ErrUnknown), eof}},
 		{"spaces line", "   \r\n", []result{fail(CmdNone, ErrUnknown), eof}},

@@ -70,5 +70,8 @@ func ErrorReply(err error) (line string, close bool) {
 	case errors.Is(err, ErrDeleteUsage):
 		return ClientErrorDeleteUsage, false
 	}
+	if line := metaErrorLine(err); line != "" {
+		return line, false
+	}
 	return "", true
 }

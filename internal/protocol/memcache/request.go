@@ -19,6 +19,9 @@ type Request struct {
 	Value      []byte   // storage: the data block without its CRLF
 	Noreply    bool     // classic noreply: suppress every reply to this command
 	Args       [][]byte // stats arguments, verbosity level, auth token
+	Meta       Meta     // meta commands: flags in request order and their tokens
+
+	hasData bool // ms: the length is known, so the data block is read or swallowed
 }
 
 // Key is the first key of the request (nil when there is none).

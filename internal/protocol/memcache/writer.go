@@ -15,6 +15,9 @@ type Writer struct {
 	// formatting numbers never allocates. The longest user is Value:
 	// " <u32> <int> <u64>\r\n" is at most 1+10+1+19+1+20+2 = 54 bytes.
 	num [64]byte
+	// b64 is scratch for a base64-encoded key in a meta reply: a space,
+	// the flag and at most EncodedLen(MaxKeyLen) = 336 bytes.
+	b64 [344]byte
 }
 
 // NewWriter returns a Writer with an output buffer of size bytes.

@@ -1,0 +1,411 @@
+package store
+
+import "strconv"
+
+// Operations for memcached's meta commands (mg, ms, md, ma, me). They share
+// the rules of the classic operations (expired means missing, a failed write
+// changes nothing, CAS tokens come from the one counter) and add the
+// per-item state the meta protocol exposes: last access time (l), hit-before
+// (h), stale (X, set by invalidation), the recache win (W, and Z for the
+// clients that lost it) and whether the key was written in base64 (b).
+
+// MetaItem is a snapshot of an item as a meta command sees it. HitBefore and
+// LastAccess are the values from before the operation, as protocol.txt asks.
+type MetaItem struct {
+	Item
+	LastAccess int64 // Unix seconds of the last access
+	HitBefore  bool  // read by a get-type command since it was stored
+	Stale      bool  // invalidated (md I, or ms I with an older CAS)
+	Won        bool  // this caller won the right to recache (W)
+	WinSent    bool  // another caller already holds the win (Z)
+	BinaryKey  bool  // the key was stored through a base64 (b) key
+	Created    bool  // the item did not exist and was vivified by this call
+}
+
+// GetOptions modify MetaGet.
+type GetOptions struct {
+	NoBump         bool  // u: no LRU bump, no hit or access-time update
+	Touch          bool  // T: set the deadline to Deadline
+	Deadline       int64 // Unix ns, for Touch
+	Vivify         bool  // N: on a miss create an empty item with VivifyDeadline
+	VivifyDeadline int64 // Unix ns, for Vivify
+	Recache        bool  // R: win if the item's remaining TTL is below RecacheBelow
+	RecacheBelow   int64 // nanoseconds, for Recache
+	NewCAS         uint64
+	HasNewCAS      bool // E: a vivified item takes NewCAS as its token
+	BinaryKey      bool // the key came in base64; remembered by a vivified item
+}
+
+// MetaGet looks key up for mg. On a hit it refreshes recency and marks the
+// item fetched unless NoBump, applies Touch, and settles the recache win:
+// a stale item, or one whose remaining TTL is below RecacheBelow, is won by
+// the first caller (Won) and reported as taken (WinSent) to the others. On a
+// miss with Vivify it creates an empty item and the caller wins it; ok is
+// then true and Created is set. Vivify fails silently (a miss) if there is
+// no memory for the stub.
+func (s *Store) MetaGet(key []byte, o GetOptions) (mi MetaItem, ok bool) {
+	sh := s.shardFor(key)
+	for attempt := 0; ; attempt++ {
+		var clk clock
+		s.pollFlush(&clk)
+		sh.mu.Lock()
+		mi, ok, deficit := s.metaGetLocked(sh, &clk, key, o)
+		sh.mu.Unlock()
+		if deficit == 0 {
+			return mi, ok
+		}
+		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
+			return MetaItem{}, false
+		}
+	}
+}
+
+func (s *Store) metaGetLocked(sh *shard, clk *clock, key []byte, o GetOptions) (MetaItem, bool, int64) {
+	it := s.lookupLocked(sh, key, clk, true)
+	if it == nil {
+		if !o.Vivify {
+			return MetaItem{}, false, 0
+		}
+		if o.VivifyDeadline != 0 && o.VivifyDeadline <= clk.now() {
+			return MetaItem{}, false, 0 // would be gone at once
+		}
+		_, deficit, err := s.putLocked(sh, clk, nil, key, nil, nil, 0, o.VivifyDeadline)
+		if deficit > 0 || err != nil {
+			return MetaItem{}, false, deficit
+		}
+		it = sh.items[string(key)]
+		if o.HasNewCAS {
+			it.cas = s.useCAS(o.NewCAS)
+		}
+		it.meta |= metaWinSent
+		if o.BinaryKey {
+			it.meta |= metaBinaryKey
+		}
+		mi := s.metaSnapshot(it)
+		mi.Won, mi.Created = true, true
+		return mi, true, 0
+	}
+	mi := s.metaSnapshot(it)
+	if !o.NoBump {
+		it.fetched = true
+		it.atime = s.nowSec(clk)
+		sh.touchLocked(it)
+	}
+	if o.Touch {
+		sh.setDeadlineLocked(it, o.Deadline)
+		mi.Deadline = o.Deadline
+	}
+	// The win: memcached 1.6 reports Z for a win already handed out, X for
+	// a stale item, and hands a stale item's (or a recache candidate's) win
+	// to the first caller that asks.
+	switch {
+	case it.meta&metaWinSent != 0:
+		mi.WinSent = true
+	case it.meta&metaStale != 0:
+		mi.Won = true
+	case o.Recache && it.deadline != 0 && it.deadline-clk.now() < o.RecacheBelow:
+		mi.Won = true
+	}
+	if mi.Won {
+		it.meta |= metaWinSent
+	}
+	return mi, true, 0
+}
+
+// metaSnapshot is the MetaItem view of it, before any change.
+func (s *Store) metaSnapshot(it *item) MetaItem {
+	return MetaItem{
+		Item:       it.snapshot(),
+		LastAccess: int64(it.atime),
+		HitBefore:  it.fetched,
+		Stale:      it.meta&metaStale != 0,
+		BinaryKey:  it.meta&metaBinaryKey != 0,
+	}
+}
+
+// MetaDebug returns the live item under key for me, without refreshing it.
+func (s *Store) MetaDebug(key []byte) (MetaItem, bool) {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	it := s.lookupLocked(sh, key, &clk, false)
+	if it == nil {
+		return MetaItem{}, false
+	}
+	return s.metaSnapshot(it), true
+}
+
+// SetOptions modify MetaSet.
+type SetOptions struct {
+	Mode           Mode // ModeSet, ModeAdd, ModeReplace, ModeAppend or ModePrepend
+	CompareCAS     uint64
+	HasCompare     bool // C: the item must exist and carry CompareCAS
+	Invalidate     bool // I: with C, an older CAS still stores, and the item is stale
+	NewCAS         uint64
+	HasNewCAS      bool  // E: the stored item takes NewCAS as its token
+	Vivify         bool  // N: append/prepend on a missing key store the value alone
+	VivifyDeadline int64 // Unix ns, for Vivify
+	BinaryKey      bool  // the key came in base64
+}
+
+// MetaSet stores value under key for ms and returns the new CAS token and
+// the stored value's length. Errors are those of Store: ErrNotStored,
+// ErrNotFound (C on a missing key), ErrExists (C mismatch), ErrTooLarge,
+// ErrNoMemory; a failed MetaSet changes nothing. Append and prepend keep the
+// item's flags and deadline, as in Store.
+func (s *Store) MetaSet(key, value []byte, flags uint32, deadline int64, o SetOptions) (cas uint64, size int, err error) {
+	if o.Mode > ModePrepend {
+		panic("store: invalid meta set mode " + strconv.Itoa(int(o.Mode)))
+	}
+	if s.tooLarge(len(key), len(value)) {
+		return 0, 0, ErrTooLarge
+	}
+	sh := s.shardFor(key)
+	for attempt := 0; ; attempt++ {
+		var clk clock
+		s.pollFlush(&clk)
+		sh.mu.Lock()
+		cas, size, deficit, err := s.metaSetLocked(sh, &clk, key, value, flags, deadline, o)
+		sh.mu.Unlock()
+		if deficit == 0 {
+			return cas, size, err
+		}
+		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
+			return 0, 0, ErrNoMemory
+		}
+	}
+}
+
+func (s *Store) metaSetLocked(sh *shard, clk *clock, key, value []byte, flags uint32, deadline int64, o SetOptions) (cas uint64, size int, deficit int64, err error) {
+	old := s.lookupLocked(sh, key, clk, false)
+	stale := false
+	mode := o.Mode
+	switch {
+	case mode == ModeAdd && old != nil:
+		sh.touchLocked(old) // memcached bumps the item an add collided with
+		return 0, 0, 0, ErrNotStored
+	case old == nil && o.HasCompare:
+		return 0, 0, 0, ErrNotFound
+	case old == nil && (mode == ModeAppend || mode == ModePrepend) && o.Vivify:
+		mode, deadline = ModeSet, o.VivifyDeadline
+	case old == nil && mode != ModeSet && mode != ModeAdd:
+		return 0, 0, 0, ErrNotStored
+	case old != nil && o.HasCompare && old.cas != o.CompareCAS:
+		if !o.Invalidate || o.CompareCAS > old.cas {
+			return 0, 0, 0, ErrExists
+		}
+		stale = true
+	}
+	a, b := value, []byte(nil)
+	switch mode {
+	case ModeAppend:
+		a, b = old.value(), value
+		flags, deadline = old.flags, old.deadline
+	case ModePrepend:
+		a, b = value, old.value()
+		flags, deadline = old.flags, old.deadline
+	}
+	if s.tooLarge(len(key), len(a)+len(b)) {
+		return 0, 0, 0, ErrTooLarge
+	}
+	size = len(a) + len(b)
+	if deadline != 0 && deadline <= clk.now() {
+		if old != nil {
+			s.dropLocked(sh, old, dropDeleted)
+		}
+		sh.totalItems++
+		if o.HasNewCAS {
+			return s.useCAS(o.NewCAS), size, 0, nil
+		}
+		return s.nextCAS(), size, 0, nil
+	}
+	cas, deficit, err = s.putLocked(sh, clk, old, key, a, b, flags, deadline)
+	if deficit > 0 || err != nil {
+		return 0, 0, deficit, err
+	}
+	it := sh.items[string(key)]
+	if o.HasNewCAS {
+		it.cas, cas = s.useCAS(o.NewCAS), o.NewCAS
+	}
+	if stale {
+		it.meta |= metaStale
+	}
+	if o.BinaryKey {
+		it.meta |= metaBinaryKey
+	}
+	return cas, size, 0, nil
+}
+
+// DeleteOptions modify MetaDelete.
+type DeleteOptions struct {
+	CompareCAS  uint64
+	HasCompare  bool // C: delete only if the item carries CompareCAS
+	Invalidate  bool // I: keep the item, mark it stale, give it a new token
+	Touch       bool // T with I: set the deadline to Deadline
+	Deadline    int64
+	NewCAS      uint64
+	HasNewCAS   bool // E: the token an invalidated or emptied item takes
+	RemoveValue bool // x: keep the item (key, flags, deadline) with an empty value
+}
+
+// MetaDelete deletes or invalidates the live item under key for md. It
+// returns ErrNotFound when there is none and ErrExists on a CAS mismatch.
+func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	it := s.lookupLocked(sh, key, &clk, false)
+	if it == nil {
+		return ErrNotFound
+	}
+	if o.HasCompare && it.cas != o.CompareCAS {
+		return ErrExists
+	}
+	newCAS := func() uint64 {
+		if o.HasNewCAS {
+			return s.useCAS(o.NewCAS)
+		}
+		return s.nextCAS()
+	}
+	switch {
+	case o.RemoveValue:
+		// Shrinking never needs room, so this cannot fail.
+		s.used.Add(-int64(it.vlen))
+		sh.bytes -= int64(it.vlen)
+		it.data = newData(keyBytes(it.key()), nil, nil)
+		it.vlen = 0
+		sh.items[it.key()] = it
+		it.cas = newCAS()
+		if o.Invalidate {
+			it.meta = it.meta&^metaWinSent | metaStale
+		}
+		if o.Invalidate && o.Touch {
+			sh.setDeadlineLocked(it, o.Deadline)
+		}
+	case o.Invalidate:
+		it.meta = it.meta&^metaWinSent | metaStale
+		it.cas = newCAS()
+		if o.Touch {
+			sh.setDeadlineLocked(it, o.Deadline)
+		}
+	default:
+		s.dropLocked(sh, it, dropDeleted)
+	}
+	return nil
+}
+
+// ArithOptions modify MetaArith.
+type ArithOptions struct {
+	Decr           bool
+	Delta          uint64
+	CompareCAS     uint64
+	HasCompare     bool // C: apply only if the item carries CompareCAS
+	NewCAS         uint64
+	HasNewCAS      bool   // E: the updated item takes NewCAS as its token
+	Vivify         bool   // N: on a miss create the item holding Initial
+	VivifyDeadline int64  // Unix ns, for Vivify
+	Initial        uint64 // J
+	Touch          bool   // T: on success set the deadline to Deadline
+	Deadline       int64
+	BinaryKey      bool
+}
+
+// MetaArith is incr/decr for ma: it returns the new number, the item's new
+// CAS token and deadline. A miss is ErrNotFound, or with Vivify creates the
+// item holding Initial (the delta is not applied). ErrExists on a CAS
+// mismatch, ErrNotNumeric as Incr, ErrNotStored if a vivified item would
+// expire at once.
+func (s *Store) MetaArith(key []byte, o ArithOptions) (value, cas uint64, deadline int64, err error) {
+	sh := s.shardFor(key)
+	for attempt := 0; ; attempt++ {
+		var clk clock
+		s.pollFlush(&clk)
+		sh.mu.Lock()
+		value, cas, deadline, deficit, err := s.metaArithLocked(sh, &clk, key, o)
+		sh.mu.Unlock()
+		if deficit == 0 {
+			return value, cas, deadline, err
+		}
+		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
+			return 0, 0, 0, ErrNoMemory
+		}
+	}
+}
+
+func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOptions) (value, cas uint64, deadline int64, deficit int64, err error) {
+	it := s.lookupLocked(sh, key, clk, false)
+	var n uint64
+	flags := uint32(0)
+	switch {
+	case it == nil && !o.Vivify:
+		return 0, 0, 0, 0, ErrNotFound
+	case it == nil:
+		n, deadline = o.Initial, o.VivifyDeadline
+		if deadline != 0 && deadline <= clk.now() {
+			return 0, 0, 0, 0, ErrNotStored
+		}
+	default:
+		if o.HasCompare && it.cas != o.CompareCAS {
+			return 0, 0, 0, 0, ErrExists
+		}
+		var ok bool
+		if n, ok = parseDecimal(it.value()); !ok {
+			return 0, 0, 0, 0, ErrNotNumeric
+		}
+		switch {
+		case !o.Decr:
+			n += o.Delta // wraps at 2^64, as memcached does
+		case o.Delta > n:
+			n = 0
+		default:
+			n -= o.Delta
+		}
+		flags, deadline = it.flags, it.deadline
+		if o.Touch {
+			deadline = o.Deadline
+		}
+	}
+	var buf [20]byte
+	digits := strconv.AppendUint(buf[:0], n, 10)
+	if s.tooLarge(len(key), len(digits)) {
+		return 0, 0, 0, 0, ErrTooLarge
+	}
+	if it != nil && deadline != 0 && deadline <= clk.now() {
+		// T with a past time: the update succeeds and the key is gone.
+		s.dropLocked(sh, it, dropDeleted)
+		sh.totalItems++
+		return n, s.nextCAS(), deadline, 0, nil
+	}
+	binary := it != nil && it.meta&metaBinaryKey != 0 || o.BinaryKey
+	cas, deficit, err = s.putLocked(sh, clk, it, key, digits, nil, flags, deadline)
+	if deficit > 0 || err != nil {
+		return 0, 0, 0, deficit, err
+	}
+	it = sh.items[string(key)]
+	if o.HasNewCAS {
+		it.cas, cas = s.useCAS(o.NewCAS), o.NewCAS
+	}
+	if binary {
+		it.meta |= metaBinaryKey
+	}
+	return n, cas, deadline, 0, nil
+}
+
+// useCAS makes a client-chosen token (the E flag) the item's token and
+// raises the counter to it, so every token handed out later is still larger
+// than every token in the store: the flush fence depends on that order. A
+// client that picks a token at or below the fence of an earlier flush_all
+// makes its item read as flushed; a token picked twice is the client's own
+// reuse.
+func (s *Store) useCAS(e uint64) uint64 {
+	for {
+		cur := s.cas.Load()
+		if cur >= e || s.cas.CompareAndSwap(cur, e) {
+			return e
+		}
+	}
+}
