@@ -130,19 +130,28 @@ func (it *blockIter) decodeAt(off int) bool {
 		return false
 	}
 	p := it.data[off:]
-	shared, n1 := binary.Uvarint(p)
-	if n1 <= 0 {
-		return it.corrupt()
+	var shared, unshared, vlen uint64
+	var h int
+	if len(p) >= 3 && p[0]|p[1]|p[2] < 0x80 {
+		// Fast path: all three lengths fit in one byte each (any key up to
+		// 127 bytes with a value up to 127 bytes, and every index entry).
+		shared, unshared, vlen, h = uint64(p[0]), uint64(p[1]), uint64(p[2]), 3
+	} else {
+		var n1, n2, n3 int
+		shared, n1 = binary.Uvarint(p)
+		if n1 <= 0 {
+			return it.corrupt()
+		}
+		unshared, n2 = binary.Uvarint(p[n1:])
+		if n2 <= 0 {
+			return it.corrupt()
+		}
+		vlen, n3 = binary.Uvarint(p[n1+n2:])
+		if n3 <= 0 {
+			return it.corrupt()
+		}
+		h = n1 + n2 + n3
 	}
-	unshared, n2 := binary.Uvarint(p[n1:])
-	if n2 <= 0 {
-		return it.corrupt()
-	}
-	vlen, n3 := binary.Uvarint(p[n1+n2:])
-	if n3 <= 0 {
-		return it.corrupt()
-	}
-	h := n1 + n2 + n3
 	if shared > uint64(len(it.key)) || unshared > uint64(len(p)-h) || vlen > uint64(len(p)-h)-unshared {
 		return it.corrupt()
 	}
@@ -208,17 +217,49 @@ func (it *blockIter) seekGE(target []byte, cmp func(a, b []byte) int) bool {
 
 // seekUser is seekGE for the common point lookup: the first entry whose user
 // key is >= ukey and, for an equal user key, whose sequence number is <= seq.
+// It is seekGE written out without a comparison closure, which is the
+// hottest loop of a Get.
 func (it *blockIter) seekUser(ukey []byte, seq uint64) bool {
 	target := makeTrailer(seq, kindMax)
-	return it.seekGE(nil, func(a, _ []byte) int {
-		if c := bytes.Compare(userKey(a), ukey); c != 0 {
-			return c
+	less := func(k []byte) bool { // k < (ukey, target)
+		if c := bytes.Compare(k[:len(k)-trailerLen], ukey); c != 0 {
+			return c < 0
 		}
-		if t := trailer(a); t > target {
-			return -1
-		} else if t < target {
-			return 1
+		return binary.LittleEndian.Uint64(k[len(k)-trailerLen:]) > target
+	}
+	lo, hi := 0, it.nrestart-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		it.key = it.key[:0]
+		if !it.decodeAt(it.restart(mid)) {
+			if it.err != nil {
+				return false
+			}
+			hi = mid - 1
+			continue
 		}
-		return 0
-	})
+		if len(it.key) < trailerLen {
+			return it.corrupt()
+		}
+		if less(it.key) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	it.key = it.key[:0]
+	if !it.decodeAt(it.restart(lo)) {
+		return false
+	}
+	for {
+		if len(it.key) < trailerLen {
+			return it.corrupt()
+		}
+		if !less(it.key) {
+			return true
+		}
+		if !it.decodeAt(it.next) {
+			return false
+		}
+	}
 }

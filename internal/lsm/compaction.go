@@ -270,7 +270,7 @@ func (d *DB) pickCompactionLocked() *compaction {
 	for level := 0; level < numLevels-1; level++ {
 		var score float64
 		if level == 0 {
-			score = float64(len(v.levels[0])) / float64(d.opts.L0CompactionTrigger)
+			score = float64(v.l0Depth) / float64(d.opts.L0CompactionTrigger)
 		} else {
 			score = float64(levelBytes(v.levels[level])) / float64(d.maxBytes(level))
 		}

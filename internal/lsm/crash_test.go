@@ -26,8 +26,8 @@ func crashValue(w, c int) []byte {
 
 // crashOptions keeps tables small so flushes and compactions run while the
 // writer is killed.
-func crashOptions(mode SyncMode) Options {
-	return Options{Sync: mode, MemTableSize: 128 << 10, TargetFileSize: 64 << 10, LBaseMaxBytes: 256 << 10}
+func crashOptions(mode SyncMode, mapped bool) Options {
+	return Options{Sync: mode, MappedWAL: mapped, MemTableSize: 128 << 10, TargetFileSize: 64 << 10, LBaseMaxBytes: 256 << 10}
 }
 
 // TestCrashHelper is the writer subprocess of TestCrashKill9; it does nothing
@@ -41,7 +41,7 @@ func TestCrashHelper(t *testing.T) {
 	}
 	mode, _ := strconv.Atoi(os.Getenv("LSM_CRASH_MODE"))
 	start, _ := strconv.Atoi(os.Getenv("LSM_CRASH_START"))
-	db, err := Open(dir, crashOptions(SyncMode(mode)))
+	db, err := Open(dir, crashOptions(SyncMode(mode), os.Getenv("LSM_CRASH_MAPPED") == "1"))
 	if err != nil {
 		fmt.Println("open error:", err)
 		os.Exit(2)
@@ -91,8 +91,16 @@ func TestCrashKill9(t *testing.T) {
 	if *soak {
 		cycles = 25
 	}
-	for _, mode := range []SyncMode{SyncNone, SyncEverySecond, SyncAlways} {
-		t.Run(mode.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		mode   SyncMode
+		mapped bool
+	}{{SyncNone, false}, {SyncEverySecond, false}, {SyncAlways, false}, {SyncNone, true}, {SyncAlways, true}} {
+		mode, mapped := tc.mode, tc.mapped
+		name := mode.String()
+		if mapped {
+			name += "-mapped"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
@@ -100,7 +108,7 @@ func TestCrashKill9(t *testing.T) {
 			dels := map[string]bool{}
 			start := 0
 			for cycle := 0; cycle < cycles; cycle++ {
-				acked, maxC := runCrashChild(t, dir, mode, start, 30+rng.IntN(300))
+				acked, maxC := runCrashChild(t, dir, mode, mapped, start, 30+rng.IntN(300))
 				var last [crashWriters]*crashAck
 				for i, a := range acked {
 					k := string(crashKey(a.w, a.c))
@@ -121,7 +129,7 @@ func TestCrashKill9(t *testing.T) {
 					}
 				}
 				start = maxC + 100
-				db, err := Open(dir, crashOptions(mode))
+				db, err := Open(dir, crashOptions(mode, mapped))
 				if err != nil {
 					t.Fatalf("cycle %d: reopen after kill: %v", cycle, err)
 				}
@@ -161,13 +169,14 @@ type crashAck struct {
 	del  bool
 }
 
-func runCrashChild(t *testing.T, dir string, mode SyncMode, start, killAfterMs int) ([]crashAck, int) {
+func runCrashChild(t *testing.T, dir string, mode SyncMode, mapped bool, start, killAfterMs int) ([]crashAck, int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(),
 		"LSM_CRASH_DIR="+dir,
 		"LSM_CRASH_MODE="+strconv.Itoa(int(mode)),
-		"LSM_CRASH_START="+strconv.Itoa(start))
+		"LSM_CRASH_START="+strconv.Itoa(start),
+		"LSM_CRASH_MAPPED="+map[bool]string{true: "1", false: "0"}[mapped])
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +229,7 @@ func TestPowerLossGroupCommit(t *testing.T) {
 	}
 	for round := 0; round < rounds; round++ {
 		fs := vfs.NewMem()
-		o := crashOptions(SyncAlways)
+		o := crashOptions(SyncAlways, false)
 		o.FS = fs
 		db, err := Open("/db", o)
 		if err != nil {

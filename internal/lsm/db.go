@@ -115,7 +115,7 @@ func (d *DB) installReadStateLocked() {
 // walFile is an open write-ahead log.
 type walFile struct {
 	num    uint64
-	f      vfs.File
+	f      vfs.AppendLog
 	mu     sync.Mutex // protects closed, and orders Sync against Close
 	closed bool
 }
@@ -151,24 +151,33 @@ func manifestName(num uint64) string { return fmt.Sprintf("MANIFEST-%06d", num) 
 
 // Put writes value under key.
 func (d *DB) Put(key, value []byte) error {
-	b := Batch{}
+	b := batchPool.Get().(*Batch)
+	b.Reset()
 	b.Put(key, value)
-	return d.Apply(&b)
+	err := d.Apply(b)
+	batchPool.Put(b)
+	return err
 }
 
 // PutExpiring writes value under key; from expireAt on the key reads as
 // absent, and compactions discard it.
 func (d *DB) PutExpiring(key, value []byte, expireAt time.Time) error {
-	b := Batch{}
+	b := batchPool.Get().(*Batch)
+	b.Reset()
 	b.PutExpiring(key, value, expireAt)
-	return d.Apply(&b)
+	err := d.Apply(b)
+	batchPool.Put(b)
+	return err
 }
 
 // Delete removes key.
 func (d *DB) Delete(key []byte) error {
-	b := Batch{}
+	b := batchPool.Get().(*Batch)
+	b.Reset()
 	b.Delete(key)
-	return d.Apply(&b)
+	err := d.Apply(b)
+	batchPool.Put(b)
+	return err
 }
 
 // Get returns the value stored under key, or ErrNotFound. The returned slice
@@ -262,6 +271,10 @@ type writer struct {
 	err   error
 	cond  sync.Cond
 }
+
+// batchPool recycles the one-entry batches of Put, PutExpiring and Delete:
+// once Apply returns, the commit pipeline holds no reference to the batch.
+var batchPool = sync.Pool{New: func() any { return new(Batch) }}
 
 var writerPool = sync.Pool{New: func() any { return new(writer) }}
 
@@ -414,10 +427,10 @@ func (d *DB) makeRoomLocked(need int) error {
 			return d.bgErr
 		case d.closed:
 			return ErrClosed
-		case d.mem.size()+need <= len(d.mem.arena):
+		case d.mem.size()+need <= len(d.mem.arena) && (d.wal == nil || d.wal.f.Room() >= int64(need)):
 			return nil
 		case len(d.imm) >= d.opts.MaxImmutableMemTables,
-			!d.opts.DisableAutoCompaction && len(d.current.levels[0]) >= d.opts.L0StopWrites:
+			!d.opts.DisableAutoCompaction && d.current.l0Depth >= d.opts.L0StopWrites:
 			if stalled.IsZero() {
 				stalled = time.Now()
 				d.m.stalls.Add(1)
@@ -431,22 +444,49 @@ func (d *DB) makeRoomLocked(need int) error {
 	}
 }
 
+// createWAL creates log num, mapped when Options.MappedWAL asks for it and
+// the filesystem can, with room for at least need bytes.
+func (d *DB) createWAL(num uint64, need int) (vfs.AppendLog, error) {
+	name := d.path(walName(num))
+	var f vfs.AppendLog
+	var err error
+	if m, ok := d.fs.(vfs.LogMapper); ok && d.opts.MappedWAL {
+		// A log holds about as many bytes as its memtable's arena; reserve
+		// twice that, and rotate early if a commit would not fit.
+		f, err = m.MapLog(name, int64(max(2*d.opts.MemTableSize, 2*need)+1<<20))
+	}
+	if f == nil {
+		var file vfs.File
+		if file, err = d.fs.Create(name); err == nil {
+			f = vfs.FileLog{File: file}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lsm: create WAL: %w", err)
+	}
+	if d.opts.Sync == SyncAlways {
+		// The new log's size and directory entry must be durable before
+		// any write acknowledged from it.
+		err = f.Sync()
+		if err == nil {
+			err = d.fs.SyncDir(d.dir)
+		}
+		if err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("lsm: sync new WAL: %w", err)
+		}
+	}
+	return f, nil
+}
+
 // rotateMemLocked starts a new WAL and memtable and queues the old memtable
 // for flushing.
 func (d *DB) rotateMemLocked(need int) error {
 	num := d.nextFile
 	d.nextFile++
-	f, err := d.fs.Create(d.path(walName(num)))
+	f, err := d.createWAL(num, need)
 	if err != nil {
-		return fmt.Errorf("lsm: create WAL: %w", err)
-	}
-	if d.opts.Sync == SyncAlways {
-		// The new log's directory entry must be durable before any write
-		// acknowledged from it.
-		if err := d.fs.SyncDir(d.dir); err != nil {
-			_ = f.Close()
-			return fmt.Errorf("lsm: sync dir: %w", err)
-		}
+		return err
 	}
 	old := d.mem
 	oldWAL := d.wal

@@ -181,9 +181,9 @@ func (d *DB) recover() error {
 	// Start a new log and a new manifest that describes the whole tree.
 	walNum := d.nextFile
 	d.nextFile++
-	f, err := d.fs.Create(d.path(walName(walNum)))
+	f, err := d.createWAL(walNum, 0)
 	if err != nil {
-		return fmt.Errorf("lsm: create WAL: %w", err)
+		return err
 	}
 	d.wal = &walFile{num: walNum, f: f}
 	d.mem = newMemTable(d.opts.MemTableSize, walNum)

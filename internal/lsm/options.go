@@ -61,6 +61,14 @@ type Options struct {
 	LBaseMaxBytes int64
 	// TargetFileSize splits compaction outputs (default 4 MiB).
 	TargetFileSize uint64
+	// MappedWAL backs each write-ahead log with a shared memory mapping of
+	// a preallocated file (Linux only; elsewhere, and on filesystems that
+	// cannot map, the log uses write(2)). A commit then costs a memcpy into
+	// the kernel's page cache instead of a write(2) system call; the data is
+	// in the same page cache either way, so a process crash loses nothing
+	// acknowledged, and Sync modes still decide about power loss (msync).
+	// The cost: a log file reserves 2×MemTableSize+1 MiB of disk while live.
+	MappedWAL bool
 	// DisableAutoCompaction turns off background compactions (tests use it
 	// to shape the tree); Compact still works.
 	DisableAutoCompaction bool

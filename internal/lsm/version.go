@@ -43,7 +43,13 @@ func (f *fileMeta) overlaps(lo, hi []byte) bool {
 // L0 is ordered newest first; every other level by smallest key.
 type version struct {
 	levels [numLevels][]*fileMeta
-	refs   atomic.Int32
+	// l0Depth is the largest number of L0 tables that overlap at any key:
+	// what a read may have to search, and what L0 compaction and write
+	// stalls are measured by. Sequentially written tables do not overlap,
+	// so many of them still count as depth 1 (Pebble's L0 sublevels make
+	// the same distinction).
+	l0Depth int
+	refs    atomic.Int32
 	// release is called with each file whose last reference goes away.
 	release func(*fileMeta)
 }
@@ -248,6 +254,7 @@ func (v *version) apply(e *versionEdit) (*version, error) {
 			f.refs.Add(1)
 		}
 	}
+	nv.l0Depth = overlapDepth(nv.levels[0])
 	nv.refs.Store(1)
 	return nv, nil
 }
@@ -271,4 +278,40 @@ func (v *version) snapshotEdit() *versionEdit {
 		}
 	}
 	return e
+}
+
+// overlapDepth returns the largest number of files whose user-key ranges
+// contain one key, by sweeping the sorted range boundaries.
+func overlapDepth(files []*fileMeta) int {
+	type edge struct {
+		key   []byte
+		start bool
+	}
+	edges := make([]edge, 0, 2*len(files))
+	for _, f := range files {
+		edges = append(edges, edge{f.smallestUser(), true}, edge{f.largestUser(), false})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		// Ranges are closed: at equal keys, open before closing.
+		switch {
+		case a.start && !b.start:
+			return -1
+		case !a.start && b.start:
+			return 1
+		}
+		return 0
+	})
+	depth, best := 0, 0
+	for _, e := range edges {
+		if e.start {
+			depth++
+			best = max(best, depth)
+		} else {
+			depth--
+		}
+	}
+	return best
 }
