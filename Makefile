@@ -82,3 +82,18 @@ bench-sweep-pipeline: build
 
 clean:
 	rm -rf $(BIN)
+
+# The durable engine's long tests (internal/lsm): millions of model
+# operations with crashes and power losses, 25 kill -9 cycles per sync mode,
+# thousands of corruption trials, plus repeated concurrency runs under -race.
+.PHONY: soak lsm-bench
+soak:
+	$(GO) test -count=1 -timeout 90m ./internal/lsm/... -args -soak
+	$(GO) test -race -count=20 -timeout 30m -run 'TestConcurrent|TestPowerLoss' ./internal/lsm/
+
+# The seed workload against MiniKV's LSM, Pebble, goleveldb and Badger, each
+# in its own process (bench/lsm is a separate module, so those engines never
+# enter MiniKV's go.mod). Results and how to read them: docs/benchmarks.md.
+LSM_BENCH_FLAGS ?= -runs 3
+lsm-bench:
+	cd bench/lsm && $(GO) run . $(LSM_BENCH_FLAGS)
