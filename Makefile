@@ -7,7 +7,7 @@ LDFLAGS  := -X main.commit=$(COMMIT)
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
-.PHONY: build run test deps test-go test-python race vet lint fuzz bench clean \
+.PHONY: build run test deps test-go test-python race vet lint fuzz bench clean smoke \
 	bench-compare bench-compare-p16 bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline
 
 build:
@@ -42,6 +42,13 @@ test-go:
 
 test-python: build
 	MINIKV_BIN=$(CURDIR)/$(BIN)/minikv $(PYTHON) -m pytest -q tests/python
+
+# Runs bin/minikv the way the Dockerfile and deploy/ run it (MINIKV_* env,
+# free 127.0.0.1 ports) and checks /healthz, set/get, RESP PING, /metrics,
+# /doctor and exit 0 on SIGTERM; also validates deploy/*.yaml and the systemd
+# unit. No Docker engine needed (scripts/smoke.sh).
+smoke: build
+	./scripts/smoke.sh $(BIN)/minikv
 
 race: test-go
 
