@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,7 +57,7 @@ type options struct {
 	memoryMB, threads, maxConns, redisIO       int
 	minikvBin, memcachedBin, redisBin          string
 	jsonOut, csvOut, chartOut, progress, title string
-	cpuProfile                                 string
+	cpuProfile, fromJSON                       string
 }
 
 func newFlagSet(o *options, out io.Writer) *flag.FlagSet {
@@ -95,6 +96,7 @@ func newFlagSet(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.chartOut, "chart", "", "draw ops/s and p99 per server to an SVG `file` (with --sweep)")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (on a terminal), on, off")
 	fs.StringVar(&o.title, "title", "", "chart title")
+	fs.StringVar(&o.fromJSON, "from-json", "", "measure nothing: re-print the table and redo --csv/--chart from a saved --json `file`")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the client's own CPU profile to `file` (is the client the bottleneck?)")
 	return fs
 }
@@ -113,6 +115,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	if o.fromJSON != "" {
+		return replay(&o, stdout, stderr)
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -160,6 +166,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if n := b.report.Errors(); n > 0 {
 		fmt.Fprintf(stderr, "minikv-bench: !!! %d requests failed; see the table\n", n)
 		return exitErrors
+	}
+	return exitOK
+}
+
+// replay re-renders a saved report.
+func replay(o *options, stdout, stderr io.Writer) int {
+	f, err := os.Open(o.fromJSON)
+	if err != nil {
+		fmt.Fprintln(stderr, "minikv-bench:", err)
+		return exitUsage
+	}
+	defer f.Close()
+	var rep bench.Report
+	if err := json.NewDecoder(f).Decode(&rep); err != nil {
+		fmt.Fprintf(stderr, "minikv-bench: %s: %v\n", o.fromJSON, err)
+		return exitUsage
+	}
+	o.jsonOut = ""
+	if err := writeOutputs(o, &rep, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "minikv-bench:", err)
+		return exitUsage
 	}
 	return exitOK
 }

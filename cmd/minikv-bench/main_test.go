@@ -126,6 +126,15 @@ func TestCompareEndToEnd(t *testing.T) {
 	if c := children(t); len(c) > 0 {
 		t.Errorf("orphans after the run: %v", c)
 	}
+
+	// The saved JSON re-renders the same table without measuring.
+	var replayed bytes.Buffer
+	if code := run(context.Background(), []string{"--from-json", filepath.Join(dir, "r.json"), "--chart", filepath.Join(dir, "r2.svg")}, &replayed, &stderr); code != exitOK {
+		t.Fatalf("--from-json: exit %d: %s", code, stderr.String())
+	}
+	if got, want := replayed.String(), stdout.String(); got != want {
+		t.Errorf("--from-json table differs from the original:\n%s\nwant:\n%s", got, want)
+	}
 }
 
 func TestSeedPresetTable(t *testing.T) {

@@ -59,7 +59,7 @@ func (rep *Report) WriteChart(w io.Writer, title string) error {
 		W, H       = 960, 420
 		panelW     = 400
 		panelH     = 280
-		top        = 70
+		top        = 86
 		left1      = 80
 		left2      = left1 + panelW + 80
 		legendY    = top + panelH + 70
@@ -69,7 +69,15 @@ func (rep *Report) WriteChart(w io.Writer, title string) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="%s" font-size="12">`+"\n", W, H+20, W, H+20, fontFamily)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="15" font-weight="bold">%s</text>`+"\n", left1-40, esc(title))
-	fmt.Fprintf(&b, `<text x="%d" y="44" fill="#555">%s</text>`+"\n", left1-40, esc(rep.Host.Note))
+	note := rep.Host.Note
+	if other, n := 0.0, 0; len(rep.Cells) > 0 {
+		for _, c := range rep.Cells {
+			other += c.Median.OtherCores()
+			n++
+		}
+		note += fmt.Sprintf("; other processes used %.2f cores on average during the runs", other/float64(n))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="44" fill="#555">%s</text>`+"\n", left1-40, esc(note))
 
 	xpos := func(left, i int) float64 {
 		if len(xs) == 1 {
@@ -77,24 +85,49 @@ func (rep *Report) WriteChart(w io.Writer, title string) error {
 		}
 		return float64(left) + 20 + float64(i)*float64(panelW-40)/float64(len(xs)-1)
 	}
-	panel := func(left int, name string, get func(point) float64, fmtY func(float64) string) {
-		maxY := 0.0
+	panel := func(left int, name string, get func(point) float64, fmtY func(float64) string, logY bool) {
+		minY, maxY := math.Inf(1), 0.0
 		for _, pts := range series {
 			for _, p := range pts {
 				maxY = math.Max(maxY, get(p))
+				if get(p) > 0 {
+					minY = math.Min(minY, get(p))
+				}
 			}
 		}
-		step := niceStep(maxY / 5)
-		if step == 0 {
-			step = 1
+		var ypos func(float64) float64
+		var ticks []float64
+		if logY && maxY > 0 {
+			// Latencies span 10 µs to a second across a sweep: a log axis
+			// keeps the low end readable.
+			lo := math.Pow(10, math.Floor(math.Log10(minY)))
+			hi := math.Pow(10, math.Ceil(math.Log10(maxY)))
+			if hi <= lo {
+				hi = lo * 10
+			}
+			ypos = func(v float64) float64 {
+				v = math.Max(v, lo)
+				return top + panelH - (math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*panelH
+			}
+			for v := lo; v <= hi*1.01; v *= 10 {
+				ticks = append(ticks, v)
+			}
+		} else {
+			step := niceStep(maxY / 5)
+			if step == 0 {
+				step = 1
+			}
+			ymax := step * math.Ceil(maxY/step)
+			if ymax == 0 {
+				ymax = step
+			}
+			ypos = func(v float64) float64 { return top + panelH - v/ymax*panelH }
+			for v := 0.0; v <= ymax+step/2; v += step {
+				ticks = append(ticks, v)
+			}
 		}
-		ymax := step * math.Ceil(maxY/step)
-		if ymax == 0 {
-			ymax = step
-		}
-		ypos := func(v float64) float64 { return top + panelH - v/ymax*panelH }
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", left, top-10, esc(name))
-		for v := 0.0; v <= ymax+step/2; v += step {
+		for _, v := range ticks {
 			y := ypos(v)
 			fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e5e5e5"/>`+"\n", left, y, left+panelW, y)
 			fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" fill="#444">%s</text>`+"\n", left-6, y+4, esc(fmtY(v)))
@@ -126,9 +159,9 @@ func (rep *Report) WriteChart(w io.Writer, title string) error {
 			}
 		}
 	}
-	panel(left1, "throughput, ops/s (median)", func(p point) float64 { return p.ops }, humanCount)
-	panel(left2, "p99 latency, all requests (median)", func(p point) float64 { return p.p99 },
-		func(v float64) string { return fmtDur(time.Duration(v)) })
+	panel(left1, "throughput, ops/s (median)", func(p point) float64 { return p.ops }, humanCount, false)
+	panel(left2, "p99 latency, all requests (median, log scale)", func(p point) float64 { return p.p99 },
+		func(v float64) string { return axisDur(time.Duration(v)) }, true)
 	x := left1
 	for ti, t := range rep.Targets {
 		col := chartColors[ti%len(chartColors)]
@@ -139,6 +172,17 @@ func (rep *Report) WriteChart(w io.Writer, title string) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// axisDur labels a latency axis: "10µs", "1ms", "100ms", "1s".
+func axisDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%gµs", float64(d)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%gms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%gs", d.Seconds())
 }
 
 // niceStep rounds raw up to 1, 2 or 5 times a power of ten.

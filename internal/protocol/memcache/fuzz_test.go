@@ -2,9 +2,11 @@ package memcache
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"testing"
 	"testing/iotest"
@@ -35,16 +37,27 @@ func fuzzRead(t *testing.T, rd io.Reader, size, dataLen int) []result {
 			t.Fatalf("Read made no progress: %d reads from %d bytes", reads, dataLen)
 		}
 		err := r.Read(&req)
-		out = append(out, toResult(&req, err))
+		res := toResult(&req, err)
+		if req.Command.IsMeta() {
+			res.Meta = toMetaResult(&req, err).String()
+		}
+		out = append(out, res)
 		for _, k := range req.Keys {
 			if len(k) > MaxKeyLen {
 				t.Fatalf("key of %d bytes (err %v)", len(k), err)
 			}
-			if err == nil && !validKey(k) {
+			if err == nil && !req.Meta.Base64 && !validKey(k) {
 				t.Fatalf("invalid key %q accepted", k)
 			}
+			if err == nil && req.Meta.Base64 && (len(k) == 0 || !validKey(req.Meta.RawKey)) {
+				t.Fatalf("base64 key %q (sent as %q) accepted", k, req.Meta.RawKey)
+			}
 		}
-		if err == nil && req.Command.IsStorage() {
+		if err == nil && req.Command.IsMeta() && req.Meta.Has('O') && len(req.Meta.Opaque) >= maxOpaqueLen {
+			t.Fatalf("opaque of %d bytes accepted", len(req.Meta.Opaque))
+		}
+		stores := req.Command.IsStorage() || req.Command == CmdMetaSet
+		if err == nil && stores {
 			if len(req.Value) != req.Bytes {
 				t.Fatalf("value of %d bytes, Bytes = %d", len(req.Value), req.Bytes)
 			}
@@ -52,7 +65,7 @@ func fuzzRead(t *testing.T, rd io.Reader, size, dataLen int) []result {
 				t.Fatalf("value of %d bytes accepted over the limit", req.Bytes)
 			}
 		}
-		if err == nil && !req.Command.IsStorage() && req.Value != nil {
+		if err == nil && !stores && req.Value != nil {
 			t.Fatalf("%v request with a value", req.Command)
 		}
 		if err != nil && req.Value != nil {
@@ -107,6 +120,10 @@ func FuzzReader(f *testing.F) {
 		"flush_all 10 noreply\r\n", "stats items\r\nversion\r\nquit\r\n", "verbosity noreply\r\n",
 		"auth tok\r\n", "GET / HTTP/1.1\r\n", "\x80\x01\x00\x00", "get a\r\n\x00\x01\r\nget a\r\n",
 		"\r\n", "   \r\n", "get a\r", "set a 4294967296 0 1\r\nx\r\n",
+		"mg a v c f k O1 t s q\r\n", "mg YQ== b k v\r\n", "mg a v v\r\n", "mg a N30 R5 T-1 E9 h l u\r\n",
+		"ms a 2 T0 F5 c MA I C1\r\nhi\r\n", "ms a 2 !\r\nhi\r\nmn\r\n", "ms a 400\r\n", "ms a x\r\nhi\r\n",
+		"md a q C1 I T30 x\r\n", "ma a N0 J10 D5 MD v t c\r\n", "ma a Mi\r\n", "mn\r\nme a\r\nme\r\n",
+		"mg a Mxx O0123456789012345678901234567890123\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -136,6 +153,7 @@ var roundTripCmds = []Command{
 	CmdGet, CmdGets, CmdGat, CmdGats, CmdMget, CmdSet, CmdAdd, CmdReplace, CmdAppend,
 	CmdPrepend, CmdCAS, CmdDelete, CmdIncr, CmdDecr, CmdTouch, CmdFlushAll, CmdVerbosity,
 	CmdAuth, CmdStats,
+	CmdMetaGet, CmdMetaSet, CmdMetaDelete, CmdMetaArithmetic,
 }
 
 // FuzzParseRoundTrip encodes a request from typed fields, parses it back and
@@ -153,6 +171,11 @@ func FuzzParseRoundTrip(f *testing.F) {
 	f.Add(uint8(2), bytes.Repeat([]byte("k"), 251), uint32(0), int64(10), []byte(nil), uint64(0), false)
 	f.Add(uint8(6), []byte("a\x01"), uint32(0), int64(0), []byte("x"), uint64(0), false)
 	f.Add(uint8(17), []byte("s3cret"), uint32(0), int64(0), []byte(nil), uint64(0), false)
+	f.Add(uint8(19), []byte("mk"), uint32(0), int64(30), []byte(nil), uint64(7), false)
+	f.Add(uint8(20), []byte("\x00\xff bin"), uint32(5), int64(-1), []byte("hi\r\n"), uint64(1), true)
+	f.Add(uint8(21), []byte("md"), uint32(0), int64(2147483648), []byte(nil), uint64(0), false)
+	f.Add(uint8(22), []byte("cnt"), uint32(10), int64(0), []byte(nil), uint64(18446744073709551615), true)
+	f.Add(uint8(20), []byte("big"), uint32(0), int64(0), bytes.Repeat([]byte("v"), 400), uint64(0), false)
 	f.Fuzz(func(t *testing.T, cmdIdx uint8, key []byte, flags uint32, exptime int64, val []byte, cas uint64, noreply bool) {
 		if len(key)+len(val) > fuzzMaxInput {
 			return // see fuzzMaxInput
@@ -161,6 +184,10 @@ func FuzzParseRoundTrip(f *testing.F) {
 			t.Skip("such a key changes the token count; FuzzReader covers it")
 		}
 		cmd := roundTripCmds[int(cmdIdx)%len(roundTripCmds)]
+		if cmd.IsMeta() {
+			roundTripMeta(t, cmd, key, flags, exptime, val, cas, noreply)
+			return
+		}
 		in, want := encodeRequest(cmd, key, flags, exptime, val, cas, noreply)
 		in = append(in, "version\r\n"...)
 		r := NewReader(iotest.HalfReader(bytes.NewReader(in)), 64, fuzzMaxValue)
@@ -260,4 +287,78 @@ func encodeRequest(cmd Command, key []byte, flags uint32, exptime int64, val []b
 		return []byte(fmt.Sprintf("stats %s\r\n", k)), result{Cmd: cmd, Args: ss(k)}
 	}
 	panic("unreachable")
+}
+
+// roundTripMeta encodes a meta request from typed fields (the key in base64
+// when b64 is set, so any bytes can be a key), parses it back, and checks
+// the fields and that the stream is still in step.
+func roundTripMeta(t *testing.T, cmd Command, key []byte, flags uint32, exptime int64, val []byte, cas uint64, b64 bool) {
+	k := string(key)
+	if b64 {
+		if len(key) > 187 {
+			key = key[:187] // the longest key whose base64 fits in 250 bytes
+		}
+		k = base64.StdEncoding.EncodeToString(key)
+	}
+	ttl := strconv.FormatInt(exptime, 10)
+	opaque := strconv.FormatUint(cas, 10)
+	var line string
+	want := metaResult{Cmd: cmd, Key: string(key), Raw: k, Opaque: opaque, D: 1, B64: b64}
+	switch cmd {
+	case CmdMetaGet:
+		line = fmt.Sprintf("mg %s v k T%s O%s", k, ttl, opaque)
+		want.Flags, want.TTL = "vkTO", exptime
+	case CmdMetaSet:
+		line = fmt.Sprintf("ms %s %d F%d T%s C%d O%s MP", k, len(val), flags, ttl, cas, opaque)
+		want.Flags, want.F, want.TTL, want.C, want.Mode = "FTCOM", flags, exptime, cas, 'P'
+		want.Bytes, want.Value = len(val), string(val)
+	case CmdMetaDelete:
+		line = fmt.Sprintf("md %s C%d I T%s O%s q", k, cas, ttl, opaque)
+		want.Flags, want.C, want.TTL, want.Q = "CITOq", cas, exptime, true
+	case CmdMetaArithmetic:
+		line = fmt.Sprintf("ma %s D%d J%d N%s O%s M- v", k, cas, flags, ttl, opaque)
+		want.Flags, want.D, want.J, want.Vivify, want.Mode = "DJNOMv", cas, uint64(flags), exptime, '-'
+	}
+	if b64 {
+		line += " b"
+		want.Flags += "b"
+	}
+	in := []byte(line + "\r\n")
+	if cmd == CmdMetaSet {
+		in = append(append(in, val...), "\r\n"...)
+	}
+	in = append(in, "mn\r\n"...)
+	keyOK := validKey([]byte(k)) && (!b64 || len(key) > 0)
+	switch {
+	case len(in) > MaxLineLen+len(val)+10:
+		return
+	case !keyOK && (!b64 || !validKey([]byte(k))):
+		want = metaFail(cmd, ErrBadFormat)
+	case !keyOK:
+		want = metaFail(cmd, ErrMetaKeyDecode)
+	case exptime < math.MinInt32 || exptime > math.MaxInt32:
+		want = metaFail(cmd, ErrMetaBadToken)
+	case len(opaque) >= maxOpaqueLen:
+		want = metaFail(cmd, ErrMetaOpaqueTooLong)
+	case cmd == CmdMetaSet && len(val) > fuzzMaxValue(len(key)):
+		want.Value, want.Err = "", ErrTooLarge
+	}
+	if (cmd == CmdMetaDelete || cmd == CmdMetaArithmetic) && want.Err != nil && want.Err != ErrMetaOpaqueTooLong {
+		if want.Err == ErrMetaKeyDecode || want.Err == ErrMetaBadToken {
+			want = metaFail(cmd, ErrMetaFlag)
+		}
+	}
+	r := NewReader(iotest.HalfReader(bytes.NewReader(in)), 64, fuzzMaxValue)
+	var req Request
+	err := r.Read(&req)
+	got := toMetaResult(&req, err)
+	if !equalMeta([]metaResult{got}, []metaResult{want}) {
+		t.Fatalf("Read(%q) =\n  %v\nwant\n  %v", in, got, want)
+	}
+	if errors.Is(err, ErrBadFormat) && cmd == CmdMetaSet {
+		return // the data block is read as a command line, as in memcached
+	}
+	if err := r.Read(&req); err != nil || req.Command != CmdMetaNoop {
+		t.Fatalf("Read(%q): request after %v = %v %v, want mn", in, want.Err, req.Command, err)
+	}
 }

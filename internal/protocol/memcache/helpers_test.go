@@ -29,6 +29,7 @@ type result struct {
 	Value   string
 	Noreply bool
 	Args    []string
+	Meta    string // FuzzReader: the meta fields, when the command is a meta command
 	Err     error
 }
 
@@ -55,6 +56,9 @@ func (r result) String() string {
 	}
 	if len(r.Args) > 0 {
 		s += fmt.Sprintf(" args=%q", r.Args)
+	}
+	if r.Meta != "" {
+		s += " meta=" + r.Meta
 	}
 	return s + "}"
 }
