@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -361,7 +364,10 @@ func (d *DB) runCompaction(c *compaction) error {
 		d.m.moves.Add(1)
 		return nil
 	}
-	outputs, err := d.mergeTables(c)
+	for _, files := range c.inputs {
+		d.m.compactRead.Add(levelBytes(files))
+	}
+	outputs, err := d.mergeParallel(c)
 	if err != nil {
 		for _, o := range outputs {
 			_ = o.t.close()
@@ -383,24 +389,81 @@ func (d *DB) runCompaction(c *compaction) error {
 	return nil
 }
 
+// mergeParallel splits a large compaction into key ranges of about equal
+// input size and merges them concurrently, one goroutine per core (at most
+// 4): each range writes its own tables, and the ranges are disjoint, so the
+// outputs of all of them form one sorted run.
+func (d *DB) mergeParallel(c *compaction) ([]*fileMeta, error) {
+	var all []*fileMeta
+	var total uint64
+	for _, files := range c.inputs {
+		for _, f := range files {
+			all = append(all, f)
+			total += f.size
+		}
+	}
+	parts := min(runtime.GOMAXPROCS(0), 4)
+	if total < 4*d.opts.TargetFileSize || parts < 2 {
+		return d.mergeTables(c, nil, nil)
+	}
+	// Split points: largest keys of input tables, in order, where the
+	// running input size crosses each 1/parts of the total.
+	slices.SortFunc(all, func(a, b *fileMeta) int { return bytes.Compare(a.largestUser(), b.largestUser()) })
+	var splits [][]byte
+	var run uint64
+	for _, f := range all {
+		run += f.size
+		if len(splits) < parts-1 && run >= total*uint64(len(splits)+1)/uint64(parts) {
+			if len(splits) == 0 || bytes.Compare(f.largestUser(), splits[len(splits)-1]) > 0 {
+				// Upper bounds are exclusive: split just after this key.
+				splits = append(splits, append(append([]byte(nil), f.largestUser()...), 0))
+			}
+		}
+	}
+	bounds := append([][]byte{nil}, splits...)
+	bounds = append(bounds, nil)
+	results := make([][]*fileMeta, len(bounds)-1)
+	errs := make([]error, len(bounds)-1)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = d.mergeTables(c, bounds[i], bounds[i+1])
+		}()
+	}
+	wg.Wait()
+	var outputs []*fileMeta
+	for _, r := range results {
+		outputs = append(outputs, r...)
+	}
+	return outputs, errors.Join(errs...)
+}
+
 // mergeTables merges the inputs of c into new tables of at most
 // TargetFileSize, keeping only the newest version of each key. An expired
 // value becomes a tombstone; a tombstone is dropped when no deeper level can
 // hold an older version of its key.
-func (d *DB) mergeTables(c *compaction) (outputs []*fileMeta, err error) {
+func (d *DB) mergeTables(c *compaction, lo, hi []byte) (outputs []*fileMeta, err error) {
 	var mi mergingIter
 	for level, files := range c.inputs {
-		if len(files) == 0 {
+		var in []*fileMeta
+		for _, f := range files {
+			if (lo == nil || bytes.Compare(f.largestUser(), lo) >= 0) &&
+				(hi == nil || bytes.Compare(f.smallestUser(), hi) < 0) {
+				in = append(in, f)
+			}
+		}
+		if len(in) == 0 {
 			continue
 		}
 		if level == 0 {
-			for _, f := range files {
+			for _, f := range in {
 				mi.children = append(mi.children, newTableIter(f.t, false))
 			}
 		} else {
-			mi.children = append(mi.children, &levelIter{files: files})
+			mi.children = append(mi.children, &levelIter{files: in})
 		}
-		d.m.compactRead.Add(levelBytes(files))
 	}
 	// For each deeper level, the index of the first table that may hold
 	// the current key; keys only grow, so the indexes only move forward.
@@ -444,7 +507,13 @@ func (d *DB) mergeTables(c *compaction) (outputs []*fileMeta, err error) {
 	var last []byte
 	var tomb []byte
 	n := 0
-	for ok := mi.first(); ok; ok = mi.next() {
+	var ok bool
+	if lo != nil {
+		ok = mi.seekGE(appendInternalKey(nil, lo, maxSeq, kindMax))
+	} else {
+		ok = mi.first()
+	}
+	for ; ok; ok = mi.next() {
 		if n++; n&1023 == 0 && d.closing.Load() {
 			if w != nil {
 				w.abandon()
@@ -454,6 +523,9 @@ func (d *DB) mergeTables(c *compaction) (outputs []*fileMeta, err error) {
 		}
 		ik := mi.key()
 		uk := userKey(ik)
+		if hi != nil && bytes.Compare(uk, hi) >= 0 {
+			break
+		}
 		if last != nil && bytes.Equal(uk, last) {
 			continue
 		}

@@ -36,7 +36,7 @@ const (
 	tableMagic     = 0x6b764c534d76316b // "kvLSMv1k"
 	tableVersion   = 1
 	footerLen      = 48
-	readaheadBytes = 256 << 10
+	readaheadBytes = 64 << 10
 )
 
 type blockHandle struct{ off, n uint64 }
