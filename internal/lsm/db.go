@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ type DB struct {
 	fs    vfs.FS
 	opts  Options
 	cache *blockCache
+	lock  io.Closer // the LOCK file, held while open
 
 	// visibleSeq is the sequence number of the newest write readers may see:
 	// every write at or below it is in the memtables or tables of the

@@ -92,3 +92,25 @@ func TestPutGetAcrossFlushAndReopen(t *testing.T) {
 	}
 	t.Log(fs.Names())
 }
+
+// TestOpenTwiceIsRefused guards against two processes writing one database.
+func TestOpenTwiceIsRefused(t *testing.T) {
+	for _, fs := range []vfs.FS{vfs.NewMem(), vfs.Default} {
+		dir := t.TempDir()
+		db, err := Open(dir, Options{FS: fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db2, err := Open(dir, Options{FS: fs}); !errors.Is(err, vfs.ErrLocked) {
+			t.Errorf("second Open = %v, %v; want ErrLocked", db2, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db, err = Open(dir, Options{FS: fs})
+		if err != nil {
+			t.Fatalf("Open after Close: %v", err)
+		}
+		db.Close()
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/minikv/minikv/internal/lsm/vfs"
 )
 
 // Open opens (creating if needed) the database in dir.
@@ -34,9 +36,19 @@ func Open(dir string, o Options) (*DB, error) {
 	if err := d.fs.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("lsm: open: %w", err)
 	}
+	if l, ok := d.fs.(vfs.Locker); ok {
+		lock, err := l.Lock(d.path("LOCK"))
+		if err != nil {
+			return nil, fmt.Errorf("lsm: lock %s: %w", dir, err)
+		}
+		d.lock = lock
+	}
 	if err := d.recover(); err != nil {
 		if d.current != nil {
 			d.current.unref()
+		}
+		if d.lock != nil {
+			_ = d.lock.Close()
 		}
 		return nil, err
 	}
@@ -439,6 +451,9 @@ func (d *DB) Close() error {
 		rs.release()
 	}
 	cur.unref()
+	if d.lock != nil {
+		err = errors.Join(err, d.lock.Close())
+	}
 	if errors.Is(err, ErrClosed) {
 		err = nil
 	}

@@ -44,6 +44,7 @@ type MemFS struct {
 	durable map[string]*memNode
 	dirs    map[string]bool
 	inject  Injector
+	locks   map[string]bool
 }
 
 type memNode struct {

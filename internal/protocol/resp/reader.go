@@ -349,26 +349,29 @@ func (r *Reader) readInlineLine() ([]byte, error) {
 }
 
 // readLongInline gathers an inline line longer than br's buffer into
-// r.line, up to MaxInlineLen bytes.
+// r.line. It takes whatever has arrived instead of waiting for a full
+// buffer, so a line is refused as soon as MaxInlineLen bytes are here.
 func (r *Reader) readLongInline() ([]byte, error) {
-	buf, _ := r.br.Peek(r.br.Buffered())
-	r.line = append(r.line[:0], buf...)
-	_, _ = r.br.Discard(len(buf))
+	r.line = r.line[:0]
 	for {
-		frag, err := r.br.ReadSlice('\n')
-		r.line = append(r.line, frag...)
-		if err == nil {
-			line := r.line[:len(r.line)-1]
-			if len(line) > MaxInlineLen {
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				return nil, noEOF(err)
+			}
+		}
+		buf, _ := r.br.Peek(r.br.Buffered())
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			r.line = append(r.line, buf[:i]...)
+			_, _ = r.br.Discard(i + 1)
+			if len(r.line) > MaxInlineLen {
 				return nil, ErrTooBigInline
 			}
-			return trimCR(line), nil
+			return trimCR(r.line), nil
 		}
+		r.line = append(r.line, buf...)
+		_, _ = r.br.Discard(len(buf))
 		if len(r.line) > MaxInlineLen {
 			return nil, ErrTooBigInline
-		}
-		if err != bufio.ErrBufferFull {
-			return nil, noEOF(err)
 		}
 	}
 }
