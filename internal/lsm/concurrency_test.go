@@ -142,3 +142,26 @@ func TestConcurrentReadersWritersCompactions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCloseDuringCompact closes the DB while a manual compaction runs in
+// another goroutine: the compaction must stop with ErrClosed (or finish),
+// and nothing may touch closed tables.
+func TestCloseDuringCompact(t *testing.T) {
+	db, err := Open("/db", Options{FS: vfs.NewMem(), MemTableSize: 32 << 10, TargetFileSize: 16 << 10, DisableAutoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20000; i++ {
+		if err := db.Put(fmt.Appendf(nil, "k%06d", i*7919%20000), make([]byte, 50)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- db.Compact() }()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, ErrClosed) {
+		t.Fatalf("Compact during Close = %v, want nil or ErrClosed", err)
+	}
+}

@@ -426,6 +426,10 @@ func (d *DB) Close() error {
 	d.closing.Store(true)
 	close(d.quit)
 	d.wg.Wait()
+	// A manual Compact running in another goroutine sees closing and
+	// stops at its next check; wait for it before closing its tables.
+	d.compactMu.Lock()
+	d.compactMu.Unlock()
 
 	// Flush what is left in memory so the next Open has no log to replay.
 	var err error
