@@ -67,10 +67,14 @@ func TestRedisExporterScrapesRESP(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^redis_up (\S+)$`).FindSubmatch(body); m == nil || string(m[1]) != "1" {
 		t.Fatalf("exporter reports redis_up %q, want 1\nexporter log:\n%s\nmetrics:\n%s", m, out.String(), redisLines(body))
 	}
-	for _, name := range []string{"redis_connected_clients", "redis_uptime_in_seconds"} {
+	for _, name := range []string{"redis_connected_clients", "redis_uptime_in_seconds", "redis_memory_used_bytes"} {
 		if !regexp.MustCompile(`(?m)^` + name + ` `).Match(body) {
 			t.Errorf("exporter output lacks %s", name)
 		}
+	}
+	// The key set over the memcached port is in the one store INFO reports.
+	if !regexp.MustCompile(`(?m)^redis_db_keys\{db="db0"\} 1$`).Match(body) {
+		t.Errorf("exporter output lacks redis_db_keys{db=\"db0\"} 1:\n%s", redisLines(body))
 	}
 }
 
