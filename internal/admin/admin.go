@@ -49,7 +49,7 @@ var ErrServerClosed = errors.New("admin: closed")
 
 // Config sets up the admin port. Zero fields take the defaults noted.
 type Config struct {
-	Addr   string       // informational (logs, /doctor); the caller owns the listener
+	Addr   string       // what the caller bound, for its own reference; Serve takes the listener
 	PProf  bool         // mount /debug/pprof/
 	Logger *slog.Logger // default slog.Default()
 
