@@ -292,6 +292,7 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 		}
 		p.Targets = []bench.Target{{Name: name, Addr: o.server, Proto: proto}}
 		rep.Targets = []string{name}
+		rep.Protocols = map[string]string{name: proto.Name()}
 		return b, nil
 	}
 
@@ -321,6 +322,10 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 		}
 		p.Targets = append(p.Targets, s.Target())
 		rep.Targets = append(rep.Targets, name)
+		if rep.Protocols == nil {
+			rep.Protocols = map[string]string{}
+		}
+		rep.Protocols[name] = s.Proto.Name()
 		rep.Servers = append(rep.Servers, bench.ServerInfo{Name: name, Addr: s.Addr, Args: s.Args})
 	}
 	if len(p.Targets) == 0 {

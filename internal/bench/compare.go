@@ -35,16 +35,17 @@ type Cell struct {
 
 // Report is everything a run measured, for the table, JSON, CSV and chart.
 type Report struct {
-	Command    string        `json:"command"`
-	Started    time.Time     `json:"started"`
-	Host       HostInfo      `json:"host"`
-	Targets    []string      `json:"targets"`
-	Servers    []ServerInfo  `json:"servers,omitempty"`
-	Settings   Settings      `json:"settings"`
-	Prefill    []*Result     `json:"prefill,omitempty"`
-	Cells      []*Cell       `json:"cells"`
-	SweepParam string        `json:"sweep,omitempty"` // "c" or "P" when Variants vary
-	Elapsed    time.Duration `json:"elapsed_ns"`
+	Command    string            `json:"command"`
+	Started    time.Time         `json:"started"`
+	Host       HostInfo          `json:"host"`
+	Targets    []string          `json:"targets"`
+	Protocols  map[string]string `json:"protocols,omitempty"` // target -> "memcache" or "resp"
+	Servers    []ServerInfo      `json:"servers,omitempty"`
+	Settings   Settings          `json:"settings"`
+	Prefill    []*Result         `json:"prefill,omitempty"`
+	Cells      []*Cell           `json:"cells"`
+	SweepParam string            `json:"sweep,omitempty"` // "c" or "P" when Variants vary
+	Elapsed    time.Duration     `json:"elapsed_ns"`
 }
 
 // HostInfo says where the figures come from.
@@ -157,12 +158,43 @@ func (p *Plan) Execute(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Baseline is the target the ratios are taken against: minikv when it was
-// measured, else the first target.
-func (rep *Report) Baseline() string {
+// Baseline is the target the ratios of target t are taken against: a
+// Redis-protocol peer is compared with MiniKV's RESP port (minikv-resp)
+// when that was measured, everything else with minikv's memcached port;
+// without either, with the first target. MiniKV's own rows get none ("").
+func (rep *Report) Baseline(t string) string {
+	has := func(name string) bool {
+		for _, x := range rep.Targets {
+			if x == name {
+				return true
+			}
+		}
+		return false
+	}
+	if t == NameMinikv || t == NameMinikvRESP {
+		return ""
+	}
+	if rep.Protocols[t] == "resp" && has(NameMinikvRESP) {
+		return NameMinikvRESP
+	}
+	if has(NameMinikv) {
+		return NameMinikv
+	}
+	if has(NameMinikvRESP) {
+		return NameMinikvRESP
+	}
+	if len(rep.Targets) > 0 && rep.Targets[0] != t {
+		return rep.Targets[0]
+	}
+	return ""
+}
+
+// baselineName is the column title: "minikv" in a MiniKV comparison, else
+// the first target.
+func (rep *Report) baselineName() string {
 	for _, t := range rep.Targets {
-		if t == NameMinikv {
-			return t
+		if t == NameMinikv || t == NameMinikvRESP {
+			return "minikv"
 		}
 	}
 	if len(rep.Targets) > 0 {
@@ -172,9 +204,9 @@ func (rep *Report) Baseline() string {
 }
 
 func (rep *Report) fillRatios() {
-	base := rep.Baseline()
 	for _, c := range rep.Cells {
-		if c.Target == base {
+		base := rep.Baseline(c.Target)
+		if base == "" {
 			continue
 		}
 		for _, b := range rep.Cells {

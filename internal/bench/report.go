@@ -22,7 +22,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "prefill %-10s %s keys in %v (%s sets/s), errors %d\n",
 			r.Target, humanCount(float64(r.Ops)), r.Wall.Round(time.Millisecond), humanCount(r.OpsPerSec), r.Errors)
 	}
-	base := rep.Baseline()
+	base := rep.baselineName()
 	var prev *Cell
 	var tw *tabwriter.Writer
 	flush := func() {
@@ -42,6 +42,9 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		ratio := ""
 		if c.Ratio > 0 {
 			ratio = fmt.Sprintf("%.2f×", c.Ratio)
+			if c.Baseline != base {
+				ratio = fmt.Sprintf("%.2f× (%s)", c.Ratio, c.Baseline)
+			}
 		}
 		hit := "-"
 		if m.Hits+m.Misses > 0 {

@@ -83,6 +83,9 @@ func TestCompareLifecycle(t *testing.T) {
 	ctx := context.Background()
 	var targets []Target
 	names := []string{NameMinikv, NameMemcached, NameRedis}
+	if f.minikvHasRESP(minikv) {
+		names = append(names, NameMinikvRESP)
+	}
 	for _, n := range names {
 		s, err := f.Start(ctx, n)
 		if err != nil {
@@ -90,8 +93,8 @@ func TestCompareLifecycle(t *testing.T) {
 		}
 		targets = append(targets, s.Target())
 	}
-	if got := len(children(t)); got != 3 {
-		t.Errorf("%d child processes after starting 3 servers", got)
+	if got := len(children(t)); got != len(names) {
+		t.Errorf("%d child processes after starting %d servers", got, len(names))
 	}
 	w := &Workload{Keys: 500, Ratio: Ratio{1, 9}, ValueSize: 32}
 	if err := w.Init(); err != nil {
@@ -103,18 +106,21 @@ func TestCompareLifecycle(t *testing.T) {
 		Variants: []Variant{{Conns: 4, Pipeline: 1}, {Conns: 4, Pipeline: 8}},
 		Repeat:   2,
 	}
-	rep := &Report{Targets: names}
+	rep := &Report{Targets: names, Protocols: map[string]string{}}
+	for _, tg := range targets {
+		rep.Protocols[tg.Name] = tg.Proto.Name()
+	}
 	if err := p.Execute(ctx, rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Cells) != 6 || len(rep.Prefill) != 3 {
-		t.Fatalf("%d cells and %d prefills, want 6 and 3", len(rep.Cells), len(rep.Prefill))
+	if len(rep.Cells) != 2*len(names) || len(rep.Prefill) != len(names) {
+		t.Fatalf("%d cells and %d prefills, want %d and %d", len(rep.Cells), len(rep.Prefill), 2*len(names), len(names))
 	}
 	for _, c := range rep.Cells {
 		if len(c.Runs) != 2 || c.Median.Errors != 0 || c.Median.Ops != 2000 || c.Median.Misses != 0 {
 			t.Errorf("%s %+v: %d runs, median %+v", c.Target, c.Variant, len(c.Runs), c.Median)
 		}
-		if (c.Target == NameMinikv) != (c.Ratio == 0) {
+		if (c.Target == NameMinikv || c.Target == NameMinikvRESP) != (c.Ratio == 0) {
 			t.Errorf("%s %+v: ratio %v; want one for each peer only", c.Target, c.Variant, c.Ratio)
 		}
 	}
