@@ -36,8 +36,12 @@ func cmdQuit(rc *respConn, _ [][]byte) {
 // cmdSelect is SELECT index: MiniKV has one database, 0.
 func cmdSelect(rc *respConn, argv [][]byte) {
 	n, ok := resp.ParseInt(argv[1])
-	if !ok || n < math32Min || n > math32Max {
+	if !ok {
 		rc.w.Error(errNotInt)
+		return
+	}
+	if n < math32Min || n > math32Max {
+		rc.w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
 	if n != 0 {

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"math/big"
 	"strconv"
 	"time"
 
@@ -583,53 +585,70 @@ func (rc *respConn) incrBy(key []byte, delta int64) {
 	}
 }
 
-// cmdIncrByFloat is INCRBYFLOAT key increment. Redis computes in long
-// double and prints with "%.17Lf" minus trailing zeros; MiniKV computes in
-// float64 and prints the shortest decimal that reads back as the result,
-// which gives the same text for everyday values ("10.6", "5200").
+// cmdIncrByFloat is INCRBYFLOAT key increment. Redis parses both numbers
+// with strtold, adds them in long double and prints "%.17Lf" with the
+// trailing zeros cut; MiniKV does the same arithmetic in a big.Float with
+// long double's 64-bit mantissa, so 0.1 + 0.2 is "0.3" here too.
 func cmdIncrByFloat(rc *respConn, argv [][]byte) {
-	key := argv[1]
-	incr, ok := parseFloat(argv[2])
-	n := -1
-	if ok {
-		n = rc.update(key, func(old []byte, found bool) ([]byte, bool) {
-			var v float64
-			if found {
-				var ok bool
-				if v, ok = parseFloat(old); !ok {
-					rc.w.Error(errNotFloat)
-					return nil, false
-				}
-			}
-			v += incr
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				rc.w.Error("ERR increment would produce NaN or Infinity")
+	incr, ok := parseLongDouble(argv[2])
+	if !ok {
+		// Redis parses the stored value first; either failure gives this.
+		rc.w.Error(errNotFloat)
+		return
+	}
+	n := rc.update(argv[1], func(old []byte, found bool) ([]byte, bool) {
+		v := new(big.Float).SetPrec(longDoublePrec)
+		if found {
+			var ok bool
+			if v, ok = parseLongDouble(old); !ok {
+				rc.w.Error(errNotFloat)
 				return nil, false
 			}
-			rc.scratch = strconv.AppendFloat(rc.scratch[:0], v, 'f', -1, 64)
-			return rc.scratch, true
-		})
-	} else {
-		// Redis parses the stored value first; a non-float value and a
-		// non-float increment give the same error either way.
-		rc.w.Error(errNotFloat)
-	}
+		}
+		if v.IsInf() || incr.IsInf() {
+			rc.w.Error("ERR increment would produce NaN or Infinity")
+			return nil, false
+		}
+		v.Add(v, incr)
+		rc.scratch = v.Append(rc.scratch[:0], 'f', 17)
+		if i := bytes.IndexByte(rc.scratch, '.'); i >= 0 {
+			rc.scratch = bytes.TrimRight(rc.scratch, "0")
+			rc.scratch = bytes.TrimSuffix(rc.scratch, []byte("."))
+		}
+		if len(rc.scratch) == 0 || string(rc.scratch) == "-0" {
+			rc.scratch = append(rc.scratch[:0], '0')
+		}
+		return rc.scratch, true
+	})
 	if n >= 0 {
 		rc.w.Bulk(rc.scratch[:n])
 	}
 }
 
-// parseFloat parses a float as Redis's string2ld does (strtold): no
-// leading space, nothing after the number, not NaN, not out of range.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || len(b) > 5000 || isCSpace(b[0]) {
-		return 0, false
+// longDoublePrec is the mantissa of x87's long double, which Redis uses.
+const longDoublePrec = 64
+
+// parseLongDouble parses a number as Redis's string2ld does with strtold:
+// no leading space, nothing after the number, not NaN. The syntax check is
+// strconv's (decimal, hexadecimal with a p exponent, inf, infinity), minus
+// the underscores Go allows; the value is then read with long double's
+// precision.
+func parseLongDouble(b []byte) (*big.Float, bool) {
+	if len(b) == 0 || len(b) > 5000 || isCSpace(b[0]) || bytes.IndexByte(b, '_') >= 0 {
+		return nil, false
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || math.IsNaN(f) {
-		return 0, false
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
+		return nil, false
 	}
-	return f, true
+	if math.IsInf(f, 0) && err == nil {
+		return new(big.Float).SetInf(f < 0), true
+	}
+	v, _, perr := big.ParseFloat(string(b), 0, longDoublePrec, big.ToNearestEven)
+	if perr != nil {
+		return nil, false
+	}
+	return v, true
 }
 
 func isCSpace(c byte) bool {

@@ -230,7 +230,7 @@ func cmdCommand(rc *respConn, argv [][]byte) {
 			if c := respCommands[strings.ToLower(string(name))]; c != nil {
 				rc.writeCommandInfo(c)
 			} else {
-				rc.w.NullArray()
+				rc.w.Null()
 			}
 		}
 	case is(sub, "docs"):
