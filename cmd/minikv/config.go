@@ -10,12 +10,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/minikv/minikv/internal/admin"
 )
 
 // config is everything the command line, the environment and the config
 // file can set. Precedence: flags > MINIKV_* env > --config file > defaults.
 type config struct {
 	Listen          string
+	AdminAddr       string
+	PProf           bool
 	Port            int
 	RESPPort        int
 	MemoryLimit     size // bytes
@@ -186,6 +190,8 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	str(&cfg.TLSCert, "tls-cert", "", "", "TLS certificate (PEM); with --tls-key, both ports speak TLS 1.2+")
 	str(&cfg.TLSKey, "tls-key", "", "", "TLS private key (PEM)")
 	boolean(&cfg.InsecureRemote, "insecure-allow-remote", "", "allow a non-loopback listen address without an auth token")
+	str(&cfg.AdminAddr, "admin-addr", "", admin.DefaultAddr, "admin HTTP address for /healthz, /doctor, /metrics (\"\" disables it)")
+	boolean(&cfg.PProf, "pprof", "", "serve /debug/pprof/ on the admin address")
 	integer(&cfg.Shards, "shards", "", 0, "store shards, a power of two >= 16 (0 = from GOMAXPROCS)")
 	str(&cfg.LogFormat, "log-format", "", "text", "log format: text or json")
 	str(&cfg.ConfigFile, "config", "", "", "key = value config file (keys are long flag names)")

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/minikv/minikv/internal/admin"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
@@ -142,6 +143,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		lns = append(lns, listener{ln, l.serve, l.proto})
 	}
+	// The admin port: bound before anything is served, like the data ports,
+	// so a taken port fails start-up; "" turns it off.
+	var adm *admin.Server
+	admDone := make(chan struct{})
+	if cfg.AdminAddr != "" {
+		aln, err := net.Listen("tcp", cfg.AdminAddr)
+		if err != nil {
+			for _, o := range lns {
+				o.ln.Close()
+			}
+			return fmt.Errorf("admin port: %w", err)
+		}
+		adm = admin.New(admin.Config{Addr: cfg.AdminAddr, PProf: cfg.PProf, Logger: log}, srv, st)
+		go func() {
+			defer close(admDone)
+			if err := adm.Serve(aln); !errors.Is(err, admin.ErrServerClosed) {
+				log.Error("admin port stopped", "err", err) // the cache keeps serving
+			}
+		}()
+	}
+	// Stopped last: /metrics stays scrapable and /healthz answers 503
+	// while the data ports drain.
+	stopAdmin := func() {
+		if adm == nil {
+			return
+		}
+		actx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = adm.Shutdown(actx)
+		<-admDone
+	}
+
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	serveErr := make(chan error, len(lns))
@@ -157,6 +190,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		stopAdmin()
 		return err
 	case <-ctx.Done():
 	}
@@ -170,6 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for range lns {
 		<-serveErr
 	}
+	stopAdmin()
 	log.Info("stopped")
 	return nil
 }

@@ -12,9 +12,11 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +39,9 @@ func startRun(t *testing.T, args []string, env map[string]string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	if !slices.Contains(args, "--admin-addr") {
+		args = append(args, "--admin-addr", "") // never collide on the default 9150
+	}
 	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, io.Discard) }()
 	t.Cleanup(func() {
 		cancel()
@@ -182,4 +187,27 @@ func writeCert(t *testing.T, dir string) (certFile, keyFile string) {
 		t.Fatal(err)
 	}
 	return certFile, keyFile
+}
+
+// TestAdminPortWired: the admin listener comes up with the data ports and
+// serves /healthz and /metrics; pprof only with --pprof.
+func TestAdminPortWired(t *testing.T) {
+	port, admin := freePort(t), freePort(t)
+	adminAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(admin))
+	startRun(t, []string{"-p", strconv.Itoa(port), "--resp-port", "0", "--admin-addr", adminAddr}, nil)
+	waitDial(t, adminAddr)
+	for path, want := range map[string]int{"/healthz": 200, "/metrics": 200, "/debug/pprof/": 404} {
+		resp, err := http.Get("http://" + adminAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
+		}
+		if path == "/metrics" && !strings.Contains(string(body), "memcached_up 1") {
+			t.Errorf("/metrics lacks memcached_up 1")
+		}
+	}
 }

@@ -97,7 +97,7 @@ type Fleet struct {
 
 	mu      sync.Mutex // protects servers and hasRESP
 	servers []*Server
-	hasRESP map[string]bool // minikv binary -> it has --resp-port
+	help    map[string]string // minikv binary -> its -h output
 }
 
 // NewFleet returns a Fleet that starts servers with opt.
@@ -158,7 +158,12 @@ func (f *Fleet) Start(ctx context.Context, name string) (*Server, error) {
 			return nil, fmt.Errorf("bench: no minikv binary (build it with make build, or pass --minikv-bin)")
 		}
 		args = []string{"-p", p, "-l", "127.0.0.1", "-m", mem, "-t", threads, "-c", maxc, "-U", "0"}
-		hasRESP := f.minikvHasRESP(bin)
+		hasRESP := f.minikvHas(bin, "resp-port")
+		if f.minikvHas(bin, "admin-addr") {
+			// Its admin port defaults to 127.0.0.1:9150: off, so runs in
+			// parallel (and a MiniKV already running) never collide.
+			args = append(args, "--admin-addr", "")
+		}
 		switch {
 		case name == NameMinikv && hasRESP:
 			// Its RESP port defaults to 6379: turn it off, or two MiniKVs
@@ -288,21 +293,21 @@ func waitAccepting(ctx context.Context, s *Server, timeout time.Duration) error 
 	}
 }
 
-// minikvHasRESP reports whether bin's help mentions --resp-port, asking
+// minikvHas reports whether bin's help mentions the flag --name, asking
 // each binary once.
-func (f *Fleet) minikvHasRESP(bin string) bool {
+func (f *Fleet) minikvHas(bin, name string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if v, ok := f.hasRESP[bin]; ok {
-		return v
+	help, ok := f.help[bin]
+	if !ok {
+		out, _ := exec.Command(bin, "-h").CombinedOutput()
+		help = string(out)
+		if f.help == nil {
+			f.help = map[string]string{}
+		}
+		f.help[bin] = help
 	}
-	out, _ := exec.Command(bin, "-h").CombinedOutput()
-	v := strings.Contains(string(out), "resp-port")
-	if f.hasRESP == nil {
-		f.hasRESP = map[string]bool{}
-	}
-	f.hasRESP[bin] = v
-	return v
+	return strings.Contains(help, "-"+name)
 }
 
 // FindMinikv looks for the minikv binary next to exe (bin/minikv-bench's

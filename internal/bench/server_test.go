@@ -83,7 +83,7 @@ func TestCompareLifecycle(t *testing.T) {
 	ctx := context.Background()
 	var targets []Target
 	names := []string{NameMinikv, NameMemcached, NameRedis}
-	if f.minikvHasRESP(minikv) {
+	if f.minikvHas(minikv, "resp-port") {
 		names = append(names, NameMinikvRESP)
 	}
 	for _, n := range names {

@@ -69,7 +69,7 @@ def minikv(tmp_path):
         port = _free_port()
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                [MINIKV_BIN, "-p", str(port), "--resp-port", "0", "-l", "127.0.0.1", "-m", "64", "-U", "0"],
+                [MINIKV_BIN, "-p", str(port), "--resp-port", "0", "--admin-addr", "", "-l", "127.0.0.1", "-m", "64", "-U", "0"],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
