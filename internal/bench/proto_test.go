@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -221,4 +222,47 @@ func TestClientPathDoesNotAllocate(t *testing.T) {
 			t.Errorf("%s: %v allocations per get+set, want 0", p.Name(), allocs)
 		}
 	}
+}
+
+// TestLiveProgress checks the progress line a terminal sees while a phase
+// runs, and that a nil Live (output to a file or pipe) prints nothing.
+func TestLiveProgress(t *testing.T) {
+	addr := startNull(t, 8)
+	w := &Workload{Keys: 100, ValueSize: 8}
+	if err := w.Init(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Connect(context.Background(), Target{Name: "null", Addr: addr, Proto: Memcache{}}, w, 2, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var buf syncBuffer
+	l := &Live{W: &buf, Interval: 20 * time.Millisecond, Prefix: "[run 1/1]"}
+	stop := l.Start("null", s, 0, 200*time.Millisecond)
+	s.Run(context.Background(), Phase{Label: "mixed", Pipeline: 4, Duration: 200 * time.Millisecond})
+	stop()
+	out := buf.String()
+	if !strings.Contains(out, "[run 1/1] null") || !strings.Contains(out, "ops/s") || !strings.HasSuffix(out, "\r\033[K") {
+		t.Errorf("progress output %q: want prefixed lines with ops/s, cleared at the end", out)
+	}
+	var nilLive *Live
+	nilLive.Start("x", s, 0, 0)() // must not panic or print
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
