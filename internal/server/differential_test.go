@@ -139,6 +139,38 @@ var documentedDifferences = []struct {
 		memcached: "STORED\r\nEND\r\nSTORED\r\nTOUCHED\r\nEND\r\n",
 	},
 	{
+		// Meta flags newer than memcached 1.6.18, implemented as the current
+		// protocol.txt describes them.
+		name:      "ms s returns the stored size",
+		send:      []string{`ms dd8_a 2 s\r\nhi\r\nms dd8_a 1 MA s\r\n!\r\n`},
+		minikv:    "HD s2\r\nHD s3\r\n",
+		memcached: "HD\r\nHD\r\n",
+	},
+	{
+		name:      "E sets the cas token (ms, ma)",
+		send:      []string{`ms dd9_a 2 E123456789012 c\r\nhi\r\nmg dd9_a c\r\nma dd9_n N0 E123456789099 c\r\n`},
+		minikv:    "HD c123456789012\r\nHD c123456789012\r\nHD c123456789099\r\n",
+		memcached: "CLIENT_ERROR invalid flag\r\nEN\r\nCLIENT_ERROR invalid or duplicate flag\r\n",
+	},
+	{
+		name:      "md x removes the value and keeps the item",
+		send:      []string{`ms dd10_a 2 F5\r\nhi\r\nmd dd10_a x\r\nmg dd10_a v s f\r\n`},
+		minikv:    "HD\r\nHD\r\nVA 0 s0 f5\r\n\r\n",
+		memcached: "HD\r\nCLIENT_ERROR invalid or duplicate flag\r\nVA 2 s2 f5\r\nhi\r\n",
+	},
+	{
+		name:      "ms N vivifies an append on a miss",
+		send:      []string{`ms dd11_a 2 MA N0\r\nhi\r\nmg dd11_a v\r\n`},
+		minikv:    "HD\r\nVA 2\r\nhi\r\n",
+		memcached: "NS\r\nEN\r\n",
+	},
+	{
+		name:      "ms F at or above 2^32 is a bad command line",
+		send:      []string{`ms dd12_a 2 F4294967296\r\nhi\r\nmg dd12_a f v\r\n`},
+		minikv:    "CLIENT_ERROR bad command line format\r\nEN\r\n",
+		memcached: "HD\r\nVA 2 f0\r\nhi\r\n",
+	},
+	{
 		name:      "version text",
 		send:      []string{`version\r\n`},
 		minikv:    "VERSION " + server.Version + "\r\n",
@@ -553,10 +585,24 @@ func diffLastCAS(out []byte, key string) ([]byte, bool) {
 	return cas, cas != nil
 }
 
+// diffMetaCodes are the meta return codes whose lines may carry flags.
+var diffMetaCodes = map[string]bool{"HD": true, "VA": true, "EN": true, "NF": true, "NS": true, "EX": true}
+
+func diffDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 var diffStatLine = regexp.MustCompile(`^STAT [^ \r\n]+ [^\r\n]*\r\n$`)
 
 // diffNormalise hides what legitimately differs between the two servers:
-// each distinct cas unique becomes <cas#N> in order of first appearance; a
+// each distinct cas unique (in VALUE lines, meta c<cas> return flags and me
+// cas=) becomes <cas#N> in order of first appearance; me's size= (each
+// server's own item cost) becomes one text; a
 // run of well-formed STAT lines becomes one marker (names and values are each
 // server's own); "VERSION 1.6.<anything>" becomes one text. A malformed STAT
 // or VERSION line is left as it is, so it shows up as a difference.
@@ -573,6 +619,36 @@ func diffNormalise(b []byte) []diffRecord {
 				cas[f[4]] = id
 			}
 			r.text = strings.Join(append(f[:4], id), " ") + "\r\n"
+		case len(f) > 1 && diffMetaCodes[f[0]]:
+			// Meta replies: a c<cas> return flag is a cas unique too
+			// (c0, sent when nothing was stored, is kept as it is).
+			for j := 1; j < len(f); j++ {
+				if len(f[j]) > 1 && f[j][0] == 'c' && f[j] != "c0" && diffDigits(f[j][1:]) {
+					id, ok := cas[f[j][1:]]
+					if !ok {
+						id = fmt.Sprintf("<cas#%d>", len(cas)+1)
+						cas[f[j][1:]] = id
+					}
+					f[j] = "c" + id
+				}
+			}
+			r.text = strings.Join(f, " ") + "\r\n"
+		case len(f) > 1 && f[0] == "ME":
+			// me: cas as above; size is each server's own item cost.
+			for j := 2; j < len(f); j++ {
+				switch {
+				case strings.HasPrefix(f[j], "cas="):
+					id, ok := cas[f[j][4:]]
+					if !ok {
+						id = fmt.Sprintf("<cas#%d>", len(cas)+1)
+						cas[f[j][4:]] = id
+					}
+					f[j] = "cas=" + id
+				case strings.HasPrefix(f[j], "size="):
+					f[j] = "size=<size>"
+				}
+			}
+			r.text = strings.Join(f, " ") + "\r\n"
 		case diffStatLine.MatchString(r.text):
 			r.text = "STAT <name> <value> (one or more)\r\n"
 			if n := len(recs); n > 0 && recs[n-1] == r {

@@ -138,7 +138,7 @@ func (c *conn) metaGet(req *memcache.Request, w *memcache.Writer) {
 		case 'k':
 			metaKey(w, m, key, mi.BinaryKey)
 		case 'l':
-			w.MetaInt('l', max(now.Unix()-mi.LastAccess, 0))
+			w.MetaInt('l', mi.Idle)
 		case 'O':
 			w.MetaToken('O', m.Opaque)
 		case 's':
@@ -303,12 +303,13 @@ func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
 	if o.Decr {
 		hits, misses = statDecrHits, statDecrMisses
 	}
-	v, cas, deadline, err := c.srv.store.MetaArith(key, o)
+	res, err := c.srv.store.MetaArith(key, o)
 	var code string
 	switch {
 	case err == nil:
 		c.stats.add(hits, 1)
-		if m.Quiet {
+		// memcached 1.6.18 hides only an update with q, not a creation.
+		if m.Quiet && !res.Created {
 			return
 		}
 	case errors.Is(err, store.ErrNotFound):
@@ -329,7 +330,7 @@ func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
 		return
 	}
 	var digits [20]byte
-	num := strconv.AppendUint(digits[:0], v, 10)
+	num := strconv.AppendUint(digits[:0], res.Value, 10)
 	value := m.Has('v')
 	if value {
 		w.MetaValue(len(num))
@@ -339,9 +340,9 @@ func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
 	for _, f := range m.Flags() {
 		switch f {
 		case 'c':
-			w.MetaUint('c', c.casOut(cas))
+			w.MetaUint('c', c.casOut(res.CAS))
 		case 't':
-			w.MetaInt('t', ttlLeft(deadline, now))
+			w.MetaInt('t', ttlLeft(res.Deadline, now))
 		case 'k':
 			metaKey(w, m, key, false)
 		case 'O':
@@ -385,7 +386,7 @@ func (c *conn) metaDebug(req *memcache.Request, w *memcache.Writer) {
 	b = append(b, " exp="...)
 	b = strconv.AppendInt(b, exp, 10)
 	b = append(b, " la="...)
-	b = strconv.AppendInt(b, max(now.Unix()-mi.LastAccess, 0), 10)
+	b = strconv.AppendInt(b, mi.Idle, 10)
 	b = append(b, " cas="...)
 	b = strconv.AppendUint(b, c.casOut(mi.CAS), 10)
 	b = append(b, " fetch="+fetch+" cls=1 size="...)

@@ -51,13 +51,12 @@ func (c *clock) now() int64 {
 	return c.ns
 }
 
-// nowSec is the time in Unix seconds for last-access stamps: the clock's
-// reading if the operation already took one, else the sweeper's coarse
-// clock (at most one tick behind), else time.Now.
+// nowSec is the time in Unix seconds for last-access stamps and for the
+// idle time computed from them: the sweeper's coarse clock (at most one tick
+// behind), or time.Now when the sweeper is off. Stamps and readings always
+// come from the same source, so an item touched a moment ago reads as idle
+// for 0 s.
 func (s *Store) nowSec(clk *clock) uint32 {
-	if clk.ns != 0 {
-		return uint32(clk.ns / int64(time.Second))
-	}
 	if v := s.secs.Load(); v != 0 {
 		return v
 	}

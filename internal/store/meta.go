@@ -10,16 +10,16 @@ import "strconv"
 // clients that lost it) and whether the key was written in base64 (b).
 
 // MetaItem is a snapshot of an item as a meta command sees it. HitBefore and
-// LastAccess are the values from before the operation, as protocol.txt asks.
+// Idle are the values from before the operation, as protocol.txt asks.
 type MetaItem struct {
 	Item
-	LastAccess int64 // Unix seconds of the last access
-	HitBefore  bool  // read by a get-type command since it was stored
-	Stale      bool  // invalidated (md I, or ms I with an older CAS)
-	Won        bool  // this caller won the right to recache (W)
-	WinSent    bool  // another caller already holds the win (Z)
-	BinaryKey  bool  // the key was stored through a base64 (b) key
-	Created    bool  // the item did not exist and was vivified by this call
+	Idle      int64 // seconds since the last access
+	HitBefore bool  // read by a get-type command since it was stored
+	Stale     bool  // invalidated (md I, or ms I with an older CAS)
+	Won       bool  // this caller won the right to recache (W)
+	WinSent   bool  // another caller already holds the win (Z)
+	BinaryKey bool  // the key was stored through a base64 (b) key
+	Created   bool  // the item did not exist and was vivified by this call
 }
 
 // GetOptions modify MetaGet.
@@ -81,11 +81,11 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, key []byte, o GetOptions) (
 		if o.BinaryKey {
 			it.meta |= metaBinaryKey
 		}
-		mi := s.metaSnapshot(it)
+		mi := s.metaSnapshot(it, clk)
 		mi.Won, mi.Created = true, true
 		return mi, true, 0
 	}
-	mi := s.metaSnapshot(it)
+	mi := s.metaSnapshot(it, clk)
 	if !o.NoBump {
 		it.fetched = true
 		it.atime = s.nowSec(clk)
@@ -113,13 +113,13 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, key []byte, o GetOptions) (
 }
 
 // metaSnapshot is the MetaItem view of it, before any change.
-func (s *Store) metaSnapshot(it *item) MetaItem {
+func (s *Store) metaSnapshot(it *item, clk *clock) MetaItem {
 	return MetaItem{
-		Item:       it.snapshot(),
-		LastAccess: int64(it.atime),
-		HitBefore:  it.fetched,
-		Stale:      it.meta&metaStale != 0,
-		BinaryKey:  it.meta&metaBinaryKey != 0,
+		Item:      it.snapshot(),
+		Idle:      max(int64(s.nowSec(clk))-int64(it.atime), 0),
+		HitBefore: it.fetched,
+		Stale:     it.meta&metaStale != 0,
+		BinaryKey: it.meta&metaBinaryKey != 0,
 	}
 }
 
@@ -134,7 +134,7 @@ func (s *Store) MetaDebug(key []byte) (MetaItem, bool) {
 	if it == nil {
 		return MetaItem{}, false
 	}
-	return s.metaSnapshot(it), true
+	return s.metaSnapshot(it, &clk), true
 }
 
 // SetOptions modify MetaSet.
@@ -315,46 +315,56 @@ type ArithOptions struct {
 }
 
 // MetaArith is incr/decr for ma: it returns the new number, the item's new
-// CAS token and deadline. A miss is ErrNotFound, or with Vivify creates the
+// CAS token and deadline, and whether N created the item. A miss is ErrNotFound, or with Vivify creates the
 // item holding Initial (the delta is not applied). ErrExists on a CAS
 // mismatch, ErrNotNumeric as Incr, ErrNotStored if a vivified item would
 // expire at once.
-func (s *Store) MetaArith(key []byte, o ArithOptions) (value, cas uint64, deadline int64, err error) {
+func (s *Store) MetaArith(key []byte, o ArithOptions) (ArithResult, error) {
 	sh := s.shardFor(key)
 	for attempt := 0; ; attempt++ {
 		var clk clock
 		s.pollFlush(&clk)
 		sh.mu.Lock()
-		value, cas, deadline, deficit, err := s.metaArithLocked(sh, &clk, key, o)
+		res, deficit, err := s.metaArithLocked(sh, &clk, key, o)
 		sh.mu.Unlock()
 		if deficit == 0 {
-			return value, cas, deadline, err
+			return res, err
 		}
 		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
-			return 0, 0, 0, ErrNoMemory
+			return ArithResult{}, ErrNoMemory
 		}
 	}
 }
 
-func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOptions) (value, cas uint64, deadline int64, deficit int64, err error) {
+// ArithResult is the outcome of a successful MetaArith.
+type ArithResult struct {
+	Value    uint64 // the number now stored
+	CAS      uint64 // the item's new token
+	Deadline int64  // the item's deadline (Unix ns, 0 = never)
+	Created  bool   // the key was missing and N created it holding Initial
+}
+
+func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOptions) (res ArithResult, deficit int64, err error) {
 	it := s.lookupLocked(sh, key, clk, false)
 	var n uint64
+	var deadline int64
 	flags := uint32(0)
 	switch {
 	case it == nil && !o.Vivify:
-		return 0, 0, 0, 0, ErrNotFound
+		return res, 0, ErrNotFound
 	case it == nil:
 		n, deadline = o.Initial, o.VivifyDeadline
 		if deadline != 0 && deadline <= clk.now() {
-			return 0, 0, 0, 0, ErrNotStored
+			return res, 0, ErrNotStored
 		}
+		res.Created = true
 	default:
 		if o.HasCompare && it.cas != o.CompareCAS {
-			return 0, 0, 0, 0, ErrExists
+			return res, 0, ErrExists
 		}
 		var ok bool
 		if n, ok = parseDecimal(it.value()); !ok {
-			return 0, 0, 0, 0, ErrNotNumeric
+			return res, 0, ErrNotNumeric
 		}
 		switch {
 		case !o.Decr:
@@ -372,18 +382,20 @@ func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOption
 	var buf [20]byte
 	digits := strconv.AppendUint(buf[:0], n, 10)
 	if s.tooLarge(len(key), len(digits)) {
-		return 0, 0, 0, 0, ErrTooLarge
+		return ArithResult{}, 0, ErrTooLarge
 	}
+	res.Value, res.Deadline = n, deadline
 	if it != nil && deadline != 0 && deadline <= clk.now() {
 		// T with a past time: the update succeeds and the key is gone.
 		s.dropLocked(sh, it, dropDeleted)
 		sh.totalItems++
-		return n, s.nextCAS(), deadline, 0, nil
+		res.CAS = s.nextCAS()
+		return res, 0, nil
 	}
 	binary := it != nil && it.meta&metaBinaryKey != 0 || o.BinaryKey
-	cas, deficit, err = s.putLocked(sh, clk, it, key, digits, nil, flags, deadline)
+	cas, deficit, err := s.putLocked(sh, clk, it, key, digits, nil, flags, deadline)
 	if deficit > 0 || err != nil {
-		return 0, 0, 0, deficit, err
+		return ArithResult{}, deficit, err
 	}
 	it = sh.items[string(key)]
 	if o.HasNewCAS {
@@ -392,7 +404,8 @@ func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOption
 	if binary {
 		it.meta |= metaBinaryKey
 	}
-	return n, cas, deadline, 0, nil
+	res.CAS = cas
+	return res, 0, nil
 }
 
 // useCAS makes a client-chosen token (the E flag) the item's token and

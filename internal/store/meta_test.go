@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unsafe"
 )
@@ -72,8 +73,8 @@ func TestMetaGetHitBeforeAndNoBump(t *testing.T) {
 	if !mi.HitBefore {
 		t.Errorf("after a read: HitBefore = false")
 	}
-	if d := time.Now().Unix() - mi.LastAccess; d < 0 || d > 2 {
-		t.Errorf("LastAccess %d s ago, want about now", d)
+	if mi.Idle != 0 {
+		t.Errorf("Idle = %d s right after a read, want 0", mi.Idle)
 	}
 	// A classic Get marks it too, and a set clears it.
 	mustStore(t, s, ModeSet, "k", "v", 0, 0)
@@ -198,34 +199,34 @@ func TestMetaDelete(t *testing.T) {
 func TestMetaArith(t *testing.T) {
 	s := newTestStore(t, Config{})
 	k := []byte("n")
-	if _, _, _, err := s.MetaArith(k, ArithOptions{Delta: 1}); !errors.Is(err, ErrNotFound) {
+	if _, err := s.MetaArith(k, ArithOptions{Delta: 1}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ma miss = %v", err)
 	}
-	v, _, _, err := s.MetaArith(k, ArithOptions{Delta: 1, Vivify: true, Initial: 10})
-	if err != nil || v != 10 {
-		t.Fatalf("ma N J10 = %d, %v; want 10", v, err)
+	res, err := s.MetaArith(k, ArithOptions{Delta: 1, Vivify: true, Initial: 10})
+	if err != nil || res.Value != 10 || !res.Created {
+		t.Fatalf("ma N J10 = %+v, %v; want 10, created", res, err)
 	}
-	v, cas, _, err := s.MetaArith(k, ArithOptions{Delta: 5})
-	if err != nil || v != 15 {
-		t.Fatalf("ma D5 = %d, %v; want 15", v, err)
+	res, err = s.MetaArith(k, ArithOptions{Delta: 5, Vivify: true})
+	if err != nil || res.Value != 15 || res.Created {
+		t.Fatalf("ma D5 = %+v, %v; want 15, not created", res, err)
 	}
-	if _, _, _, err := s.MetaArith(k, ArithOptions{Delta: 1, HasCompare: true, CompareCAS: cas + 1}); !errors.Is(err, ErrExists) {
+	if _, err := s.MetaArith(k, ArithOptions{Delta: 1, HasCompare: true, CompareCAS: res.CAS + 1}); !errors.Is(err, ErrExists) {
 		t.Errorf("ma C mismatch = %v", err)
 	}
-	if v, _, _, _ := s.MetaArith(k, ArithOptions{Delta: 100, Decr: true}); v != 0 {
-		t.Errorf("decr below 0 = %d, want 0", v)
+	if res, _ := s.MetaArith(k, ArithOptions{Delta: 100, Decr: true}); res.Value != 0 {
+		t.Errorf("decr below 0 = %d, want 0", res.Value)
 	}
 	dl := time.Now().UnixNano() + 60e9
-	if _, _, got, err := s.MetaArith(k, ArithOptions{Delta: 1, Touch: true, Deadline: dl}); err != nil || got != dl {
-		t.Errorf("ma T = deadline %d, %v; want %d", got, err, dl)
+	if res, err := s.MetaArith(k, ArithOptions{Delta: 1, Touch: true, Deadline: dl}); err != nil || res.Deadline != dl {
+		t.Errorf("ma T = deadline %d, %v; want %d", res.Deadline, err, dl)
 	}
 	mustStore(t, s, ModeSet, "s", "abc", 0, 0)
-	if _, _, _, err := s.MetaArith([]byte("s"), ArithOptions{Delta: 1}); !errors.Is(err, ErrNotNumeric) {
+	if _, err := s.MetaArith([]byte("s"), ArithOptions{Delta: 1}); !errors.Is(err, ErrNotNumeric) {
 		t.Errorf("ma on text = %v", err)
 	}
 	mustStore(t, s, ModeSet, "max", "18446744073709551615", 0, 0)
-	if v, _, _, _ := s.MetaArith([]byte("max"), ArithOptions{Delta: 1}); v != 0 {
-		t.Errorf("incr at 2^64-1 = %d, want 0 (wrap)", v)
+	if res, _ := s.MetaArith([]byte("max"), ArithOptions{Delta: 1}); res.Value != 0 {
+		t.Errorf("incr at 2^64-1 = %d, want 0 (wrap)", res.Value)
 	}
 	checkInvariants(t, s)
 }
@@ -246,4 +247,24 @@ func TestMetaBinaryKeyRemembered(t *testing.T) {
 	if mi, _ := s.MetaDebug(k); mi.BinaryKey {
 		t.Error("a classic set keeps the binary bit")
 	}
+}
+
+func TestMetaIdleSeconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(Config{SweepInterval: -1})
+		defer s.Close()
+		k := []byte("k")
+		mustStore(t, s, ModeSet, "k", "v", 0, 0)
+		time.Sleep(5 * time.Second)
+		if mi, _ := s.MetaGet(k, GetOptions{NoBump: true}); mi.Idle != 5 {
+			t.Errorf("Idle after 5 s = %d, want 5", mi.Idle)
+		}
+		time.Sleep(2 * time.Second)
+		if mi, _ := s.MetaGet(k, GetOptions{}); mi.Idle != 7 {
+			t.Errorf("u must not reset the access time: Idle = %d, want 7", mi.Idle)
+		}
+		if mi, _ := s.MetaDebug(k); mi.Idle != 0 {
+			t.Errorf("Idle right after a read = %d, want 0", mi.Idle)
+		}
+	})
 }
