@@ -63,6 +63,22 @@ type options struct {
 func newFlagSet(o *options, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("minikv-bench", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(out, `Usage: minikv-bench [flags]
+
+Load one running server:
+  minikv-bench -s 127.0.0.1:11211 -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s
+  minikv-bench -s 127.0.0.1:6379 --proto resp -c 50 -P 16 -t 10s
+Start servers on free loopback ports and compare them (medians, MiniKV ÷ peer):
+  minikv-bench --compare minikv,memcached,redis -c 50 -P 1 --prefill -t 10s --repeat 3
+  minikv-bench --compare minikv,memcached,redis --sweep c=1,8,32,128,1024 --prefill --chart c.svg
+  minikv-bench --compare minikv,memcached,redis --preset seed-vol1 --repeat 5
+Targets: minikv, minikv-resp (MiniKV's RESP port), memcached, redis, null (codec-only ceiling).
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.server, "s", "127.0.0.1:11211", "server `address` to load (without --compare)")
 	fs.StringVar(&o.proto, "proto", "memcache", "protocol of -s: memcache or resp")
 	fs.StringVar(&o.name, "name", "", "label of -s in the report (default: its address)")
