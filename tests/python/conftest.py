@@ -1,4 +1,4 @@
-"""Fixtures for the pymemcache client suite.
+"""Fixtures for the pymemcache and redis-py client suites.
 
 Each test gets its own MiniKV process ($MINIKV_BIN, default bin/minikv in the
 repository) on a free loopback port. Teardown sends SIGTERM to that PID and
@@ -60,20 +60,21 @@ class MiniKV:
         return Client(self.addr, **kw)
 
 
-@pytest.fixture
-def minikv(tmp_path):
+def _start(tmp_path, resp):
+    """Starts MiniKV on free ports; with resp, also its RESP (Redis) port."""
     if not os.access(MINIKV_BIN, os.X_OK):
         pytest.fail(f"{MINIKV_BIN} is not an executable; run `make build` or set MINIKV_BIN")
     log_path = tmp_path / "minikv.log"
     for _ in range(3):  # the free port may be taken before MiniKV binds it
         port = _free_port()
+        resp_port = _free_port() if resp else 0
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                [MINIKV_BIN, "-p", str(port), "--resp-port", "0", "--admin-addr", "", "-l", "127.0.0.1", "-m", "64", "-U", "0"],
+                [MINIKV_BIN, "-p", str(port), "--resp-port", str(resp_port), "--admin-addr", "", "-l", "127.0.0.1", "-m", "64", "-U", "0"],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        if _wait_accepting(proc, port):
+        if _wait_accepting(proc, port) and (not resp or _wait_accepting(proc, resp_port)):
             break
         if proc.poll() is None:
             proc.kill()
@@ -82,8 +83,12 @@ def minikv(tmp_path):
         pytest.fail("minikv did not start:\n" + log_path.read_text(errors="replace"))
 
     server = MiniKV(proc, port, log_path)
-    yield server
+    server.resp_port = resp_port
+    return server
 
+
+def _stop(server):
+    proc = server.proc
     # Graceful shutdown, with whatever connections the test left open.
     proc.send_signal(signal.SIGTERM)
     try:
@@ -93,6 +98,21 @@ def minikv(tmp_path):
         proc.wait()
         pytest.fail("minikv did not exit within 5 s of SIGTERM:\n" + server.log())
     assert code == 0, f"minikv exited with status {code} after SIGTERM:\n{server.log()}"
+
+
+@pytest.fixture
+def minikv(tmp_path):
+    server = _start(tmp_path, resp=False)
+    yield server
+    _stop(server)
+
+
+@pytest.fixture
+def minikv_resp(tmp_path):
+    """MiniKV with both ports: .port (memcached) and .resp_port (Redis)."""
+    server = _start(tmp_path, resp=True)
+    yield server
+    _stop(server)
 
 
 @pytest.fixture
