@@ -18,15 +18,17 @@ build:
 run: build
 	./$(BIN)/minikv
 
-# Installs what the tests need (memcached for the differential test,
-# memcached and redis-server for minikv-bench's --compare tests,
-# prometheus-redis-exporter for the RESP INFO test, pymemcache for the Python
-# client suite), then runs every test.
+# Installs what the tests need (memcached and redis-server for the
+# differential tests and minikv-bench's --compare tests, redis-tools'
+# redis-cli and redis-benchmark for the RESP tool tests,
+# prometheus-redis-exporter for the RESP INFO test, pymemcache and redis-py
+# for the Python client suites), then runs every test.
 test: deps vet build test-go test-python
 
 deps:
 	@pkgs=""; command -v memcached >/dev/null 2>&1 || pkgs="$$pkgs memcached"; \
 	command -v redis-server >/dev/null 2>&1 || pkgs="$$pkgs redis-server"; \
+	{ command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || pkgs="$$pkgs redis-tools"; \
 	command -v prometheus-redis-exporter >/dev/null 2>&1 || pkgs="$$pkgs prometheus-redis-exporter"; \
 	[ -z "$$pkgs" ] || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; }
 	$(PYTHON) -m pip install -q -r tests/python/requirements.txt
