@@ -64,6 +64,7 @@ func (c *conn) serveRESP() error {
 	rc := &respConn{conn: c}
 	rc.w = resp.NewWriter(c, writeBufSize)
 	rc.r = resp.NewReader(flushingReader{rc}, readBufSize, s.respMaxBulk())
+	rc.r.SetUnauthenticated(!c.authed)
 	pending := 0
 	for {
 		if rc.r.Buffered() == 0 {
@@ -75,6 +76,9 @@ func (c *conn) serveRESP() error {
 			pending = 0
 			if !c.armIdle() {
 				return nil
+			}
+			if err := c.waitForCommand(rc.r.Wait); err != nil {
+				return err
 			}
 		} else if pending >= s.cfg.ReqsPerEvent {
 			c.stats.add(statConnYields, 1)
@@ -95,7 +99,9 @@ func (c *conn) serveRESP() error {
 		if len(argv) == 0 {
 			continue // empty inline line, "*0" or "*-1": Redis skips them
 		}
-		c.lastCmd.Store(time.Now().UnixNano())
+		now := time.Now().UnixNano()
+		c.lastCmd.Store(now)
+		c.armCommand(now)
 		rc.dispatch(argv)
 		pending++
 		if rc.quit {
@@ -142,6 +148,11 @@ func (rc *respConn) dispatch(argv [][]byte) {
 	}
 	if !cmd.arityOK(len(argv)) {
 		rc.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
+		return
+	}
+	// As in Redis, unknown commands and arity are reported before auth.
+	if !rc.authed && !cmd.noAuth {
+		rc.w.Error("NOAUTH Authentication required.")
 		return
 	}
 	cmd.run(rc, argv)
@@ -224,6 +235,7 @@ type respCommand struct {
 	summary    string
 	complexity string
 	args       []docArg
+	noAuth     bool // allowed before the connection has authenticated
 	run        func(rc *respConn, argv [][]byte)
 }
 

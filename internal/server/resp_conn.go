@@ -56,26 +56,53 @@ const (
 	math32Max = 1<<31 - 1
 )
 
-// cmdAuth is AUTH [username] password. No password is configured, so
+// cmdAuth is AUTH [username] password. With an auth token configured
+// (--auth-token-file), "AUTH <token>" and "AUTH default <token>" pass, and
+// so do the users of memcached's -Y file; a wrong password is WRONGPASS
+// and the connection stays open, as in Redis. Without any auth configured
 // MiniKV answers as Redis does without requirepass: the one-argument form
-// is an error, and the default user (which has no password) accepts any
-// password in the two-argument form.
+// is an error and the default user accepts any password.
 func cmdAuth(rc *respConn, argv [][]byte) {
-	rc.stats.add(statAuthCmds, 1)
 	switch len(argv) {
 	case 2:
-		rc.stats.add(statAuthErrors, 1)
-		rc.w.Error(errNoPassword)
-	case 3:
-		if string(argv[1]) == "default" {
-			rc.w.OK()
+		rc.stats.add(statAuthCmds, 1)
+		if !rc.srv.authRequired() {
+			rc.stats.add(statAuthErrors, 1)
+			rc.w.Error(errNoPassword)
 			return
 		}
-		rc.stats.add(statAuthErrors, 1)
-		rc.w.Error(errWrongPass)
+		rc.authenticate([]byte("default"), argv[1])
+	case 3:
+		rc.stats.add(statAuthCmds, 1)
+		rc.authenticate(argv[1], argv[2])
 	default:
 		rc.w.Error(errSyntax)
 	}
+}
+
+// checkAuth reports whether user and password pass.
+func (rc *respConn) checkAuth(user, pass []byte) bool {
+	s := rc.srv
+	if !s.authRequired() {
+		return string(user) == "default" // the default user has no password
+	}
+	ok := string(user) == "default" && s.checkToken(pass)
+	if len(s.cfg.AuthUsers) > 0 && s.checkUser(user, pass) {
+		ok = true
+	}
+	return ok
+}
+
+// authenticate checks user and password and replies OK or WRONGPASS.
+func (rc *respConn) authenticate(user, pass []byte) {
+	if !rc.checkAuth(user, pass) {
+		rc.stats.add(statAuthErrors, 1)
+		rc.w.Error(errWrongPass)
+		return
+	}
+	rc.authed = true
+	rc.r.SetUnauthenticated(false)
+	rc.w.OK()
 }
 
 // cmdHello is HELLO [protover [AUTH username password] [SETNAME name]]:
@@ -116,12 +143,17 @@ func cmdHello(rc *respConn, argv [][]byte) {
 	}
 	if user != nil {
 		rc.stats.add(statAuthCmds, 1)
-		_ = pass // the default user has no password: any one is accepted
-		if string(user) != "default" {
+		if !rc.checkAuth(user, pass) {
 			rc.stats.add(statAuthErrors, 1)
 			rc.w.Error(errWrongPass)
 			return
 		}
+		rc.authed = true
+		rc.r.SetUnauthenticated(false)
+	}
+	if !rc.authed {
+		rc.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
 	}
 	if name != nil {
 		rc.name = string(name)

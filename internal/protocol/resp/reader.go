@@ -390,3 +390,15 @@ func noEOF(err error) error {
 	}
 	return err
 }
+
+// Wait blocks until at least one byte of the next request is available (or
+// the underlying reader fails) and returns it without consuming it, so the
+// server can tell "idle between requests" from "inside one" and give each
+// its own deadline.
+func (r *Reader) Wait() (byte, error) {
+	b, err := r.br.Peek(1)
+	if err != nil {
+		return 0, err
+	}
+	return b[0], nil
+}
