@@ -86,21 +86,27 @@ func main() {
 	compare()
 }
 
-// value fills v with the 128-byte value of key i (a splitmix64 stream).
+// value fills v with the 128-byte value of key i: a splitmix64 stream
+// seeded by a hash of i, so values are incompressible within and across
+// keys (a stream seeded by i itself would make key i+1's value key i's
+// shifted by 8 bytes, which block compression would exploit).
 func value(v []byte, i int) []byte {
 	v = v[:128]
-	x := uint64(i)*0x9e3779b97f4a7c15 + 1
+	x := mix64(uint64(i) + 0x632be59bd9b4e019)
 	for j := 0; j < 128; j += 8 {
 		x += 0x9e3779b97f4a7c15
-		z := x
-		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		z ^= z >> 31
+		z := mix64(x)
 		for b := 0; b < 8; b++ {
 			v[j+b] = byte(z >> (8 * b))
 		}
 	}
 	return v
+}
+
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 func key(dst []byte, i int) []byte {
@@ -276,10 +282,10 @@ func compare() {
 	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
-	fmt.Fprintf(w, "\nWall ms, median (min) of %d runs; %d keys, %d Gets per read phase; peak RSS and disk are maxima.\n",
+	fmt.Fprintf(w, "\nMedian (min) of %d runs; %d keys, %d Gets per read phase; peak RSS and disk are maxima over phases and runs.\n",
 		*runsFlag, *nFlag, *readsFlag)
 	for _, order := range orders {
-		fmt.Fprintf(w, "\n%s order:\n\n| engine | %s | peak RSS | disk |\n|---|%s---|---|\n",
+		fmt.Fprintf(w, "\n%s order, wall ms:\n\n| engine | %s | peak RSS | disk |\n|---|%s---|---|\n",
 			order, strings.Join(phases, " | "), strings.Repeat("---|", len(phases)))
 		for _, name := range engines {
 			rs := results[order+"/"+name]
@@ -296,6 +302,20 @@ func compare() {
 				fmt.Fprintf(w, " %.0f (%.0f) |", ws[len(ws)/2], ws[0])
 			}
 			fmt.Fprintf(w, " %d MiB | %d MiB |\n", rss>>20, disk>>20)
+		}
+		fmt.Fprintf(w, "\n%s order, CPU ms (user+system, all threads):\n\n| engine | %s |\n|---|%s\n",
+			order, strings.Join(phases, " | "), strings.Repeat("---|", len(phases)))
+		for _, name := range engines {
+			fmt.Fprintf(w, "| %s |", name)
+			for _, p := range phases {
+				var cs []float64
+				for _, r := range results[order+"/"+name] {
+					cs = append(cs, r.Phases[p].CPUMs)
+				}
+				slices.Sort(cs)
+				fmt.Fprintf(w, " %.0f (%.0f) |", cs[len(cs)/2], cs[0])
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }
