@@ -329,11 +329,9 @@ func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
 		w.MetaEnd()
 		return
 	}
-	var digits [20]byte
-	num := strconv.AppendUint(digits[:0], res.Value, 10)
 	value := m.Has('v')
 	if value {
-		w.MetaValue(len(num))
+		w.MetaValue(decimalLen(res.Value))
 	} else {
 		w.MetaCode("HD")
 	}
@@ -351,8 +349,18 @@ func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
 	}
 	w.MetaEnd()
 	if value {
-		w.MetaData(num)
+		w.Uint(res.Value) // the number and its CRLF: the data block
 	}
+}
+
+// decimalLen is the number of decimal digits of v.
+func decimalLen(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
 }
 
 func (c *conn) metaDebug(req *memcache.Request, w *memcache.Writer) {

@@ -1,0 +1,150 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/minikv/minikv/internal/protocol/memcache"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// TestMetaKeysSharedAcrossPorts: a key written by ms is the same item for
+// get, gets and RESP GET/TTL, and one written over RESP is read by mg.
+func TestMetaKeysSharedAcrossPorts(t *testing.T) {
+	rs := startRESP(t, Config{}, store.Config{})
+	mc := dial(t, rs.addr)
+	rc := dialRESP(t, rs.respAddr)
+
+	mc.expect("ms mk 5 T100 F7\r\nhello\r\n", "HD")
+	mc.expect("get mk\r\n", "VALUE mk 7 5", "hello", "END")
+	rc.expect(multibulk("GET", "mk"), "$5\r\nhello\r\n")
+	if got := rc.do("TTL", "mk"); got != ":100\r\n" && got != ":99\r\n" {
+		t.Errorf("RESP TTL of an ms T100 key = %q, want :100 or :99", got)
+	}
+
+	rc.expect(multibulk("SET", "rk", "from-resp"), "+OK\r\n")
+	mc.expect("mg rk v f t\r\n", "VA 9 f0 t-1", "from-resp")
+	mc.expect("ma rk\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value")
+	rc.expect(multibulk("SET", "n", "41"), "+OK\r\n")
+	mc.expect("ma n v\r\n", "VA 2", "42")
+	rc.expect(multibulk("GET", "n"), "$2\r\n42\r\n")
+	mc.expect("md n q\r\nmn\r\n", "MN")
+	rc.expect(multibulk("EXISTS", "n"), ":0\r\n")
+}
+
+// TestMetaStatsCounters: meta commands feed the same counters as their
+// classic counterparts.
+func TestMetaStatsCounters(t *testing.T) {
+	ts := startServer(t, Config{}, store.Config{})
+	c := dial(t, ts.addr)
+	c.expect("mg a v\r\n", "EN")
+	c.expect("ms a 1\r\nx\r\n", "HD")
+	c.expect("mg a v T10\r\n", "VA 1", "x")
+	c.expect("ms a 1 C999\r\ny\r\n", "EX")
+	c.expect("md a\r\n", "HD")
+	c.expect("md a\r\n", "NF")
+	c.expect("ma n\r\n", "NF")
+	c.expect("ma n N0\r\n", "HD")
+	c.expect("ma n MD\r\n", "HD")
+	want := map[string]string{
+		"cmd_get": "2", "get_hits": "1", "get_misses": "1", "cmd_touch": "1", "touch_hits": "1",
+		"cmd_set": "2", "cas_badval": "1", "delete_hits": "1", "delete_misses": "1",
+		"incr_misses": "1", "incr_hits": "1", "decr_hits": "1",
+	}
+	c.send("stats\r\n")
+	for {
+		line := c.line()
+		if line == "END" {
+			break
+		}
+		f := strings.Fields(line)
+		if len(f) == 3 {
+			if w, ok := want[f[1]]; ok {
+				if f[2] != w {
+					t.Errorf("stat %s = %s, want %s", f[1], f[2], w)
+				}
+				delete(want, f[1])
+			}
+		}
+	}
+	for k := range want {
+		t.Errorf("stat %s missing", k)
+	}
+}
+
+// TestMetaCASDisabled: under -C every token reads as 0, in meta replies too.
+func TestMetaCASDisabled(t *testing.T) {
+	ts := startServer(t, Config{DisableCAS: true}, store.Config{})
+	c := dial(t, ts.addr)
+	c.expect("ms a 1 c\r\nx\r\n", "HD c0")
+	c.expect("mg a c v\r\n", "VA 1 c0", "x")
+}
+
+// TestMetaDispatchZeroAllocs checks that serving mg, md and mn allocates
+// nothing once warm, and ms and ma only the item the store keeps.
+func TestMetaDispatchZeroAllocs(t *testing.T) {
+	ts := startServer(t, Config{}, store.Config{})
+	c := &conn{srv: ts.srv}
+	w := memcache.NewWriter(io.Discard, writeBufSize)
+	c.w = w
+	for _, tc := range []struct {
+		in  string
+		max float64
+	}{
+		{"ms user:1000 32 T60 F7 c k O1\r\n" + strings.Repeat("v", 32) + "\r\n", 1},
+		{"mg user:1000 v f c t k O123 s h l\r\n", 0},
+		{"mg dXNlcjoxMDAw b v k\r\n", 0},
+		{"mg nokey v k O1\r\n", 0},
+		{"md nokey q\r\n", 0},
+		{"ma counter N0 J5 D2 v t c\r\n", 1},
+		{"mn\r\n", 0},
+	} {
+		r := memcache.NewReader(&loop{data: []byte(tc.in)}, readBufSize, nil)
+		var req memcache.Request
+		serve := func() {
+			if err := r.Read(&req); err != nil {
+				t.Fatalf("Read(%q): %v", tc.in, err)
+			}
+			c.dispatchMeta(&req, w)
+		}
+		for range 10 {
+			serve()
+		}
+		if allocs := testing.AllocsPerRun(1000, serve); allocs > tc.max {
+			t.Errorf("%q: %v allocs per command, want <= %v", tc.in, allocs, tc.max)
+		}
+	}
+}
+
+// loop serves data over and over.
+type loop struct {
+	data []byte
+	off  int
+}
+
+func (l *loop) Read(p []byte) (int, error) {
+	n := copy(p, l.data[l.off:])
+	l.off = (l.off + n) % len(l.data)
+	return n, nil
+}
+
+// TestMetaQuietPipeline: a quiet multi-get answers only hits, and mn ends it.
+func TestMetaQuietPipeline(t *testing.T) {
+	ts := startServer(t, Config{}, store.Config{})
+	c := dial(t, ts.addr)
+	c.expect("ms a 1 q\r\n1\r\nms c 1 q\r\n3\r\nmn\r\n", "MN")
+	c.send("mg a v q k\r\nmg b v q k\r\nmg c v q k O9\r\nmn\r\n")
+	var got bytes.Buffer
+	for {
+		l := c.line()
+		got.WriteString(l + "\n")
+		if l == "MN" {
+			break
+		}
+	}
+	if want := "VA 1 ka\n1\nVA 1 kc O9\n3\nMN\n"; got.String() != want {
+		t.Errorf("quiet multi-get = %q, want %q", got.String(), want)
+	}
+}
