@@ -107,7 +107,10 @@ var respSessions = []respSession{
 	{name: "case and arity", in: "ping\r\nPiNg\r\nget\r\nGET a b\r\nping a b\r\necho\r\nmget\r\nsetnx a\r\nttl\r\nincrby a\r\nstrlen\r\n" +
 		"getrange a 1\r\nexists\r\ndel\r\ntype\r\nrandomkey x\r\ndbsize x\r\ntime x\r\n"},
 	{name: "unknown commands", in: "FOO\r\nfoo a b\r\nFOO a b c d e f\r\n" + mb("FOO", "a\r\nb") + mb("FOO", strings.Repeat("x", 200)) +
-		mb("FOO", strings.Repeat("y", 100), strings.Repeat("z", 100), "w") + mb("SET\x00X", "a")},
+		mb("FOO", strings.Repeat("y", 100), strings.Repeat("z", 100), "w")},
+	// Not compared: a command name with a NUL byte ("SET\x00X"). Redis's
+	// command table hashes the whole name but compares it with strcasecmp,
+	// so whether it finds "set" depends on its random hash seed.
 	{name: "ping echo", in: mb("PING") + mb("PING", "hello") + mb("ECHO", "") + mb("ECHO", "a\r\nb\x00") + mb("PING", "")},
 	{name: "select auth", in: mb("SELECT", "0") + mb("SELECT", "x") + mb("SELECT", "-1") + mb("SELECT", "4102444800") + mb("AUTH", "pw") +
 		mb("AUTH", "default", "pw") + mb("AUTH", "bob", "pw") + mb("AUTH", "a", "b", "c") + mb("AUTH")},

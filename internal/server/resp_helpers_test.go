@@ -30,7 +30,8 @@ func startRESP(t testing.TB, cfg Config, scfg store.Config) *respServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = ts.srv.ServeRESP(ln) }() // returns ErrServerClosed on Shutdown
+	srv := ts.srv // ts.stop clears ts.srv, maybe before this goroutine runs
+	go func() { _ = srv.ServeRESP(ln) }() // returns ErrServerClosed on Shutdown
 	return &respServer{testServer: ts, respAddr: ln.Addr().String()}
 }
 

@@ -65,7 +65,7 @@ func TestRESPTranscripts(t *testing.T) {
 			t.Parallel()
 			c := dialRESP(t, rs.respAddr)
 			c.expect(tt.in, tt.want...)
-			if got := c.closed(300 * time.Millisecond); got != tt.closed {
+			if got := c.closed(time.Second); got != tt.closed {
 				t.Errorf("%q: connection closed = %v, want %v", tt.in, got, tt.closed)
 			}
 		})
