@@ -30,7 +30,7 @@ func startRESP(t testing.TB, cfg Config, scfg store.Config) *respServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := ts.srv // ts.stop clears ts.srv, maybe before this goroutine runs
+	srv := ts.srv                         // ts.stop clears ts.srv, maybe before this goroutine runs
 	go func() { _ = srv.ServeRESP(ln) }() // returns ErrServerClosed on Shutdown
 	return &respServer{testServer: ts, respAddr: ln.Addr().String()}
 }
