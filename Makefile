@@ -30,6 +30,7 @@ deps:
 	command -v redis-server >/dev/null 2>&1 || pkgs="$$pkgs redis-server"; \
 	{ command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || pkgs="$$pkgs redis-tools"; \
 	command -v prometheus-redis-exporter >/dev/null 2>&1 || pkgs="$$pkgs prometheus-redis-exporter"; \
+	command -v openssl >/dev/null 2>&1 || pkgs="$$pkgs openssl"; \
 	[ -z "$$pkgs" ] || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; }
 	$(PYTHON) -m pip install -q -r tests/python/requirements.txt
 	$(GO) mod download
