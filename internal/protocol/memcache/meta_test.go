@@ -284,3 +284,45 @@ func TestMetaZeroAllocs(t *testing.T) {
 		t.Errorf("meta reply builders allocate %.1f times, want 0", allocs)
 	}
 }
+
+// TestResetClearsEveryField guards Reset's field-by-field clearing: every
+// field but Meta is zeroed after any command, and Meta after a meta command.
+func TestResetClearsEveryField(t *testing.T) {
+	for _, cmd := range []Command{CmdSet, CmdMetaSet} {
+		var r Request
+		v := reflect.ValueOf(&r).Elem()
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Field(i)
+			f = reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem() // unexported too
+			switch f.Kind() {
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Int, reflect.Int64:
+				f.SetInt(7)
+			case reflect.Uint8, reflect.Uint32, reflect.Uint64:
+				f.SetUint(7)
+			case reflect.Slice:
+				f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+			case reflect.Struct:
+				r.Meta.NFlags, r.Meta.Quiet = 1, true
+			default:
+				t.Fatalf("field %s of kind %v: teach this test to set it", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+		r.Command = cmd
+		r.Reset()
+		for i := 0; i < v.NumField(); i++ {
+			name := v.Type().Field(i).Name
+			f := v.Field(i)
+			switch {
+			case name == "Meta" && !cmd.IsMeta():
+			case f.Kind() == reflect.Slice:
+				if f.Len() != 0 {
+					t.Errorf("after %v: Reset left %s with length %d", cmd, name, f.Len())
+				}
+			case !f.IsZero():
+				t.Errorf("after %v: Reset left %s = %v", cmd, name, f)
+			}
+		}
+	}
+}
