@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/lsm/vfs"
 )
@@ -163,5 +165,42 @@ func TestCloseDuringCompact(t *testing.T) {
 	}
 	if err := <-errc; err != nil && !errors.Is(err, ErrClosed) {
 		t.Fatalf("Compact during Close = %v, want nil or ErrClosed", err)
+	}
+}
+
+// TestGroupCommitSharesFsync checks that SyncAlways with concurrent writers
+// commits several batches per fsync. Each fsync of the in-memory log takes
+// 2 ms, as on a real disk, so the other writers queue up behind it.
+func TestGroupCommitSharesFsync(t *testing.T) {
+	fs := vfs.NewMem()
+	fs.SetInjector(func(op vfs.Op, name string) error {
+		if op == vfs.OpSync && strings.HasSuffix(name, ".log") {
+			time.Sleep(2 * time.Millisecond)
+		}
+		return nil
+	})
+	db, err := Open("/db", Options{FS: fs, Sync: SyncAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				if err := db.Put(fmt.Appendf(nil, "w%d-%d", w, i), []byte("v")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	m := db.Metrics()
+	t.Logf("%d commits, %d fsyncs", m.Commits, m.WALSyncs)
+	if m.Commits != 320 || m.WALSyncs >= m.Commits {
+		t.Errorf("commits %d, fsyncs %d: want 320 commits sharing fewer fsyncs", m.Commits, m.WALSyncs)
 	}
 }

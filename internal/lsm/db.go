@@ -346,7 +346,9 @@ func (d *DB) Apply(b *Batch) error {
 		_, err = wal.f.Write(buf)
 		if err == nil && d.opts.Sync == SyncAlways {
 			err = wal.f.Sync()
+			d.m.walSyncs.Add(1)
 		}
+		d.m.commits.Add(int64(group))
 		if err == nil {
 			for _, gb := range batches {
 				if err = insertBatch(mem, gb.data); err != nil {

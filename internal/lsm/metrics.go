@@ -9,6 +9,8 @@ import (
 
 type metricsCounters struct {
 	walBytes       atomic.Int64
+	walSyncs       atomic.Int64
+	commits        atomic.Int64
 	userBytes      atomic.Int64
 	flushes        atomic.Int64
 	flushBytes     atomic.Int64
@@ -37,6 +39,11 @@ type Metrics struct {
 	// appended to write-ahead logs.
 	UserBytes int64
 	WALBytes  int64
+	// Commits counts committed batches, WALSyncs the fsyncs SyncAlways
+	// made for them: with concurrent writers a group shares one fsync, so
+	// WALSyncs < Commits.
+	Commits  int64
+	WALSyncs int64
 	// Flushes and FlushBytes count memtable flushes and the bytes of the
 	// tables they wrote.
 	Flushes    int64
@@ -86,6 +93,8 @@ func (d *DB) Metrics() Metrics {
 	c := &d.m
 	m.UserBytes = c.userBytes.Load()
 	m.WALBytes = c.walBytes.Load()
+	m.Commits = c.commits.Load()
+	m.WALSyncs = c.walSyncs.Load()
 	m.Flushes = c.flushes.Load()
 	m.FlushBytes = c.flushBytes.Load()
 	m.Compactions = c.compactions.Load()
@@ -118,6 +127,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "memtables %d (%d B)  flushes %d (%d B)  compactions %d  moves %d  compacted r/w %d/%d B\n",
 		m.MemTables, m.MemTableBytes, m.Flushes, m.FlushBytes, m.Compactions, m.Moves,
 		m.CompactionBytesRead, m.CompactionBytesWrite)
+	fmt.Fprintf(&b, "commits %d  WAL syncs %d  ", m.Commits, m.WALSyncs)
 	fmt.Fprintf(&b, "write-amp %.2f  stalls %d (%v)  cache hits %d misses %d (%d/%d B)  bloom useful %d  expired dropped %d\n",
 		m.WriteAmp, m.WriteStalls, m.StallDuration, m.CacheHits, m.CacheMisses, m.CacheBytes, m.CacheCapacity,
 		m.BloomUseful, m.ExpiredDropped)
