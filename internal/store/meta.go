@@ -184,7 +184,9 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, key, value []byte, flags ui
 	mode := o.Mode
 	switch {
 	case mode == ModeAdd && old != nil:
-		sh.touchLocked(old) // memcached bumps the item an add collided with
+		// protocol.txt has memcached bump the item an add collided with;
+		// MiniKV's rule is that a failed write changes nothing, recency
+		// included (as for the classic add).
 		return 0, 0, 0, ErrNotStored
 	case old == nil && o.HasCompare:
 		return 0, 0, 0, ErrNotFound

@@ -118,6 +118,11 @@ func TestMetaSetModesAndCAS(t *testing.T) {
 		t.Fatalf("add = %d, %d, %v", cas, size, err)
 	}
 	before := captureKey(s, "k")
+	mustStore(t, s, ModeSet, "k2", "other", 0, 0) // k is no longer the most recent
+	before = captureKey(s, "k")
+	if _, _, err := s.MetaSet(k, []byte("no"), 0, 0, SetOptions{Mode: ModeAdd}); !errors.Is(err, ErrNotStored) {
+		t.Errorf("add on a hit = %v, want ErrNotStored", err)
+	}
 	if _, _, err := s.MetaSet(k, []byte("zz"), 0, 0, SetOptions{HasCompare: true, CompareCAS: cas + 1000}); !errors.Is(err, ErrExists) {
 		t.Errorf("C mismatch = %v, want ErrExists", err)
 	}
