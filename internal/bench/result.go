@@ -26,6 +26,7 @@ type Result struct {
 	Misses    int64         `json:"misses"`
 	Errors    int64         `json:"errors"`
 	FirstErr  string        `json:"first_error,omitempty"`
+	Evictions int64         `json:"evictions"`               // items the server evicted during the phase; -1 unknown
 	ClientCPU time.Duration `json:"client_cpu_ns"`           // user+system time of this process
 	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"` // of a server this process started; 0 when unknown
 	// OtherCPU is what the rest of the machine used during the phase
@@ -96,6 +97,13 @@ func Merge(rs ...*Result) *Result {
 		return &Result{}
 	}
 	out := &Result{Target: rs[0].Target, Label: rs[0].Label, Conns: rs[0].Conns, Pipeline: rs[0].Pipeline}
+	for _, r := range rs {
+		if r.Evictions < 0 || out.Evictions < 0 {
+			out.Evictions = -1
+		} else {
+			out.Evictions += r.Evictions
+		}
+	}
 	for op := range numOps {
 		out.hist[op] = hdrhistogram.New(histMin, histMax, histSigFigs)
 	}
@@ -160,6 +168,7 @@ func Median(rs []*Result) *Result {
 		OpsPerSec: med(func(r *Result) float64 { return r.OpsPerSec }),
 		Hits:      int64(med(func(r *Result) float64 { return float64(r.Hits) })),
 		Misses:    int64(med(func(r *Result) float64 { return float64(r.Misses) })),
+		Evictions: int64(med(func(r *Result) float64 { return float64(r.Evictions) })),
 		ClientCPU: dur(func(r *Result) time.Duration { return r.ClientCPU }),
 		ServerCPU: dur(func(r *Result) time.Duration { return r.ServerCPU }),
 		OtherCPU:  dur(func(r *Result) time.Duration { return r.OtherCPU }),
@@ -168,6 +177,9 @@ func Median(rs []*Result) *Result {
 		Set:       lat(func(r *Result) Latency { return r.Set }),
 	}
 	for _, r := range rs {
+		if r.Evictions < 0 {
+			out.Evictions = -1
+		}
 		out.Errors += r.Errors
 		if out.FirstErr == "" {
 			out.FirstErr = r.FirstErr

@@ -137,6 +137,7 @@ func (s *Session) Run(ctx context.Context, ph Phase) *Result {
 	var remaining atomic.Int64
 	remaining.Store(ph.Requests)
 
+	ev0 := evictions(s.t)
 	cpu0 := processCPU()
 	srv0 := pidCPU(s.t.PID)
 	busy0 := machineBusy()
@@ -166,6 +167,10 @@ func (s *Session) Run(ctx context.Context, ph Phase) *Result {
 	}
 	if busy0 > 0 {
 		r.OtherCPU = max(machineBusy()-busy0-r.ClientCPU-r.ServerCPU, 0)
+	}
+	r.Evictions = -1
+	if ev1 := evictions(s.t); ev0 >= 0 && ev1 >= ev0 {
+		r.Evictions = ev1 - ev0
 	}
 	for _, st := range stats {
 		r.Ops += st.ops
