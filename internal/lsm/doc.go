@@ -17,7 +17,10 @@
 // group, then inserted into the memtable (an arena skiplist). The call
 // returns only after the write(2), so a process crash never loses an
 // acknowledged write; SyncMode decides about power loss (none, every second,
-// or fsync before the ack with group commit). A full memtable is rotated:
+// or fsync before the ack with group commit). With Options.MappedWAL the log
+// is a shared mapping of a preallocated file and the write(2) becomes a
+// memcpy into the same page cache (the crash guarantees do not change; see
+// Options.MappedWAL). A full memtable is rotated:
 // a new log and memtable take over and the old pair is flushed to an L0
 // table in the background. Too many memtables waiting, or too many L0
 // tables, stall writers until the background catches up.
@@ -34,6 +37,7 @@
 // # Files
 //
 //	dir/
+//	  LOCK             flock(2)ed while a process has the database open
 //	  CURRENT          name of the live manifest ("MANIFEST-000007\n")
 //	  MANIFEST-000007  log of version edits (record framing below)
 //	  000009.log       write-ahead log of the live memtable
