@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// l0FileFactor × L0CompactionTrigger L0 tables start a compaction even when
+// they do not overlap (64 with the defaults).
+const l0FileFactor = 16
+
 var errAborted = errors.New("lsm: compaction aborted by Close")
 
 // logAndApply logs an edit to the manifest (fsynced) and installs the
@@ -274,6 +278,10 @@ func (d *DB) pickCompactionLocked() *compaction {
 		var score float64
 		if level == 0 {
 			score = float64(v.l0Depth) / float64(d.opts.L0CompactionTrigger)
+			// Non-overlapping tables (a sequential load) keep the depth
+			// low, but the file count must stay bounded too: every Get
+			// range-checks each L0 table.
+			score = max(score, float64(len(v.levels[0]))/float64(l0FileFactor*d.opts.L0CompactionTrigger))
 		} else {
 			score = float64(levelBytes(v.levels[level])) / float64(d.maxBytes(level))
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/lsm/vfs"
 )
@@ -112,5 +113,37 @@ func TestOpenTwiceIsRefused(t *testing.T) {
 			t.Fatalf("Open after Close: %v", err)
 		}
 		db.Close()
+	}
+}
+
+// TestSequentialLoadKeepsL0Bounded guards the L0 file-count trigger: tables
+// of a sequential load never overlap, so the overlap depth alone would let
+// L0 grow without bound.
+func TestSequentialLoadKeepsL0Bounded(t *testing.T) {
+	db, err := Open("/db", Options{FS: vfs.NewMem(), MemTableSize: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; i < 40000; i++ {
+		if err := db.Put(fmt.Appendf(nil, "k%08d", i), make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	limit := l0FileFactor * 4
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m := db.Metrics()
+		if m.Levels[0].Files <= limit {
+			t.Logf("flushes %d, L0 files %d", m.Flushes, m.Levels[0].Files)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("L0 still has %d files (> %d) after %d flushes\n%v", m.Levels[0].Files, limit, m.Flushes, m)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
