@@ -8,7 +8,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
 .PHONY: build run test deps test-go test-python race vet lint fuzz bench clean smoke \
-	bench-compare bench-compare-p16 bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline
+	bench-compare bench-compare-p16 bench-resp bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv ./cmd/minikv
@@ -78,6 +78,12 @@ bench-compare: build
 bench-compare-p16: build
 	./$(BIN)/minikv-bench --compare minikv,memcached,redis -c 50 -P 16 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
 
+bench-resp: build
+	./$(BIN)/minikv-bench --compare minikv-resp,redis -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
+
+bench-null: build
+	./$(BIN)/minikv-bench --compare minikv,null -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
+
 bench-seed: build
 	./$(BIN)/minikv-bench --compare minikv,memcached,redis --preset seed-vol1 --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
 
@@ -85,10 +91,10 @@ bench-seed-pressure: build
 	./$(BIN)/minikv-bench --compare minikv,memcached,redis --preset seed-pressure --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
 
 bench-sweep-conns: build
-	./$(BIN)/minikv-bench --compare minikv,memcached,redis --sweep c=1,8,32,128,1024 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 5s --repeat $(BENCH_REPEAT) --chart docs/bench-sweep-conns.svg $(BENCH_FLAGS)
+	./$(BIN)/minikv-bench --compare minikv,minikv-resp,memcached,redis --sweep c=1,8,32,128,1024 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 5s --repeat $(BENCH_REPEAT) --chart docs/bench-sweep-conns.svg $(BENCH_FLAGS)
 
 bench-sweep-pipeline: build
-	./$(BIN)/minikv-bench --compare minikv,memcached,redis --sweep P=1,4,16,32 -c 50 --ratio 1:9 -d 32 --keys 100000 --prefill -t 5s --repeat $(BENCH_REPEAT) --chart docs/bench-sweep-pipeline.svg $(BENCH_FLAGS)
+	./$(BIN)/minikv-bench --compare minikv,minikv-resp,memcached,redis --sweep P=1,4,16,32 -c 50 --ratio 1:9 -d 32 --keys 100000 --prefill -t 5s --repeat $(BENCH_REPEAT) --chart docs/bench-sweep-pipeline.svg $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BIN)
