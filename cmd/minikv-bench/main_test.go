@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minikv/minikv/internal/bench"
 )
 
 // TestMain lets this test binary stand in for minikv-bench when --compare
@@ -199,5 +202,35 @@ func TestParseSweep(t *testing.T) {
 		if _, _, err := parseSweep(bad, 1, 1); err == nil {
 			t.Errorf("parseSweep(%q) succeeded", bad)
 		}
+	}
+}
+
+// TestLoadRunningServer drives a server the bench did not start (-s), with
+// the JSON report on stdout and the table on stderr.
+func TestLoadRunningServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bench.ServeNull(ctx, ln, 16) }()
+	defer func() { cancel(); <-done }()
+
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-s", ln.Addr().String(), "--name", "canned", "-c", "3", "-P", "2", "-d", "16",
+		"--dist", "zipf", "--ttl", "60", "-n", "999", "--warmup", "0", "--json", "-"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout.String())
+	}
+	if len(rep.Cells) != 1 || rep.Cells[0].Target != "canned" || rep.Cells[0].Median.Ops != 999 || rep.Settings.Dist != "zipf" {
+		t.Errorf("report: %+v", rep.Cells)
+	}
+	if !strings.Contains(stderr.String(), "canned") {
+		t.Errorf("table not on stderr: %q", stderr.String())
 	}
 }
