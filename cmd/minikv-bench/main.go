@@ -47,6 +47,7 @@ type options struct {
 	server, proto, name string
 
 	conns, pipeline, valueSize, keys, ttl, repeat int
+	multiGet                                      int
 	ratio, dist, preset, sweep, compare           string
 	zipfTheta                                     float64
 	prefill                                       bool
@@ -93,6 +94,7 @@ Flags:
 	fs.Int64Var(&o.requests, "n", 0, "total requests per run (0: run for -t)")
 	fs.DurationVar(&o.duration, "t", 10*time.Second, "duration of each run (when -n is 0)")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each run")
+	fs.IntVar(&o.multiGet, "multiget", 1, "keys per get: memcached 'get k1 k2 ...', Redis MGET (ops/s counts requests; hit% counts keys)")
 	fs.IntVar(&o.ttl, "ttl", 0, "expiry of stored keys in seconds (0: none)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed (runs with one seed send the same requests)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "dial timeout and per-batch reply timeout")
@@ -228,7 +230,7 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 	}
 	w := &bench.Workload{
 		Keys: o.keys, Dist: dist, ZipfTheta: o.zipfTheta, Ratio: ratio,
-		ValueSize: o.valueSize, TTL: o.ttl, Seed: o.seed,
+		ValueSize: o.valueSize, TTL: o.ttl, Seed: o.seed, MultiGet: o.multiGet,
 	}
 	variants := []bench.Variant{{Conns: o.conns, Pipeline: o.pipeline}}
 	sweepParam := ""
@@ -285,7 +287,7 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 		Host:    bench.NewHostInfo(),
 		Settings: bench.Settings{
 			Preset: o.preset, Keys: w.Keys, Dist: w.Dist.String(), Ratio: w.Ratio.String(),
-			ValueSize: w.ValueSize, TTL: w.TTL, Requests: o.requests, Duration: o.duration,
+			ValueSize: w.ValueSize, TTL: w.TTL, MultiGet: w.MultiGet, Requests: o.requests, Duration: o.duration,
 			Warmup: o.warmup, Prefill: o.prefill, Repeat: o.repeat,
 		},
 		SweepParam: sweepParam,

@@ -71,6 +71,7 @@ type Settings struct {
 	Ratio     string        `json:"ratio"`
 	ValueSize int           `json:"value_size"`
 	TTL       int           `json:"ttl"`
+	MultiGet  int           `json:"multiget,omitempty"`
 	Requests  int64         `json:"requests,omitempty"`
 	Duration  time.Duration `json:"duration_ns,omitempty"`
 	Warmup    time.Duration `json:"warmup_ns,omitempty"`

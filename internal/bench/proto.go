@@ -32,6 +32,10 @@ type Proto interface {
 	// ReadReply reads the reply to one request of kind op. A non-nil error
 	// means the stream is broken or out of step and the connection must go.
 	ReadReply(br *bufio.Reader, op Op) (Outcome, error)
+	// AppendMultiGet and ReadMultiGet are one get of several keys
+	// (memcached "get k1 k2 ...", Redis MGET); hits is how many were found.
+	AppendMultiGet(dst []byte, keys [][]byte) []byte
+	ReadMultiGet(br *bufio.Reader, n int) (hits int, out Outcome, err error)
 }
 
 // ErrProtocol reports a reply that does not parse.
@@ -85,6 +89,42 @@ func (Memcache) AppendSet(dst, key, value []byte, ttl int) []byte {
 	dst = append(dst, '\r', '\n')
 	dst = append(dst, value...)
 	return append(dst, '\r', '\n')
+}
+
+// AppendMultiGet appends "get <k1> <k2> ...\r\n".
+func (Memcache) AppendMultiGet(dst []byte, keys [][]byte) []byte {
+	dst = append(dst, "get"...)
+	for _, k := range keys {
+		dst = append(dst, ' ')
+		dst = append(dst, k...)
+	}
+	return append(dst, '\r', '\n')
+}
+
+// ReadMultiGet reads VALUE blocks up to END and counts them.
+func (Memcache) ReadMultiGet(br *bufio.Reader, n int) (int, Outcome, error) {
+	hits := 0
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			return hits, OutError, err
+		}
+		if bytes.Equal(line, mcEnd) {
+			return hits, OutHit, nil
+		}
+		if !bytes.HasPrefix(line, mcValue) {
+			out, err := mcError(line)
+			return hits, out, err
+		}
+		size, ok := valueLen(line[len(mcValue):])
+		if !ok || hits == n {
+			return hits, OutError, fmt.Errorf("%w: %q after %d of %d values", ErrProtocol, line, hits, n)
+		}
+		if _, err := br.Discard(size + 2); err != nil {
+			return hits, OutError, err
+		}
+		hits++
+	}
 }
 
 // ReadReply reads one get or set reply.

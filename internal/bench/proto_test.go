@@ -266,3 +266,53 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestMultiGet(t *testing.T) {
+	keys := [][]byte{[]byte("a"), []byte("bb"), []byte("c")}
+	if got, want := string(Memcache{}.AppendMultiGet(nil, keys)), "get a bb c\r\n"; got != want {
+		t.Errorf("Memcache.AppendMultiGet = %q, want %q", got, want)
+	}
+	if got, want := string(RESP{}.AppendMultiGet(nil, keys)), "*4\r\n$4\r\nMGET\r\n$1\r\na\r\n$2\r\nbb\r\n$1\r\nc\r\n"; got != want {
+		t.Errorf("RESP.AppendMultiGet = %q, want %q", got, want)
+	}
+	tests := []struct {
+		proto  Proto
+		in     string
+		hits   int
+		out    Outcome
+		broken bool
+	}{
+		{Memcache{}, "VALUE a 0 1\r\nx\r\nVALUE c 0 2\r\nyy\r\nEND\r\n", 2, OutHit, false},
+		{Memcache{}, "END\r\n", 0, OutHit, false},
+		{Memcache{}, "SERVER_ERROR busy\r\n", 0, OutError, false},
+		{Memcache{}, "VALUE a 0 1\r\nx\r\nVALUE b 0 1\r\nx\r\nVALUE c 0 1\r\nx\r\nVALUE d 0 1\r\nx\r\nEND\r\n", 3, OutError, true},
+		{RESP{}, "*3\r\n$1\r\nx\r\n$-1\r\n$2\r\nyy\r\n", 2, OutHit, false},
+		{RESP{}, "*3\r\n$-1\r\n$-1\r\n$-1\r\n", 0, OutHit, false},
+		{RESP{}, "-ERR wrong\r\n", 0, OutError, false},
+		{RESP{}, "*2\r\n$-1\r\n$-1\r\n", 0, OutError, true},
+	}
+	for _, tt := range tests {
+		br := bufio.NewReader(iotest.OneByteReader(strings.NewReader(tt.in)))
+		hits, out, err := tt.proto.ReadMultiGet(br, 3)
+		if hits != tt.hits || out != tt.out || (err != nil) != tt.broken {
+			t.Errorf("%s ReadMultiGet(%q) = %d, %v, %v; want %d, %v, broken=%v", tt.proto.Name(), tt.in, hits, out, err, tt.hits, tt.out, tt.broken)
+		}
+	}
+}
+
+func TestRunMultiGetAgainstNullServer(t *testing.T) {
+	addr := startNull(t, 8)
+	w := &Workload{Keys: 1000, Ratio: Ratio{0, 1}, ValueSize: 8, MultiGet: 5}
+	if err := w.Init(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Connect(context.Background(), Target{Name: "null", Addr: addr, Proto: Memcache{}}, w, 2, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.Run(context.Background(), Phase{Label: "mixed", Pipeline: 3, Requests: 100})
+	if r.Ops != 100 || r.Hits != 500 || r.Misses != 0 || r.Errors != 0 {
+		t.Errorf("multiget 5: ops %d hits %d misses %d errors %d (%s); want 100, 500, 0, 0", r.Ops, r.Hits, r.Misses, r.Errors, r.FirstErr)
+	}
+}

@@ -104,6 +104,9 @@ func (rep *Report) headline() string {
 	if s.TTL > 0 {
 		fmt.Fprintf(&b, " ttl=%ds", s.TTL)
 	}
+	if s.MultiGet > 1 {
+		fmt.Fprintf(&b, " multiget=%d", s.MultiGet)
+	}
 	switch {
 	case s.Requests > 0:
 		fmt.Fprintf(&b, " n=%d", s.Requests)

@@ -53,6 +53,45 @@ func appendBulk(dst, b []byte) []byte {
 	return append(dst, '\r', '\n')
 }
 
+// AppendMultiGet appends MGET <k1> <k2> ....
+func (RESP) AppendMultiGet(dst []byte, keys [][]byte) []byte {
+	dst = append(dst, '*')
+	dst = strconv.AppendInt(dst, int64(len(keys)+1), 10)
+	dst = append(dst, "\r\n$4\r\nMGET\r\n"...)
+	for _, k := range keys {
+		dst = appendBulk(dst, k)
+	}
+	return dst
+}
+
+// ReadMultiGet reads MGET's array reply and counts the non-nil elements.
+func (RESP) ReadMultiGet(br *bufio.Reader, n int) (int, Outcome, error) {
+	line, err := readLine(br)
+	if err != nil {
+		return 0, OutError, err
+	}
+	if len(line) > 0 && line[0] == '-' {
+		return 0, OutError, nil
+	}
+	if len(line) < 2 || line[0] != '*' {
+		return 0, OutError, fmt.Errorf("%w: unexpected MGET reply %q", ErrProtocol, line)
+	}
+	if m, err := strconv.Atoi(string(line[1:])); err != nil || m != n {
+		return 0, OutError, fmt.Errorf("%w: MGET of %d keys answered %q", ErrProtocol, n, line)
+	}
+	hits := 0
+	for range n {
+		out, err := RESP{}.ReadReply(br, OpGet)
+		if err != nil {
+			return hits, OutError, err
+		}
+		if out == OutHit {
+			hits++
+		}
+	}
+	return hits, OutHit, nil
+}
+
 // ReadReply reads one GET or SET reply.
 func (RESP) ReadReply(br *bufio.Reader, op Op) (Outcome, error) {
 	line, err := readLine(br)

@@ -60,6 +60,8 @@ type client struct {
 	dead bool
 
 	rearm time.Time // when the I/O deadline must next be pushed back
+	arena []byte    // --multiget: the keys of one request, back to back
+	mkeys [][]byte  // --multiget: slices of arena
 }
 
 // ErrNoConnections is returned when a Session could not open any.
@@ -194,6 +196,10 @@ func (s *Session) work(ctx context.Context, i int, c *client, ph *Phase, deadlin
 	}
 	value := s.w.Value()
 	proto := s.t.Proto
+	multi := 1
+	if ph.Keys == nil {
+		multi = max(s.w.MultiGet, 1) // prefill and the seed phases stay single-key
+	}
 	for ctx.Err() == nil {
 		n := ph.Pipeline
 		switch {
@@ -221,9 +227,12 @@ func (s *Session) work(ctx context.Context, i int, c *client, ph *Phase, deadlin
 				op, k = c.gen.Next()
 			}
 			c.key = s.w.AppendKey(c.key[:0], k)
-			if op == OpSet {
+			switch {
+			case op == OpSet:
 				c.buf = proto.AppendSet(c.buf, c.key, value, s.w.TTL)
-			} else {
+			case multi > 1:
+				c.buf = s.appendMultiGet(c, k, multi)
+			default:
 				c.buf = proto.AppendGet(c.buf, c.key)
 			}
 			c.ops = append(c.ops, op)
@@ -245,7 +254,19 @@ func (s *Session) work(ctx context.Context, i int, c *client, ph *Phase, deadlin
 		}
 		c.smp = c.smp[:0]
 		for j, op := range c.ops {
-			out, err := proto.ReadReply(c.br, op)
+			var out Outcome
+			var err error
+			if op == OpGet && multi > 1 {
+				var hits int
+				hits, out, err = proto.ReadMultiGet(c.br, multi)
+				if out != OutError {
+					st.hits += int64(hits)
+					st.misses += int64(multi - hits)
+					out = outCounted
+				}
+			} else {
+				out, err = proto.ReadReply(c.br, op)
+			}
 			if err != nil {
 				rec.record(i, c.smp)
 				s.fail(c, st, n-j, fmt.Errorf("read: %w", err))
@@ -269,6 +290,24 @@ func (s *Session) work(ctx context.Context, i int, c *client, ph *Phase, deadlin
 		rec.record(i, c.smp)
 		s.Done.Add(int64(n))
 	}
+}
+
+// outCounted marks a reply whose hits and misses were already added.
+const outCounted Outcome = 255
+
+// appendMultiGet encodes a get of multi keys: first, then multi-1 more
+// drawn from the connection's generator.
+func (s *Session) appendMultiGet(c *client, first, multi int) []byte {
+	c.arena = s.w.AppendKey(c.arena[:0], first)
+	for range multi - 1 {
+		c.arena = s.w.AppendKey(c.arena, c.gen.key())
+	}
+	kl := s.w.KeyLen()
+	c.mkeys = c.mkeys[:0]
+	for i := range multi {
+		c.mkeys = append(c.mkeys, c.arena[i*kl:(i+1)*kl])
+	}
+	return s.t.Proto.AppendMultiGet(c.buf, c.mkeys)
 }
 
 // fail retires a connection whose stream broke, counting the requests that

@@ -124,6 +124,24 @@ func TestCompareLifecycle(t *testing.T) {
 			t.Errorf("%s %+v: ratio %v; want one for each peer only", c.Target, c.Variant, c.Ratio)
 		}
 	}
+	// Multi-key gets against every real server: memcached's get k1 k2 ...
+	// and Redis's MGET find every prefilled key.
+	mw := &Workload{Keys: 500, Ratio: Ratio{0, 1}, ValueSize: 32, MultiGet: 4}
+	if err := mw.Init(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets {
+		s, err := Connect(ctx, tg, mw, 2, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Run(ctx, Phase{Label: "mget", Pipeline: 2, Requests: 50})
+		s.Close()
+		if r.Ops != 50 || r.Hits != 200 || r.Errors != 0 {
+			t.Errorf("%s multiget 4: ops %d hits %d misses %d errors %d (%s); want 50 requests, 200 hits", tg.Name, r.Ops, r.Hits, r.Misses, r.Errors, r.FirstErr)
+		}
+	}
+
 	var sb strings.Builder
 	if err := rep.WriteTable(&sb); err != nil || !strings.Contains(sb.String(), "minikv ÷ this") {
 		t.Errorf("WriteTable: %v\n%s", err, sb.String())

@@ -100,6 +100,7 @@ type Workload struct {
 	Ratio     Ratio   // set:get mix
 	ValueSize int     // bytes per value
 	TTL       int     // seconds; 0 stores without expiry
+	MultiGet  int     // keys per get (memcached multi-key get, Redis MGET); 0 or 1: single-key GET
 	KeyPrefix string  // keys are KeyPrefix + zero-padded index
 	Seed      uint64  // makes runs repeatable; connection i uses Seed+i
 
@@ -124,6 +125,9 @@ func (w *Workload) Init() error {
 	}
 	if w.TTL < 0 {
 		return fmt.Errorf("%w: ttl %d < 0", ErrBadWorkload, w.TTL)
+	}
+	if w.MultiGet < 0 || w.MultiGet > 1000 {
+		return fmt.Errorf("%w: multiget %d outside 0..1000", ErrBadWorkload, w.MultiGet)
 	}
 	if w.KeyPrefix == "" {
 		w.KeyPrefix = "key:"
