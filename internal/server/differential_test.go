@@ -454,8 +454,8 @@ func runDiffSession(addr string, s *diffSession) diffResult {
 	}
 
 	var res diffResult
+	var sent []byte // every byte written, for counting the session's own mn
 	if s.chunked {
-		var sent []byte
 		for _, chunk := range s.chunks {
 			if isClosed() {
 				break
@@ -510,6 +510,7 @@ func runDiffSession(addr string, s *diffSession) diffResult {
 			}
 		}
 		if _, err := nc.Write(req); err == nil {
+			sent = req
 			mu.Lock()
 			last = time.Now()
 			mu.Unlock()
@@ -518,12 +519,48 @@ func runDiffSession(addr string, s *diffSession) diffResult {
 	if res.err == nil {
 		res.err = waitQuiet(diffQuiet)
 	}
+	// Silence is not proof on a loaded machine: a reply can be late. Both
+	// servers answer mn with MN after everything sent before it, so wait for
+	// that sentinel (bounded) and then drop it from the comparison.
+	sentinel := []byte("MN\r\n")
+	seen := false
+	if res.err == nil && !isClosed() {
+		// The session's own mn commands answer MN too: wait for one more.
+		want := diffCountNoops(sent) + 1
+		if _, err := nc.Write([]byte("mn\r\n")); err == nil {
+			for limit := time.Now().Add(3 * time.Second); time.Now().Before(limit) && !isClosed(); {
+				mu.Lock()
+				seen = bytes.Count(out, sentinel) >= want && bytes.HasSuffix(out, sentinel)
+				mu.Unlock()
+				if seen {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
 	nc.Close()
 	<-done
 	mu.Lock()
 	res.out, res.closed = out, closed
 	mu.Unlock()
+	if seen {
+		res.out = bytes.TrimSuffix(res.out, sentinel)
+		res.closed = false // we closed it, after the sentinel
+	}
 	return res
+}
+
+// diffCountNoops counts the mn command lines in req (each answered MN).
+func diffCountNoops(req []byte) int {
+	n := 0
+	for _, line := range bytes.Split(req, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if bytes.Equal(line, []byte("mn")) || bytes.HasPrefix(line, []byte("mn ")) {
+			n++
+		}
+	}
+	return n
 }
 
 // diffCountRetrievals counts the get/gets/gat/gats command lines in req,
