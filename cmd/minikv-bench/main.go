@@ -49,7 +49,7 @@ type options struct {
 	conns, pipeline, valueSize, keys, ttl, repeat int
 	multiGet                                      int
 	ratio, dist, preset, sweep, compare           string
-	zipfTheta                                     float64
+	zipfTheta, rate                               float64
 	prefill                                       bool
 	requests                                      int64
 	duration, warmup, timeout                     time.Duration
@@ -95,6 +95,7 @@ Flags:
 	fs.DurationVar(&o.duration, "t", 10*time.Second, "duration of each run (when -n is 0)")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each run")
 	fs.IntVar(&o.multiGet, "multiget", 1, "keys per get: memcached 'get k1 k2 ...', Redis MGET (ops/s counts requests; hit% counts keys)")
+	fs.Float64Var(&o.rate, "rate", 0, "open loop: offer this many requests/s in total on a fixed schedule, latency counted from when each batch was due (0: closed loop, as fast as replies come)")
 	fs.IntVar(&o.ttl, "ttl", 0, "expiry of stored keys in seconds (0: none)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed (runs with one seed send the same requests)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "dial timeout and per-batch reply timeout")
@@ -247,7 +248,7 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 			o.duration = 0
 		}
 		job = &bench.Mixed{
-			Workload: w, Requests: o.requests, Duration: o.duration, Warmup: o.warmup,
+			Workload: w, Requests: o.requests, Duration: o.duration, Warmup: o.warmup, Rate: o.rate,
 			Prefill: o.prefill, Timeout: o.timeout,
 		}
 	case "seed-vol1", "seed-pressure":
@@ -287,7 +288,7 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 		Host:    bench.NewHostInfo(),
 		Settings: bench.Settings{
 			Preset: o.preset, Keys: w.Keys, Dist: w.Dist.String(), Ratio: w.Ratio.String(),
-			ValueSize: w.ValueSize, TTL: w.TTL, MultiGet: w.MultiGet, Requests: o.requests, Duration: o.duration,
+			ValueSize: w.ValueSize, TTL: w.TTL, MultiGet: w.MultiGet, Rate: o.rate, Requests: o.requests, Duration: o.duration,
 			Warmup: o.warmup, Prefill: o.prefill, Repeat: o.repeat,
 		},
 		SweepParam: sweepParam,

@@ -72,6 +72,7 @@ type Settings struct {
 	ValueSize int           `json:"value_size"`
 	TTL       int           `json:"ttl"`
 	MultiGet  int           `json:"multiget,omitempty"`
+	Rate      float64       `json:"rate,omitempty"` // offered requests/s (open loop); 0 closed loop
 	Requests  int64         `json:"requests,omitempty"`
 	Duration  time.Duration `json:"duration_ns,omitempty"`
 	Warmup    time.Duration `json:"warmup_ns,omitempty"`

@@ -14,10 +14,13 @@
 //	conn i:  [write g g s g]──▶ server ──▶[read r r r r]  record 4 latencies, repeat
 //	         t0                              t0+l1 ... t0+l4
 //
-// The load is closed-loop: a connection sends its next batch only when the
-// last one is answered, so latencies are service times at the throughput
-// reached, not latencies at a fixed offered rate (no coordinated-omission
-// correction is applied; compare p99 at equal connection counts).
+// By default the load is closed-loop: a connection sends its next batch
+// only when the last one is answered, so latencies are service times at the
+// throughput reached, not latencies at a fixed offered rate. With
+// Phase.Rate (--rate) it is open-loop: batches are due on a fixed schedule
+// and a latency runs from when its batch was due, so a stall is charged to
+// every request that queued behind it (no coordinated omission). Compare
+// p99 across servers at the same --rate.
 //
 // Throughput is requests over wall-clock time of the phase, never
 // count/sum(latencies) (see Result). Latencies go into HdrHistograms (1 ns

@@ -29,6 +29,7 @@ type Mixed struct {
 	Workload *Workload
 	Requests int64
 	Duration time.Duration
+	Rate     float64 // requests/s in total for an open-loop run; 0 is closed-loop
 	Warmup   time.Duration
 	Prefill  bool
 	Timeout  time.Duration
@@ -76,11 +77,11 @@ func (m *Mixed) Measure(ctx context.Context, t Target, v Variant, live *Live) ([
 	defer s.Close()
 	if m.Warmup > 0 {
 		stop := live.Start(t.Name+" warm-up", s, 0, m.Warmup)
-		s.Run(ctx, Phase{Label: "warmup", Pipeline: v.Pipeline, Duration: m.Warmup})
+		s.Run(ctx, Phase{Label: "warmup", Pipeline: v.Pipeline, Duration: m.Warmup, Rate: m.Rate})
 		stop()
 	}
 	stop := live.Start(t.Name, s, m.Requests, m.Duration)
-	r := s.Run(ctx, Phase{Label: "mixed", Pipeline: v.Pipeline, Requests: m.Requests, Duration: m.Duration})
+	r := s.Run(ctx, Phase{Label: "mixed", Pipeline: v.Pipeline, Requests: m.Requests, Duration: m.Duration, Rate: m.Rate})
 	stop()
 	return []*Result{r}, ctx.Err()
 }

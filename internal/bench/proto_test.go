@@ -316,3 +316,27 @@ func TestRunMultiGetAgainstNullServer(t *testing.T) {
 		t.Errorf("multiget 5: ops %d hits %d misses %d errors %d (%s); want 100, 500, 0, 0", r.Ops, r.Hits, r.Misses, r.Errors, r.FirstErr)
 	}
 }
+
+// TestRateLimitsOfferedLoad checks the open-loop schedule never offers more
+// than asked (a lower bound would assert the machine's speed).
+func TestRateLimitsOfferedLoad(t *testing.T) {
+	addr := startNull(t, 8)
+	w := &Workload{Keys: 100, ValueSize: 8}
+	if err := w.Init(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Connect(context.Background(), Target{Name: "null", Addr: addr, Proto: Memcache{}}, w, 4, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.Run(context.Background(), Phase{Label: "mixed", Pipeline: 2, Duration: 300 * time.Millisecond, Rate: 4000})
+	// 4000/s for 0.3 s is 1200, plus the batch each connection may start at
+	// the deadline.
+	if limit := int64(4000*r.Wall.Seconds()) + 4*2; r.Ops > limit || r.Errors != 0 {
+		t.Errorf("rate 4000/s: %d requests in %v (limit %d), errors %d", r.Ops, r.Wall, limit, r.Errors)
+	}
+	if r.Ops == 0 {
+		t.Errorf("rate 4000/s: no requests")
+	}
+}

@@ -104,6 +104,9 @@ func (rep *Report) headline() string {
 	if s.TTL > 0 {
 		fmt.Fprintf(&b, " ttl=%ds", s.TTL)
 	}
+	if s.Rate > 0 {
+		fmt.Fprintf(&b, " rate=%s/s (open loop)", humanCount(s.Rate))
+	}
 	if s.MultiGet > 1 {
 		fmt.Fprintf(&b, " multiget=%d", s.MultiGet)
 	}

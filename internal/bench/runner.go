@@ -32,6 +32,13 @@ type Phase struct {
 	Duration time.Duration // used when Requests is 0 and Keys is nil
 	Keys     func(conn int) []int
 	Op       Op
+	// Rate, when > 0, makes the load open-loop: Rate requests per second in
+	// total, each connection sending its batches on a fixed schedule. A
+	// latency then runs from when the batch was due, not when it was sent,
+	// so a server that stalls is charged for the requests that queued
+	// behind the stall (no coordinated omission). That is how p99 is
+	// compared "at the same offered load".
+	Rate float64
 }
 
 // Session is a set of open connections to one target with the workload
@@ -200,6 +207,14 @@ func (s *Session) work(ctx context.Context, i int, c *client, ph *Phase, deadlin
 	if ph.Keys == nil {
 		multi = max(s.w.MultiGet, 1) // prefill and the seed phases stay single-key
 	}
+	var interval time.Duration
+	var due time.Time
+	if ph.Rate > 0 {
+		// Each connection sends Pipeline requests every interval; their
+		// first batches are staggered over one interval.
+		interval = time.Duration(float64(time.Second) * float64(ph.Pipeline) * float64(len(s.conns)) / ph.Rate)
+		due = time.Now().Add(interval * time.Duration(i) / time.Duration(len(s.conns)))
+	}
 	for ctx.Err() == nil {
 		n := ph.Pipeline
 		switch {
@@ -241,12 +256,19 @@ func (s *Session) work(ctx context.Context, i int, c *client, ph *Phase, deadlin
 			fixed = fixed[n:]
 		}
 		t0 := time.Now()
+		if interval > 0 {
+			if wait := due.Sub(t0); wait > 0 {
+				time.Sleep(wait)
+			}
+			t0 = due // latency from when the batch was due
+			due = due.Add(interval)
+		}
 		// Re-arming the deadline on every batch costs a timer update per
 		// round trip; re-arm it when half of it has been used instead, so a
 		// batch still fails after between timeout/2 and timeout of silence.
-		if s.timeout > 0 && t0.After(c.rearm) {
-			_ = c.nc.SetDeadline(t0.Add(s.timeout))
-			c.rearm = t0.Add(s.timeout / 2)
+		if now := time.Now(); s.timeout > 0 && now.After(c.rearm) {
+			_ = c.nc.SetDeadline(now.Add(s.timeout))
+			c.rearm = now.Add(s.timeout / 2)
 		}
 		if _, err := c.nc.Write(c.buf); err != nil {
 			s.fail(c, st, n, fmt.Errorf("write: %w", err))
