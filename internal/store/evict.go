@@ -115,13 +115,13 @@ func (s *Store) reserveLocked(sh *shard, clk *clock, need int64, keep *item) (de
 // earliest deadline or a flushed item at the LRU tail, and returns its
 // cost, or 0 if there is none. It never scans.
 func (s *Store) reclaimOneLocked(sh *shard, clk *clock, keep *item) int64 {
-	if len(sh.expiry) > 0 {
-		if it := sh.expiry[0]; it != keep && it.deadline <= clk.now() {
+	if it := sh.heapTopLocked(); it != nil {
+		if it != keep && it.deadline <= clk.now() {
 			s.dropDeadLocked(sh, it, s.stateOf(it, clk))
 			return it.cost()
 		}
 	}
-	if it := sh.tail; it != nil && it != keep && it.cas <= s.fence.Load() {
+	if it := sh.tailLocked(); it != nil && it != keep && it.cas <= s.fence.Load() {
 		s.dropLocked(sh, it, dropFlushed)
 		return it.cost()
 	}
@@ -131,9 +131,9 @@ func (s *Store) reclaimOneLocked(sh *shard, clk *clock, keep *item) int64 {
 // evictOneLocked removes the least recently used item of sh other than
 // keep and returns its cost, or 0 if there is none.
 func (s *Store) evictOneLocked(sh *shard, clk *clock, keep *item) int64 {
-	it := sh.tail
+	it := sh.tailLocked()
 	if it != nil && it == keep {
-		it = it.prev
+		it = sh.prevLocked(it)
 	}
 	if it == nil {
 		return 0

@@ -202,19 +202,19 @@ func (s *Store) sweep() {
 
 func (sh *shard) heapPushLocked(it *item) {
 	it.heapIdx = int32(len(sh.expiry))
-	sh.expiry = append(sh.expiry, it)
+	sh.expiry = append(sh.expiry, it.self)
 	sh.heapUpLocked(len(sh.expiry) - 1)
 	sh.noteNextExpiryLocked()
 }
 
+// heapRemoveLocked removes the item at index i of the heap.
 func (sh *shard) heapRemoveLocked(i int) {
 	h := sh.expiry
 	last := len(h) - 1
-	it := h[i]
+	it := sh.at(h[i])
 	if i != last {
 		sh.heapSwapLocked(i, last)
 	}
-	h[last] = nil
 	sh.expiry = h[:last]
 	if i != last && !sh.heapDownLocked(i) {
 		sh.heapUpLocked(i)
@@ -223,6 +223,7 @@ func (sh *shard) heapRemoveLocked(i int) {
 	sh.noteNextExpiryLocked()
 }
 
+// heapFixLocked restores the heap order after the deadline at index i changed.
 func (sh *shard) heapFixLocked(i int) {
 	if !sh.heapDownLocked(i) {
 		sh.heapUpLocked(i)
@@ -230,18 +231,29 @@ func (sh *shard) heapFixLocked(i int) {
 	sh.noteNextExpiryLocked()
 }
 
+// heapTopLocked is the item with the earliest deadline, or nil.
+func (sh *shard) heapTopLocked() *item {
+	if len(sh.expiry) == 0 {
+		return nil
+	}
+	return sh.at(sh.expiry[0])
+}
+
+func (sh *shard) heapDeadline(i int) int64 {
+	return sh.at(sh.expiry[i]).deadline
+}
+
 func (sh *shard) heapSwapLocked(i, j int) {
 	h := sh.expiry
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = int32(i)
-	h[j].heapIdx = int32(j)
+	sh.at(h[i]).heapIdx = int32(i)
+	sh.at(h[j]).heapIdx = int32(j)
 }
 
 func (sh *shard) heapUpLocked(i int) {
-	h := sh.expiry
 	for i > 0 {
 		parent := (i - 1) / 2
-		if h[parent].deadline <= h[i].deadline {
+		if sh.heapDeadline(parent) <= sh.heapDeadline(i) {
 			return
 		}
 		sh.heapSwapLocked(i, parent)
@@ -249,19 +261,19 @@ func (sh *shard) heapUpLocked(i int) {
 	}
 }
 
-// heapDownLocked sinks element i and reports whether it moved.
+// heapDownLocked sifts index i down and reports whether it moved.
 func (sh *shard) heapDownLocked(i int) bool {
-	h := sh.expiry
+	n := len(sh.expiry)
 	start := i
 	for {
 		child := 2*i + 1
-		if child >= len(h) {
+		if child >= n {
 			break
 		}
-		if r := child + 1; r < len(h) && h[r].deadline < h[child].deadline {
+		if r := child + 1; r < n && sh.heapDeadline(r) < sh.heapDeadline(child) {
 			child = r
 		}
-		if h[i].deadline <= h[child].deadline {
+		if sh.heapDeadline(i) <= sh.heapDeadline(child) {
 			break
 		}
 		sh.heapSwapLocked(i, child)
@@ -274,7 +286,7 @@ func (sh *shard) heapDownLocked(i int) bool {
 func (sh *shard) noteNextExpiryLocked() {
 	next := int64(math.MaxInt64)
 	if len(sh.expiry) > 0 {
-		next = sh.expiry[0].deadline
+		next = sh.heapDeadline(0)
 	}
 	if sh.nextExpiry.Load() != next {
 		sh.nextExpiry.Store(next)

@@ -2,9 +2,9 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
-	"unsafe"
 )
 
 // newTestStore returns a Store closed at the end of the test. The sweeper
@@ -66,8 +66,8 @@ func lruOrder(s *Store, key string) []string {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var keys []string
-	for it := sh.head; it != nil; it = it.next {
-		keys = append(keys, it.key())
+	for ref := sh.head; ref != 0; ref = sh.at(ref).next {
+		keys = append(keys, string(sh.key(sh.at(ref))))
 	}
 	return keys
 }
@@ -78,11 +78,11 @@ func peek(s *Store, key string) (Item, bool) {
 	sh := s.shardFor([]byte(key))
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	it := sh.items[key]
+	it := sh.findLocked([]byte(key))
 	if it == nil {
 		return Item{}, false
 	}
-	return it.snapshot(), true
+	return sh.snapshot(it), true
 }
 
 // keyState is everything a failed write must leave as it was.
@@ -122,20 +122,55 @@ func checkInvariants(t testing.TB, s *Store) {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		var bytes int64
-		inHeap := 0
-		for k, it := range sh.items {
-			if k != it.key() {
-				t.Fatalf("shard %d: map key %q holds item with key %q", i, k, it.key())
+		inHeap, inIndex := 0, 0
+		segLive := make(map[uint32]uint32)
+		for _, v := range sh.index.slots {
+			if v == 0 {
+				continue
 			}
+			inIndex++
+			it := sh.at(uint32(v))
+			k := string(sh.key(it))
+			if got := sh.findLocked([]byte(k)); got != it {
+				t.Fatalf("shard %d: index slot for %q does not find its item", i, k)
+			}
+			if tag := sh.tag([]byte(k)); uint32(v>>32) != tag {
+				t.Fatalf("shard %d: item %q under tag %x, want %x", i, k, v>>32, tag)
+			}
+			if hdr := binary.LittleEndian.Uint32(sh.segs[it.seg].buf[it.off:]); hdr != it.self {
+				t.Fatalf("shard %d: record of %q has header %x, want ref %x", i, k, hdr, it.self)
+			}
+			segLive[it.seg] += hdrLen + it.klen + it.vlen
 			bytes += int64(len(k)) + int64(it.vlen) + ItemOverhead
 			if it.deadline != 0 {
 				inHeap++
-				if it.heapIdx < 0 || int(it.heapIdx) >= len(sh.expiry) || sh.expiry[it.heapIdx] != it {
+				if it.heapIdx < 0 || int(it.heapIdx) >= len(sh.expiry) || sh.expiry[it.heapIdx] != it.self {
 					t.Fatalf("shard %d: item %q with deadline %d not at its heap index %d", i, k, it.deadline, it.heapIdx)
 				}
 			} else if it.heapIdx != -1 {
 				t.Fatalf("shard %d: item %q without deadline has heap index %d", i, k, it.heapIdx)
 			}
+		}
+		if inIndex != sh.len() {
+			t.Fatalf("shard %d: index holds %d items, counts %d", i, inIndex, sh.len())
+		}
+		var segBytes, dead int64
+		for j, sg := range sh.segs {
+			if sg.buf == nil {
+				continue
+			}
+			if sg.live != segLive[uint32(j)] {
+				t.Fatalf("shard %d: segment %d live = %d, records of live items = %d", i, j, sg.live, segLive[uint32(j)])
+			}
+			segBytes += int64(len(sg.buf))
+			if uint32(j) == sh.active {
+				dead += int64(sg.used) - int64(sg.live)
+			} else {
+				dead += int64(len(sg.buf)) - int64(sg.live)
+			}
+		}
+		if segBytes != sh.segBytes || dead != sh.dead {
+			t.Fatalf("shard %d: segBytes, dead = %d, %d; want %d, %d", i, sh.segBytes, sh.dead, segBytes, dead)
 		}
 		if bytes != sh.bytes {
 			t.Fatalf("shard %d: bytes = %d, sum over items = %d", i, sh.bytes, bytes)
@@ -144,31 +179,32 @@ func checkInvariants(t testing.TB, s *Store) {
 			t.Fatalf("shard %d: heap has %d entries, %d items have deadlines", i, len(sh.expiry), inHeap)
 		}
 		for j := 1; j < len(sh.expiry); j++ {
-			if sh.expiry[(j-1)/2].deadline > sh.expiry[j].deadline {
+			if sh.heapDeadline((j-1)/2) > sh.heapDeadline(j) {
 				t.Fatalf("shard %d: heap out of order at %d", i, j)
 			}
 		}
 		wantNext := int64(1<<63 - 1)
 		if len(sh.expiry) > 0 {
-			wantNext = sh.expiry[0].deadline
+			wantNext = sh.heapDeadline(0)
 		}
 		if got := sh.nextExpiry.Load(); got != wantNext {
 			t.Fatalf("shard %d: nextExpiry = %d, want %d", i, got, wantNext)
 		}
 		n := 0
-		var prev *item
-		for it := sh.head; it != nil; it = it.next {
-			if it.prev != prev || sh.items[it.key()] != it {
-				t.Fatalf("shard %d: LRU list broken at %q", i, it.key())
+		var prev uint32
+		for ref := sh.head; ref != 0; ref = sh.at(ref).next {
+			it := sh.at(ref)
+			if it.prev != prev || sh.findLocked(sh.key(it)) != it {
+				t.Fatalf("shard %d: LRU list broken at %q", i, sh.key(it))
 			}
-			prev = it
+			prev = ref
 			n++
 		}
-		if n != len(sh.items) || sh.tail != prev {
-			t.Fatalf("shard %d: LRU list has %d items, map %d", i, n, len(sh.items))
+		if n != sh.len() || sh.tail != prev {
+			t.Fatalf("shard %d: LRU list has %d items, index %d", i, n, sh.len())
 		}
 		total += bytes
-		items += int64(len(sh.items))
+		items += int64(sh.len())
 		sh.mu.Unlock()
 	}
 	if got := s.used.Load(); got != total {
@@ -181,9 +217,4 @@ func checkInvariants(t testing.TB, s *Store) {
 	if st.Bytes != total || st.Items != items {
 		t.Fatalf("Stats() = {Items:%d Bytes:%d}, want {Items:%d Bytes:%d}", st.Items, st.Bytes, items, total)
 	}
-}
-
-// unsafeBytes views n bytes at p.
-func unsafeBytes(p *byte, n int) []byte {
-	return unsafe.Slice(p, n)
 }

@@ -73,7 +73,7 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, key []byte, o GetOptions) (
 		if deficit > 0 || err != nil {
 			return MetaItem{}, false, deficit
 		}
-		it = sh.items[string(key)]
+		it = sh.findLocked(key)
 		if o.HasNewCAS {
 			it.cas = s.useCAS(o.NewCAS)
 		}
@@ -81,11 +81,11 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, key []byte, o GetOptions) (
 		if o.BinaryKey {
 			it.meta |= metaBinaryKey
 		}
-		mi := s.metaSnapshot(it, clk)
+		mi := s.metaSnapshot(sh, it, clk)
 		mi.Won, mi.Created = true, true
 		return mi, true, 0
 	}
-	mi := s.metaSnapshot(it, clk)
+	mi := s.metaSnapshot(sh, it, clk)
 	if !o.NoBump {
 		it.fetched = true
 		it.atime = s.nowSec(clk)
@@ -113,9 +113,9 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, key []byte, o GetOptions) (
 }
 
 // metaSnapshot is the MetaItem view of it, before any change.
-func (s *Store) metaSnapshot(it *item, clk *clock) MetaItem {
+func (s *Store) metaSnapshot(sh *shard, it *item, clk *clock) MetaItem {
 	return MetaItem{
-		Item:      it.snapshot(),
+		Item:      sh.snapshot(it),
 		Idle:      max(int64(s.nowSec(clk))-int64(it.atime), 0),
 		HitBefore: it.fetched,
 		Stale:     it.meta&metaStale != 0,
@@ -134,7 +134,7 @@ func (s *Store) MetaDebug(key []byte) (MetaItem, bool) {
 	if it == nil {
 		return MetaItem{}, false
 	}
-	return s.metaSnapshot(it, &clk), true
+	return s.metaSnapshot(sh, it, &clk), true
 }
 
 // SetOptions modify MetaSet.
@@ -203,10 +203,10 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, key, value []byte, flags ui
 	a, b := value, []byte(nil)
 	switch mode {
 	case ModeAppend:
-		a, b = old.value(), value
+		a, b = sh.value(old), value
 		flags, deadline = old.flags, old.deadline
 	case ModePrepend:
-		a, b = value, old.value()
+		a, b = value, sh.value(old)
 		flags, deadline = old.flags, old.deadline
 	}
 	if s.tooLarge(len(key), len(a)+len(b)) {
@@ -227,7 +227,7 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, key, value []byte, flags ui
 	if deficit > 0 || err != nil {
 		return 0, 0, deficit, err
 	}
-	it := sh.items[string(key)]
+	it := sh.findLocked(key)
 	if o.HasNewCAS {
 		it.cas, cas = s.useCAS(o.NewCAS), o.NewCAS
 	}
@@ -278,9 +278,7 @@ func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
 		// Shrinking never needs room, so this cannot fail.
 		s.used.Add(-int64(it.vlen))
 		sh.bytes -= int64(it.vlen)
-		it.data = newData(keyBytes(it.key()), nil, nil)
-		it.vlen = 0
-		sh.items[it.key()] = it
+		sh.setDataLocked(it, sh.key(it), nil, nil)
 		it.cas = newCAS()
 		if o.Invalidate {
 			it.meta = it.meta&^metaWinSent | metaStale
@@ -365,7 +363,7 @@ func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOption
 			return res, 0, ErrExists
 		}
 		var ok bool
-		if n, ok = parseDecimal(it.value()); !ok {
+		if n, ok = parseDecimal(sh.value(it)); !ok {
 			return res, 0, ErrNotNumeric
 		}
 		switch {
@@ -399,7 +397,7 @@ func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOption
 	if deficit > 0 || err != nil {
 		return ArithResult{}, deficit, err
 	}
-	it = sh.items[string(key)]
+	it = sh.findLocked(key)
 	if o.HasNewCAS {
 		it.cas, cas = s.useCAS(o.NewCAS), o.NewCAS
 	}

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"math/rand/v2"
-	"unsafe"
-)
+import "math/rand/v2"
 
 // Reads that Redis-style commands need beyond memcached's: a look that does
 // not count as a use, an atomic get-and-delete, and walks over the keyspace
@@ -21,7 +18,7 @@ func (s *Store) Peek(key []byte) (Item, bool) {
 	if it == nil {
 		return Item{}, false
 	}
-	return it.snapshot(), true
+	return sh.snapshot(it), true
 }
 
 // Take removes the live item under key and returns it, atomically (GETDEL).
@@ -35,7 +32,7 @@ func (s *Store) Take(key []byte) (Item, bool) {
 	if it == nil {
 		return Item{}, false
 	}
-	snap := it.snapshot()
+	snap := sh.snapshot(it)
 	s.dropLocked(sh, it, dropDeleted)
 	return snap, true
 }
@@ -55,11 +52,20 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 	sh := &s.shards[i]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	for k, it := range sh.items {
+	slots := sh.index.slots
+	// Start at a random slot, as ranging over a map did, so RandomKey
+	// does not keep returning the same key.
+	start := rand.IntN(len(slots))
+	for j := range slots {
+		v := slots[(start+j)&(len(slots)-1)]
+		if v == 0 {
+			continue
+		}
+		it := sh.at(uint32(v))
 		if s.stateOf(it, &clk) != live {
 			continue
 		}
-		if !fn(keyBytes(k)) {
+		if !fn(sh.key(it)) {
 			return
 		}
 	}
@@ -81,10 +87,4 @@ func (s *Store) RandomKey() ([]byte, bool) {
 		}
 	}
 	return nil, false
-}
-
-// keyBytes views a key string (which shares its item's immutable data)
-// as bytes without copying.
-func keyBytes(k string) []byte {
-	return unsafe.Slice(unsafe.StringData(k), len(k))
 }

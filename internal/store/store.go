@@ -80,7 +80,7 @@ func New(cfg Config) *Store {
 		quit:    make(chan struct{}),
 	}
 	for i := range s.shards {
-		s.shards[i].init()
+		s.shards[i].init(s.seed)
 	}
 	if cfg.SweepInterval > 0 {
 		s.secs.Store(uint32(time.Now().Unix()))
@@ -126,7 +126,7 @@ func (s *Store) nextCAS() uint64 {
 // flushed) item found on the way is reclaimed, so expired means missing for
 // every caller; read says whether to count it as a get that found one.
 func (s *Store) lookupLocked(sh *shard, key []byte, clk *clock, read bool) *item {
-	it := sh.items[string(key)]
+	it := sh.findLocked(key)
 	if it == nil {
 		return nil
 	}
@@ -158,7 +158,7 @@ func (s *Store) Get(key []byte) (Item, bool) {
 	it.fetched = true
 	it.atime = s.nowSec(&clk)
 	sh.touchLocked(it)
-	return it.snapshot(), true
+	return sh.snapshot(it), true
 }
 
 // GetAndTouch sets the deadline of the live item under key, refreshes its
@@ -179,7 +179,7 @@ func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 	it.atime = s.nowSec(&clk)
 	sh.setDeadlineLocked(it, deadline)
 	sh.touchLocked(it)
-	return it.snapshot(), true
+	return sh.snapshot(it), true
 }
 
 // Touch sets the deadline of the live item under key and refreshes its
@@ -241,7 +241,7 @@ func (s *Store) Stats() Stats {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		n := int64(len(sh.items))
+		n := int64(sh.len())
 		st.Items += n
 		st.Bytes += sh.bytes
 		st.TotalItems += sh.totalItems

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -458,11 +457,5 @@ func TestValueBytesHelpers(t *testing.T) {
 		if got != want || ok != wantOK {
 			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", in, got, ok, want, wantOK)
 		}
-	}
-	if d := newData([]byte("k"), []byte("ab"), []byte("c")); !bytes.Equal(unsafeBytes(d, 4), []byte("kabc")) {
-		t.Errorf("newData(k, ab, c) = %q, want \"kabc\"", unsafeBytes(d, 4))
-	}
-	if d := newData(nil, nil, nil); d != nil {
-		t.Errorf("newData() = %p, want nil", d)
 	}
 }

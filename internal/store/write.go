@@ -72,10 +72,10 @@ func (s *Store) storeLocked(sh *shard, clk *clock, mode Mode, key, value []byte,
 	a, b := value, []byte(nil)
 	switch mode {
 	case ModeAppend:
-		a, b = old.value(), value
+		a, b = sh.value(old), value
 		flags, deadline = old.flags, old.deadline
 	case ModePrepend:
-		a, b = value, old.value()
+		a, b = value, sh.value(old)
 		flags, deadline = old.flags, old.deadline
 	}
 	if s.tooLarge(len(key), len(a)+len(b)) {
@@ -116,21 +116,18 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *item, key, a, b []byte, fl
 
 	it := old
 	if it == nil {
-		it = &item{heapIdx: -1}
+		it = sh.newItemLocked()
 		sh.pushFrontLocked(it)
+		sh.index.insert(sh.tag(key), it.self)
 	} else {
 		sh.touchLocked(it)
 	}
-	it.data = newData(key, a, b)
-	it.klen, it.vlen = uint32(len(key)), uint32(len(a)+len(b))
+	sh.setDataLocked(it, key, a, b)
 	it.flags = flags
 	it.cas = s.nextCAS()
 	it.fetched = false
 	it.meta = 0
 	it.atime = s.nowSec(clk)
-	// For an existing key this also replaces the map's key string, which
-	// pointed into the old data, so the old block can be collected.
-	sh.items[it.key()] = it
 	sh.setDeadlineLocked(it, deadline)
 	sh.bytes += cost - oldCost
 	sh.totalItems++
@@ -168,7 +165,7 @@ func (s *Store) incrLocked(sh *shard, clk *clock, key []byte, delta uint64, decr
 	if it == nil {
 		return 0, 0, 0, ErrNotFound
 	}
-	n, ok := parseDecimal(it.value())
+	n, ok := parseDecimal(sh.value(it))
 	if !ok {
 		return 0, 0, 0, ErrNotNumeric
 	}
