@@ -8,7 +8,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
 .PHONY: build run test deps test-go test-python race vet lint fuzz bench clean smoke \
-	bench-compare bench-compare-p16 bench-resp bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline
+	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv ./cmd/minikv
@@ -80,6 +80,9 @@ bench-compare-p16: build
 
 bench-resp: build
 	./$(BIN)/minikv-bench --compare minikv-resp,redis -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
+
+bench-rate: build
+	./$(BIN)/minikv-bench --compare minikv,memcached,redis -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) --rate 30000 $(BENCH_FLAGS)
 
 bench-null: build
 	./$(BIN)/minikv-bench --compare minikv,null -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
