@@ -107,6 +107,8 @@ clean:
 # thousands of corruption trials, plus repeated concurrency runs under -race.
 .PHONY: soak lsm-bench
 soak:
+	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=10 -timeout 30m \
+	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/
 	$(GO) test -count=1 -timeout 90m ./internal/lsm/... -args -soak
 	$(GO) test -race -count=20 -timeout 30m -run 'TestConcurrent|TestPowerLoss' ./internal/lsm/
 

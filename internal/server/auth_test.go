@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -107,5 +109,40 @@ func TestTLS(t *testing.T) {
 		if !p.closed(4 * time.Second) {
 			t.Errorf("plain client %q on the TLS port left open", send)
 		}
+	}
+}
+
+// TestTLSGoRedis: a TLS-enabled go-redis client (RESP3 by default) talks to
+// the RESP port behind the same TLS listener the binary builds, with a
+// token: AUTH in the HELLO handshake, then commands, then a wrong password.
+func TestTLSGoRedis(t *testing.T) {
+	cert, pool := selfSigned(t)
+	st := store.New(store.Config{})
+	defer st.Close()
+	srv := New(Config{AuthToken: []byte("tok3n")}, st)
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	go srv.ServeRESP(ln)
+	defer srv.Shutdown(t.Context())
+
+	opts := &redis.Options{Addr: raw.Addr().String(), Password: "tok3n",
+		TLSConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ctx := t.Context()
+	if err := rdb.Set(ctx, "tls-key", "v", 0).Err(); err != nil {
+		t.Fatalf("SET over TLS: %v", err)
+	}
+	if v, err := rdb.Get(ctx, "tls-key").Result(); err != nil || v != "v" {
+		t.Fatalf("GET over TLS = %q, %v", v, err)
+	}
+	opts.Password = "wrong"
+	bad := redis.NewClient(opts)
+	defer bad.Close()
+	if err := bad.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("wrong password over TLS: %v, want WRONGPASS", err)
 	}
 }
