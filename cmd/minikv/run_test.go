@@ -199,6 +199,21 @@ func TestAdminPortWired(t *testing.T) {
 	adminAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(admin))
 	startRun(t, []string{"-p", strconv.Itoa(port), "--resp-port", "0", "--admin-addr", adminAddr}, nil)
 	waitDial(t, adminAddr)
+	// The admin port is bound before the data ports start serving, so
+	// /healthz may say 503 for a moment: wait for it to turn healthy.
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + adminAddr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if i == 200 {
+			t.Fatalf("/healthz never turned 200 (last: %v)", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for path, want := range map[string]int{"/healthz": 200, "/metrics": 200, "/debug/pprof/": 404} {
 		resp, err := http.Get("http://" + adminAddr + path)
 		if err != nil {
