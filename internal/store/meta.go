@@ -126,11 +126,8 @@ func (s *Store) metaSnapshot(sh *shard, it *item, clk *clock) MetaItem {
 // MetaDebug returns the live item under key for me, without refreshing it.
 func (s *Store) MetaDebug(key []byte) (MetaItem, bool) {
 	var clk clock
-	s.pollFlush(&clk)
-	sh := s.shardFor(key)
-	sh.mu.Lock()
+	sh, it := s.lockLive(key, &clk, false)
 	defer sh.mu.Unlock()
-	it := s.lookupLocked(sh, key, &clk, false)
 	if it == nil {
 		return MetaItem{}, false
 	}
@@ -256,11 +253,8 @@ type DeleteOptions struct {
 // returns ErrNotFound when there is none and ErrExists on a CAS mismatch.
 func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
 	var clk clock
-	s.pollFlush(&clk)
-	sh := s.shardFor(key)
-	sh.mu.Lock()
+	sh, it := s.lockLive(key, &clk, false)
 	defer sh.mu.Unlock()
-	it := s.lookupLocked(sh, key, &clk, false)
 	if it == nil {
 		return ErrNotFound
 	}

@@ -10,11 +10,8 @@ import "math/rand/v2"
 // marking it fetched (TTL, EXISTS, TYPE and STRLEN-style reads).
 func (s *Store) Peek(key []byte) (Item, bool) {
 	var clk clock
-	s.pollFlush(&clk)
-	sh := s.shardFor(key)
-	sh.mu.Lock()
+	sh, it := s.lockLive(key, &clk, false)
 	defer sh.mu.Unlock()
-	it := s.lookupLocked(sh, key, &clk, false)
 	if it == nil {
 		return Item{}, false
 	}
@@ -24,11 +21,8 @@ func (s *Store) Peek(key []byte) (Item, bool) {
 // Take removes the live item under key and returns it, atomically (GETDEL).
 func (s *Store) Take(key []byte) (Item, bool) {
 	var clk clock
-	s.pollFlush(&clk)
-	sh := s.shardFor(key)
-	sh.mu.Lock()
+	sh, it := s.lockLive(key, &clk, true)
 	defer sh.mu.Unlock()
-	it := s.lookupLocked(sh, key, &clk, true)
 	if it == nil {
 		return Item{}, false
 	}

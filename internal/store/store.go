@@ -143,15 +143,23 @@ func (s *Store) lookupLocked(sh *shard, key []byte, clk *clock, read bool) *item
 	return nil
 }
 
+// lockLive locks key's shard and returns it with the live item under key
+// (nil when there is none; a dead one found on the way is reclaimed). read
+// says whether to count an expired or flushed find as a get. The caller
+// unlocks sh.mu.
+func (s *Store) lockLive(key []byte, clk *clock, read bool) (*shard, *item) {
+	s.pollFlush(clk)
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	return sh, s.lookupLocked(sh, key, clk, read)
+}
+
 // Get returns the live item under key and makes it the most recently used
 // item of its shard. The returned Value must not be modified.
 func (s *Store) Get(key []byte) (Item, bool) {
 	var clk clock
-	s.pollFlush(&clk)
-	sh := s.shardFor(key)
-	sh.mu.Lock()
+	sh, it := s.lockLive(key, &clk, true)
 	defer sh.mu.Unlock()
-	it := s.lookupLocked(sh, key, &clk, true)
 	if it == nil {
 		return Item{}, false
 	}
@@ -167,11 +175,8 @@ func (s *Store) Get(key []byte) (Item, bool) {
 // right after this read.
 func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 	var clk clock
-	s.pollFlush(&clk)
-	sh := s.shardFor(key)
-	sh.mu.Lock()
+	sh, it := s.lockLive(key, &clk, true)
 	defer sh.mu.Unlock()
-	it := s.lookupLocked(sh, key, &clk, true)
 	if it == nil {
 		return Item{}, false
 	}
@@ -187,11 +192,8 @@ func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 // change.
 func (s *Store) Touch(key []byte, deadline int64) bool {
 	var clk clock
-	s.pollFlush(&clk)
-	sh := s.shardFor(key)
-	sh.mu.Lock()
+	sh, it := s.lockLive(key, &clk, false)
 	defer sh.mu.Unlock()
-	it := s.lookupLocked(sh, key, &clk, false)
 	if it == nil {
 		return false
 	}
@@ -205,11 +207,8 @@ func (s *Store) Touch(key []byte, deadline int64) bool {
 // is none (an expired or flushed item counts as none).
 func (s *Store) Delete(key []byte) error {
 	var clk clock
-	s.pollFlush(&clk)
-	sh := s.shardFor(key)
-	sh.mu.Lock()
+	sh, it := s.lockLive(key, &clk, false)
 	defer sh.mu.Unlock()
-	it := s.lookupLocked(sh, key, &clk, false)
 	if it == nil {
 		return ErrNotFound
 	}
