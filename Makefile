@@ -110,7 +110,7 @@ soak:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=10 -timeout 30m \
 	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/
 	$(GO) test -count=1 -timeout 90m ./internal/lsm/... -args -soak
-	$(GO) test -race -count=20 -timeout 30m -run 'TestConcurrent|TestPowerLoss' ./internal/lsm/
+	$(GO) test -race -count=20 -timeout 30m -run 'TestConcurrent|TestPowerLoss' ./internal/lsm/ -args -soak
 
 # The seed workload against MiniKV's LSM, Pebble, goleveldb and Badger, each
 # in its own process (bench/lsm is a separate module, so those engines never

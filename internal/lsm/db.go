@@ -192,11 +192,15 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 
 // GetEntry is Get that also returns the key's expiry (zero if none).
 func (d *DB) GetEntry(key []byte) ([]byte, time.Time, error) {
-	seq := d.visibleSeq.Load()
 	rs, err := d.acquireReadState()
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	// The sequence number is read after the read state is pinned: a
+	// compaction finished before that may already have dropped versions
+	// older than the newest one of a key, so a seq read earlier could
+	// fall below every version the pinned tables still hold.
+	seq := d.visibleSeq.Load()
 	defer rs.release()
 	k, v, found, err := d.getFrom(rs, key, seq)
 	if err != nil || !found {

@@ -198,11 +198,15 @@ type Iterator struct {
 
 // NewIter returns an iterator over a consistent snapshot of the DB.
 func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
-	seq := d.visibleSeq.Load()
 	rs, err := d.acquireReadState()
 	if err != nil {
 		return nil, err
 	}
+	// The sequence number is read after the read state is pinned: a
+	// compaction finished before that may already have dropped versions
+	// older than the newest one of a key, so a seq read earlier could
+	// fall below every version the pinned tables still hold.
+	seq := d.visibleSeq.Load()
 	it := &Iterator{rs: rs, seq: seq, now: time.Now().UnixNano()}
 	if o != nil {
 		it.lower = append([]byte(nil), o.LowerBound...)
