@@ -44,6 +44,7 @@ const (
 	statConnYields
 	statCommandTimeouts
 	statWriteTimeouts
+	statCommands // every command run, on both ports (RESP total_commands_processed)
 	numStats
 )
 

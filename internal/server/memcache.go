@@ -79,6 +79,7 @@ func (c *conn) serveMemcache() error {
 		if req.Command == memcache.CmdQuit {
 			return w.Flush()
 		}
+		c.stats.add(statCommands, 1)
 		if !c.dispatch(&req, w) {
 			_ = w.Flush()
 			return nil

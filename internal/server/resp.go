@@ -155,6 +155,7 @@ func (rc *respConn) dispatch(argv [][]byte) {
 		rc.w.Error("NOAUTH Authentication required.")
 		return
 	}
+	rc.stats.add(statCommands, 1)
 	cmd.run(rc, argv)
 }
 

@@ -119,8 +119,8 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		sum := s.sumCounters()
 		st := s.store.Stats()
 		field("total_connections_received", s.totalConns.Load())
-		field("total_commands_processed", commandsProcessed(&sum))
-		field("instantaneous_ops_per_sec", 0)
+		field("total_commands_processed", sum[statCommands])
+		field("instantaneous_ops_per_sec", s.opsPerSec(sum[statCommands], time.Now()))
 		field("total_net_input_bytes", sum[statBytesRead])
 		field("total_net_output_bytes", sum[statBytesWritten])
 		field("instantaneous_input_kbps", "0.00")
@@ -156,20 +156,6 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n, s.store.Expires())
 		}
 	}
-}
-
-// commandsProcessed is total_commands_processed: the data commands the
-// counters record (reads per key, writes, deletes, incr/decr, touches,
-// flushes and auth), summed over both ports. Commands that touch no key
-// (PING, INFO, CLIENT ...) are not counted.
-func commandsProcessed(sum *[numStats]uint64) uint64 {
-	var n uint64
-	for _, i := range []int{statCmdGet, statCmdSet, statCmdFlush, statCmdTouch,
-		statDeleteHits, statDeleteMisses, statIncrHits, statIncrMisses,
-		statDecrHits, statDecrMisses, statAuthCmds} {
-		n += sum[i]
-	}
-	return n
 }
 
 func osName() string {

@@ -368,3 +368,63 @@ func TestRESPDispatchZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestInfoCommandCounters checks INFO's total_commands_processed and
+// instantaneous_ops_per_sec: every command run on either port counts
+// once (a multi-key get is one command; an unknown command or an arity
+// error is none), and the rate covers the time since the previous INFO
+// that was at least 100 ms earlier.
+func TestInfoCommandCounters(t *testing.T) {
+	rs := startRESP(t, Config{}, store.Config{})
+	rc := dialRESP(t, rs.respAddr)
+	stat := func(field string) int64 {
+		t.Helper()
+		info := rc.do("INFO", "stats")
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				return n
+			}
+		}
+		t.Fatalf("no %s in INFO stats: %q", field, info)
+		return 0
+	}
+	if got := stat("total_commands_processed"); got != 1 {
+		t.Fatalf("total_commands_processed = %d on a fresh server after one INFO, want 1", got)
+	}
+	const n = 500
+	var req strings.Builder
+	for i := range n {
+		req.WriteString(multibulk("SET", fmt.Sprintf("k%d", i), "v"))
+	}
+	rc.send(req.String())
+	for range n {
+		if got := rc.reply(); got != "+OK\r\n" {
+			t.Fatalf("SET: %q", got)
+		}
+	}
+	if got := rc.do("GET"); !strings.HasPrefix(got, "-ERR wrong number") {
+		t.Fatalf("GET without a key: %q", got)
+	}
+	if got := rc.do("NOSUCHCOMMAND"); !strings.HasPrefix(got, "-ERR unknown command") {
+		t.Fatalf("unknown command: %q", got)
+	}
+	mc := dial(t, rs.addr)
+	mc.expect("get k1 k2 k3\r\nset m 0 0 1\r\nx\r\nbogus\r\n",
+		"VALUE k1 0 1", "v", "VALUE k2 0 1", "v", "VALUE k3 0 1", "v", "END", "STORED", "ERROR")
+	// One INFO + n SETs + get + set, and this INFO itself.
+	if got, want := stat("total_commands_processed"), int64(1+n+2+1); got != want {
+		t.Errorf("total_commands_processed = %d, want %d", got, want)
+	}
+	time.Sleep(150 * time.Millisecond)
+	_ = stat("instantaneous_ops_per_sec") // a sample ≥ 100 ms after the first INFO
+	time.Sleep(150 * time.Millisecond)
+	rc.do("PING")
+	// Since the previous sample: one PING and this INFO in ≥ 150 ms.
+	if got := stat("instantaneous_ops_per_sec"); got < 1 || got > 14 {
+		t.Errorf("instantaneous_ops_per_sec = %d after two commands in >= 150 ms, want 1..14", got)
+	}
+}

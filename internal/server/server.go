@@ -66,6 +66,11 @@ type Server struct {
 	closed    counters // counters of connections that have gone away
 
 	wg sync.WaitGroup // one per serving connection and accept loop
+
+	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
+	opsAt   time.Time  // when the last sample was taken
+	opsN    uint64     // total_commands_processed at opsAt
+	opsRate uint64     // the rate computed at opsAt
 }
 
 // New returns a Server over st.
@@ -98,6 +103,7 @@ func New(cfg Config, st *store.Store) *Server {
 		start: time.Now(),
 		conns: make(map[*conn]struct{}),
 	}
+	s.opsAt = s.start
 	s.verbosity.Store(int64(cfg.Verbosity))
 	return s
 }
@@ -252,4 +258,27 @@ func isTemporary(err error) bool {
 		return se.Temporary()
 	}
 	return errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// opsPerSec is INFO's instantaneous_ops_per_sec: the commands per second
+// between the previous sample and now, given total commands n at now.
+// Redis samples from a timer every 100 ms; MiniKV runs no timer and
+// samples when INFO is asked for, so the figure covers the time since the
+// previous INFO (redis-cli --stat asks every second). Samples closer than
+// 100 ms apart repeat the last rate rather than divide a few commands by
+// a tiny interval.
+func (s *Server) opsPerSec(n uint64, now time.Time) uint64 {
+	s.opsMu.Lock()
+	defer s.opsMu.Unlock()
+	dt := now.Sub(s.opsAt)
+	if dt < 100*time.Millisecond {
+		return s.opsRate
+	}
+	done := n - s.opsN
+	if n < s.opsN { // the counters were reset (stats reset, CONFIG RESETSTAT)
+		done = n
+	}
+	s.opsRate = uint64(float64(done) / dt.Seconds())
+	s.opsAt, s.opsN = now, n
+	return s.opsRate
 }

@@ -42,6 +42,7 @@ var statNames = [numStats]string{
 	statConnYields:      "conn_yields",
 	statCommandTimeouts: "command_timeouts",
 	statWriteTimeouts:   "write_timeouts",
+	statCommands:        "total_commands",
 }
 
 // Snapshot is a consistent-enough copy of the server's counters: each value
@@ -177,7 +178,7 @@ func (s *Server) writeGeneralStats(w *memcache.Writer) {
 	w.StatUint("get_expired", st.GetExpired)
 	w.StatUint("get_flushed", st.GetFlushed)
 	for i := statDeleteHits; i < numStats; i++ {
-		if i == statConnYields || i == statIdleKicks || i == statCommandTimeouts || i == statWriteTimeouts {
+		if i == statConnYields || i == statIdleKicks || i == statCommandTimeouts || i == statWriteTimeouts || i == statCommands {
 			continue
 		}
 		w.StatUint(statNames[i], sum[i])
