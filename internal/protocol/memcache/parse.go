@@ -288,42 +288,48 @@ func parseDelete(t *tokenizer, req *Request) error {
 
 // parseArith parses "incr|decr <key> <delta> [noreply]".
 func parseArith(t *tokenizer, req *Request) error {
-	var f [maxArgs][]byte
-	n := t.fields(&f)
-	if n != 2 && n != 3 {
-		return ErrUnknown
+	arg, err := parseKeyArg(t, req)
+	if err != nil {
+		return err
 	}
-	req.Noreply = isNoreply(f[n-1])
-	if !validKey(f[0]) {
-		return ErrBadFormat
-	}
-	delta, ok := parseUint(f[1])
+	delta, ok := parseUint(arg)
 	if !ok {
 		return ErrBadDelta
 	}
 	req.Delta = delta
-	req.Keys = append(req.Keys, f[0])
 	return nil
 }
 
 // parseTouch parses "touch <key> <exptime> [noreply]".
 func parseTouch(t *tokenizer, req *Request) error {
-	var f [maxArgs][]byte
-	n := t.fields(&f)
-	if n != 2 && n != 3 {
-		return ErrUnknown
+	arg, err := parseKeyArg(t, req)
+	if err != nil {
+		return err
 	}
-	req.Noreply = isNoreply(f[n-1])
-	if !validKey(f[0]) {
-		return ErrBadFormat
-	}
-	exp, ok := parseInt(f[1])
+	exp, ok := parseInt(arg)
 	if !ok {
 		return ErrBadExptime
 	}
 	req.Exptime = exp
-	req.Keys = append(req.Keys, f[0])
 	return nil
+}
+
+// parseKeyArg parses the "<key> <arg> [noreply]" shape that incr, decr and
+// touch share: it sets Noreply, appends the key and returns the argument.
+// When the caller then rejects the argument, the key stays in req.Keys;
+// no one reads the fields of a request that failed to parse.
+func parseKeyArg(t *tokenizer, req *Request) ([]byte, error) {
+	var f [maxArgs][]byte
+	n := t.fields(&f)
+	if n != 2 && n != 3 {
+		return nil, ErrUnknown
+	}
+	req.Noreply = isNoreply(f[n-1])
+	if !validKey(f[0]) {
+		return nil, ErrBadFormat
+	}
+	req.Keys = append(req.Keys, f[0])
+	return f[1], nil
 }
 
 // parseFlushAll parses "flush_all [delay] [noreply]". Like memcached, the
