@@ -312,11 +312,7 @@ func cmdMGet(rc *respConn, argv [][]byte) {
 // no multi-key transaction, so a concurrent reader may see some of them
 // first).
 func cmdMSet(rc *respConn, argv [][]byte) {
-	if len(argv)%2 == 0 {
-		rc.w.Error("ERR wrong number of arguments for 'mset' command")
-		return
-	}
-	if !rc.checkPairs(argv) {
+	if !rc.checkPairs(argv, "mset") {
 		return
 	}
 	st := rc.srv.store
@@ -330,7 +326,13 @@ func cmdMSet(rc *respConn, argv [][]byte) {
 	rc.w.OK()
 }
 
-func (rc *respConn) checkPairs(argv [][]byte) bool {
+// checkPairs checks that argv holds key value pairs after the command
+// name, each value within the item size, and answers the error if not.
+func (rc *respConn) checkPairs(argv [][]byte, name string) bool {
+	if len(argv)%2 == 0 {
+		rc.w.Error("ERR wrong number of arguments for '" + name + "' command")
+		return false
+	}
 	st := rc.srv.store
 	for i := 1; i < len(argv); i += 2 {
 		if len(argv[i+1]) > st.MaxValueLen(len(argv[i])) {
@@ -348,11 +350,7 @@ func (rc *respConn) checkPairs(argv [][]byte) bool {
 // one; if another client creates one of them in between, the keys already
 // added by this command are deleted again and the reply is 0.
 func cmdMSetNX(rc *respConn, argv [][]byte) {
-	if len(argv)%2 == 0 {
-		rc.w.Error("ERR wrong number of arguments for 'msetnx' command")
-		return
-	}
-	if !rc.checkPairs(argv) {
+	if !rc.checkPairs(argv, "msetnx") {
 		return
 	}
 	st := rc.srv.store
