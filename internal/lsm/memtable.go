@@ -147,12 +147,21 @@ func (m *memTable) add(ukey []byte, seq uint64, k kind, value []byte) error {
 
 // seekUser returns the first node whose user key is >= ukey with sequence
 // number <= seq (0 if none).
+//
+// It returns the very node the level-0 walk compared and stopped at, never
+// a fresh load of x's successor: the leader may link a new node right after
+// x between that compare and a reload, and that node sorts before the
+// target (a smaller user key new to this memtable, or ukey itself with a
+// sequence number above seq that is not yet visible). Returning it made Get
+// miss the key in this memtable and fall through to an older value in an
+// older memtable or table, or to nothing at all.
 func (m *memTable) seekUser(ukey []byte, seq uint64) uint32 {
 	target := makeTrailer(seq, kindMax)
 	x := m.head
+	var nx uint32
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
-			nx := m.nextPtr(x, level).Load()
+			nx = m.nextPtr(x, level).Load()
 			if nx == 0 {
 				break
 			}
@@ -164,7 +173,7 @@ func (m *memTable) seekUser(ukey []byte, seq uint64) uint32 {
 			x = nx
 		}
 	}
-	return m.nextPtr(x, 0).Load()
+	return nx
 }
 
 // get finds the newest entry for ukey with sequence number <= seq.
@@ -192,17 +201,20 @@ func (it *memIter) first() bool {
 }
 
 func (it *memIter) seekGE(ikey []byte) bool {
+	// As in seekUser, keep the node the level-0 walk compared: a reload of
+	// x's successor could be a node linked since, which sorts below ikey.
 	x := it.m.head
+	var nx uint32
 	for level := int(it.m.height.Load()) - 1; level >= 0; level-- {
 		for {
-			nx := it.m.nextPtr(x, level).Load()
+			nx = it.m.nextPtr(x, level).Load()
 			if nx == 0 || compareInternal(it.m.nodeKey(nx), ikey) >= 0 {
 				break
 			}
 			x = nx
 		}
 	}
-	it.node = it.m.nextPtr(x, 0).Load()
+	it.node = nx
 	return it.node != 0
 }
 
