@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -44,7 +45,7 @@ func TestEvictionOrderExpiredThenLRU(t *testing.T) {
 		} {
 			mustStore(t, s, ModeSet, step.set, val, 0, 0)
 			if _, ok := peek(s, step.wantGone); ok {
-				t.Fatalf("after Store(%s): %s still stored; LRU %v", step.set, step.wantGone, lruOrder(s, step.set))
+				t.Fatalf("after Store(%s): %s still stored; LRU %v", step.set, step.wantGone, recency(s, step.set))
 			}
 			st := s.Stats()
 			if st.Evictions != step.evictions || st.Reclaimed != step.reclaimed || st.Items != 4 {
@@ -235,9 +236,12 @@ func TestGlobalBudgetSmallerThanShardShare(t *testing.T) {
 	checkInvariants(t, s)
 }
 
-// TestRecencyPerCommand checks which commands move an item to the front of
-// its shard's LRU list. Keys a, b, c are stored in that order, so a is the
-// least recently used; each command is applied to a.
+// TestRecencyPerCommand checks which commands count as a use of an item
+// for the eviction walk: those that do raise its access count (a write
+// moves it to the end of the walk with the count raised); those that do not
+// leave the shard's walk order and counts exactly as they were. Keys a, b,
+// c are stored in that order; each command is applied to a. (With the exact
+// LRU this test checked the list order; the walk has counts instead.)
 func TestRecencyPerCommand(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -262,6 +266,8 @@ func TestRecencyPerCommand(t *testing.T) {
 		{"failed append, too large", func(s *Store, a []byte, _ uint64) {
 			s.Store(ModeAppend, a, make([]byte, s.MaxValueLen(len(a))), 0, 0, 0)
 		}, false},
+		{"peek", func(s *Store, a []byte, _ uint64) { s.Peek(a) }, false},
+		{"mg u", func(s *Store, a []byte, _ uint64) { s.MetaGet(a, GetOptions{NoBump: true}) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestStore(t, Config{})
@@ -269,13 +275,14 @@ func TestRecencyPerCommand(t *testing.T) {
 			cas := mustStore(t, s, ModeSet, k[0], "1", 0, 0)
 			mustStore(t, s, ModeSet, k[1], "1", 0, 0)
 			mustStore(t, s, ModeSet, k[2], "1", 0, 0)
+			before := recency(s, k[0])
 			tc.op(s, []byte(k[0]), cas)
-			want := []string{k[2], k[1], k[0]}
-			if tc.refresh {
-				want = []string{k[0], k[2], k[1]}
-			}
-			if got := lruOrder(s, k[0]); fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("%s %s: LRU order %v, want %v", tc.name, k[0], got, want)
+			got := recency(s, k[0])
+			switch {
+			case !tc.refresh && fmt.Sprint(got) != fmt.Sprint(before):
+				t.Errorf("%s %s: walk order %v, want it unchanged %v", tc.name, k[0], got, before)
+			case tc.refresh && !slices.Contains(got, k[0]+":1"):
+				t.Errorf("%s %s: walk order %v, want %s with access count 1", tc.name, k[0], got, k[0])
 			}
 		})
 	}
@@ -285,8 +292,8 @@ func TestRecencyPerCommand(t *testing.T) {
 		mustStore(t, s, ModeSet, k[0], "word", 0, 0)
 		mustStore(t, s, ModeSet, k[1], "1", 0, 0)
 		s.Incr([]byte(k[0]), 1, false)
-		if got, want := lruOrder(s, k[0]), []string{k[1], k[0]}; fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("failed incr: LRU order %v, want %v", got, want)
+		if got, want := recency(s, k[0]), []string{k[0] + ":0", k[1] + ":0"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("failed incr: walk order %v, want %v", got, want)
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
@@ -296,8 +303,8 @@ func TestRecencyPerCommand(t *testing.T) {
 			mustStore(t, s, ModeSet, key, "1", 0, 0)
 		}
 		s.Delete([]byte(k[1]))
-		if got, want := lruOrder(s, k[0]), []string{k[2], k[0]}; fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("delete %s: LRU order %v, want %v", k[1], got, want)
+		if got, want := recency(s, k[0]), []string{k[0] + ":0", k[2] + ":0"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("delete %s: walk order %v, want %v", k[1], got, want)
 		}
 	})
 }

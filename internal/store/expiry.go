@@ -12,8 +12,12 @@ import (
 const maxRelativeExptime = 30 * 24 * 60 * 60
 
 // sweepBatch bounds the items the sweeper removes from one shard per tick,
-// which bounds how long it holds that shard's lock.
-const sweepBatch = 256
+// and reclaimVisits the records one reclaim walk reads, which together
+// bound how long it holds that shard's lock.
+const (
+	sweepBatch    = 256
+	reclaimVisits = 16 * sweepBatch
+)
 
 // Deadline converts a memcached exptime into a deadline in Unix
 // nanoseconds, the form every Store method takes:
@@ -63,7 +67,7 @@ func (s *Store) nowSec(clk *clock) uint32 {
 	return uint32(clk.now() / int64(time.Second))
 }
 
-// liveness tells whether an item found in a map may still be seen.
+// liveness tells whether an item found in the index may still be seen.
 type liveness uint8
 
 const (
@@ -77,11 +81,11 @@ const (
 // counter's value at the moment a flush takes effect) splits the items
 // stored before the flush from those stored after it without a per-item
 // timestamp.
-func (s *Store) stateOf(it *item, clk *clock) liveness {
-	if it.cas <= s.fence.Load() {
+func (s *Store) stateOf(e *entry, clk *clock) liveness {
+	if e.cas <= s.fence.Load() {
 		return flushed
 	}
-	if it.deadline != 0 && it.deadline <= clk.now() {
+	if e.deadline != 0 && e.deadline <= clk.now() {
 		return expired
 	}
 	return live
@@ -174,10 +178,8 @@ func (s *Store) sweepLoop(interval time.Duration) {
 
 // sweep runs one tick. It takes one shard lock at a time, skips shards
 // whose earliest deadline is still ahead and which have no flushed items
-// left, and removes at most sweepBatch items per shard: expired items come
-// off the top of the shard's deadline heap and flushed items off the tail
-// of its LRU list, where they gather because nothing can refresh them, so
-// it never scans live items.
+// left, and removes at most sweepBatch items per shard, walking only the
+// segments whose summary says they may hold a dead record (reclaimLocked).
 func (s *Store) sweep() {
 	var clk clock
 	s.pollFlush(&clk)
@@ -191,104 +193,96 @@ func (s *Store) sweep() {
 		}
 		sh.mu.Lock()
 		s.reclaimLocked(sh, &clk, fence, sweepBatch, math.MaxInt64)
+		sh.compactLocked()
 		sh.mu.Unlock()
 	}
 }
 
-// The expiry heap: a binary min-heap on deadline over the shard's items
-// that have one, each item knowing its index. The earliest deadline is
-// found in O(1) and removed in O(log n), so neither the sweeper nor a
-// writer under memory pressure ever scans for expired items.
-
-func (sh *shard) heapPushLocked(it *item) {
-	it.heapIdx = int32(len(sh.expiry))
-	sh.expiry = append(sh.expiry, it.self)
-	sh.heapUpLocked(len(sh.expiry) - 1)
-	sh.noteNextExpiryLocked()
+// cursor is where a reclaim walk stopped: it resumes there, so a shard
+// whose candidates take several ticks to walk is walked once, not from the
+// start on every tick. minDeadline and minCAS collect the summary of the
+// live records passed so far, which becomes the segment's exact summary
+// when the walk reaches its end.
+type cursor struct {
+	seg         uint32 // noSeg when no walk is under way
+	id          uint64 // the segment's id, in case it was dropped since
+	off         uint32
+	minDeadline int64
+	minCAS      uint64
 }
 
-// heapRemoveLocked removes the item at index i of the heap.
-func (sh *shard) heapRemoveLocked(i int) {
-	h := sh.expiry
-	last := len(h) - 1
-	it := sh.at(h[i])
-	if i != last {
-		sh.heapSwapLocked(i, last)
+// reclaimLocked removes dead (expired and flushed) items from sh until it
+// has removed maxItems or freed maxBytes or read reclaimVisits records, and
+// returns how many items and bytes it removed. It walks only the segments
+// whose summary says they may hold a dead record, and leaves each one it
+// finishes with an exact summary. Once it has walked every such segment it
+// publishes the shard's summary: the earliest deadline left and the fence
+// up to which no flushed item is left.
+func (s *Store) reclaimLocked(sh *shard, clk *clock, fence uint64, maxItems int, maxBytes int64) (n int, freed int64) {
+	now := clk.now()
+	sh.walking = true
+	defer func() { sh.walking = false }()
+	visits := reclaimVisits
+	var e entry
+	nsegs := len(sh.segs)
+	start := 0
+	if c := &sh.cursor; c.seg != noSeg && int(c.seg) < nsegs {
+		start = int(c.seg)
 	}
-	sh.expiry = h[:last]
-	if i != last && !sh.heapDownLocked(i) {
-		sh.heapUpLocked(i)
-	}
-	it.heapIdx = -1
-	sh.noteNextExpiryLocked()
-}
-
-// heapFixLocked restores the heap order after the deadline at index i changed.
-func (sh *shard) heapFixLocked(i int) {
-	if !sh.heapDownLocked(i) {
-		sh.heapUpLocked(i)
-	}
-	sh.noteNextExpiryLocked()
-}
-
-// heapTopLocked is the item with the earliest deadline, or nil.
-func (sh *shard) heapTopLocked() *item {
-	if len(sh.expiry) == 0 {
-		return nil
-	}
-	return sh.at(sh.expiry[0])
-}
-
-func (sh *shard) heapDeadline(i int) int64 {
-	return sh.at(sh.expiry[i]).deadline
-}
-
-func (sh *shard) heapSwapLocked(i, j int) {
-	h := sh.expiry
-	h[i], h[j] = h[j], h[i]
-	sh.at(h[i]).heapIdx = int32(i)
-	sh.at(h[j]).heapIdx = int32(j)
-}
-
-func (sh *shard) heapUpLocked(i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if sh.heapDeadline(parent) <= sh.heapDeadline(i) {
-			return
+	for k := range nsegs {
+		seg := uint32((start + k) % nsegs)
+		sg := &sh.segs[seg]
+		c := &sh.cursor
+		if sg.buf == nil || !sg.mayHoldDead(now, fence) {
+			if c.seg == seg {
+				c.seg = noSeg
+			}
+			continue
 		}
-		sh.heapSwapLocked(i, parent)
-		i = parent
+		if c.seg != seg || c.id != sg.id {
+			*c = cursor{seg: seg, id: sg.id, minDeadline: math.MaxInt64, minCAS: math.MaxUint64}
+		}
+		for c.off < sh.segs[seg].used {
+			if visits == 0 || n >= maxItems || freed >= maxBytes {
+				return n, freed
+			}
+			visits--
+			decodeHeader(sh.segs[seg].buf, c.off, &e)
+			e.seg = seg
+			c.off += e.size()
+			if e.info&infoDead != 0 {
+				continue
+			}
+			state := s.stateOf(&e, clk)
+			if state == live {
+				c.minCAS = min(c.minCAS, e.cas)
+				if e.deadline != 0 {
+					c.minDeadline = min(c.minDeadline, e.deadline)
+				}
+				continue
+			}
+			e.tag = sh.tagOf(sh.key(&e))
+			s.dropDeadLocked(sh, &e, state)
+			n++
+			freed += e.cost()
+			if sh.segs[seg].id != c.id {
+				break // that was its last live record: the segment is gone
+			}
+		}
+		if sg := &sh.segs[seg]; sg.id == c.id {
+			sg.minDeadline, sg.minCAS = c.minDeadline, c.minCAS
+		}
+		c.seg = noSeg
 	}
-}
-
-// heapDownLocked sifts index i down and reports whether it moved.
-func (sh *shard) heapDownLocked(i int) bool {
-	n := len(sh.expiry)
-	start := i
-	for {
-		child := 2*i + 1
-		if child >= n {
-			break
-		}
-		if r := child + 1; r < n && sh.heapDeadline(r) < sh.heapDeadline(child) {
-			child = r
-		}
-		if sh.heapDeadline(i) <= sh.heapDeadline(child) {
-			break
-		}
-		sh.heapSwapLocked(i, child)
-		i = child
-	}
-	return i > start
-}
-
-// noteNextExpiryLocked publishes the earliest deadline for lock-free peeks.
-func (sh *shard) noteNextExpiryLocked() {
 	next := int64(math.MaxInt64)
-	if len(sh.expiry) > 0 {
-		next = sh.heapDeadline(0)
+	for i := range sh.segs {
+		if sg := &sh.segs[i]; sg.buf != nil && sg.ttl > 0 {
+			next = min(next, sg.minDeadline)
+		}
 	}
-	if sh.nextExpiry.Load() != next {
-		sh.nextExpiry.Store(next)
+	sh.nextExpiry.Store(next)
+	if sh.sweptFence.Load() < fence {
+		sh.sweptFence.Store(fence)
 	}
+	return n, freed
 }

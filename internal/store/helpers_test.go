@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"testing"
 )
@@ -36,7 +35,7 @@ func sameShardKeys(s *Store, prefix string, n int) []string {
 	var want *shard
 	for i := 0; len(keys) < n; i++ {
 		k := fmt.Sprintf("%s%06d", prefix, i)
-		sh := s.shardFor([]byte(k))
+		sh := s.shardFor(s.hash([]byte(k)))
 		if want == nil {
 			want = sh
 		}
@@ -53,21 +52,30 @@ func otherShardKeys(s *Store, key string, n int) []string {
 	var keys []string
 	for i := 0; len(keys) < n; i++ {
 		k := fmt.Sprintf("o%06d", i)
-		if s.shardFor([]byte(k)) != s.shardFor([]byte(key)) {
+		if s.shardFor(s.hash([]byte(k))) != s.shardFor(s.hash([]byte(key))) {
 			keys = append(keys, k)
 		}
 	}
 	return keys
 }
 
-// lruOrder lists the keys of key's shard from most to least recently used.
-func lruOrder(s *Store, key string) []string {
-	sh := s.shardFor([]byte(key))
+// recency lists the live keys of key's shard in the order the eviction
+// walk will meet them, each with its access count ("k1:0").
+func recency(s *Store, key string) []string {
+	sh := s.shardFor(s.hash([]byte(key)))
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var keys []string
-	for ref := sh.head; ref != 0; ref = sh.at(ref).next {
-		keys = append(keys, string(sh.key(sh.at(ref))))
+	var e entry
+	for seg := sh.oldest; seg != noSeg; seg = sh.segs[seg].next {
+		sg := &sh.segs[seg]
+		for off := sg.hand; off < sg.used; off += e.size() {
+			decodeHeader(sg.buf, off, &e)
+			e.seg = seg
+			if e.info&infoDead == 0 {
+				keys = append(keys, fmt.Sprintf("%s:%d", sh.key(&e), e.freq()))
+			}
+		}
 	}
 	return keys
 }
@@ -75,136 +83,58 @@ func lruOrder(s *Store, key string) []string {
 // peek returns the item stored under key, dead or alive, without touching
 // recency, counters or expiry.
 func peek(s *Store, key string) (Item, bool) {
-	sh := s.shardFor([]byte(key))
+	h := s.hash([]byte(key))
+	sh := s.shardFor(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	it := sh.findLocked([]byte(key))
-	if it == nil {
+	var e entry
+	if !sh.findLocked(h, []byte(key), &e) {
 		return Item{}, false
 	}
-	return sh.snapshot(it), true
+	return sh.snapshot(&e), true
 }
 
 // keyState is everything a failed write must leave as it was.
 type keyState struct {
-	item  Item
-	ok    bool
-	lru   []string
-	stats Stats
+	item    Item
+	ok      bool
+	recency []string
+	stats   Stats
 }
 
 func captureKey(s *Store, key string) keyState {
 	it, ok := peek(s, key)
-	return keyState{item: it, ok: ok, lru: lruOrder(s, key), stats: s.Stats()}
+	return keyState{item: it, ok: ok, recency: recency(s, key), stats: s.Stats()}
 }
 
 func (a keyState) equal(b keyState) bool {
 	return a.ok == b.ok && bytes.Equal(a.item.Value, b.item.Value) &&
 		a.item.Flags == b.item.Flags && a.item.CAS == b.item.CAS &&
 		a.item.Deadline == b.item.Deadline &&
-		fmt.Sprint(a.lru) == fmt.Sprint(b.lru) && a.stats == b.stats
+		fmt.Sprint(a.recency) == fmt.Sprint(b.recency) && a.stats == b.stats
 }
 
 func (a keyState) String() string {
-	return fmt.Sprintf("{item:%q/%d/cas%d/dl%d ok:%v lru:%v stats:%+v}",
-		a.item.Value, a.item.Flags, a.item.CAS, a.item.Deadline, a.ok, a.lru, a.stats)
+	return fmt.Sprintf("{item:%q/%d/cas%d/dl%d ok:%v recency:%v stats:%+v}",
+		a.item.Value, a.item.Flags, a.item.CAS, a.item.Deadline, a.ok, a.recency, a.stats)
 }
 
-// checkInvariants verifies the accounting and the shard indexes: every
-// shard's byte count is the exact sum over its items, the global counter
-// and Stats agree with it, the LRU list and the expiry heap hold exactly
-// the shard's items (the heap those with a deadline), and the heap is
-// ordered.
+// checkInvariants verifies the accounting, the segments and the index of
+// every shard: each live record is found through the index under its own
+// tag and each slot names a live record; segment byte counts, deadline
+// counts and summaries agree with a walk over the records; the segment list
+// holds every segment once; the index keeps the Robin Hood order; the
+// shard's byte count is the exact sum over its items; and the global
+// counter and Stats agree with it.
 func checkInvariants(t testing.TB, s *Store) {
 	t.Helper()
 	var total, items int64
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		var bytes int64
-		inHeap, inIndex := 0, 0
-		segLive := make(map[uint32]uint32)
-		for _, v := range sh.index.slots {
-			if v == 0 {
-				continue
-			}
-			inIndex++
-			it := sh.at(uint32(v))
-			k := string(sh.key(it))
-			if got := sh.findLocked([]byte(k)); got != it {
-				t.Fatalf("shard %d: index slot for %q does not find its item", i, k)
-			}
-			if tag := sh.tag([]byte(k)); uint32(v>>32) != tag {
-				t.Fatalf("shard %d: item %q under tag %x, want %x", i, k, v>>32, tag)
-			}
-			if hdr := binary.LittleEndian.Uint32(sh.segs[it.seg].buf[it.off:]); hdr != it.self {
-				t.Fatalf("shard %d: record of %q has header %x, want ref %x", i, k, hdr, it.self)
-			}
-			segLive[it.seg] += hdrLen + it.klen + it.vlen
-			bytes += int64(len(k)) + int64(it.vlen) + ItemOverhead
-			if it.deadline != 0 {
-				inHeap++
-				if it.heapIdx < 0 || int(it.heapIdx) >= len(sh.expiry) || sh.expiry[it.heapIdx] != it.self {
-					t.Fatalf("shard %d: item %q with deadline %d not at its heap index %d", i, k, it.deadline, it.heapIdx)
-				}
-			} else if it.heapIdx != -1 {
-				t.Fatalf("shard %d: item %q without deadline has heap index %d", i, k, it.heapIdx)
-			}
-		}
-		if inIndex != sh.len() {
-			t.Fatalf("shard %d: index holds %d items, counts %d", i, inIndex, sh.len())
-		}
-		var segBytes, dead int64
-		for j, sg := range sh.segs {
-			if sg.buf == nil {
-				continue
-			}
-			if sg.live != segLive[uint32(j)] {
-				t.Fatalf("shard %d: segment %d live = %d, records of live items = %d", i, j, sg.live, segLive[uint32(j)])
-			}
-			segBytes += int64(len(sg.buf))
-			if uint32(j) == sh.active {
-				dead += int64(sg.used) - int64(sg.live)
-			} else {
-				dead += int64(len(sg.buf)) - int64(sg.live)
-			}
-		}
-		if segBytes != sh.segBytes || dead != sh.dead {
-			t.Fatalf("shard %d: segBytes, dead = %d, %d; want %d, %d", i, sh.segBytes, sh.dead, segBytes, dead)
-		}
-		if bytes != sh.bytes {
-			t.Fatalf("shard %d: bytes = %d, sum over items = %d", i, sh.bytes, bytes)
-		}
-		if inHeap != len(sh.expiry) {
-			t.Fatalf("shard %d: heap has %d entries, %d items have deadlines", i, len(sh.expiry), inHeap)
-		}
-		for j := 1; j < len(sh.expiry); j++ {
-			if sh.heapDeadline((j-1)/2) > sh.heapDeadline(j) {
-				t.Fatalf("shard %d: heap out of order at %d", i, j)
-			}
-		}
-		wantNext := int64(1<<63 - 1)
-		if len(sh.expiry) > 0 {
-			wantNext = sh.heapDeadline(0)
-		}
-		if got := sh.nextExpiry.Load(); got != wantNext {
-			t.Fatalf("shard %d: nextExpiry = %d, want %d", i, got, wantNext)
-		}
-		n := 0
-		var prev uint32
-		for ref := sh.head; ref != 0; ref = sh.at(ref).next {
-			it := sh.at(ref)
-			if it.prev != prev || sh.findLocked(sh.key(it)) != it {
-				t.Fatalf("shard %d: LRU list broken at %q", i, sh.key(it))
-			}
-			prev = ref
-			n++
-		}
-		if n != sh.len() || sh.tail != prev {
-			t.Fatalf("shard %d: LRU list has %d items, index %d", i, n, sh.len())
-		}
+		bytes, n := checkShard(t, s, i, sh)
 		total += bytes
-		items += int64(sh.len())
+		items += int64(n)
 		sh.mu.Unlock()
 	}
 	if got := s.used.Load(); got != total {
@@ -217,4 +147,124 @@ func checkInvariants(t testing.TB, s *Store) {
 	if st.Bytes != total || st.Items != items {
 		t.Fatalf("Stats() = {Items:%d Bytes:%d}, want {Items:%d Bytes:%d}", st.Items, st.Bytes, items, total)
 	}
+}
+
+func checkShard(t testing.TB, s *Store, i int, sh *shard) (int64, int) {
+	t.Helper()
+	var bytes int64
+	live := 0
+	minDeadline := int64(1<<63 - 1)
+	inList := make(map[uint32]bool)
+	prev := noSeg
+	for seg := sh.oldest; seg != noSeg; seg = sh.segs[seg].next {
+		if inList[seg] || sh.segs[seg].prev != prev {
+			t.Fatalf("shard %d: segment list broken at %d", i, seg)
+		}
+		inList[seg] = true
+		prev = seg
+	}
+	if sh.newest != prev {
+		t.Fatalf("shard %d: newest = %d, list ends at %d", i, sh.newest, prev)
+	}
+	var segBytes, dead int64
+	var e, f entry
+	for j := range sh.segs {
+		seg := uint32(j)
+		sg := &sh.segs[j]
+		if sg.buf == nil {
+			if inList[seg] {
+				t.Fatalf("shard %d: free segment %d in the list", i, j)
+			}
+			continue
+		}
+		if !inList[seg] {
+			t.Fatalf("shard %d: segment %d not in the list", i, j)
+		}
+		var segLive, ttl uint32
+		off := uint32(0)
+		for off < sg.used {
+			decodeHeader(sg.buf, off, &e)
+			e.seg = seg
+			off += e.size()
+			if e.info&infoDead != 0 {
+				continue
+			}
+			k := sh.key(&e)
+			h := s.hash(k)
+			if s.shardFor(h) != sh {
+				t.Fatalf("shard %d: record %q belongs to another shard", i, k)
+			}
+			if !sh.findLocked(h, k, &f) || f.seg != e.seg || f.off != e.off {
+				t.Fatalf("shard %d: live record %q at %d/%d not found through the index (found %d/%d)", i, k, e.seg, e.off, f.seg, f.off)
+			}
+			live++
+			segLive += e.size()
+			bytes += e.cost()
+			if e.deadline != 0 {
+				ttl++
+				minDeadline = min(minDeadline, e.deadline)
+				if sg.minDeadline > e.deadline {
+					t.Fatalf("shard %d: segment %d minDeadline %d above %q's %d", i, j, sg.minDeadline, k, e.deadline)
+				}
+			}
+			if sg.minCAS > e.cas {
+				t.Fatalf("shard %d: segment %d minCAS %d above %q's %d", i, j, sg.minCAS, k, e.cas)
+			}
+		}
+		if off != sg.used {
+			t.Fatalf("shard %d: segment %d records end at %d, used %d", i, j, off, sg.used)
+		}
+		if sg.live != segLive || sg.ttl != ttl {
+			t.Fatalf("shard %d: segment %d live, ttl = %d, %d; records say %d, %d", i, j, sg.live, sg.ttl, segLive, ttl)
+		}
+		if sg.big && sg.used != uint32(len(sg.buf)) {
+			t.Fatalf("shard %d: big segment %d uses %d of %d bytes", i, j, sg.used, len(sg.buf))
+		}
+		segBytes += int64(len(sg.buf))
+		if seg == sh.active {
+			dead += int64(sg.used) - int64(sg.live)
+		} else {
+			dead += int64(len(sg.buf)) - int64(sg.live)
+		}
+	}
+	if segBytes != sh.segBytes || dead != sh.dead {
+		t.Fatalf("shard %d: segBytes, dead = %d, %d; want %d, %d", i, sh.segBytes, sh.dead, segBytes, dead)
+	}
+	ix := &sh.index
+	inIndex := 0
+	for j, v := range ix.slots {
+		if v == 0 {
+			continue
+		}
+		inIndex++
+		seg, off := slotSeg(v), slotOff(v)
+		if int(seg) >= len(sh.segs) || off >= sh.segs[seg].used {
+			t.Fatalf("shard %d: slot %d points at %d/%d, outside the segments", i, j, seg, off)
+		}
+		decodeHeader(sh.segs[seg].buf, off, &e)
+		e.seg = seg
+		if e.info&infoDead != 0 {
+			t.Fatalf("shard %d: slot %d points at a dead record", i, j)
+		}
+		if tag := tagOf(s.hash(sh.key(&e))); slotTag(v) != tag {
+			t.Fatalf("shard %d: %q under tag %x, want %x", i, sh.key(&e), slotTag(v), tag)
+		}
+		p := j - 1
+		if p < 0 {
+			p = len(ix.slots) - 1
+		}
+		if d := ix.dist(j, v); d > 0 && (ix.slots[p] == 0 || ix.dist(p, ix.slots[p])+1 < d) {
+			t.Fatalf("shard %d: slot %d is %d from home, out of Robin Hood order", i, j, d)
+		}
+	}
+	if inIndex != sh.len() || inIndex != live {
+		t.Fatalf("shard %d: index holds %d slots, counts %d, %d live records", i, inIndex, sh.len(), live)
+	}
+	if bytes != sh.bytes {
+		t.Fatalf("shard %d: bytes = %d, sum over items = %d", i, sh.bytes, bytes)
+	}
+	if got := sh.nextExpiry.Load(); got > minDeadline {
+		t.Fatalf("shard %d: nextExpiry = %d, above the earliest deadline %d", i, got, minDeadline)
+	}
+	return bytes, live
 }

@@ -44,12 +44,13 @@ type GetOptions struct {
 // then true and Created is set. Vivify fails silently (a miss) if there is
 // no memory for the stub.
 func (s *Store) MetaGet(key []byte, o GetOptions) (mi MetaItem, ok bool) {
-	sh := s.shardFor(key)
+	h := s.hash(key)
+	sh := s.shardFor(h)
 	for attempt := 0; ; attempt++ {
 		var clk clock
 		s.pollFlush(&clk)
 		sh.mu.Lock()
-		mi, ok, deficit := s.metaGetLocked(sh, &clk, key, o)
+		mi, ok, deficit := s.metaGetLocked(sh, &clk, h, key, o)
 		sh.mu.Unlock()
 		if deficit == 0 {
 			return mi, ok
@@ -60,78 +61,77 @@ func (s *Store) MetaGet(key []byte, o GetOptions) (mi MetaItem, ok bool) {
 	}
 }
 
-func (s *Store) metaGetLocked(sh *shard, clk *clock, key []byte, o GetOptions) (MetaItem, bool, int64) {
-	it := s.lookupLocked(sh, key, clk, true)
-	if it == nil {
+func (s *Store) metaGetLocked(sh *shard, clk *clock, h uint64, key []byte, o GetOptions) (MetaItem, bool, int64) {
+	var e entry
+	if !s.lookupLocked(sh, h, key, clk, true, &e) {
 		if !o.Vivify {
 			return MetaItem{}, false, 0
 		}
 		if o.VivifyDeadline != 0 && o.VivifyDeadline <= clk.now() {
 			return MetaItem{}, false, 0 // would be gone at once
 		}
-		_, deficit, err := s.putLocked(sh, clk, nil, key, nil, nil, 0, o.VivifyDeadline)
+		p := put{tag: tagOf(h), deadline: o.VivifyDeadline, meta: metaWinSent, newCAS: o.NewCAS, hasNewCAS: o.HasNewCAS}
+		if o.BinaryKey {
+			p.meta |= metaBinaryKey
+		}
+		_, deficit, err := s.putLocked(sh, clk, nil, key, nil, nil, &p)
 		if deficit > 0 || err != nil {
 			return MetaItem{}, false, deficit
 		}
-		it = sh.findLocked(key)
-		if o.HasNewCAS {
-			it.cas = s.useCAS(o.NewCAS)
-		}
-		it.meta |= metaWinSent
-		if o.BinaryKey {
-			it.meta |= metaBinaryKey
-		}
-		mi := s.metaSnapshot(sh, it, clk)
+		sh.findLocked(h, key, &e)
+		mi := s.metaSnapshot(sh, &e, clk)
 		mi.Won, mi.Created = true, true
 		return mi, true, 0
 	}
-	mi := s.metaSnapshot(sh, it, clk)
+	mi := s.metaSnapshot(sh, &e, clk)
 	if !o.NoBump {
-		it.fetched = true
-		it.atime = s.nowSec(clk)
-		sh.touchLocked(it)
+		e.info |= infoFetched
+		e.used()
+		e.atime = s.nowSec(clk)
 	}
 	if o.Touch {
-		sh.setDeadlineLocked(it, o.Deadline)
+		e.deadline = o.Deadline
 		mi.Deadline = o.Deadline
 	}
 	// The win: memcached 1.6 reports Z for a win already handed out, X for
 	// a stale item, and hands a stale item's (or a recache candidate's) win
 	// to the first caller that asks.
 	switch {
-	case it.meta&metaWinSent != 0:
+	case e.meta&metaWinSent != 0:
 		mi.WinSent = true
-	case it.meta&metaStale != 0:
+	case e.meta&metaStale != 0:
 		mi.Won = true
-	case o.Recache && it.deadline != 0 && it.deadline-clk.now() < o.RecacheBelow:
+	case o.Recache && e.deadline != 0 && e.deadline-clk.now() < o.RecacheBelow:
 		mi.Won = true
 	}
 	if mi.Won {
-		it.meta |= metaWinSent
+		e.meta |= metaWinSent
 	}
+	sh.commitLocked(&e)
 	return mi, true, 0
 }
 
-// metaSnapshot is the MetaItem view of it, before any change.
-func (s *Store) metaSnapshot(sh *shard, it *item, clk *clock) MetaItem {
+// metaSnapshot is the MetaItem view of e, before any change.
+func (s *Store) metaSnapshot(sh *shard, e *entry, clk *clock) MetaItem {
 	return MetaItem{
-		Item:      sh.snapshot(it),
-		Idle:      max(int64(s.nowSec(clk))-int64(it.atime), 0),
-		HitBefore: it.fetched,
-		Stale:     it.meta&metaStale != 0,
-		BinaryKey: it.meta&metaBinaryKey != 0,
+		Item:      sh.snapshot(e),
+		Idle:      max(int64(s.nowSec(clk))-int64(e.atime), 0),
+		HitBefore: e.fetched(),
+		Stale:     e.meta&metaStale != 0,
+		BinaryKey: e.meta&metaBinaryKey != 0,
 	}
 }
 
 // MetaDebug returns the live item under key for me, without refreshing it.
 func (s *Store) MetaDebug(key []byte) (MetaItem, bool) {
 	var clk clock
-	sh, it := s.lockLive(key, &clk, false)
+	var e entry
+	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer sh.mu.Unlock()
-	if it == nil {
+	if !ok {
 		return MetaItem{}, false
 	}
-	return s.metaSnapshot(sh, it, &clk), true
+	return s.metaSnapshot(sh, &e, &clk), true
 }
 
 // SetOptions modify MetaSet.
@@ -159,12 +159,13 @@ func (s *Store) MetaSet(key, value []byte, flags uint32, deadline int64, o SetOp
 	if s.tooLarge(len(key), len(value)) {
 		return 0, 0, ErrTooLarge
 	}
-	sh := s.shardFor(key)
+	h := s.hash(key)
+	sh := s.shardFor(h)
 	for attempt := 0; ; attempt++ {
 		var clk clock
 		s.pollFlush(&clk)
 		sh.mu.Lock()
-		cas, size, deficit, err := s.metaSetLocked(sh, &clk, key, value, flags, deadline, o)
+		cas, size, deficit, err := s.metaSetLocked(sh, &clk, h, key, value, flags, deadline, o)
 		sh.mu.Unlock()
 		if deficit == 0 {
 			return cas, size, err
@@ -175,23 +176,28 @@ func (s *Store) MetaSet(key, value []byte, flags uint32, deadline int64, o SetOp
 	}
 }
 
-func (s *Store) metaSetLocked(sh *shard, clk *clock, key, value []byte, flags uint32, deadline int64, o SetOptions) (cas uint64, size int, deficit int64, err error) {
-	old := s.lookupLocked(sh, key, clk, false)
+func (s *Store) metaSetLocked(sh *shard, clk *clock, h uint64, key, value []byte, flags uint32, deadline int64, o SetOptions) (cas uint64, size int, deficit int64, err error) {
+	var e entry
+	found := s.lookupLocked(sh, h, key, clk, false, &e)
+	old := &e
+	if !found {
+		old = nil
+	}
 	stale := false
 	mode := o.Mode
 	switch {
-	case mode == ModeAdd && old != nil:
+	case mode == ModeAdd && found:
 		// protocol.txt has memcached bump the item an add collided with;
 		// MiniKV's rule is that a failed write changes nothing, recency
 		// included (as for the classic add).
 		return 0, 0, 0, ErrNotStored
-	case old == nil && o.HasCompare:
+	case !found && o.HasCompare:
 		return 0, 0, 0, ErrNotFound
-	case old == nil && (mode == ModeAppend || mode == ModePrepend) && o.Vivify:
+	case !found && (mode == ModeAppend || mode == ModePrepend) && o.Vivify:
 		mode, deadline = ModeSet, o.VivifyDeadline
-	case old == nil && mode != ModeSet && mode != ModeAdd:
+	case !found && mode != ModeSet && mode != ModeAdd:
 		return 0, 0, 0, ErrNotStored
-	case old != nil && o.HasCompare && old.cas != o.CompareCAS:
+	case found && o.HasCompare && old.cas != o.CompareCAS:
 		if !o.Invalidate || o.CompareCAS > old.cas {
 			return 0, 0, 0, ErrExists
 		}
@@ -211,7 +217,7 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, key, value []byte, flags ui
 	}
 	size = len(a) + len(b)
 	if deadline != 0 && deadline <= clk.now() {
-		if old != nil {
+		if found {
 			s.dropLocked(sh, old, dropDeleted)
 		}
 		sh.totalItems++
@@ -220,19 +226,16 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, key, value []byte, flags ui
 		}
 		return s.nextCAS(), size, 0, nil
 	}
-	cas, deficit, err = s.putLocked(sh, clk, old, key, a, b, flags, deadline)
-	if deficit > 0 || err != nil {
-		return 0, 0, deficit, err
-	}
-	it := sh.findLocked(key)
-	if o.HasNewCAS {
-		it.cas, cas = s.useCAS(o.NewCAS), o.NewCAS
-	}
+	p := put{tag: tagOf(h), flags: flags, deadline: deadline, newCAS: o.NewCAS, hasNewCAS: o.HasNewCAS}
 	if stale {
-		it.meta |= metaStale
+		p.meta |= metaStale
 	}
 	if o.BinaryKey {
-		it.meta |= metaBinaryKey
+		p.meta |= metaBinaryKey
+	}
+	cas, deficit, err = s.putLocked(sh, clk, old, key, a, b, &p)
+	if deficit > 0 || err != nil {
+		return 0, 0, deficit, err
 	}
 	return cas, size, 0, nil
 }
@@ -253,12 +256,13 @@ type DeleteOptions struct {
 // returns ErrNotFound when there is none and ErrExists on a CAS mismatch.
 func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
 	var clk clock
-	sh, it := s.lockLive(key, &clk, false)
+	var e entry
+	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer sh.mu.Unlock()
-	if it == nil {
+	if !ok {
 		return ErrNotFound
 	}
-	if o.HasCompare && it.cas != o.CompareCAS {
+	if o.HasCompare && e.cas != o.CompareCAS {
 		return ErrExists
 	}
 	newCAS := func() uint64 {
@@ -270,24 +274,26 @@ func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
 	switch {
 	case o.RemoveValue:
 		// Shrinking never needs room, so this cannot fail.
-		s.used.Add(-int64(it.vlen))
-		sh.bytes -= int64(it.vlen)
-		sh.setDataLocked(it, sh.key(it), nil, nil)
-		it.cas = newCAS()
+		s.used.Add(-int64(e.vlen))
+		sh.bytes -= int64(e.vlen)
+		ne := e
+		ne.cas = newCAS()
 		if o.Invalidate {
-			it.meta = it.meta&^metaWinSent | metaStale
+			ne.meta = ne.meta&^metaWinSent | metaStale
 		}
 		if o.Invalidate && o.Touch {
-			sh.setDeadlineLocked(it, o.Deadline)
+			ne.deadline = o.Deadline
 		}
+		sh.replaceLocked(&ne, sh.key(&e), nil, nil, &e)
 	case o.Invalidate:
-		it.meta = it.meta&^metaWinSent | metaStale
-		it.cas = newCAS()
+		e.meta = e.meta&^metaWinSent | metaStale
+		e.cas = newCAS()
 		if o.Touch {
-			sh.setDeadlineLocked(it, o.Deadline)
+			e.deadline = o.Deadline
 		}
+		sh.commitLocked(&e)
 	default:
-		s.dropLocked(sh, it, dropDeleted)
+		s.dropLocked(sh, &e, dropDeleted)
 	}
 	return nil
 }
@@ -314,12 +320,13 @@ type ArithOptions struct {
 // mismatch, ErrNotNumeric as Incr, ErrNotStored if a vivified item would
 // expire at once.
 func (s *Store) MetaArith(key []byte, o ArithOptions) (ArithResult, error) {
-	sh := s.shardFor(key)
+	h := s.hash(key)
+	sh := s.shardFor(h)
 	for attempt := 0; ; attempt++ {
 		var clk clock
 		s.pollFlush(&clk)
 		sh.mu.Lock()
-		res, deficit, err := s.metaArithLocked(sh, &clk, key, o)
+		res, deficit, err := s.metaArithLocked(sh, &clk, h, key, o)
 		sh.mu.Unlock()
 		if deficit == 0 {
 			return res, err
@@ -338,8 +345,13 @@ type ArithResult struct {
 	Created  bool   // the key was missing and N created it holding Initial
 }
 
-func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOptions) (res ArithResult, deficit int64, err error) {
-	it := s.lookupLocked(sh, key, clk, false)
+func (s *Store) metaArithLocked(sh *shard, clk *clock, h uint64, key []byte, o ArithOptions) (res ArithResult, deficit int64, err error) {
+	var e entry
+	found := s.lookupLocked(sh, h, key, clk, false, &e)
+	it := &e
+	if !found {
+		it = nil
+	}
 	var n uint64
 	var deadline int64
 	flags := uint32(0)
@@ -386,17 +398,13 @@ func (s *Store) metaArithLocked(sh *shard, clk *clock, key []byte, o ArithOption
 		res.CAS = s.nextCAS()
 		return res, 0, nil
 	}
-	binary := it != nil && it.meta&metaBinaryKey != 0 || o.BinaryKey
-	cas, deficit, err := s.putLocked(sh, clk, it, key, digits, nil, flags, deadline)
+	p := put{tag: tagOf(h), flags: flags, deadline: deadline, newCAS: o.NewCAS, hasNewCAS: o.HasNewCAS}
+	if it != nil && it.meta&metaBinaryKey != 0 || o.BinaryKey {
+		p.meta |= metaBinaryKey
+	}
+	cas, deficit, err := s.putLocked(sh, clk, it, key, digits, nil, &p)
 	if deficit > 0 || err != nil {
 		return ArithResult{}, deficit, err
-	}
-	it = sh.findLocked(key)
-	if o.HasNewCAS {
-		it.cas, cas = s.useCAS(o.NewCAS), o.NewCAS
-	}
-	if binary {
-		it.meta |= metaBinaryKey
 	}
 	res.CAS = cas
 	return res, 0, nil

@@ -5,15 +5,29 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-	"unsafe"
 )
 
-// TestItemStaysInSizeClass guards the claim that the meta state fits in the
-// item's padding: a bigger struct moves to the 80-byte size class and
-// ItemOverhead would have to be measured again.
-func TestItemStaysInSizeClass(t *testing.T) {
-	if got := unsafe.Sizeof(item{}); got != 64 {
-		t.Errorf("sizeof(item) = %d, want 64", got)
+// TestRecordHeaderSizes guards the per-item budget: a record without a
+// deadline, flags or meta bits and with short key and value has a 15-byte
+// header, and each optional field costs only its own bytes.
+func TestRecordHeaderSizes(t *testing.T) {
+	for _, tc := range []struct {
+		layout     uint8
+		klen, vlen int
+		want       int
+	}{
+		{0, 14, 100, 15},
+		{0, 250, 127, 16},
+		{0, 14, 128, 16},
+		{0, 14, 1 << 20, 17},
+		{infoDeadline, 14, 100, 23},
+		{infoFlags, 14, 100, 19},
+		{infoMeta, 14, 100, 16},
+		{presence, 250, 1 << 30, 33},
+	} {
+		if got := hdrSize(tc.layout, tc.klen, tc.vlen); got != tc.want {
+			t.Errorf("hdrSize(%03b, %d, %d) = %d, want %d", tc.layout, tc.klen, tc.vlen, got, tc.want)
+		}
 	}
 }
 

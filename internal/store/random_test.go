@@ -296,7 +296,8 @@ func TestRandomOpsAccountingUnderPressure(t *testing.T) {
 	for _, noEvict := range []bool{false, true} {
 		t.Run(fmt.Sprint("noEvict=", noEvict), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				s := New(Config{MemoryLimit: 20 * 150, MaxItemSize: 200, NoEvict: noEvict, SweepInterval: 100 * time.Millisecond})
+				// 20 items of a 38-byte key and value: far below the data.
+				s := New(Config{MemoryLimit: 20 * (ItemOverhead + 38), MaxItemSize: 200, NoEvict: noEvict, SweepInterval: 100 * time.Millisecond})
 				defer s.Close()
 				r := rand.New(rand.NewPCG(7, 7))
 				var keys []string

@@ -8,7 +8,9 @@ func (s *Store) Expires() int64 {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		n += int64(len(sh.expiry))
+		for i := range sh.segs {
+			n += int64(sh.segs[i].ttl)
+		}
 		sh.mu.Unlock()
 	}
 	return n

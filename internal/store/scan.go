@@ -10,24 +10,26 @@ import "math/rand/v2"
 // marking it fetched (TTL, EXISTS, TYPE and STRLEN-style reads).
 func (s *Store) Peek(key []byte) (Item, bool) {
 	var clk clock
-	sh, it := s.lockLive(key, &clk, false)
+	var e entry
+	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer sh.mu.Unlock()
-	if it == nil {
+	if !ok {
 		return Item{}, false
 	}
-	return sh.snapshot(it), true
+	return sh.snapshot(&e), true
 }
 
 // Take removes the live item under key and returns it, atomically (GETDEL).
 func (s *Store) Take(key []byte) (Item, bool) {
 	var clk clock
-	sh, it := s.lockLive(key, &clk, true)
+	var e entry
+	sh, ok := s.lockLive(key, &clk, true, &e)
 	defer sh.mu.Unlock()
-	if it == nil {
+	if !ok {
 		return Item{}, false
 	}
-	snap := sh.snapshot(it)
-	s.dropLocked(sh, it, dropDeleted)
+	snap := sh.snapshot(&e)
+	s.dropLocked(sh, &e, dropDeleted)
 	return snap, true
 }
 
@@ -50,16 +52,18 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 	// Start at a random slot, as ranging over a map did, so RandomKey
 	// does not keep returning the same key.
 	start := rand.IntN(len(slots))
+	var e entry
 	for j := range slots {
-		v := slots[(start+j)&(len(slots)-1)]
+		v := slots[(start+j)%len(slots)]
 		if v == 0 {
 			continue
 		}
-		it := sh.at(uint32(v))
-		if s.stateOf(it, &clk) != live {
+		e.seg = slotSeg(v)
+		decodeHeader(sh.segs[e.seg].buf, slotOff(v), &e)
+		if s.stateOf(&e, &clk) != live {
 			continue
 		}
-		if !fn(sh.key(it)) {
+		if !fn(sh.key(&e)) {
 			return
 		}
 	}

@@ -8,29 +8,28 @@ import (
 	"sync/atomic"
 )
 
-// shard is one lock's worth of the keyspace: a table of items, an index
-// from key hashes to items, the segments that hold keys and values, an
-// intrusive LRU list and a min-heap of deadlines. Apart from the segments'
-// byte slices and the table's chunk pointers, nothing in it holds a Go
-// pointer, so a shard with millions of items gives the collector a few
-// hundred objects to look at. No code path ever holds two shard locks.
+// shard is one lock's worth of the keyspace: an index from key hashes to
+// record locations and the segments that hold the records. Apart from the
+// segments' byte slices, nothing in it holds a Go pointer, so a shard with
+// millions of items gives the collector a few hundred objects to look at.
+// No code path ever holds two shard locks.
 type shard struct {
 	mu sync.Mutex // protects every field up to and including the counters
 
-	seed   maphash.Seed      // the Store's seed, for index tags
-	chunks []*[chunkLen]item // the item table; refs index it
-	index  index
-	segs   []segment
-	head   uint32   // LRU list: head is the most recently used; 0 = empty
-	tail   uint32   //
-	expiry []uint32 // min-heap on deadline of the items that have one
-	bytes  int64    // sum of cost() over items
-
-	freeItem uint32   // free list of items, linked through next
+	seed     maphash.Seed // the Store's seed, to rehash the key of a record being moved
+	index    index
+	segs     []segment
 	freeSegs []uint32 // free segment slots
 	active   uint32   // the open segment, or noSeg
+	oldest   uint32   // the list of segments in the order they were opened
+	newest   uint32   //
+	segID    uint64   // last segment.id handed out
 	segBytes int64    // bytes of all segments
 	dead     int64    // bytes of segments not holding live records
+	bytes    int64    // sum of cost() over live records
+	moves    uint64   // records moved by eviction walks and compaction
+	walking  bool     // a walk is under way: no compaction, which would move records under it
+	cursor   cursor   // where the last reclaim walk stopped
 
 	// Counters, summed by Store.Stats.
 	totalItems       uint64
@@ -43,8 +42,8 @@ type shard struct {
 
 	// Written under mu, read without it so the sweeper and writers under
 	// memory pressure can skip shards that have nothing to reclaim.
-	nextExpiry atomic.Int64  // deadline at the top of expiry; MaxInt64 if none
-	sweptFence atomic.Uint64 // flush fence up to which the LRU tail was swept
+	nextExpiry atomic.Int64  // at most the earliest deadline of a record; MaxInt64 if none
+	sweptFence atomic.Uint64 // flush fence up to which the shard was swept
 
 	_ [64]byte // keep neighbouring shards' locks off each other's cache lines
 }
@@ -56,41 +55,46 @@ func (sh *shard) init(seed maphash.Seed) {
 
 // resetLocked empties the shard's tables.
 func (sh *shard) resetLocked() {
-	sh.chunks = nil
 	sh.index = index{slots: make([]uint64, minIndex)}
 	sh.segs = nil
 	sh.freeSegs = nil
-	sh.freeItem = 0
-	sh.active = noSeg
+	sh.active, sh.oldest, sh.newest = noSeg, noSeg, noSeg
 	sh.segBytes, sh.dead = 0, 0
-	sh.head, sh.tail = 0, 0
-	sh.expiry = nil
+	sh.cursor = cursor{seg: noSeg}
 	sh.nextExpiry.Store(math.MaxInt64)
 	sh.bytes = 0
 }
 
-// tag is the index tag of key: the upper half of its hash, the lower half
-// having chosen the shard.
-func (sh *shard) tag(key []byte) uint32 {
-	return uint32(maphash.Bytes(sh.seed, key) >> 32)
+// tagOf is the index tag of key, for records whose hash is not at hand.
+func (sh *shard) tagOf(key []byte) uint32 {
+	return tagOf(maphash.Bytes(sh.seed, key))
 }
 
-// findLocked returns the item stored under key, dead or alive, or nil.
-func (sh *shard) findLocked(key []byte) *item {
+// findLocked looks up the record stored under key, whose hash is h, dead
+// or alive, and decodes it into e. A probe reads only slots until a tag
+// matches, and then the record, which holds the key and every field.
+func (sh *shard) findLocked(h uint64, key []byte, e *entry) bool {
 	ix := &sh.index
-	tag := sh.tag(key)
-	mask := len(ix.slots) - 1
-	for i := ix.home(tag); ; i = (i + 1) & mask {
-		v := ix.slots[i]
+	tag := tagOf(h)
+	slots := ix.slots
+	for i, d := ix.home(tag), 0; ; d++ {
+		v := slots[i]
 		if v == 0 {
-			return nil
+			return false
 		}
-		if uint32(v>>32) != tag {
-			continue
+		if slotTag(v) == tag {
+			seg := slotSeg(v)
+			buf := sh.segs[seg].buf
+			decodeHeader(buf, slotOff(v), e)
+			if int(e.klen) == len(key) && bytes.Equal(buf[e.body:e.body+e.klen], key) {
+				e.seg, e.tag = seg, tag
+				return true
+			}
+		} else if ix.dist(i, v) < d {
+			return false // Robin Hood: key would have displaced this entry
 		}
-		it := sh.at(uint32(v))
-		if int(it.klen) == len(key) && bytes.Equal(sh.key(it), key) {
-			return it
+		if i++; i == len(slots) {
+			i = 0
 		}
 	}
 }
@@ -98,71 +102,57 @@ func (sh *shard) findLocked(key []byte) *item {
 // len is the number of items in the shard.
 func (sh *shard) len() int { return sh.index.n }
 
-// pushFrontLocked links a new item at the head of the LRU list.
-func (sh *shard) pushFrontLocked(it *item) {
-	it.prev = 0
-	it.next = sh.head
-	if sh.head != 0 {
-		sh.at(sh.head).prev = it.self
-	} else {
-		sh.tail = it.self
-	}
-	sh.head = it.self
+// insertLocked writes a new record for e (tag, header fields set) holding
+// key and a+b and indexes it. The caller has reserved its cost.
+func (sh *shard) insertLocked(e *entry, key, a, b []byte) {
+	sh.appendLocked(e, key, a, b)
+	sh.index.insert(slotOf(e.tag, loc(e.seg, e.off)))
 }
 
-// unlinkLRULocked takes it out of the LRU list.
-func (sh *shard) unlinkLRULocked(it *item) {
-	if it.prev != 0 {
-		sh.at(it.prev).next = it.next
-	} else {
-		sh.head = it.next
-	}
-	if it.next != 0 {
-		sh.at(it.next).prev = it.prev
-	} else {
-		sh.tail = it.prev
-	}
-	it.prev, it.next = 0, 0
+// replaceLocked writes a new record for e holding key and a+b in place of
+// old's, which it frees. e and old are distinct entries of the same key.
+func (sh *shard) replaceLocked(e *entry, key, a, b []byte, old *entry) {
+	sh.appendLocked(e, key, a, b)
+	sh.index.replace(e.tag, loc(old.seg, old.off), loc(e.seg, e.off))
+	sh.freeRecordLocked(old)
 }
 
-// touchLocked makes it the most recently used item of the shard.
-func (sh *shard) touchLocked(it *item) {
-	if sh.head == it.self {
+// removeLocked takes e out of the index, frees its record and takes it out
+// of the shard's byte count. The caller settles the global count.
+func (sh *shard) removeLocked(e *entry) {
+	sh.index.remove(slotOf(e.tag, loc(e.seg, e.off)))
+	sh.bytes -= e.cost()
+	sh.freeRecordLocked(e)
+}
+
+// commitLocked writes e's changed header fields back. Changes that keep
+// the layout (access bits, CAS, access time, a deadline that stays set)
+// are written in place; one that adds or drops a field rewrites the record
+// into the open segment.
+func (sh *shard) commitLocked(e *entry) {
+	if e.info&presence == e.layout() {
+		writeInPlace(sh.segs[e.seg].buf, e)
+		sh.lowerSummaryLocked(e)
 		return
 	}
-	sh.unlinkLRULocked(it)
-	sh.pushFrontLocked(it)
+	old := *e
+	k, v := sh.key(&old), sh.value(&old)
+	sh.replaceLocked(e, k, v, nil, &old)
 }
 
-// tailLocked is the least recently used item, or nil.
-func (sh *shard) tailLocked() *item {
-	if sh.tail == 0 {
-		return nil
-	}
-	return sh.at(sh.tail)
-}
-
-// prevLocked is the item used just after it, or nil.
-func (sh *shard) prevLocked(it *item) *item {
-	if it.prev == 0 {
-		return nil
-	}
-	return sh.at(it.prev)
-}
-
-// removeLocked takes it out of the index, the LRU list and the expiry
-// heap, frees its record and its table entry, and takes it out of the
-// shard's byte count. The caller settles the global count; it may still
-// read it's cost and flags.
-func (sh *shard) removeLocked(it *item) {
-	sh.index.remove(sh.tag(sh.key(it)), it.self)
-	sh.unlinkLRULocked(it)
-	if it.heapIdx >= 0 {
-		sh.heapRemoveLocked(int(it.heapIdx))
-	}
-	sh.bytes -= it.cost()
-	sh.freeDataLocked(it)
-	sh.freeItemLocked(it)
+// markUsedLocked records a read of e at sec: an access for the eviction
+// walk, fetched, and the access time. Only the info byte and atime change,
+// in place.
+func (sh *shard) markUsedLocked(e *entry, sec uint32) {
+	e.info |= infoFetched
+	e.used()
+	e.atime = sec
+	buf := sh.segs[e.seg].buf[e.off:]
+	buf[0] = e.info
+	buf[atimeAt] = byte(sec)
+	buf[atimeAt+1] = byte(sec >> 8)
+	buf[atimeAt+2] = byte(sec >> 16)
+	buf[atimeAt+3] = byte(sec >> 24)
 }
 
 // clearLocked drops every item at once by swapping in empty tables, and
@@ -173,17 +163,4 @@ func (sh *shard) clearLocked() (n int, bytes int64) {
 	n, bytes = sh.len(), sh.bytes
 	sh.resetLocked()
 	return n, bytes
-}
-
-// setDeadlineLocked changes the item's deadline and keeps the expiry heap in step.
-func (sh *shard) setDeadlineLocked(it *item, deadline int64) {
-	it.deadline = deadline
-	switch {
-	case it.heapIdx >= 0 && deadline == 0:
-		sh.heapRemoveLocked(int(it.heapIdx))
-	case it.heapIdx >= 0:
-		sh.heapFixLocked(int(it.heapIdx))
-	case deadline != 0:
-		sh.heapPushLocked(it)
-	}
 }

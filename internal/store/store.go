@@ -56,8 +56,8 @@ type Store struct {
 // starts its expiry sweeper unless cfg.SweepInterval is negative. Call
 // Close to stop the sweeper.
 //
-// MaxItemSize is capped at 4 GiB - 1, the largest item the compact item
-// layout can describe.
+// MaxItemSize is capped at 4 GiB - 1, the largest item the record
+// header's lengths can describe.
 func New(cfg Config) *Store {
 	if cfg.MemoryLimit <= 0 {
 		cfg.MemoryLimit = defaultMemoryLimit
@@ -111,10 +111,17 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// shardFor maps key to its shard. maphash is seeded per Store, so clients
-// cannot choose keys that pile onto one shard.
-func (s *Store) shardFor(key []byte) *shard {
-	return &s.shards[maphash.Bytes(s.seed, key)&s.mask]
+// hash is key's 64-bit hash, computed once per operation: its low bits
+// pick the shard and its top bits are the index tag (index.go). maphash
+// is seeded per Store, so clients cannot choose keys that pile onto one
+// shard or one index run.
+func (s *Store) hash(key []byte) uint64 {
+	return maphash.Bytes(s.seed, key)
+}
+
+// shardFor maps a key's hash to its shard.
+func (s *Store) shardFor(h uint64) *shard {
+	return &s.shards[h&s.mask]
 }
 
 // nextCAS hands out a token no item of this Store has had before.
@@ -122,84 +129,87 @@ func (s *Store) nextCAS() uint64 {
 	return s.cas.Add(1)
 }
 
-// lookupLocked returns the live item under key, or nil. A dead (expired or
-// flushed) item found on the way is reclaimed, so expired means missing for
-// every caller; read says whether to count it as a get that found one.
-func (s *Store) lookupLocked(sh *shard, key []byte, clk *clock, read bool) *item {
-	it := sh.findLocked(key)
-	if it == nil {
-		return nil
+// lookupLocked decodes the live item under key (hash h) into e and
+// reports whether there is one. A dead (expired or flushed) item found on
+// the way is reclaimed, so expired means missing for every caller; read
+// says whether to count it as a get that found one.
+func (s *Store) lookupLocked(sh *shard, h uint64, key []byte, clk *clock, read bool, e *entry) bool {
+	if !sh.findLocked(h, key, e) {
+		return false
 	}
-	state := s.stateOf(it, clk)
+	state := s.stateOf(e, clk)
 	if state == live {
-		return it
+		return true
 	}
 	if read && state == expired {
 		sh.getExpired++
 	} else if read {
 		sh.getFlushed++
 	}
-	s.dropDeadLocked(sh, it, state)
-	return nil
+	s.dropDeadLocked(sh, e, state)
+	return false
 }
 
-// lockLive locks key's shard and returns it with the live item under key
-// (nil when there is none; a dead one found on the way is reclaimed). read
-// says whether to count an expired or flushed find as a get. The caller
-// unlocks sh.mu.
-func (s *Store) lockLive(key []byte, clk *clock, read bool) (*shard, *item) {
+// lockLive locks key's shard and returns it, with the live item under key
+// decoded into e when there is one (a dead one found on the way is
+// reclaimed). read says whether to count an expired or flushed find as a
+// get. The caller unlocks sh.mu.
+func (s *Store) lockLive(key []byte, clk *clock, read bool, e *entry) (*shard, bool) {
 	s.pollFlush(clk)
-	sh := s.shardFor(key)
+	h := s.hash(key)
+	sh := s.shardFor(h)
 	sh.mu.Lock()
-	return sh, s.lookupLocked(sh, key, clk, read)
+	return sh, s.lookupLocked(sh, h, key, clk, read, e)
 }
 
-// Get returns the live item under key and makes it the most recently used
-// item of its shard. The returned Value must not be modified.
+// Get returns the live item under key and records the use for the
+// eviction walk. The returned Value must not be modified.
 func (s *Store) Get(key []byte) (Item, bool) {
 	var clk clock
-	sh, it := s.lockLive(key, &clk, true)
+	var e entry
+	sh, ok := s.lockLive(key, &clk, true, &e)
 	defer sh.mu.Unlock()
-	if it == nil {
+	if !ok {
 		return Item{}, false
 	}
-	it.fetched = true
-	it.atime = s.nowSec(&clk)
-	sh.touchLocked(it)
-	return sh.snapshot(it), true
+	sh.markUsedLocked(&e, s.nowSec(&clk))
+	return sh.snapshot(&e), true
 }
 
-// GetAndTouch sets the deadline of the live item under key, refreshes its
-// recency and returns it with the new deadline (memcached's gat). The CAS
+// GetAndTouch sets the deadline of the live item under key, records the
+// use and returns it with the new deadline (memcached's gat). The CAS
 // token does not change. A deadline in the past makes the item expire
 // right after this read.
 func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 	var clk clock
-	sh, it := s.lockLive(key, &clk, true)
+	var e entry
+	sh, ok := s.lockLive(key, &clk, true, &e)
 	defer sh.mu.Unlock()
-	if it == nil {
+	if !ok {
 		return Item{}, false
 	}
-	it.fetched = true
-	it.atime = s.nowSec(&clk)
-	sh.setDeadlineLocked(it, deadline)
-	sh.touchLocked(it)
-	return sh.snapshot(it), true
+	e.info |= infoFetched
+	e.used()
+	e.atime = s.nowSec(&clk)
+	e.deadline = deadline
+	sh.commitLocked(&e)
+	return sh.snapshot(&e), true
 }
 
-// Touch sets the deadline of the live item under key and refreshes its
-// recency. It reports whether the item was there. The CAS token does not
-// change.
+// Touch sets the deadline of the live item under key and records the use.
+// It reports whether the item was there. The CAS token does not change.
 func (s *Store) Touch(key []byte, deadline int64) bool {
 	var clk clock
-	sh, it := s.lockLive(key, &clk, false)
+	var e entry
+	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer sh.mu.Unlock()
-	if it == nil {
+	if !ok {
 		return false
 	}
-	it.atime = s.nowSec(&clk)
-	sh.setDeadlineLocked(it, deadline)
-	sh.touchLocked(it)
+	e.used()
+	e.atime = s.nowSec(&clk)
+	e.deadline = deadline
+	sh.commitLocked(&e)
 	return true
 }
 
@@ -207,12 +217,13 @@ func (s *Store) Touch(key []byte, deadline int64) bool {
 // is none (an expired or flushed item counts as none).
 func (s *Store) Delete(key []byte) error {
 	var clk clock
-	sh, it := s.lockLive(key, &clk, false)
+	var e entry
+	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer sh.mu.Unlock()
-	if it == nil {
+	if !ok {
 		return ErrNotFound
 	}
-	s.dropLocked(sh, it, dropDeleted)
+	s.dropLocked(sh, &e, dropDeleted)
 	return nil
 }
 

@@ -31,12 +31,13 @@ func (s *Store) Store(mode Mode, key, value []byte, flags uint32, deadline int64
 	if s.tooLarge(len(key), len(value)) {
 		return 0, ErrTooLarge
 	}
-	sh := s.shardFor(key)
+	h := s.hash(key)
+	sh := s.shardFor(h)
 	for attempt := 0; ; attempt++ {
 		var clk clock
 		s.pollFlush(&clk)
 		sh.mu.Lock()
-		newCAS, deficit, err := s.storeLocked(sh, &clk, mode, key, value, flags, deadline, cas)
+		newCAS, deficit, err := s.storeLocked(sh, &clk, h, mode, key, value, flags, deadline, cas)
 		sh.mu.Unlock()
 		if deficit == 0 {
 			return newCAS, err
@@ -50,19 +51,20 @@ func (s *Store) Store(mode Mode, key, value []byte, flags uint32, deadline int64
 // storeLocked is one attempt of Store under sh.mu. A positive deficit means
 // nothing was changed and the attempt must be repeated once that many bytes
 // have been freed in other shards.
-func (s *Store) storeLocked(sh *shard, clk *clock, mode Mode, key, value []byte, flags uint32, deadline int64, cas uint64) (newCAS uint64, deficit int64, err error) {
-	old := s.lookupLocked(sh, key, clk, false)
+func (s *Store) storeLocked(sh *shard, clk *clock, h uint64, mode Mode, key, value []byte, flags uint32, deadline int64, cas uint64) (newCAS uint64, deficit int64, err error) {
+	var old entry
+	found := s.lookupLocked(sh, h, key, clk, false, &old)
 	switch mode {
 	case ModeAdd:
-		if old != nil {
+		if found {
 			return 0, 0, ErrNotStored
 		}
 	case ModeReplace, ModeAppend, ModePrepend:
-		if old == nil {
+		if !found {
 			return 0, 0, ErrNotStored
 		}
 	case ModeCAS:
-		if old == nil {
+		if !found {
 			return 0, 0, ErrNotFound
 		}
 		if old.cas != cas {
@@ -72,32 +74,47 @@ func (s *Store) storeLocked(sh *shard, clk *clock, mode Mode, key, value []byte,
 	a, b := value, []byte(nil)
 	switch mode {
 	case ModeAppend:
-		a, b = sh.value(old), value
+		a, b = sh.value(&old), value
 		flags, deadline = old.flags, old.deadline
 	case ModePrepend:
-		a, b = value, sh.value(old)
+		a, b = value, sh.value(&old)
 		flags, deadline = old.flags, old.deadline
 	}
 	if s.tooLarge(len(key), len(a)+len(b)) {
 		return 0, 0, ErrTooLarge
 	}
+	oldp := &old
+	if !found {
+		oldp = nil
+	}
 	if deadline != 0 && deadline <= clk.now() {
 		// Stored and expired in the same instant: drop the old item instead
 		// of spending (or evicting for) memory on an invisible one.
-		if old != nil {
-			s.dropLocked(sh, old, dropDeleted)
+		if found {
+			s.dropLocked(sh, oldp, dropDeleted)
 		}
 		sh.totalItems++
 		return s.nextCAS(), 0, nil
 	}
-	return s.putLocked(sh, clk, old, key, a, b, flags, deadline)
+	p := put{tag: tagOf(h), flags: flags, deadline: deadline}
+	return s.putLocked(sh, clk, oldp, key, a, b, &p)
+}
+
+// put is what a write sets besides the key and value.
+type put struct {
+	tag       uint32
+	flags     uint32
+	deadline  int64
+	meta      uint8  // metaStale, metaWinSent, metaBinaryKey
+	newCAS    uint64 // with hasNewCAS: the token the item takes (meta E)
+	hasNewCAS bool
 }
 
 // putLocked installs key with value a+b, replacing old (the live item under
-// key, or nil), makes it the most recently used item of sh and returns its
-// new CAS token. It first reserves the memory the write adds; see
-// reserveLocked for the deficit. Nothing is changed unless it succeeds.
-func (s *Store) putLocked(sh *shard, clk *clock, old *item, key, a, b []byte, flags uint32, deadline int64) (newCAS uint64, deficit int64, err error) {
+// key, or nil), records the use and returns the new CAS token. It first
+// reserves the memory the write adds; see reserveLocked for the deficit.
+// Nothing is changed unless it succeeds.
+func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p *put) (newCAS uint64, deficit int64, err error) {
 	cost := int64(len(key)+len(a)+len(b)) + ItemOverhead
 	if cost > s.limit {
 		return 0, 0, ErrNoMemory // could not fit even in an empty store
@@ -107,31 +124,29 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *item, key, a, b []byte, fl
 		oldCost = old.cost()
 	}
 	if grow := cost - oldCost; grow > 0 {
+		// The eviction walk may move old (and then updates it); a and b
+		// stay readable, as segments are never written over.
 		if deficit := s.reserveLocked(sh, clk, grow, old); deficit > 0 {
 			return 0, deficit, nil
 		}
 	} else {
 		s.used.Add(grow)
 	}
-
-	it := old
-	if it == nil {
-		it = sh.newItemLocked()
-		sh.pushFrontLocked(it)
-		sh.index.insert(sh.tag(key), it.self)
-	} else {
-		sh.touchLocked(it)
+	e := entry{tag: p.tag, flags: p.flags, deadline: p.deadline, meta: p.meta}
+	e.cas = s.nextCAS()
+	if p.hasNewCAS {
+		e.cas = s.useCAS(p.newCAS)
 	}
-	sh.setDataLocked(it, key, a, b)
-	it.flags = flags
-	it.cas = s.nextCAS()
-	it.fetched = false
-	it.meta = 0
-	it.atime = s.nowSec(clk)
-	sh.setDeadlineLocked(it, deadline)
+	e.atime = s.nowSec(clk)
+	if old != nil {
+		e.setFreq(old.freq() + 1)
+		sh.replaceLocked(&e, key, a, b, old)
+	} else {
+		sh.insertLocked(&e, key, a, b)
+	}
 	sh.bytes += cost - oldCost
 	sh.totalItems++
-	return it.cas, 0, nil
+	return e.cas, 0, nil
 }
 
 // Incr adds delta to the decimal number stored under key, or subtracts it
@@ -143,12 +158,13 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *item, key, a, b []byte, fl
 // flushed key gives ErrNotFound. The item's recency is refreshed only when
 // the update succeeds.
 func (s *Store) Incr(key []byte, delta uint64, decr bool) (value uint64, cas uint64, err error) {
-	sh := s.shardFor(key)
+	h := s.hash(key)
+	sh := s.shardFor(h)
 	for attempt := 0; ; attempt++ {
 		var clk clock
 		s.pollFlush(&clk)
 		sh.mu.Lock()
-		value, cas, deficit, err := s.incrLocked(sh, &clk, key, delta, decr)
+		value, cas, deficit, err := s.incrLocked(sh, &clk, h, key, delta, decr)
 		sh.mu.Unlock()
 		if deficit == 0 {
 			return value, cas, err
@@ -160,12 +176,12 @@ func (s *Store) Incr(key []byte, delta uint64, decr bool) (value uint64, cas uin
 }
 
 // incrLocked is one attempt of Incr under sh.mu, with storeLocked's deficit.
-func (s *Store) incrLocked(sh *shard, clk *clock, key []byte, delta uint64, decr bool) (value, cas uint64, deficit int64, err error) {
-	it := s.lookupLocked(sh, key, clk, false)
-	if it == nil {
+func (s *Store) incrLocked(sh *shard, clk *clock, h uint64, key []byte, delta uint64, decr bool) (value, cas uint64, deficit int64, err error) {
+	var it entry
+	if !s.lookupLocked(sh, h, key, clk, false, &it) {
 		return 0, 0, 0, ErrNotFound
 	}
-	n, ok := parseDecimal(sh.value(it))
+	n, ok := parseDecimal(sh.value(&it))
 	if !ok {
 		return 0, 0, 0, ErrNotNumeric
 	}
@@ -182,7 +198,8 @@ func (s *Store) incrLocked(sh *shard, clk *clock, key []byte, delta uint64, decr
 	if s.tooLarge(len(key), len(digits)) {
 		return 0, 0, 0, ErrTooLarge
 	}
-	cas, deficit, err = s.putLocked(sh, clk, it, key, digits, nil, it.flags, it.deadline)
+	p := put{tag: it.tag, flags: it.flags, deadline: it.deadline}
+	cas, deficit, err = s.putLocked(sh, clk, &it, key, digits, nil, &p)
 	if deficit > 0 || err != nil {
 		return 0, 0, deficit, err
 	}
