@@ -350,7 +350,9 @@ func TestGoRedisTooLarge(t *testing.T) {
 	if err := rdb.Set(ctx, "k", "old", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	big := strings.Repeat("x", 4000)
+	// One byte more than fits: key "k" + value + the per-item charge is
+	// one byte above MaxItemSize.
+	big := strings.Repeat("x", 4096-len("k")-store.ItemOverhead+1)
 	if err := rdb.Set(ctx, "k", big, 0).Err(); err == nil || err.Error() != errTooLarge {
 		t.Errorf("SET too large = %v, want %q", err, errTooLarge)
 	}

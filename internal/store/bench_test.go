@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -95,5 +96,27 @@ func TestGetDoesNotAllocate(t *testing.T) {
 		s.GetAndTouch(key, 1<<62)
 	}); n != 0 {
 		t.Fatalf("Get/Touch/GetAndTouch allocate %.1f times per run, want 0", n)
+	}
+}
+
+// BenchmarkGetRandom1M reads a million keys in random order, so almost
+// every lookup misses the CPU caches: it measures the dependent memory
+// reads of a lookup rather than the code path.
+func BenchmarkGetRandom1M(b *testing.B) {
+	const n = 1 << 20
+	s := newTestStore(b, Config{MemoryLimit: 1 << 30})
+	keys := benchKeys(n)
+	value := make([]byte, 32)
+	for _, k := range keys {
+		s.Store(ModeSet, k, value, 0, 0, 0)
+	}
+	order := rand.New(rand.NewPCG(1, 2)).Perm(n)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, ok := s.Get(keys[order[i&(n-1)]]); !ok {
+			b.Fatal("miss")
+		}
+		i++
 	}
 }

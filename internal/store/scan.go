@@ -49,8 +49,8 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	slots := sh.index.slots
-	// Start at a random slot, as ranging over a map did, so RandomKey
-	// does not keep returning the same key.
+	// Start at a random slot so RandomKey does not keep returning the
+	// same key.
 	start := rand.IntN(len(slots))
 	var e entry
 	for j := range slots {
@@ -71,7 +71,7 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 
 // RandomKey returns a copy of the key of some live item, or false when the
 // store holds none. Shards are tried from a random one onwards; inside a
-// shard Go's randomised map iteration picks the item.
+// shard the walk over the index starts at a random slot.
 func (s *Store) RandomKey() ([]byte, bool) {
 	start := rand.IntN(len(s.shards))
 	for n := range len(s.shards) {
