@@ -183,7 +183,7 @@ func (s *Store) evictOneLocked(sh *shard, clk *clock, keep *entry) int64 {
 			sh.releaseSegmentLocked(seg) // everything in it is dead or moved
 			continue
 		}
-		decodeHeader(sg.buf, sg.hand, &e)
+		decodeHeader(sg, sg.hand, &e)
 		e.seg = seg
 		sg.hand += e.size()
 		if e.info&infoDead != 0 {

@@ -52,5 +52,5 @@ func Example() {
 	// decr: 0
 	// expired found: false
 	// delete: <nil>
-	// items=1 bytes=43
+	// items=1 bytes=39
 }

@@ -247,7 +247,7 @@ func (s *Store) reclaimLocked(sh *shard, clk *clock, fence uint64, maxItems int,
 				return n, freed
 			}
 			visits--
-			decodeHeader(sh.segs[seg].buf, c.off, &e)
+			decodeHeader(&sh.segs[seg], c.off, &e)
 			e.seg = seg
 			c.off += e.size()
 			if e.info&infoDead != 0 {

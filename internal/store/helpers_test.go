@@ -70,7 +70,7 @@ func recency(s *Store, key string) []string {
 	for seg := sh.oldest; seg != noSeg; seg = sh.segs[seg].next {
 		sg := &sh.segs[seg]
 		for off := sg.hand; off < sg.used; off += e.size() {
-			decodeHeader(sg.buf, off, &e)
+			decodeHeader(sg, off, &e)
 			e.seg = seg
 			if e.info&infoDead == 0 {
 				keys = append(keys, fmt.Sprintf("%s:%d", sh.key(&e), e.freq()))
@@ -183,7 +183,7 @@ func checkShard(t testing.TB, s *Store, i int, sh *shard) (int64, int) {
 		var segLive, ttl uint32
 		off := uint32(0)
 		for off < sg.used {
-			decodeHeader(sg.buf, off, &e)
+			decodeHeader(sg, off, &e)
 			e.seg = seg
 			off += e.size()
 			if e.info&infoDead != 0 {
@@ -241,7 +241,7 @@ func checkShard(t testing.TB, s *Store, i int, sh *shard) (int64, int) {
 		if int(seg) >= len(sh.segs) || off >= sh.segs[seg].used {
 			t.Fatalf("shard %d: slot %d points at %d/%d, outside the segments", i, j, seg, off)
 		}
-		decodeHeader(sh.segs[seg].buf, off, &e)
+		decodeHeader(&sh.segs[seg], off, &e)
 		e.seg = seg
 		if e.info&infoDead != 0 {
 			t.Fatalf("shard %d: slot %d points at a dead record", i, j)

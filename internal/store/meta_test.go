@@ -8,25 +8,26 @@ import (
 )
 
 // TestRecordHeaderSizes guards the per-item budget: a record without a
-// deadline, flags or meta bits and with short key and value has a 15-byte
-// header, and each optional field costs only its own bytes.
+// deadline, flags or meta bits, with a short CAS and short key and value,
+// has an 11-byte header, and each optional field costs only its own bytes.
 func TestRecordHeaderSizes(t *testing.T) {
 	for _, tc := range []struct {
 		layout     uint8
 		klen, vlen int
 		want       int
 	}{
+		{infoCAS32, 14, 100, 11},
+		{infoCAS32, 250, 127, 12},
+		{infoCAS32, 14, 128, 12},
+		{infoCAS32, 14, 1 << 20, 13},
 		{0, 14, 100, 15},
-		{0, 250, 127, 16},
-		{0, 14, 128, 16},
-		{0, 14, 1 << 20, 17},
-		{infoDeadline, 14, 100, 23},
-		{infoFlags, 14, 100, 19},
-		{infoMeta, 14, 100, 16},
-		{presence, 250, 1 << 30, 33},
+		{infoCAS32 | infoDeadline, 14, 100, 19},
+		{infoCAS32 | infoFlags, 14, 100, 15},
+		{infoCAS32 | infoMeta, 14, 100, 12},
+		{presence &^ infoCAS32, 250, 1 << 30, 33},
 	} {
 		if got := hdrSize(tc.layout, tc.klen, tc.vlen); got != tc.want {
-			t.Errorf("hdrSize(%03b, %d, %d) = %d, want %d", tc.layout, tc.klen, tc.vlen, got, tc.want)
+			t.Errorf("hdrSize(%08b, %d, %d) = %d, want %d", tc.layout, tc.klen, tc.vlen, got, tc.want)
 		}
 	}
 }

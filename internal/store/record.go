@@ -7,33 +7,37 @@ import (
 
 // ItemOverhead is the memory one item is charged beyond
 // len(key)+len(value). It is the measured cost of the layout below
-// (TestItemOverheadMatchesHeap checks charge >= measured >= 70% of charge):
+// (TestItemOverheadMatchesHeap):
 //
-//	record header                  15 B  (info, CAS, access time, two one-byte
-//	                                      lengths; +8 with a deadline, +4 with
-//	                                      flags, +1 with meta bits, +1-4 for
-//	                                      longer lengths)
+//	record header                  11 B  (info, short CAS, access time, two
+//	                                      one-byte lengths; +8 with a deadline,
+//	                                      +4 with flags, +1 with meta bits,
+//	                                      +4 with a long CAS, +1-4 for longer
+//	                                      lengths)
 //	index slot                   9-12 B  (8 B at a load between 0.58 and 0.875)
 //	segment slack                 0-4 B  (the unfilled tail of each shard's
 //	                                      open segment, spread over its items)
 //
-// which comes to 26-32 B for an item without a deadline and 34-40 B with
-// one. The charge covers the case with a deadline, so MemoryLimit bounds the
-// real footprint whichever items are stored.
+// which comes to 22-26 B for an item without a deadline and 31-34 B with
+// one. The charge is the cost of an item with a deadline, rounded up, so
+// MemoryLimit bounds the real footprint whichever items are stored; items
+// without one are over-charged by about a third. (One constant cannot be
+// close to both: the deadline, 8 of the 12 bytes an item's metadata used
+// to take in a fixed struct, is now an optional field.)
 //
 // Dead records (overwritten, deleted or evicted values) stay in their
 // segment until compaction or the eviction walk reaches them; that slack is
 // proportional to the data, not to the item count, so it is not in the
 // constant.
-const ItemOverhead = 38
+const ItemOverhead = 34
 
 // A record is an item: its metadata, key and value, appended to a segment.
 // The header is variable-length, so fields that are zero cost nothing:
 //
-//	+------+---------+-----------+------------+---------+--------+------+------+-----+-------+
-//	| info | CAS     | atime     | [deadline] | [flags] | [meta] | klen | vlen | key | value |
-//	| 1 B  | 8 B LE  | 4 B LE, s | 8 B LE, ns | 4 B LE  | 1 B    | uvarint     |     |       |
-//	+------+---------+-----------+------------+---------+--------+------+------+-----+-------+
+//	+------+-------+-----------+------------+---------+--------+------+------+-----+-------+
+//	| info | CAS   | atime     | [deadline] | [flags] | [meta] | klen | vlen | key | value |
+//	| 1 B  | 4/8 B | 4 B LE, s | 8 B LE, ns | 4 B LE  | 1 B    | uvarint     |     |       |
+//	+------+-------+-----------+------------+---------+--------+------+------+-----+-------+
 //
 // The info byte says which optional fields are present and holds the
 // per-item bits:
@@ -46,12 +50,23 @@ const ItemOverhead = 38
 //	bit 4    fetched: read by a get-type command since it was stored
 //	bits 5-6 access count (0-3): raised by every use, lowered each time the
 //	         eviction walk passes the record (see evict.go)
+//	bit 7    short CAS: the CAS is 4 B, the token minus the segment's base
+//	         token, instead of the whole 8 B token
+//
+// The CAS is the one field every record needs that is mostly redundant:
+// tokens come from one counter, so the records of a segment, written one
+// after the other, carry tokens close to each other. A segment's base
+// token is the token of its first record, and a record whose token is at
+// most 2^32-1 above it stores only the difference. Records that cannot
+// (copied forward with an older token, or given a client's token with
+// meta E) store all 8 bytes.
 //
 // Only the header is ever written after a record is built (info, CAS,
-// atime, a deadline that stays present), under the shard lock; key and
-// value bytes never change, so a value handed out without the lock stays
-// valid. A change that adds or removes an optional field rewrites the
-// record into the open segment.
+// atime, a deadline that stays present, the meta byte), under the shard
+// lock; key and value bytes never change, so a value handed out without
+// the lock stays valid. A change that adds or removes an optional field,
+// or a CAS that no longer fits the short form, rewrites the record into
+// the open segment.
 
 // Bits of the info byte.
 const (
@@ -63,9 +78,10 @@ const (
 	freqShift    = 5
 	infoFreq     = 3 << freqShift
 	maxFreq      = 3
+	infoCAS32    = 1 << 7
 
 	// presence is the part of the info byte that fixes the header's layout.
-	presence = infoDeadline | infoFlags | infoMeta
+	presence = infoDeadline | infoFlags | infoMeta | infoCAS32
 )
 
 // Bits of the meta byte.
@@ -75,12 +91,11 @@ const (
 	metaBinaryKey             // stored with a base64 (b) key: k returns it encoded
 )
 
-// Fixed offsets in the header.
+// casAt is where the CAS starts; minHdr is the shortest header: info,
+// short CAS, atime and two one-byte lengths.
 const (
-	casAt   = 1
-	atimeAt = 9
-	optAt   = 13 // the first optional field
-	minHdr  = optAt + 2
+	casAt  = 1
+	minHdr = 1 + 4 + 4 + 2
 )
 
 // entry is a record's header decoded, plus where the record is. Code under
@@ -117,9 +132,13 @@ func (e *entry) setFreq(f uint8) {
 // used records a use: the access count goes up by one.
 func (e *entry) used() { e.setFreq(e.freq() + 1) }
 
-// layout is the presence bits the entry's fields need.
-func (e *entry) layout() uint8 {
+// layout is the presence bits the entry's fields need in a segment whose
+// base token is base.
+func (e *entry) layout(base uint64) uint8 {
 	var p uint8
+	if fitsCAS32(e.cas, base) {
+		p |= infoCAS32
+	}
 	if e.deadline != 0 {
 		p |= infoDeadline
 	}
@@ -132,6 +151,11 @@ func (e *entry) layout() uint8 {
 	return p
 }
 
+// fitsCAS32 reports whether cas can be stored as a difference from base.
+func fitsCAS32(cas, base uint64) bool {
+	return cas >= base && cas-base <= 1<<32-1
+}
+
 // size is the length of the whole record.
 func (e *entry) size() uint32 {
 	return e.body - e.off + e.klen + e.vlen
@@ -140,6 +164,9 @@ func (e *entry) size() uint32 {
 // hdrSize is the header length of a record with this layout and lengths.
 func hdrSize(layout uint8, klen, vlen int) int {
 	n := minHdr - 2 + uvarintLen(uint64(klen)) + uvarintLen(uint64(vlen))
+	if layout&infoCAS32 == 0 {
+		n += 4
+	}
 	if layout&infoDeadline != 0 {
 		n += 8
 	}
@@ -156,14 +183,15 @@ func uvarintLen(v uint64) int {
 	return (bits.Len64(v|1) + 6) / 7
 }
 
-// encodeHeader writes e's header, with the layout e's fields need, to the
-// start of b and returns its length. e.klen and e.vlen must be set.
-func encodeHeader(b []byte, e *entry) int {
-	e.info = e.info&^presence | e.layout()
+// encodeHeader writes e's header with the given layout to the start of b,
+// for a segment whose base token is base, and returns its length. e.klen
+// and e.vlen must be set; e.info takes the layout.
+func encodeHeader(b []byte, e *entry, layout uint8, base uint64) int {
+	e.info = e.info&^presence | layout
 	b[0] = e.info
-	binary.LittleEndian.PutUint64(b[casAt:], e.cas)
-	binary.LittleEndian.PutUint32(b[atimeAt:], e.atime)
-	p := optAt
+	p := putCAS(b, e, base)
+	binary.LittleEndian.PutUint32(b[p:], e.atime)
+	p += 4
 	if e.info&infoDeadline != 0 {
 		binary.LittleEndian.PutUint64(b[p:], uint64(e.deadline))
 		p += 8
@@ -181,19 +209,37 @@ func encodeHeader(b []byte, e *entry) int {
 	return p
 }
 
-// decodeHeader reads the header of the record at buf[off:] into e (all
-// fields but tag). It trusts the bytes: segments are written only by this
-// package.
-func decodeHeader(buf []byte, off uint32, e *entry) {
-	b := buf[off:]
+// putCAS writes e's token in the form e.info says and returns where the
+// access time goes.
+func putCAS(b []byte, e *entry, base uint64) int {
+	if e.info&infoCAS32 != 0 {
+		binary.LittleEndian.PutUint32(b[casAt:], uint32(e.cas-base))
+		return casAt + 4
+	}
+	binary.LittleEndian.PutUint64(b[casAt:], e.cas)
+	return casAt + 8
+}
+
+// decodeHeader reads the header of the record at sg.buf[off:] into e (all
+// fields but seg and tag). It trusts the bytes: segments are written only
+// by this package.
+func decodeHeader(sg *segment, off uint32, e *entry) {
+	b := sg.buf[off:]
 	info := b[0]
 	e.off = off
 	e.info = info
-	e.cas = binary.LittleEndian.Uint64(b[casAt:])
-	e.atime = binary.LittleEndian.Uint32(b[atimeAt:])
-	p := optAt
+	var p int
+	if info&infoCAS32 != 0 {
+		e.cas = sg.baseCAS + uint64(binary.LittleEndian.Uint32(b[casAt:]))
+		p = casAt + 4
+	} else {
+		e.cas = binary.LittleEndian.Uint64(b[casAt:])
+		p = casAt + 8
+	}
+	e.atime = binary.LittleEndian.Uint32(b[p:])
+	p += 4
 	e.deadline, e.flags, e.meta = 0, 0, 0
-	if info&presence != 0 {
+	if info&(infoDeadline|infoFlags|infoMeta) != 0 {
 		if info&infoDeadline != 0 {
 			e.deadline = int64(binary.LittleEndian.Uint64(b[p:]))
 			p += 8
@@ -226,16 +272,27 @@ func decodeHeader(buf []byte, off uint32, e *entry) {
 	e.body = off + uint32(p)
 }
 
+// fitsInPlace reports whether e's fields can be written over its record
+// without changing the record's layout: the same optional fields, and a
+// token that still fits the record's CAS form.
+func fitsInPlace(sg *segment, e *entry) bool {
+	want := e.layout(sg.baseCAS)
+	have := e.info & presence
+	if have&infoCAS32 == 0 {
+		want &^= infoCAS32 // a long CAS holds any token
+	}
+	return want == have
+}
+
 // writeInPlace writes the header fields that may change without moving
 // the record (info, CAS, atime, a deadline already present, the meta byte
-// already present) to the record at buf[e.off:]. The layout must be the
-// one the record was built with.
-func writeInPlace(buf []byte, e *entry) {
-	b := buf[e.off:]
+// already present) to the record at sg.buf[e.off:]. fitsInPlace must hold.
+func writeInPlace(sg *segment, e *entry) {
+	b := sg.buf[e.off:]
 	b[0] = e.info
-	binary.LittleEndian.PutUint64(b[casAt:], e.cas)
-	binary.LittleEndian.PutUint32(b[atimeAt:], e.atime)
-	p := optAt
+	p := putCAS(b, e, sg.baseCAS)
+	binary.LittleEndian.PutUint32(b[p:], e.atime)
+	p += 4
 	if e.info&infoDeadline != 0 {
 		binary.LittleEndian.PutUint64(b[p:], uint64(e.deadline))
 		p += 8
@@ -246,4 +303,12 @@ func writeInPlace(buf []byte, e *entry) {
 	if e.info&infoMeta != 0 {
 		b[p] = e.meta
 	}
+}
+
+// atimeAt is where the access time of a record with this info byte is.
+func atimeAt(info uint8) int {
+	if info&infoCAS32 != 0 {
+		return casAt + 4
+	}
+	return casAt + 8
 }

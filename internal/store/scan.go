@@ -59,7 +59,7 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 			continue
 		}
 		e.seg = slotSeg(v)
-		decodeHeader(sh.segs[e.seg].buf, slotOff(v), &e)
+		decodeHeader(&sh.segs[e.seg], slotOff(v), &e)
 		if s.stateOf(&e, &clk) != live {
 			continue
 		}

@@ -55,6 +55,8 @@ type segment struct {
 	hand uint32 // the eviction walk's position, in the oldest segment
 	ttl  uint32 // live records with a deadline
 
+	baseCAS uint64 // the token of its first record; short CAS fields are relative to it
+
 	minDeadline int64  // at most the earliest deadline of a live record
 	minCAS      uint64 // at most the lowest CAS token of a live record
 
@@ -68,25 +70,47 @@ func (sg *segment) mayHoldDead(now int64, fence uint64) bool {
 	return sg.ttl > 0 && sg.minDeadline <= now || sg.minCAS <= fence
 }
 
-// allocLocked appends an n-byte record and returns where it is.
-func (sh *shard) allocLocked(n int) (seg, off uint32, rec []byte) {
+// placeLocked finds room for a record of e with a key of klen and a value
+// of vlen bytes and counts it in the segment: in the open segment if it
+// fits there, else in a new one (its own if it is larger than bigRecord).
+// It chooses the record's layout, the short CAS form whenever the token
+// fits the segment's base, and returns where the record goes, its layout
+// and the segment's base token.
+func (sh *shard) placeLocked(e *entry, klen, vlen int) (seg, off uint32, rec []byte, layout uint8, base uint64) {
+	fields := e.layout(0) &^ infoCAS32
+	short := fields | infoCAS32
+	n := hdrSize(short, klen, vlen) + klen + vlen // in a new segment, whose base is e.cas
 	if n > bigRecord {
 		seg = sh.newSegmentLocked(n)
 		sg := &sh.segs[seg]
-		sg.big, sg.used, sg.live = true, uint32(n), uint32(n)
-		return seg, 0, sg.buf
+		sg.big, sg.used, sg.live, sg.baseCAS = true, uint32(n), uint32(n), e.cas
+		return seg, 0, sg.buf, short, e.cas
 	}
-	if sh.active == noSeg || len(sh.segs[sh.active].buf)-int(sh.segs[sh.active].used) < n {
+	if sh.active != noSeg {
+		sg := &sh.segs[sh.active]
+		base = sg.baseCAS
+		if sg.used == 0 {
+			base = e.cas
+		}
+		layout = fields
+		if fitsCAS32(e.cas, base) {
+			layout = short
+		}
+		if m := hdrSize(layout, klen, vlen) + klen + vlen; len(sg.buf)-int(sg.used) >= m {
+			off = sg.used
+			sg.used += uint32(m)
+			sg.live += uint32(m)
+			sg.baseCAS = base
+			return sh.active, off, sg.buf[off : off+uint32(m)], layout, base
+		}
 		sh.sealActiveLocked()
-		size := 1 << bits.Len64(uint64(sh.segBytes/8))
-		size = min(max(size, minSegment), maxSegment)
-		sh.active = sh.newSegmentLocked(max(size, n))
 	}
+	size := 1 << bits.Len64(uint64(sh.segBytes/8))
+	size = min(max(size, minSegment), maxSegment)
+	sh.active = sh.newSegmentLocked(max(size, n))
 	sg := &sh.segs[sh.active]
-	off = sg.used
-	sg.used += uint32(n)
-	sg.live += uint32(n)
-	return sh.active, off, sg.buf[off : off+uint32(n)]
+	sg.used, sg.live, sg.baseCAS = uint32(n), uint32(n), e.cas
+	return sh.active, 0, sg.buf[:n], short, e.cas
 }
 
 // newSegmentLocked allocates a segment of size bytes in a free slot and
@@ -176,9 +200,8 @@ func (sh *shard) releaseSegmentLocked(seg uint32) {
 // are never overwritten, so they stay readable while the new one is built.
 func (sh *shard) appendLocked(e *entry, key, a, b []byte) {
 	e.klen, e.vlen = uint32(len(key)), uint32(len(a)+len(b))
-	n := hdrSize(e.layout(), len(key), len(a)+len(b)) + len(key) + len(a) + len(b)
-	seg, off, rec := sh.allocLocked(n)
-	h := encodeHeader(rec, e)
+	seg, off, rec, layout, base := sh.placeLocked(e, len(key), len(a)+len(b))
+	h := encodeHeader(rec, e, layout, base)
 	i := h + copy(rec[h:], key)
 	i += copy(rec[i:], a)
 	copy(rec[i:], b)
@@ -271,11 +294,10 @@ func (sh *shard) compactOneLocked() bool {
 	if victim == noSeg {
 		return false
 	}
-	sg := &sh.segs[victim]
-	buf, used := sg.buf, sg.used
+	used := sh.segs[victim].used
 	var e entry
 	for off := uint32(0); off < used; {
-		decodeHeader(buf, off, &e)
+		decodeHeader(&sh.segs[victim], off, &e)
 		e.seg = victim
 		off += e.size()
 		if e.info&infoDead == 0 {
@@ -288,17 +310,18 @@ func (sh *shard) compactOneLocked() bool {
 	return true
 }
 
-// moveLocked copies e's record, with e's info byte, to the open segment,
-// points the index at the copy and marks the original dead, leaving its
-// segment in place for the caller to drop. e (with its tag set) then
-// describes the copy.
+// moveLocked copies e's record, with e's info byte, to the open segment
+// (its header re-encoded for the new segment's base token), points the
+// index at the copy and marks the original dead, leaving its segment in
+// place for the caller to drop. e (with its tag set) then describes the
+// copy.
 func (sh *shard) moveLocked(e *entry) {
 	from := *e
-	n := e.size()
-	seg, off, rec := sh.allocLocked(int(n))
-	copy(rec, sh.segs[from.seg].buf[from.off:from.off+n])
-	rec[0] = e.info
-	e.seg, e.off, e.body = seg, off, off+(from.body-from.off)
+	src := sh.segs[from.seg].buf
+	seg, off, rec, layout, base := sh.placeLocked(e, int(e.klen), int(e.vlen))
+	h := encodeHeader(rec, e, layout, base)
+	copy(rec[h:], src[from.body:from.body+from.klen+from.vlen])
+	e.seg, e.off, e.body = seg, off, off+uint32(h)
 	sh.noteLiveLocked(e)
 	sh.index.replace(e.tag, loc(from.seg, from.off), loc(seg, off))
 	sh.killLocked(&from)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"math"
 	"sync"
@@ -84,9 +85,9 @@ func (sh *shard) findLocked(h uint64, key []byte, e *entry) bool {
 		}
 		if slotTag(v) == tag {
 			seg := slotSeg(v)
-			buf := sh.segs[seg].buf
-			decodeHeader(buf, slotOff(v), e)
-			if int(e.klen) == len(key) && bytes.Equal(buf[e.body:e.body+e.klen], key) {
+			sg := &sh.segs[seg]
+			decodeHeader(sg, slotOff(v), e)
+			if int(e.klen) == len(key) && bytes.Equal(sg.buf[e.body:e.body+e.klen], key) {
 				e.seg, e.tag = seg, tag
 				return true
 			}
@@ -127,11 +128,11 @@ func (sh *shard) removeLocked(e *entry) {
 
 // commitLocked writes e's changed header fields back. Changes that keep
 // the layout (access bits, CAS, access time, a deadline that stays set)
-// are written in place; one that adds or drops a field rewrites the record
-// into the open segment.
+// are written in place; one that adds or drops a field, or a token that
+// no longer fits a short CAS, rewrites the record into the open segment.
 func (sh *shard) commitLocked(e *entry) {
-	if e.info&presence == e.layout() {
-		writeInPlace(sh.segs[e.seg].buf, e)
+	if sg := &sh.segs[e.seg]; fitsInPlace(sg, e) {
+		writeInPlace(sg, e)
 		sh.lowerSummaryLocked(e)
 		return
 	}
@@ -149,10 +150,7 @@ func (sh *shard) markUsedLocked(e *entry, sec uint32) {
 	e.atime = sec
 	buf := sh.segs[e.seg].buf[e.off:]
 	buf[0] = e.info
-	buf[atimeAt] = byte(sec)
-	buf[atimeAt+1] = byte(sec >> 8)
-	buf[atimeAt+2] = byte(sec >> 16)
-	buf[atimeAt+3] = byte(sec >> 24)
+	binary.LittleEndian.PutUint32(buf[atimeAt(e.info):], sec)
 }
 
 // clearLocked drops every item at once by swapping in empty tables, and
