@@ -143,14 +143,20 @@ func (sh *shard) commitLocked(e *entry) {
 
 // markUsedLocked records a read of e at sec: an access for the eviction
 // walk, fetched, and the access time. Only the info byte and atime change,
-// in place.
+// in place, and only when they do change: a hot item read many times a
+// second is then not written at all, so its cache line stays clean.
 func (sh *shard) markUsedLocked(e *entry, sec uint32) {
-	e.info |= infoFetched
-	e.used()
-	e.atime = sec
+	info := e.info | infoFetched
+	if f := e.freq(); f < maxFreq {
+		info += 1 << freqShift
+	}
+	if info == e.info && sec == e.atime {
+		return
+	}
+	e.info, e.atime = info, sec
 	buf := sh.segs[e.seg].buf[e.off:]
-	buf[0] = e.info
-	binary.LittleEndian.PutUint32(buf[atimeAt(e.info):], sec)
+	buf[0] = info
+	binary.LittleEndian.PutUint32(buf[atimeAt(info):], sec)
 }
 
 // clearLocked drops every item at once by swapping in empty tables, and
