@@ -148,8 +148,10 @@ func (s *Store) reserveLocked(sh *shard, clk *clock, need int64, keep *entry) (d
 // none can.
 func (s *Store) reclaimOneLocked(sh *shard, clk *clock) int64 {
 	fence := s.fence.Load()
-	if sh.nextExpiry.Load() == math.MaxInt64 && sh.sweptFence.Load() >= fence {
-		return 0
+	if sh.sweptFence.Load() >= fence {
+		if next := sh.nextExpiry.Load(); next == math.MaxInt64 || next > clk.now() {
+			return 0
+		}
 	}
 	_, freed := s.reclaimLocked(sh, clk, fence, 1, math.MaxInt64)
 	return freed

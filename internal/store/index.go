@@ -115,8 +115,13 @@ func (ix *index) grow() {
 	}
 }
 
-// where returns the position of slot v, which must be in the index.
-func (ix *index) where(v uint64) int {
+// where returns the position of slot v, which must be in the index. hint
+// is where a lookup found it (or -1): right unless the table has changed
+// since, which a write that evicted may have done.
+func (ix *index) where(v uint64, hint int32) int {
+	if hint >= 0 && int(hint) < len(ix.slots) && ix.slots[hint] == v {
+		return int(hint)
+	}
 	for i := ix.home(slotTag(v)); ; i = ix.next(i) {
 		switch ix.slots[i] {
 		case v:
@@ -128,13 +133,13 @@ func (ix *index) where(v uint64) int {
 }
 
 // replace points the slot of a moved record at its new location.
-func (ix *index) replace(tag uint32, from, to uint64) {
-	ix.slots[ix.where(slotOf(tag, from))] = slotOf(tag, to)
+func (ix *index) replace(tag uint32, from, to uint64, hint int32) {
+	ix.slots[ix.where(slotOf(tag, from), hint)] = slotOf(tag, to)
 }
 
 // remove deletes slot v and shifts the rest of its run back.
-func (ix *index) remove(v uint64) {
-	i := ix.where(v)
+func (ix *index) remove(v uint64, hint int32) {
+	i := ix.where(v, hint)
 	for j := ix.next(i); ; j = ix.next(j) {
 		w := ix.slots[j]
 		if w == 0 || ix.dist(j, w) == 0 {

@@ -71,11 +71,11 @@ func TestIndexProbeLengths(t *testing.T) {
 	}
 	r.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
 	for i, v := range slots[:150_000] {
-		ix.remove(v)
+		ix.remove(v, -1)
 		delete(present, slotTag(v))
 		if i%50_000 == 0 {
 			for _, w := range slots[i+1:] {
-				ix.where(w) // panics if lost
+				ix.where(w, -1) // panics if lost
 			}
 		}
 	}

@@ -106,6 +106,7 @@ type entry struct {
 	seg, off uint32 // the record: segment number and offset of its header
 	body     uint32 // offset of the key in the segment
 	tag      uint32 // the key's index tag
+	pos      int32  // where findLocked found its slot, a hint for replace and remove; -1 if unknown
 	info     uint8
 	meta     uint8
 	flags    uint32
@@ -226,7 +227,7 @@ func putCAS(b []byte, e *entry, base uint64) int {
 func decodeHeader(sg *segment, off uint32, e *entry) {
 	b := sg.buf[off:]
 	info := b[0]
-	e.off = off
+	e.off, e.pos = off, -1
 	e.info = info
 	var p int
 	if info&infoCAS32 != 0 {

@@ -323,7 +323,7 @@ func (sh *shard) moveLocked(e *entry) {
 	copy(rec[h:], src[from.body:from.body+from.klen+from.vlen])
 	e.seg, e.off, e.body = seg, off, off+uint32(h)
 	sh.noteLiveLocked(e)
-	sh.index.replace(e.tag, loc(from.seg, from.off), loc(seg, off))
+	sh.index.replace(e.tag, loc(from.seg, from.off), loc(seg, off), from.pos)
 	sh.killLocked(&from)
 	sh.moves++
 }

@@ -88,7 +88,7 @@ func (sh *shard) findLocked(h uint64, key []byte, e *entry) bool {
 			sg := &sh.segs[seg]
 			decodeHeader(sg, slotOff(v), e)
 			if int(e.klen) == len(key) && bytes.Equal(sg.buf[e.body:e.body+e.klen], key) {
-				e.seg, e.tag = seg, tag
+				e.seg, e.tag, e.pos = seg, tag, int32(i)
 				return true
 			}
 		} else if ix.dist(i, v) < d {
@@ -114,14 +114,14 @@ func (sh *shard) insertLocked(e *entry, key, a, b []byte) {
 // old's, which it frees. e and old are distinct entries of the same key.
 func (sh *shard) replaceLocked(e *entry, key, a, b []byte, old *entry) {
 	sh.appendLocked(e, key, a, b)
-	sh.index.replace(e.tag, loc(old.seg, old.off), loc(e.seg, e.off))
+	sh.index.replace(e.tag, loc(old.seg, old.off), loc(e.seg, e.off), old.pos)
 	sh.freeRecordLocked(old)
 }
 
 // removeLocked takes e out of the index, frees its record and takes it out
 // of the shard's byte count. The caller settles the global count.
 func (sh *shard) removeLocked(e *entry) {
-	sh.index.remove(slotOf(e.tag, loc(e.seg, e.off)))
+	sh.index.remove(slotOf(e.tag, loc(e.seg, e.off)), e.pos)
 	sh.bytes -= e.cost()
 	sh.freeRecordLocked(e)
 }
