@@ -35,7 +35,6 @@ const (
 	segBits  = 20 // segments per shard: 64 GiB of full segments
 	tagBits  = 64 - segBits - offBits
 	tagShift = segBits + offBits
-	locMask  = 1<<tagShift - 1
 	maxSegs  = 1 << segBits
 
 	minIndex = 16

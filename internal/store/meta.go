@@ -24,7 +24,7 @@ type MetaItem struct {
 
 // GetOptions modify MetaGet.
 type GetOptions struct {
-	NoBump         bool  // u: no LRU bump, no hit or access-time update
+	NoBump         bool  // u: no recency bump (access count), no hit or access-time update
 	Touch          bool  // T: set the deadline to Deadline
 	Deadline       int64 // Unix ns, for Touch
 	Vivify         bool  // N: on a miss create an empty item with VivifyDeadline
