@@ -183,9 +183,20 @@ func (c *conn) waitForCommand(wait func() (byte, error)) error {
 	return nil
 }
 
-// armCommand (re)sets the command deadline. Called after every complete
-// command, it touches the timer only once per half timeout, so a busy
-// pipelined stream pays a clock read per command and a timer reset rarely,
+// commandsDone records that the commands parsed since the last flush are
+// complete: it stamps lastCmd and re-arms the command deadline. The
+// connection loops call it where they flush, once per batch rather than
+// once per command, so a pipelined batch reads the clock once (the clock
+// read was 6 % of the server's CPU at P=16 when it was per command).
+func (c *conn) commandsDone() {
+	now := time.Now().UnixNano()
+	c.lastCmd.Store(now)
+	c.armCommand(now)
+}
+
+// armCommand (re)sets the command deadline. Called after every batch of
+// complete commands, it touches the timer only once per half timeout, so a
+// busy pipelined stream pays a clock read per batch and a timer reset rarely,
 // while any one command still gets at least half the timeout.
 func (c *conn) armCommand(now int64) {
 	t := c.srv.cfg.CommandTimeout

@@ -29,6 +29,9 @@ func (c *conn) serveMemcache() error {
 	pending := 0 // commands answered since the last flush
 	for {
 		if r.Buffered() == 0 {
+			if pending > 0 {
+				c.commandsDone()
+			}
 			if w.Buffered() > 0 {
 				if err := w.Flush(); err != nil {
 					return err
@@ -43,6 +46,7 @@ func (c *conn) serveMemcache() error {
 			}
 		} else if pending >= s.cfg.ReqsPerEvent {
 			c.stats.add(statConnYields, 1)
+			c.commandsDone()
 			if err := w.Flush(); err != nil {
 				return err
 			}
@@ -73,9 +77,6 @@ func (c *conn) serveMemcache() error {
 			pending++
 			continue
 		}
-		now := time.Now().UnixNano()
-		c.lastCmd.Store(now)
-		c.armCommand(now)
 		if req.Command == memcache.CmdQuit {
 			return w.Flush()
 		}

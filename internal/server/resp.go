@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"strconv"
-	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/store"
@@ -68,6 +67,9 @@ func (c *conn) serveRESP() error {
 	pending := 0
 	for {
 		if rc.r.Buffered() == 0 {
+			if pending > 0 {
+				c.commandsDone()
+			}
 			if rc.w.Buffered() > 0 {
 				if err := rc.w.Flush(); err != nil {
 					return err
@@ -82,6 +84,7 @@ func (c *conn) serveRESP() error {
 			}
 		} else if pending >= s.cfg.ReqsPerEvent {
 			c.stats.add(statConnYields, 1)
+			c.commandsDone()
 			if err := rc.w.Flush(); err != nil {
 				return err
 			}
@@ -99,9 +102,6 @@ func (c *conn) serveRESP() error {
 		if len(argv) == 0 {
 			continue // empty inline line, "*0" or "*-1": Redis skips them
 		}
-		now := time.Now().UnixNano()
-		c.lastCmd.Store(now)
-		c.armCommand(now)
 		rc.dispatch(argv)
 		pending++
 		if rc.quit {
