@@ -97,11 +97,17 @@ func newBatchIter(data []byte) (batchIter, error) {
 	if len(data) < batchHeaderLen {
 		return batchIter{}, errBadBatch
 	}
-	return batchIter{
+	it := batchIter{
 		data:  data[batchHeaderLen:],
 		seq:   binary.LittleEndian.Uint64(data),
 		count: binary.LittleEndian.Uint32(data[8:]),
-	}, nil
+	}
+	// Every entry's sequence number must fit a trailer, or it would be
+	// silently cut to 56 bits and order wrongly against older writes.
+	if it.seq > maxSeq || uint64(it.count) > maxSeq-it.seq+1 {
+		return batchIter{}, fmt.Errorf("%w: sequence numbers %d+%d out of range", errBadBatch, it.seq, it.count)
+	}
+	return it, nil
 }
 
 // next returns the next entry and its sequence number; ok is false at the end.

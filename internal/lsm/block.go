@@ -152,7 +152,10 @@ func (it *blockIter) decodeAt(off int) bool {
 		}
 		h = n1 + n2 + n3
 	}
-	if shared > uint64(len(it.key)) || unshared > uint64(len(p)-h) || vlen > uint64(len(p)-h)-unshared {
+	if shared > uint64(len(it.key)) || unshared > uint64(len(p)-h) || vlen > uint64(len(p)-h)-unshared ||
+		shared+unshared < trailerLen {
+		// Every key in a block is an internal key; a shorter one would
+		// make the comparisons of a seek slice out of range.
 		return it.corrupt()
 	}
 	it.key = append(it.key[:shared], p[h:h+int(unshared)]...)
@@ -168,6 +171,17 @@ func (it *blockIter) corrupt() bool {
 	it.valid = false
 	it.err = ErrCorrupt
 	return false
+}
+
+// seekRestart decodes the entry at restart point i. A restart offset outside
+// the entries is corruption, not the end of the block.
+func (it *blockIter) seekRestart(i int) bool {
+	it.key = it.key[:0]
+	off := it.restart(i)
+	if off >= len(it.data) {
+		return it.corrupt()
+	}
+	return it.decodeAt(off)
 }
 
 func (it *blockIter) first() bool {
@@ -188,14 +202,8 @@ func (it *blockIter) seekGE(target []byte, cmp func(a, b []byte) int) bool {
 	lo, hi := 0, it.nrestart-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		off := it.restart(mid)
-		it.key = it.key[:0]
-		if !it.decodeAt(off) {
-			if it.err != nil {
-				return false
-			}
-			hi = mid - 1
-			continue
+		if !it.seekRestart(mid) {
+			return false
 		}
 		if cmp(it.key, target) < 0 {
 			lo = mid
@@ -203,8 +211,7 @@ func (it *blockIter) seekGE(target []byte, cmp func(a, b []byte) int) bool {
 			hi = mid - 1
 		}
 	}
-	it.key = it.key[:0]
-	if !it.decodeAt(it.restart(lo)) {
+	if !it.seekRestart(lo) {
 		return false
 	}
 	for cmp(it.key, target) < 0 {
@@ -221,7 +228,7 @@ func (it *blockIter) seekGE(target []byte, cmp func(a, b []byte) int) bool {
 // hottest loop of a Get.
 func (it *blockIter) seekUser(ukey []byte, seq uint64) bool {
 	target := makeTrailer(seq, kindMax)
-	less := func(k []byte) bool { // k < (ukey, target)
+	less := func(k []byte) bool { // k < (ukey, target); decodeAt saw len(k) >= trailerLen
 		if c := bytes.Compare(k[:len(k)-trailerLen], ukey); c != 0 {
 			return c < 0
 		}
@@ -230,16 +237,8 @@ func (it *blockIter) seekUser(ukey []byte, seq uint64) bool {
 	lo, hi := 0, it.nrestart-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		it.key = it.key[:0]
-		if !it.decodeAt(it.restart(mid)) {
-			if it.err != nil {
-				return false
-			}
-			hi = mid - 1
-			continue
-		}
-		if len(it.key) < trailerLen {
-			return it.corrupt()
+		if !it.seekRestart(mid) {
+			return false
 		}
 		if less(it.key) {
 			lo = mid
@@ -247,14 +246,10 @@ func (it *blockIter) seekUser(ukey []byte, seq uint64) bool {
 			hi = mid - 1
 		}
 	}
-	it.key = it.key[:0]
-	if !it.decodeAt(it.restart(lo)) {
+	if !it.seekRestart(lo) {
 		return false
 	}
 	for {
-		if len(it.key) < trailerLen {
-			return it.corrupt()
-		}
 		if !less(it.key) {
 			return true
 		}

@@ -80,7 +80,9 @@ func decodeBloom(b []byte) (bloomFilter, bool) {
 	}
 	n := binary.LittleEndian.Uint32(b[len(b)-4:])
 	k := int(b[len(b)-5])
-	if uint64(n)*bloomLineBytes != uint64(len(b)-bloomTrailer) || k < 1 || k > 30 {
+	// Zero lines would leave mayContain no line to probe; the writer
+	// always writes at least one.
+	if n == 0 || uint64(n)*bloomLineBytes != uint64(len(b)-bloomTrailer) || k < 1 || k > 30 {
 		return bloomFilter{}, false
 	}
 	return bloomFilter{lines: b[:len(b)-bloomTrailer], nlines: n, k: k}, true

@@ -230,9 +230,15 @@ func loadTable(f vfs.File, num uint64, cache *blockCache) (*table, error) {
 	return t, nil
 }
 
+// inFile reports whether block h and its checksum lie inside the file,
+// written so that handles near 2^64 cannot wrap around the check.
+func (t *table) inFile(h blockHandle) bool {
+	return h.n <= t.size && h.off <= t.size-h.n && t.size-h.n-h.off >= blockTrailerLen
+}
+
 // readRaw reads and verifies one block, bypassing the cache.
 func (t *table) readRaw(h blockHandle) ([]byte, error) {
-	if h.off+h.n+blockTrailerLen > t.size {
+	if !t.inFile(h) {
 		return nil, corruptf(t.num, h.off, "block handle beyond end of file")
 	}
 	buf := make([]byte, h.n+blockTrailerLen)
@@ -314,7 +320,24 @@ func (t *table) get(ukey []byte, h uint64, seq uint64, bloomUseful *int64) (kind
 	if !bytes.Equal(userKey(bi.key), ukey) {
 		return 0, nil, false, nil
 	}
+	if !entryOK(bi.key, bi.val) {
+		return 0, nil, false, corruptf(t.num, bh.off, "bad entry kind or expiry")
+	}
 	return kindOf(trailer(bi.key)), bi.val, true, nil
+}
+
+// entryOK reports whether an entry's kind is known and, for an expiring
+// value, whether the value holds its 8-byte expiry: what the readers above
+// a table take for granted. (Block decoding already ensures the key holds a
+// trailer.)
+func entryOK(ikey, value []byte) bool {
+	switch kindOf(trailer(ikey)) {
+	case kindSet, kindDelete:
+		return true
+	case kindSetExpiring:
+		return len(value) >= 8
+	}
+	return false
 }
 
 func (t *table) close() error { return t.f.Close() }
@@ -364,10 +387,10 @@ func (it *tableIter) loadBlock() bool {
 }
 
 func (it *tableIter) readAhead(h blockHandle) ([]byte, error) {
-	end := h.off + h.n + blockTrailerLen
-	if end > it.t.size {
+	if !it.t.inFile(h) {
 		return nil, corruptf(it.t.num, h.off, "block handle beyond end of file")
 	}
+	end := h.off + h.n + blockTrailerLen
 	if h.off < it.raOff || end > it.raOff+uint64(len(it.ra)) {
 		n := max(uint64(readaheadBytes), h.n+blockTrailerLen)
 		n = min(n, it.t.size-h.off)
@@ -383,7 +406,8 @@ func (it *tableIter) readAhead(h blockHandle) ([]byte, error) {
 	return verifyBlock(it.t.num, h, it.ra[h.off-it.raOff:end-it.raOff])
 }
 
-// skipEmpty moves to the next block while the current one is exhausted.
+// settle moves to the next block while the current one is exhausted, and
+// checks the entry it lands on.
 func (it *tableIter) settle(ok bool) bool {
 	for !ok {
 		if it.data.err != nil {
@@ -398,11 +422,18 @@ func (it *tableIter) settle(ok bool) bool {
 		}
 		ok = it.data.first()
 	}
+	if !entryOK(it.data.key, it.data.val) {
+		it.err = corruptf(it.t.num, 0, "bad entry kind or expiry")
+		return false
+	}
 	return true
 }
 
 func (it *tableIter) first() bool {
 	if it.err != nil || !it.index.first() || !it.loadBlock() {
+		if it.index.err != nil && it.err == nil {
+			it.err = it.index.err
+		}
 		return false
 	}
 	return it.settle(it.data.first())
