@@ -20,11 +20,15 @@ import (
 // damage instead of being mistaken for a record cut short by a crash.
 //
 // Reading stops cleanly at a torn tail — a header or payload cut short by the
-// end of the file, an all-zero tail, or a bad checksum on the very last
-// record — because that is what an interrupted append leaves behind. Any other
-// damage (a bad checksum with more data after it, inconsistent lengths) is
-// reported as ErrCorrupt: a flipped byte never makes the log silently shorter
-// in the middle.
+// end of the file, or a bad record after which the log holds only zeros —
+// because that is what an interrupted append leaves behind: write(2) cut
+// short leaves a short file, and a mapped log (Options.MappedWAL, written in
+// address order, see vfs.mappedLog) is preallocated with zeros, so a kill -9
+// in the middle of a copy leaves a prefix of the group followed by zeros,
+// which can end inside a record's header. Any other damage (a bad checksum
+// or inconsistent lengths with data after the record) is reported as
+// ErrCorrupt: a flipped byte never makes the log silently shorter in the
+// middle.
 
 const recordHeaderLen = 12
 
@@ -111,8 +115,10 @@ func (r *recordReader) next() ([]byte, error) {
 	return rest[recordHeaderLen:end], nil
 }
 
+// tornOrCorrupt judges a record whose header is short, zero or
+// inconsistent: torn when nothing was written after the header's place.
 func (r *recordReader) tornOrCorrupt(rest []byte, what string) ([]byte, error) {
-	if allZero(rest) || len(rest) < recordHeaderLen {
+	if len(rest) < recordHeaderLen || allZero(rest[recordHeaderLen:]) {
 		r.torn = true
 		return nil, nil
 	}

@@ -3,6 +3,7 @@
 package vfs
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"sync"
@@ -47,9 +48,30 @@ func (l *mappedLog) Write(p []byte) (int, error) {
 	if len(p) > len(l.b)-l.off {
 		return 0, ErrLogFull
 	}
-	copy(l.b[l.off:], p)
+	copyForward(l.b[l.off:], p)
 	l.off += len(p)
 	return len(p), nil
+}
+
+// copyForward copies p to the start of dst in address order, eight bytes
+// at a time. The runtime's copy stores the head and the last 128 bytes of
+// a long copy after its middle (runtime/memmove_amd64.s), so a kill -9
+// during a group commit could leave the first record's header unwritten
+// with later records already in the file, which recovery cannot tell from
+// corruption. Stored in order (the compiler keeps the order of stores, and
+// a signal stops the thread between two instructions, so every store before
+// that point lands in the page cache and none after it), what a kill leaves
+// is always a prefix of p followed by the zeros the log was preallocated
+// with: a torn tail.
+func copyForward(dst, p []byte) {
+	dst = dst[:len(p)]
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(p[i:]))
+	}
+	for ; i < len(p); i++ {
+		dst[i] = p[i]
+	}
 }
 
 func (l *mappedLog) Room() int64 {
