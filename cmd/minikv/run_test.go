@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -228,4 +229,31 @@ func TestAdminPortWired(t *testing.T) {
 			t.Errorf("/metrics lacks memcached_up 1")
 		}
 	}
+}
+
+// TestSoftMemoryLimit checks that the server caps the Go heap from its
+// memory limit while it runs, leaves an operator's GOMEMLIMIT alone, and
+// restores the process's limit when it stops.
+func TestSoftMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	want := int64(8<<20 + 4<<20 + 32<<20)
+	t.Run("from -m", func(t *testing.T) {
+		port := freePort(t)
+		startRun(t, []string{"-p", strconv.Itoa(port), "--resp-port", "0", "-m", "8"}, nil)
+		waitDial(t, "127.0.0.1:"+strconv.Itoa(port))
+		if got := debug.SetMemoryLimit(-1); got != want {
+			t.Errorf("Go memory limit while serving with -m 8 = %d, want %d", got, want)
+		}
+	})
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("Go memory limit after the server stopped = %d, want the earlier %d", got, before)
+	}
+	t.Run("GOMEMLIMIT wins", func(t *testing.T) {
+		port := freePort(t)
+		startRun(t, []string{"-p", strconv.Itoa(port), "--resp-port", "0", "-m", "8"}, map[string]string{"GOMEMLIMIT": "1GiB"})
+		waitDial(t, "127.0.0.1:"+strconv.Itoa(port))
+		if got := debug.SetMemoryLimit(-1); got != before {
+			t.Errorf("Go memory limit with GOMEMLIMIT in the environment = %d, want it untouched (%d)", got, before)
+		}
+	})
 }
