@@ -251,6 +251,29 @@ func (s *Store) expiredElsewhere(sh *shard, clk *clock) bool {
 	return false
 }
 
+// withRoom runs op with sh locked, on a fresh clock that has polled a due
+// delayed flush. op returns the bytes its write lacked (0 when it finished,
+// successfully or not); then withRoom unlocks, makes that room in other
+// shards and runs op again from the start, up to maxRoomAttempts times. It
+// reports false when room could not be made; op's runs that lacked room
+// changed nothing. The caller owns clk, which op also uses, so that neither
+// escapes to the heap (a clock passed to op as an argument did).
+func (s *Store) withRoom(sh *shard, clk *clock, op func() (deficit int64)) bool {
+	for attempt := 0; ; attempt++ {
+		*clk = clock{}
+		s.pollFlush(clk)
+		sh.mu.Lock()
+		deficit := op()
+		sh.mu.Unlock()
+		if deficit == 0 {
+			return true
+		}
+		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
+			return false
+		}
+	}
+}
+
 // makeRoom frees about deficit bytes in shards other than sh, holding one
 // shard lock at a time (the caller holds none). Dead items anywhere go
 // first; live items are evicted only if no dead item was found. It reports

@@ -46,19 +46,14 @@ type GetOptions struct {
 func (s *Store) MetaGet(key []byte, o GetOptions) (mi MetaItem, ok bool) {
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	for attempt := 0; ; attempt++ {
-		var clk clock
-		s.pollFlush(&clk)
-		sh.mu.Lock()
-		mi, ok, deficit := s.metaGetLocked(sh, &clk, h, key, o)
-		sh.mu.Unlock()
-		if deficit == 0 {
-			return mi, ok
-		}
-		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
-			return MetaItem{}, false
-		}
+	var clk clock
+	if !s.withRoom(sh, &clk, func() (deficit int64) {
+		mi, ok, deficit = s.metaGetLocked(sh, &clk, h, key, o)
+		return deficit
+	}) {
+		return MetaItem{}, false
 	}
+	return mi, ok
 }
 
 func (s *Store) metaGetLocked(sh *shard, clk *clock, h uint64, key []byte, o GetOptions) (MetaItem, bool, int64) {
@@ -161,19 +156,14 @@ func (s *Store) MetaSet(key, value []byte, flags uint32, deadline int64, o SetOp
 	}
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	for attempt := 0; ; attempt++ {
-		var clk clock
-		s.pollFlush(&clk)
-		sh.mu.Lock()
-		cas, size, deficit, err := s.metaSetLocked(sh, &clk, h, key, value, flags, deadline, o)
-		sh.mu.Unlock()
-		if deficit == 0 {
-			return cas, size, err
-		}
-		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
-			return 0, 0, ErrNoMemory
-		}
+	var clk clock
+	if !s.withRoom(sh, &clk, func() (deficit int64) {
+		cas, size, deficit, err = s.metaSetLocked(sh, &clk, h, key, value, flags, deadline, o)
+		return deficit
+	}) {
+		return 0, 0, ErrNoMemory
 	}
+	return cas, size, err
 }
 
 func (s *Store) metaSetLocked(sh *shard, clk *clock, h uint64, key, value []byte, flags uint32, deadline int64, o SetOptions) (cas uint64, size int, deficit int64, err error) {
@@ -322,19 +312,16 @@ type ArithOptions struct {
 func (s *Store) MetaArith(key []byte, o ArithOptions) (ArithResult, error) {
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	for attempt := 0; ; attempt++ {
-		var clk clock
-		s.pollFlush(&clk)
-		sh.mu.Lock()
-		res, deficit, err := s.metaArithLocked(sh, &clk, h, key, o)
-		sh.mu.Unlock()
-		if deficit == 0 {
-			return res, err
-		}
-		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
-			return ArithResult{}, ErrNoMemory
-		}
+	var res ArithResult
+	var err error
+	var clk clock
+	if !s.withRoom(sh, &clk, func() (deficit int64) {
+		res, deficit, err = s.metaArithLocked(sh, &clk, h, key, o)
+		return deficit
+	}) {
+		return ArithResult{}, ErrNoMemory
 	}
+	return res, err
 }
 
 // ArithResult is the outcome of a successful MetaArith.

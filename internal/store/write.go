@@ -33,19 +33,16 @@ func (s *Store) Store(mode Mode, key, value []byte, flags uint32, deadline int64
 	}
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	for attempt := 0; ; attempt++ {
-		var clk clock
-		s.pollFlush(&clk)
-		sh.mu.Lock()
-		newCAS, deficit, err := s.storeLocked(sh, &clk, h, mode, key, value, flags, deadline, cas)
-		sh.mu.Unlock()
-		if deficit == 0 {
-			return newCAS, err
-		}
-		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
-			return 0, ErrNoMemory
-		}
+	var newCAS uint64
+	var err error
+	var clk clock
+	if !s.withRoom(sh, &clk, func() (deficit int64) {
+		newCAS, deficit, err = s.storeLocked(sh, &clk, h, mode, key, value, flags, deadline, cas)
+		return deficit
+	}) {
+		return 0, ErrNoMemory
 	}
+	return newCAS, err
 }
 
 // storeLocked is one attempt of Store under sh.mu. A positive deficit means
@@ -160,19 +157,14 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 func (s *Store) Incr(key []byte, delta uint64, decr bool) (value uint64, cas uint64, err error) {
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	for attempt := 0; ; attempt++ {
-		var clk clock
-		s.pollFlush(&clk)
-		sh.mu.Lock()
-		value, cas, deficit, err := s.incrLocked(sh, &clk, h, key, delta, decr)
-		sh.mu.Unlock()
-		if deficit == 0 {
-			return value, cas, err
-		}
-		if attempt == maxRoomAttempts || !s.makeRoom(sh, deficit) {
-			return 0, 0, ErrNoMemory
-		}
+	var clk clock
+	if !s.withRoom(sh, &clk, func() (deficit int64) {
+		value, cas, deficit, err = s.incrLocked(sh, &clk, h, key, delta, decr)
+		return deficit
+	}) {
+		return 0, 0, ErrNoMemory
 	}
+	return value, cas, err
 }
 
 // incrLocked is one attempt of Incr under sh.mu, with storeLocked's deficit.
