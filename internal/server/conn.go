@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
 	"runtime/debug"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/protocol/memcache"
+	"github.com/minikv/minikv/internal/store"
 )
 
 // Per-connection counters. Each connection bumps its own (so two cores never
@@ -73,10 +75,13 @@ type conn struct {
 	testHook atomic.Pointer[func()]
 
 	// Owned by the serving goroutine.
-	authed      bool  // passed auth (or none is configured)
-	waiting     bool  // blocked between commands (a timeout now is idleness)
-	writeFailed bool  // the last error came from a write
-	armedAt     int64 // Unix ns when the command deadline was last set
+	authed       bool                      // passed auth (or none is configured)
+	waiting      bool                      // blocked between commands (a timeout now is idleness)
+	writeFailed  bool                      // the last error came from a write
+	readDeadline int64                     // Unix ns of the read deadline armRead last set; 0: none
+	writeArmedAt int64                     // Unix ns when the write deadline was last set
+	flushAt      int64                     // the clock commandsDone read, for the flush that follows; 0: none
+	keys         [store.MaxPrefetch][]byte // the keys of a batch being prefetched
 }
 
 // Read counts bytes for stats and lets conn stand in for the net.Conn under
@@ -88,11 +93,20 @@ func (c *conn) Read(p []byte) (int, error) {
 }
 
 // Write counts bytes for stats.
-// Every write gets a fresh deadline, so a client that stops reading is cut
-// off after WriteTimeout instead of pinning its goroutine and buffers.
+// Every write has a deadline at least half of WriteTimeout away (see
+// armRead), so a client that stops reading is cut off instead of pinning
+// its goroutine and buffers.
 func (c *conn) Write(p []byte) (int, error) {
 	if t := c.srv.cfg.WriteTimeout; t > 0 {
-		_ = c.nc.SetWriteDeadline(time.Now().Add(t))
+		now := c.flushAt
+		c.flushAt = 0
+		if now == 0 {
+			now = time.Now().UnixNano()
+		}
+		if now-c.writeArmedAt >= int64(t/2) {
+			c.writeArmedAt = now
+			_ = c.nc.SetWriteDeadline(time.Unix(0, now).Add(t))
+		}
 	}
 	n, err := c.nc.Write(p)
 	c.stats.add(statBytesWritten, uint64(n))
@@ -118,6 +132,11 @@ func (c *conn) serve() {
 	var err error
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		err = c.handshake(tc)
+	}
+	if err == nil {
+		// The first deadline: an idle timeout counts from the connection's
+		// creation until its first command.
+		c.armRead(time.Now().UnixNano())
 	}
 	switch {
 	case err != nil:
@@ -146,30 +165,27 @@ func (c *conn) serve() {
 	}
 }
 
-// armIdle sets the read deadline for the next command. It is called only
-// when the read buffer is drained, i.e. after a complete command, so a client
-// trickling a command one byte at a time is still cut off IdleTimeout after
-// its last complete command. It reports false when the server is shutting
-// down; the check comes after the deadline is set so that a concurrent
-// Shutdown's past deadline is never overwritten unseen.
-func (c *conn) armIdle() bool {
-	if t := c.srv.cfg.IdleTimeout; t > 0 {
-		_ = c.nc.SetReadDeadline(time.Now().Add(t))
-	} else if c.srv.cfg.CommandTimeout > 0 {
-		_ = c.nc.SetReadDeadline(time.Time{})
-	}
-	return !c.srv.shuttingDown.Load()
-}
+// Deadlines are set lazily, because setting one is a runtime timer
+// operation and re-arming two or three of them per pipelined batch cost
+// several percent of the server's CPU. The read deadline is re-armed only
+// once it is half used (armRead), and a deadline that runs out while the
+// connection waits for its next command is checked against the real rule
+// before anything is closed (waitForCommand): the idle timeout still counts
+// exactly from the last complete command, and without one an idle
+// connection waits forever. A started command gets at least half of
+// CommandTimeout, a reply write at least half of WriteTimeout.
 
-// waitForCommand blocks until the first byte of the next command arrives
-// (under the idle deadline armIdle set), then arms the command deadline: from
-// here the command must be complete within CommandTimeout, however slowly
-// its bytes trickle in.
+// waitForCommand blocks until the first byte of the next command arrives,
+// then arms the command deadline: from here the command must be complete
+// within CommandTimeout, however slowly its bytes trickle in.
 func (c *conn) waitForCommand(wait func() (byte, error)) error {
 	c.waiting = true
 	first, err := wait()
-	if err != nil {
-		return err // still waiting: a timeout here is an idle kick
+	for err != nil {
+		if !errors.Is(err, os.ErrDeadlineExceeded) || !c.rearmIdle() {
+			return err // still waiting: a timeout here is an idle kick
+		}
+		first, err = wait()
 	}
 	c.waiting = false
 	if first == tlsHandshakeRecord {
@@ -178,44 +194,87 @@ func (c *conn) waitForCommand(wait func() (byte, error)) error {
 		// this byte. (Behind a TLS listener c reads decrypted bytes.)
 		return errTLSOnPlainPort
 	}
-	c.armedAt = 0 // armIdle replaced the deadline: always re-arm
-	c.armCommand(time.Now().UnixNano())
+	c.armRead(time.Now().UnixNano())
 	return nil
 }
 
+// rearmIdle handles a read deadline that ran out while the connection was
+// waiting for a command. It reports true, having set the right deadline,
+// when the connection should go on waiting: the deadline was an earlier
+// command's, and the idle timeout (if any) has not passed since the last
+// complete command. It reports false when the connection must close: the
+// server is shutting down, or the connection has been idle too long.
+func (c *conn) rearmIdle() bool {
+	if c.srv.shuttingDown.Load() {
+		return false
+	}
+	var deadline time.Time // none: wait forever
+	if it := c.srv.cfg.IdleTimeout; it > 0 {
+		deadline = time.Unix(0, c.lastCmd.Load()).Add(it)
+		if !time.Now().Before(deadline) {
+			return false
+		}
+	}
+	c.readDeadline = 0
+	if !deadline.IsZero() {
+		c.readDeadline = deadline.UnixNano()
+	}
+	_ = c.nc.SetReadDeadline(deadline)
+	// Checked after the set, so a concurrent Shutdown's past deadline is
+	// never overwritten unseen.
+	return !c.srv.shuttingDown.Load()
+}
+
 // commandsDone records that the commands parsed since the last flush are
-// complete: it stamps lastCmd and re-arms the command deadline. The
+// complete: it stamps lastCmd and re-arms the read deadline. The
 // connection loops call it where they flush, once per batch rather than
 // once per command, so a pipelined batch reads the clock once (the clock
-// read was 6 % of the server's CPU at P=16 when it was per command).
+// read was 6 % of the server's CPU at P=16 when it was per command); the
+// flush that follows reuses the reading.
 func (c *conn) commandsDone() {
 	now := time.Now().UnixNano()
 	c.lastCmd.Store(now)
-	c.armCommand(now)
+	c.flushAt = now
+	c.armRead(now)
 }
 
-// armCommand (re)sets the command deadline. Called after every batch of
-// complete commands, it touches the timer only once per half timeout, so a
-// busy pipelined stream pays a clock read per batch and a timer reset rarely,
-// while any one command still gets at least half the timeout.
-func (c *conn) armCommand(now int64) {
-	t := c.srv.cfg.CommandTimeout
-	if t <= 0 || now-c.armedAt < int64(t/2) {
+// armRead (re)sets the read deadline: CommandTimeout from now, and never
+// later than IdleTimeout after the last complete command. It touches the
+// timer only when the deadline in place is less than half the shorter
+// timeout away, so a busy pipelined stream pays a timer reset rarely while
+// any one command still gets at least half its timeout.
+func (c *conn) armRead(now int64) {
+	t, it := c.srv.cfg.CommandTimeout, c.srv.cfg.IdleTimeout
+	period := t
+	if it > 0 && (period <= 0 || it < period) {
+		period = it
+	}
+	if period <= 0 || c.readDeadline != 0 && c.readDeadline-now >= int64(period/2) {
 		return
 	}
 	if c.srv.shuttingDown.Load() {
 		return // keep Shutdown's deadline in the past
 	}
-	c.armedAt = now
-	deadline := time.Unix(0, now).Add(t)
-	if it := c.srv.cfg.IdleTimeout; it > 0 {
-		// Never later than the idle deadline counted from the last
-		// complete command.
-		if idle := time.Unix(0, c.lastCmd.Load()).Add(it); idle.Before(deadline) {
-			deadline = idle
-		}
+	deadline := int64(math.MaxInt64)
+	if t > 0 {
+		deadline = now + int64(t)
 	}
-	_ = c.nc.SetReadDeadline(deadline)
+	if it > 0 {
+		deadline = min(deadline, c.lastCmd.Load()+int64(it))
+	}
+	c.readDeadline = deadline
+	_ = c.nc.SetReadDeadline(time.Unix(0, deadline))
+}
+
+// prefetch has the store start loading what the lookups of keys, the keys
+// of a batch that just arrived, will read, so the batch's cache misses
+// overlap instead of coming one after the other. A single key has nothing
+// to overlap with, so P=1 traffic skips it.
+func (c *conn) prefetch(keys [][]byte) {
+	if len(keys) > 1 {
+		c.srv.store.Prefetch(keys)
+	}
+	clear(keys) // no reference to the read buffer outlives the batch
 }
 
 // tlsHandshakeRecord is the first byte of a TLS ClientHello.

@@ -38,12 +38,13 @@ func (c *conn) serveMemcache() error {
 				}
 			}
 			pending = 0
-			if !c.armIdle() {
+			if c.srv.shuttingDown.Load() {
 				return nil
 			}
 			if err := c.waitForCommand(r.Wait); err != nil {
 				return err
 			}
+			c.prefetch(memcache.Keys(c.keys[:0], r.Pending(), len(c.keys)))
 		} else if pending >= s.cfg.ReqsPerEvent {
 			c.stats.add(statConnYields, 1)
 			c.commandsDone()

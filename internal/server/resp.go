@@ -76,7 +76,7 @@ func (c *conn) serveRESP() error {
 				}
 			}
 			pending = 0
-			if !c.armIdle() {
+			if c.srv.shuttingDown.Load() {
 				return nil
 			}
 			if err := c.waitForCommand(rc.r.Wait); err != nil {
