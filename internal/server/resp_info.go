@@ -163,17 +163,20 @@ func osName() string {
 	if syscall.Uname(&u) != nil {
 		return runtime.GOOS + " " + runtime.GOARCH
 	}
-	str := func(a [65]int8) string {
-		var b []byte
-		for _, c := range a {
-			if c == 0 {
-				break
-			}
-			b = append(b, byte(c))
+	return utsString(u.Sysname[:]) + " " + utsString(u.Release[:]) + " " + utsString(u.Machine[:])
+}
+
+// utsString is a NUL-terminated Utsname field as a string; the field is
+// [65]int8 on amd64 and [65]uint8 on arm64.
+func utsString[T int8 | uint8](a []T) string {
+	var b []byte
+	for _, c := range a {
+		if c == 0 {
+			break
 		}
-		return string(b)
+		b = append(b, byte(c))
 	}
-	return str(u.Sysname) + " " + str(u.Release) + " " + str(u.Machine)
+	return string(b)
 }
 
 func localPort(a net.Addr) int {
