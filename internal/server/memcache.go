@@ -44,7 +44,9 @@ func (c *conn) serveMemcache() error {
 			if err := c.waitForCommand(r.Wait); err != nil {
 				return err
 			}
-			c.prefetch(memcache.Keys(c.keys[:0], r.Pending(), len(c.keys)))
+			if c.authed {
+				c.prefetch(memcache.Keys(c.keys[:0], r.Pending(), len(c.keys)))
+			}
 		} else if pending >= s.cfg.ReqsPerEvent {
 			c.stats.add(statConnYields, 1)
 			c.commandsDone()

@@ -82,6 +82,9 @@ func (c *conn) serveRESP() error {
 			if err := c.waitForCommand(rc.r.Wait); err != nil {
 				return err
 			}
+			if c.authed {
+				rc.prefetch()
+			}
 		} else if pending >= s.cfg.ReqsPerEvent {
 			c.stats.add(statConnYields, 1)
 			c.commandsDone()
@@ -122,17 +125,7 @@ func (s *Server) respMaxBulk() int {
 // dispatch looks the command up, checks its arity and runs it.
 func (rc *respConn) dispatch(argv [][]byte) {
 	name := argv[0]
-	var cmd *respCommand
-	if len(name) <= len(rc.lower) {
-		lower := rc.lower[:len(name)]
-		for i, b := range name {
-			if 'A' <= b && b <= 'Z' {
-				b += 'a' - 'A'
-			}
-			lower[i] = b
-		}
-		cmd = respCommands[string(lower)]
-	}
+	cmd := rc.lookup(name)
 	if cmd == nil {
 		if isAttack(name) {
 			// "POST" or "Host:": an HTTP request sent to the Redis port
@@ -157,6 +150,50 @@ func (rc *respConn) dispatch(argv [][]byte) {
 	}
 	rc.stats.add(statCommands, 1)
 	cmd.run(rc, argv)
+}
+
+// lookup finds a command by its name in any case, or returns nil.
+func (rc *respConn) lookup(name []byte) *respCommand {
+	if len(name) > len(rc.lower) {
+		return nil
+	}
+	lower := rc.lower[:len(name)]
+	for i, b := range name {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		lower[i] = b
+	}
+	return respCommands[string(lower)]
+}
+
+// prefetch finds the keys of the complete requests that just arrived, at
+// the positions the command table gives, and has the store prefetch them
+// (conn.prefetch). Arguments past the first 16 of a request are not
+// looked at.
+func (rc *respConn) prefetch() {
+	buf := rc.r.Pending()
+	keys := rc.keys[:0]
+	var argv [16][]byte
+	for len(keys) < len(rc.keys) {
+		n, rest, ok := resp.Next(buf, argv[:])
+		if !ok {
+			break
+		}
+		buf = rest
+		cmd := rc.lookup(argv[0])
+		if cmd == nil || cmd.firstKey <= 0 || !cmd.arityOK(n) {
+			continue
+		}
+		last := cmd.lastKey
+		if last < 0 {
+			last += n
+		}
+		for i := cmd.firstKey; i <= last && i < min(n, len(argv)) && len(keys) < len(rc.keys); i += max(cmd.step, 1) {
+			keys = append(keys, argv[i])
+		}
+	}
+	rc.conn.prefetch(keys)
 }
 
 func isAttack(name []byte) bool {
