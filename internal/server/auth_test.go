@@ -112,6 +112,37 @@ func TestTLS(t *testing.T) {
 	}
 }
 
+// TestTLSIdlePastCommandTimeout: a TLS connection that waits for longer
+// than --command-timeout between commands is not closed (the deadline that
+// runs out while it waits is replaced, and a TLS read survives a timeout),
+// and its next command works.
+func TestTLSIdlePastCommandTimeout(t *testing.T) {
+	cert, pool := selfSigned(t)
+	st := store.New(store.Config{})
+	defer st.Close()
+	srv := New(Config{CommandTimeout: 200 * time.Millisecond}, st)
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	go srv.Serve(ln)
+	defer srv.Shutdown(t.Context())
+
+	tc, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost"})
+	if err != nil {
+		t.Fatalf("TLS dial: %v", err)
+	}
+	defer tc.Close()
+	c := &client{t: t, nc: tc, br: newBufReader(tc)}
+	c.expect("set k 0 0 2\r\nhi\r\n", "STORED")
+	time.Sleep(700 * time.Millisecond) // three and a half command timeouts
+	c.expect("get k\r\n", "VALUE k 0 2", "hi", "END")
+	if s := srv.Stats(); s.Counters["command_timeouts"] != 0 || s.Counters["idle_kicks"] != 0 {
+		t.Errorf("command_timeouts %d idle_kicks %d, want 0 and 0", s.Counters["command_timeouts"], s.Counters["idle_kicks"])
+	}
+}
+
 // TestTLSGoRedis: a TLS-enabled go-redis client (RESP3 by default) talks to
 // the RESP port behind the same TLS listener the binary builds, with a
 // token: AUTH in the HELLO handshake, then commands, then a wrong password.
