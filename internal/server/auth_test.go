@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"strings"
@@ -74,20 +75,32 @@ func TestAuthFileHandshake(t *testing.T) {
 	}
 }
 
-func TestTLS(t *testing.T) {
+// serveTLS starts a server with cfg behind a TLS listener on 127.0.0.1:0,
+// serving the memcached protocol, or RESP when resp is set. It returns the
+// server, the listener's address and a client config that trusts it.
+func serveTLS(t *testing.T, cfg Config, resp bool) (*Server, string, *tls.Config) {
+	t.Helper()
 	cert, pool := selfSigned(t)
 	st := store.New(store.Config{})
-	defer st.Close()
-	srv := New(Config{CommandTimeout: 2 * time.Second}, st)
+	t.Cleanup(func() { st.Close() })
+	srv := New(cfg, st)
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	go srv.Serve(ln)
-	defer srv.Shutdown(t.Context())
+	if resp {
+		go srv.ServeRESP(ln)
+	} else {
+		go srv.Serve(ln)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return srv, raw.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost"}
+}
 
-	tc, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost"})
+func TestTLS(t *testing.T) {
+	_, addr, clientCfg := serveTLS(t, Config{CommandTimeout: 2 * time.Second}, false)
+	tc, err := tls.Dial("tcp", addr, clientCfg)
 	if err != nil {
 		t.Fatalf("TLS dial: %v", err)
 	}
@@ -96,15 +109,16 @@ func TestTLS(t *testing.T) {
 	tc.Close()
 
 	// TLS 1.1 is refused.
-	if old, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost",
-		MaxVersion: tls.VersionTLS11}); err == nil {
+	tls11 := clientCfg.Clone()
+	tls11.MaxVersion = tls.VersionTLS11
+	if old, err := tls.Dial("tcp", addr, tls11); err == nil {
 		old.Close()
 		t.Error("TLS 1.1 handshake succeeded")
 	}
 	// Plain text on the TLS port, and a client that never handshakes, are
 	// both closed (the latter within CommandTimeout).
 	for _, send := range []string{"get k\r\n", ""} {
-		p := dial(t, raw.Addr().String())
+		p := dial(t, addr)
 		p.send(send)
 		if !p.closed(4 * time.Second) {
 			t.Errorf("plain client %q on the TLS port left open", send)
@@ -117,19 +131,8 @@ func TestTLS(t *testing.T) {
 // runs out while it waits is replaced, and a TLS read survives a timeout),
 // and its next command works.
 func TestTLSIdlePastCommandTimeout(t *testing.T) {
-	cert, pool := selfSigned(t)
-	st := store.New(store.Config{})
-	defer st.Close()
-	srv := New(Config{CommandTimeout: 200 * time.Millisecond}, st)
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	go srv.Serve(ln)
-	defer srv.Shutdown(t.Context())
-
-	tc, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost"})
+	srv, addr, clientCfg := serveTLS(t, Config{CommandTimeout: 200 * time.Millisecond}, false)
+	tc, err := tls.Dial("tcp", addr, clientCfg)
 	if err != nil {
 		t.Fatalf("TLS dial: %v", err)
 	}
@@ -147,20 +150,8 @@ func TestTLSIdlePastCommandTimeout(t *testing.T) {
 // the RESP port behind the same TLS listener the binary builds, with a
 // token: AUTH in the HELLO handshake, then commands, then a wrong password.
 func TestTLSGoRedis(t *testing.T) {
-	cert, pool := selfSigned(t)
-	st := store.New(store.Config{})
-	defer st.Close()
-	srv := New(Config{AuthToken: []byte("tok3n")}, st)
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	go srv.ServeRESP(ln)
-	defer srv.Shutdown(t.Context())
-
-	opts := &redis.Options{Addr: raw.Addr().String(), Password: "tok3n",
-		TLSConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}
+	_, addr, clientCfg := serveTLS(t, Config{AuthToken: []byte("tok3n")}, true)
+	opts := &redis.Options{Addr: addr, Password: "tok3n", TLSConfig: clientCfg}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	ctx := t.Context()
