@@ -80,7 +80,7 @@ type conn struct {
 	writeFailed  bool                      // the last error came from a write
 	readDeadline int64                     // Unix ns of the read deadline armRead last set; 0: none
 	writeArmedAt int64                     // Unix ns when the write deadline was last set
-	flushAt      int64                     // the clock commandsDone read, for the flush that follows; 0: none
+	flushAt      int64                     // the clock commandsDone read, for the flush right after it; 0: none
 	keys         [store.MaxPrefetch][]byte // the keys of a batch being prefetched
 }
 
@@ -229,8 +229,10 @@ func (c *conn) rearmIdle() bool {
 // complete: it stamps lastCmd and re-arms the read deadline. The
 // connection loops call it where they flush, once per batch rather than
 // once per command, so a pipelined batch reads the clock once (the clock
-// read was 6 % of the server's CPU at P=16 when it was per command); the
-// flush that follows reuses the reading.
+// read was 6 % of the server's CPU at P=16 when it was per command). The
+// flush right after it reuses the reading; the loops clear it after that
+// flush, so a write later in the stream (a reply larger than the buffer)
+// never arms its deadline from an old clock.
 func (c *conn) commandsDone() {
 	now := time.Now().UnixNano()
 	c.lastCmd.Store(now)

@@ -340,6 +340,36 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 	})
 }
 
+// TestWriteDeadlineAfterSilentBatch: a batch with no reply (noreply
+// commands) flushes nothing, so the clock reading meant for its flush must
+// not be used by a later write. A reply larger than the write buffer,
+// which goes out before its batch ends, after a silence longer than
+// WriteTimeout still goes out.
+func TestWriteDeadlineAfterSilentBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := store.New(store.Config{})
+		defer st.Close()
+		srv := New(Config{WriteTimeout: 10 * time.Second}, st)
+		ln := newPipeListener()
+		go srv.Serve(ln)
+		defer srv.Shutdown(context.Background())
+
+		nc := ln.dial()
+		c := &client{t: t, nc: nc, br: bufio.NewReader(nc)}
+		big := strings.Repeat("v", 3*writeBufSize)
+		c.expect(fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", len(big), big), "STORED")
+		time.Sleep(6 * time.Second)
+		if _, err := io.WriteString(nc, "set k 0 0 1 noreply\r\nx\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Second)
+		c.expect("get big\r\n", fmt.Sprintf("VALUE big 0 %d", len(big)), big, "END")
+		if s := srv.Stats(); s.Counters["write_timeouts"] != 0 {
+			t.Errorf("write_timeouts = %d, want 0", s.Counters["write_timeouts"])
+		}
+	})
+}
+
 // TestShutdownFinishesInFlightAndForceCloses checks graceful shutdown: idle
 // connections close at once, a pipelined batch already received is answered
 // in full, and a client that never reads is force-closed at the deadline.

@@ -37,6 +37,7 @@ func (c *conn) serveMemcache() error {
 					return err
 				}
 			}
+			c.flushAt = 0 // unused when nothing was flushed; never stale later
 			pending = 0
 			if c.srv.shuttingDown.Load() {
 				return nil
@@ -53,6 +54,7 @@ func (c *conn) serveMemcache() error {
 			if err := w.Flush(); err != nil {
 				return err
 			}
+			c.flushAt = 0
 			pending = 0
 		}
 		err := r.Read(&req)

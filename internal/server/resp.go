@@ -75,6 +75,7 @@ func (c *conn) serveRESP() error {
 					return err
 				}
 			}
+			c.flushAt = 0 // unused when nothing was flushed; never stale later
 			pending = 0
 			if c.srv.shuttingDown.Load() {
 				return nil
@@ -91,6 +92,7 @@ func (c *conn) serveRESP() error {
 			if err := rc.w.Flush(); err != nil {
 				return err
 			}
+			c.flushAt = 0
 			pending = 0
 		}
 		argv, err := rc.r.Read()
