@@ -285,25 +285,13 @@ func fitsInPlace(sg *segment, e *entry) bool {
 	return want == have
 }
 
-// writeInPlace writes the header fields that may change without moving
-// the record (info, CAS, atime, a deadline already present, the meta byte
-// already present) to the record at sg.buf[e.off:]. fitsInPlace must hold.
+// writeInPlace writes e's header over the record at sg.buf[e.off:] in the
+// record's own layout: the fields that may change without moving the
+// record (info, CAS, atime, a deadline already present, the meta byte
+// already present) take their new values, the rest are written unchanged.
+// fitsInPlace must hold.
 func writeInPlace(sg *segment, e *entry) {
-	b := sg.buf[e.off:]
-	b[0] = e.info
-	p := putCAS(b, e, sg.baseCAS)
-	binary.LittleEndian.PutUint32(b[p:], e.atime)
-	p += 4
-	if e.info&infoDeadline != 0 {
-		binary.LittleEndian.PutUint64(b[p:], uint64(e.deadline))
-		p += 8
-	}
-	if e.info&infoFlags != 0 {
-		p += 4
-	}
-	if e.info&infoMeta != 0 {
-		b[p] = e.meta
-	}
+	encodeHeader(sg.buf[e.off:], e, e.info&presence, sg.baseCAS)
 }
 
 // atimeAt is where the access time of a record with this info byte is.
