@@ -104,20 +104,27 @@ func startNull(t *testing.T, valueSize int) string {
 	return ln.Addr().String()
 }
 
+// nullSession starts the null server with w's value size and connects
+// conns connections to it for workload w; both end with the test.
+func nullSession(t *testing.T, w *Workload, conns int) *Session {
+	t.Helper()
+	addr := startNull(t, w.ValueSize)
+	if err := w.Init(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Connect(context.Background(), Target{Name: "null", Addr: addr, Proto: Memcache{}}, w, conns, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
 // TestRunCountsAgainstNullServer drives the in-process null server: every
 // get hits, every set is stored, and -n is honoured exactly whatever the
 // pipeline depth.
 func TestRunCountsAgainstNullServer(t *testing.T) {
-	addr := startNull(t, 16)
-	w := &Workload{Keys: 1000, Ratio: Ratio{1, 3}, ValueSize: 16}
-	if err := w.Init(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Connect(context.Background(), Target{Name: "null", Addr: addr, Proto: Memcache{}}, w, 8, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := nullSession(t, &Workload{Keys: 1000, Ratio: Ratio{1, 3}, ValueSize: 16}, 8)
 	for _, p := range []int{1, 7, 32} {
 		r := s.Run(context.Background(), Phase{Label: "mixed", Pipeline: p, Requests: 5003})
 		if r.Ops != 5003 || r.Errors != 0 || r.Misses != 0 {
@@ -227,16 +234,7 @@ func TestClientPathDoesNotAllocate(t *testing.T) {
 // TestLiveProgress checks the progress line a terminal sees while a phase
 // runs, and that a nil Live (output to a file or pipe) prints nothing.
 func TestLiveProgress(t *testing.T) {
-	addr := startNull(t, 8)
-	w := &Workload{Keys: 100, ValueSize: 8}
-	if err := w.Init(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Connect(context.Background(), Target{Name: "null", Addr: addr, Proto: Memcache{}}, w, 2, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := nullSession(t, &Workload{Keys: 100, ValueSize: 8}, 2)
 	var buf syncBuffer
 	l := &Live{W: &buf, Interval: 20 * time.Millisecond, Prefix: "[run 1/1]"}
 	stop := l.Start("null", s, 0, 200*time.Millisecond)
@@ -301,16 +299,7 @@ func TestMultiGet(t *testing.T) {
 }
 
 func TestRunMultiGetAgainstNullServer(t *testing.T) {
-	addr := startNull(t, 8)
-	w := &Workload{Keys: 1000, Ratio: Ratio{0, 1}, ValueSize: 8, MultiGet: 5}
-	if err := w.Init(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Connect(context.Background(), Target{Name: "null", Addr: addr, Proto: Memcache{}}, w, 2, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := nullSession(t, &Workload{Keys: 1000, Ratio: Ratio{0, 1}, ValueSize: 8, MultiGet: 5}, 2)
 	r := s.Run(context.Background(), Phase{Label: "mixed", Pipeline: 3, Requests: 100})
 	if r.Ops != 100 || r.Hits != 500 || r.Misses != 0 || r.Errors != 0 {
 		t.Errorf("multiget 5: ops %d hits %d misses %d errors %d (%s); want 100, 500, 0, 0", r.Ops, r.Hits, r.Misses, r.Errors, r.FirstErr)
@@ -320,16 +309,7 @@ func TestRunMultiGetAgainstNullServer(t *testing.T) {
 // TestRateLimitsOfferedLoad checks the open-loop schedule never offers more
 // than asked (a lower bound would assert the machine's speed).
 func TestRateLimitsOfferedLoad(t *testing.T) {
-	addr := startNull(t, 8)
-	w := &Workload{Keys: 100, ValueSize: 8}
-	if err := w.Init(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Connect(context.Background(), Target{Name: "null", Addr: addr, Proto: Memcache{}}, w, 4, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := nullSession(t, &Workload{Keys: 100, ValueSize: 8}, 4)
 	r := s.Run(context.Background(), Phase{Label: "mixed", Pipeline: 2, Duration: 300 * time.Millisecond, Rate: 4000})
 	// 4000/s for 0.3 s is 1200, plus the batch each connection may start at
 	// the deadline.
