@@ -8,7 +8,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
 .PHONY: build run test deps test-go test-python race vet lint fuzz bench clean smoke \
-	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline
+	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline bench-perf
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv ./cmd/minikv
@@ -86,6 +86,13 @@ bench-rate: build
 
 bench-null: build
 	./$(BIN)/minikv-bench --compare minikv,null -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
+
+# The throughput rows of issue 6's acceptance (docs/performance.md §5):
+# every target, P=1 then P=16, medians of 5 alternating repeats.
+PERF_RUN = ./$(BIN)/minikv-bench --compare minikv,null,memcached,redis,minikv-resp -c 50 --ratio 1:9 -d 32 --keys 100000 --prefill -t 4s --repeat 5 $(BENCH_FLAGS)
+bench-perf: build
+	$(PERF_RUN) -P 1
+	$(PERF_RUN) -P 16
 
 bench-seed: build
 	./$(BIN)/minikv-bench --compare minikv,memcached,redis --preset seed-vol1 --repeat $(BENCH_REPEAT) $(BENCH_FLAGS)
