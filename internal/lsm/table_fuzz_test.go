@@ -37,15 +37,25 @@ func fuzzTableEntries() []tableEntry {
 // writeFuzzTable writes entries with the engine's table writer and returns
 // the file.
 func writeFuzzTable(tb testing.TB, es []tableEntry, blockSize, bitsPerKey int) []byte {
+	return writeFuzzTableWith(tb, es, &Options{BlockSize: blockSize, BloomBitsPerKey: bitsPerKey}, nil)
+}
+
+// writeFuzzTableWith writes entries with the engine's table writer, lets
+// edit change the writer's state before it finishes (when edit is not nil)
+// and returns the file.
+func writeFuzzTableWith(tb testing.TB, es []tableEntry, o *Options, edit func(w *tableWriter)) []byte {
 	tb.Helper()
 	fs := vfs.NewMem()
 	f, err := fs.Create("/t.sst")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := newTableWriter(f, 1, &Options{BlockSize: blockSize, BloomBitsPerKey: bitsPerKey})
+	w := newTableWriter(f, 1, o)
 	for _, e := range es {
 		w.add(e.key, e.value)
+	}
+	if edit != nil {
+		edit(w)
 	}
 	if _, err := w.finish(); err != nil {
 		tb.Fatal(err)
@@ -85,27 +95,11 @@ func addTableSeeds(f *testing.F, es []tableEntry) {
 
 // writeFuzzTableIndex writes es as one data block but indexes it with h.
 func writeFuzzTableIndex(tb testing.TB, es []tableEntry, h blockHandle) []byte {
-	tb.Helper()
-	fs := vfs.NewMem()
-	f, err := fs.Create("/t.sst")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	w := newTableWriter(f, 1, &Options{BlockSize: 1 << 20})
-	for _, e := range es {
-		w.add(e.key, e.value)
-	}
-	w.flushBlock()
-	w.index.reset()
-	w.index.add(es[len(es)-1].key, binary.AppendUvarint(binary.AppendUvarint(nil, h.off), h.n))
-	if _, err := w.finish(); err != nil {
-		tb.Fatal(err)
-	}
-	b, err := readAll(fs, "/t.sst")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
+	return writeFuzzTableWith(tb, es, &Options{BlockSize: 1 << 20}, func(w *tableWriter) {
+		w.flushBlock()
+		w.index.reset()
+		w.index.add(es[len(es)-1].key, binary.AppendUvarint(binary.AppendUvarint(nil, h.off), h.n))
+	})
 }
 
 // FuzzTable opens arbitrary bytes as a table file (seeded with tables the
