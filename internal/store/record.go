@@ -254,23 +254,22 @@ func decodeHeader(sg *segment, off uint32, e *entry) {
 			p++
 		}
 	}
-	if c := b[p]; c < 0x80 {
-		e.klen = uint32(c)
-		p++
-	} else {
-		v, n := binary.Uvarint(b[p:])
-		e.klen = uint32(v)
-		p += n
-	}
-	if c := b[p]; c < 0x80 {
-		e.vlen = uint32(c)
-		p++
-	} else {
-		v, n := binary.Uvarint(b[p:])
-		e.vlen = uint32(v)
-		p += n
-	}
+	var n int
+	e.klen, n = uvarint32(b[p:])
+	p += n
+	e.vlen, n = uvarint32(b[p:])
+	p += n
 	e.body = off + uint32(p)
+}
+
+// uvarint32 decodes a length from the start of b, with a fast path for the
+// one-byte lengths of nearly every key and small value.
+func uvarint32(b []byte) (uint32, int) {
+	if c := b[0]; c < 0x80 {
+		return uint32(c), 1
+	}
+	v, n := binary.Uvarint(b)
+	return uint32(v), n
 }
 
 // fitsInPlace reports whether e's fields can be written over its record
