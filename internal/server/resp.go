@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/store"
@@ -35,6 +36,22 @@ type respConn struct {
 	lower   [32]byte // the command name, lower-cased, without allocating
 	scratch []byte   // values built by read-modify-write commands
 	quit    bool     // close after this reply (QUIT, cross-protocol attack)
+	nowMs   int64    // the batch's clock in Unix ms (nowMilli); 0: not read yet
+}
+
+// nowMilli is the clock of the batch being served, in Unix milliseconds,
+// read at the first command of the batch that needs it. Redis keeps
+// deadlines in milliseconds, so "SET k v PX 100000" then "PTTL k" gives
+// exactly 100000 when both run in the same millisecond; with one reading
+// per pipelined batch, a SET and a TTL read in one batch agree exactly
+// however long the batch takes to run (a loaded machine, -race), as they
+// would under Redis 7.2's command time snapshot. The loop forgets the
+// reading whenever it flushes, so it is never older than one batch.
+func (rc *respConn) nowMilli() int64 {
+	if rc.nowMs == 0 {
+		rc.nowMs = time.Now().UnixMilli()
+	}
+	return rc.nowMs
 }
 
 // flushingReader is what the RESP reader reads from. Before it asks the
@@ -46,6 +63,7 @@ type respConn struct {
 type flushingReader struct{ rc *respConn }
 
 func (f flushingReader) Read(p []byte) (int, error) {
+	f.rc.nowMs = 0 // the bytes to come may arrive much later
 	if f.rc.w.Buffered() > 0 {
 		if err := f.rc.w.Flush(); err != nil {
 			return 0, err
@@ -76,6 +94,7 @@ func (c *conn) serveRESP() error {
 				}
 			}
 			c.flushAt = 0 // unused when nothing was flushed; never stale later
+			rc.nowMs = 0
 			pending = 0
 			if c.srv.shuttingDown.Load() {
 				return nil
@@ -93,6 +112,7 @@ func (c *conn) serveRESP() error {
 				return err
 			}
 			c.flushAt = 0
+			rc.nowMs = 0
 			pending = 0
 		}
 		argv, err := rc.r.Read()
@@ -151,6 +171,9 @@ func (rc *respConn) dispatch(argv [][]byte) {
 		return
 	}
 	rc.stats.add(statCommands, 1)
+	if h := rc.testHook.Load(); h != nil {
+		(*h)()
+	}
 	cmd.run(rc, argv)
 }
 

@@ -57,11 +57,11 @@ const (
 // EXPIRE key s, PEXPIRE key ms, EXPIREAT key t, PEXPIREAT key t, each with
 // [NX|XX|GT|LT].
 func cmdExpire(rc *respConn, argv [][]byte) {
-	rc.expire(argv, time.Now().UnixMilli(), true)
+	rc.expire(argv, rc.nowMilli(), true)
 }
 
 func cmdPExpire(rc *respConn, argv [][]byte) {
-	rc.expire(argv, time.Now().UnixMilli(), false)
+	rc.expire(argv, rc.nowMilli(), false)
 }
 func cmdExpireAt(rc *respConn, argv [][]byte)  { rc.expire(argv, 0, true) }
 func cmdPExpireAt(rc *respConn, argv [][]byte) { rc.expire(argv, 0, false) }
@@ -135,7 +135,7 @@ func (rc *respConn) expire(argv [][]byte, basetime int64, seconds bool) {
 		}
 	}
 	rc.stats.add(statTouchHits, 1)
-	if when <= time.Now().UnixMilli() {
+	if when <= rc.nowMilli() {
 		_ = st.Delete(key)
 		rc.w.Int(1)
 		return
@@ -174,7 +174,7 @@ func (rc *respConn) ttl(key []byte, ms, absolute bool) {
 		rc.w.Int(at)
 		return
 	}
-	left := max(at-time.Now().UnixMilli(), 0)
+	left := max(at-rc.nowMilli(), 0)
 	if !ms {
 		left = (left + 500) / 1000
 	}

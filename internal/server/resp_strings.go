@@ -77,7 +77,7 @@ func (rc *respConn) parseSetOptions(argv [][]byte, from int, isSet bool) (flags 
 // (Unix ns) with Redis's checks (getExpireMillisecondsOrReply): not an
 // integer is errNotInt; zero, negative or overflowing is "invalid expire
 // time in '<cmd>' command". It returns the error text, or "" when valid.
-func expireDeadline(arg []byte, flags int, cmd string) (int64, string) {
+func expireDeadline(arg []byte, flags int, cmd string, nowMs int64) (int64, string) {
 	ms, ok := resp.ParseInt(arg)
 	if !ok {
 		return 0, errNotInt
@@ -90,7 +90,7 @@ func expireDeadline(arg []byte, flags int, cmd string) (int64, string) {
 		ms *= 1000
 	}
 	if flags&(optEX|optPX) != 0 {
-		ms += time.Now().UnixMilli() // may wrap, as in Redis; caught below
+		ms += nowMs // may wrap, as in Redis; caught below
 	}
 	if ms <= 0 {
 		return 0, invalidExpire(cmd)
@@ -140,7 +140,7 @@ func cmdSet(rc *respConn, argv [][]byte) {
 	var deadline int64
 	if expire != nil {
 		var msg string
-		if deadline, msg = expireDeadline(expire, flags, "set"); msg != "" {
+		if deadline, msg = expireDeadline(expire, flags, "set", rc.nowMilli()); msg != "" {
 			rc.w.Error(msg)
 			return
 		}
@@ -236,7 +236,7 @@ func cmdSetEX(rc *respConn, argv [][]byte)  { rc.setWithExpire(argv, optEX, "set
 func cmdPSetEX(rc *respConn, argv [][]byte) { rc.setWithExpire(argv, optPX, "psetex") }
 
 func (rc *respConn) setWithExpire(argv [][]byte, unit int, cmd string) {
-	deadline, msg := expireDeadline(argv[2], unit, cmd)
+	deadline, msg := expireDeadline(argv[2], unit, cmd, rc.nowMilli())
 	if msg != "" {
 		rc.w.Error(msg)
 		return
@@ -269,7 +269,7 @@ func cmdGetEX(rc *respConn, argv [][]byte) {
 	var deadline int64
 	if expire != nil {
 		var msg string
-		if deadline, msg = expireDeadline(expire, flags, "getex"); msg != "" {
+		if deadline, msg = expireDeadline(expire, flags, "getex", rc.nowMilli()); msg != "" {
 			if _, found := st.Peek(key); !found {
 				rc.countGet(false)
 				rc.w.Null()

@@ -428,3 +428,42 @@ func TestInfoCommandCounters(t *testing.T) {
 		t.Errorf("instantaneous_ops_per_sec = %d after two commands in >= 150 ms, want 1..14", got)
 	}
 }
+
+// TestTTLExactWithinBatch guards the batch clock (respConn.nowMilli): a
+// deadline set and read back in one pipelined batch gives exactly what was
+// set, as in Redis when both run in the same millisecond, even when the
+// batch takes several milliseconds to run (a loaded machine, -race). A
+// hook makes every command take 2 ms, so a per-command clock would give
+// 99994 and fail. A TTL read in a later batch, after a real pause, sees
+// the time that passed: the reading never outlives its batch.
+func TestTTLExactWithinBatch(t *testing.T) {
+	rs := startRESP(t, Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	c.expect(multibulk("PING"), "+PONG\r\n")
+	hook := func() { time.Sleep(2 * time.Millisecond) }
+	rs.srv.mu.Lock()
+	for cn := range rs.srv.conns {
+		cn.testHook.Store(&hook)
+	}
+	rs.srv.mu.Unlock()
+
+	c.send(multibulk("SET", "t:a", "v", "PX", "100000") + multibulk("PTTL", "t:a") +
+		multibulk("SET", "t:b", "v", "EX", "100") + multibulk("PTTL", "t:b") + multibulk("TTL", "t:b") +
+		multibulk("PEXPIRE", "t:b", "5000") + multibulk("PTTL", "t:b") +
+		multibulk("GETEX", "t:a", "PX", "7000") + multibulk("PTTL", "t:a") +
+		multibulk("EXPIRE", "t:a", "30") + multibulk("PTTL", "t:a"))
+	want := []string{"+OK", ":100000", "+OK", ":100000", ":100", ":1", ":5000", "$1\r\nv", ":7000", ":1", ":30000"}
+	for _, w := range want {
+		if got := strings.TrimSuffix(c.reply(), "\r\n"); got != w {
+			t.Fatalf("reply %q, want %q (want all of %q)", got, w, want)
+		}
+	}
+
+	time.Sleep(20 * time.Millisecond) // a later batch: real time has passed
+	c.send(multibulk("PTTL", "t:a"))
+	got := strings.TrimSuffix(c.reply(), "\r\n")
+	n, err := strconv.Atoi(strings.TrimPrefix(got, ":"))
+	if err != nil || n > 30000-20 || n < 0 {
+		t.Fatalf("PTTL in a later batch, 20 ms on = %q, want at most 29980", got)
+	}
+}
