@@ -188,10 +188,12 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, h uint64, key, value []byte
 	case !found && mode != ModeSet && mode != ModeAdd:
 		return 0, 0, 0, ErrNotStored
 	case found && o.HasCompare && old.cas != o.CompareCAS:
-		if !o.Invalidate || o.CompareCAS > old.cas {
+		// I lets a set or replace with an older CAS through (as a stale
+		// write, below); memcached still refuses an append or prepend.
+		if !o.Invalidate || o.CompareCAS > old.cas || mode == ModeAppend || mode == ModePrepend {
 			return 0, 0, 0, ErrExists
 		}
-		stale = true
+		stale, deadline = true, old.deadline
 	}
 	a, b := value, []byte(nil)
 	switch mode {
@@ -218,7 +220,11 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, h uint64, key, value []byte
 	}
 	p := put{tag: tagOf(h), flags: flags, deadline: deadline, newCAS: o.NewCAS, hasNewCAS: o.HasNewCAS}
 	if stale {
-		p.meta |= metaStale
+		// As memcached 1.6's do_store_item: a stale write (I with an
+		// older CAS) replaces the value but keeps the old item's deadline
+		// (set above), and the item stays stale with its win token still
+		// counted as sent, so the recache stays with the client that won it.
+		p.meta |= metaStale | old.meta&metaWinSent
 	}
 	if o.BinaryKey {
 		p.meta |= metaBinaryKey
