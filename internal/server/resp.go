@@ -135,8 +135,10 @@ func (c *conn) serveRESP() error {
 	}
 }
 
-// respMaxBulk is the largest bulk string a request may carry: the item
-// size limit, since no longer value could ever be stored.
+// respMaxBulk is the largest bulk string the reader keeps: the item size
+// limit, since no longer value could ever be stored. A longer bulk, up to
+// Redis's proto-max-bulk-len (resp.MaxBulkLen), is read and dropped and
+// its command refused with errTooLarge; only a longer one closes.
 func (s *Server) respMaxBulk() int {
 	if s.cfg.MaxItemSize > 0 {
 		return int(min(s.cfg.MaxItemSize, 1<<31-1))
@@ -168,6 +170,14 @@ func (rc *respConn) dispatch(argv [][]byte) {
 	// As in Redis, unknown commands and arity are reported before auth.
 	if !rc.authed && !cmd.noAuth {
 		rc.w.Error("NOAUTH Authentication required.")
+		return
+	}
+	if rc.r.TooLarge() {
+		// A bulk over the item size limit was read and dropped (the
+		// reader keeps no more than that): no command could store it,
+		// so it is refused whole, and the connection stays in step.
+		rc.stats.add(statStoreTooLarge, 1)
+		rc.w.Error(errTooLarge)
 		return
 	}
 	rc.stats.add(statCommands, 1)

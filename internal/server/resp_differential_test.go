@@ -166,8 +166,8 @@ var respKnownDiffs = map[string]struct {
 		"-ERR Protocol error: too big inline request\r\n", true},
 	"expiry after 2262": {"expiry times after 2262 are clamped",
 		"+OK\r\n:9223372036\r\n$7\r\n__end__\r\n", false},
-	"bulk above max-item-size": {"bulk length limit is max-item-size, not 512 MB",
-		"-ERR Protocol error: invalid bulk length\r\n", true},
+	"bulk above max-item-size": {"an argument over max-item-size refuses the command",
+		"-ERR string exceeds maximum allowed size (max-item-size)\r\n$7\r\n__end__\r\n", false},
 }
 
 // respDiffOnlySessions are the sessions of respKnownDiffs.
@@ -179,7 +179,7 @@ var respDiffOnlySessions = []respSession{
 	{name: "NUL in inline", in: "\x00PING\r\n"},
 	{name: "inline line over 64 KiB", in: strings.Repeat("a", 70000) + "\r\n"},
 	{name: "expiry after 2262", in: mb("SET", "far:k", "v", "EXAT", "99999999999") + mb("EXPIRETIME", "far:k")},
-	{name: "bulk above max-item-size", in: "*2\r\n$4\r\nECHO\r\n$2000000\r\n"},
+	{name: "bulk above max-item-size", in: "*2\r\n$4\r\nECHO\r\n$2000000\r\n" + strings.Repeat("e", 2000000) + "\r\n"},
 }
 
 // respDiffResult is what one server sent in a session.

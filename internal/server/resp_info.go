@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
 )
 
 // INFO and CONFIG of the RESP port. INFO speaks Redis's section format,
@@ -222,7 +224,7 @@ func (rc *respConn) configParams() [][2]string {
 		{"appendonly", "no"},
 		{"databases", "1"},
 		{"port", itoa64(int64(localPort(rc.nc.LocalAddr())))},
-		{"proto-max-bulk-len", itoa64(int64(s.respMaxBulk()))},
+		{"proto-max-bulk-len", itoa64(resp.MaxBulkLen)},
 		{"requirepass", ""},
 		{"hz", "10"},
 		{"io-threads", "1"},

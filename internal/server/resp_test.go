@@ -2,10 +2,12 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,7 +54,11 @@ func TestRESPTranscripts(t *testing.T) {
 		{"multibulk above cap", "*2147483648\r\n", []string{"-ERR Protocol error: invalid multibulk length\r\n"}, true},
 		{"expected dollar", "*1\r\n:1\r\n", []string{"-ERR Protocol error: expected '$', got ':'\r\n"}, true},
 		{"negative bulk", "*1\r\n$-1\r\n", []string{"-ERR Protocol error: invalid bulk length\r\n"}, true},
-		{"bulk above max", "*1\r\n$1048577\r\n", []string{"-ERR Protocol error: invalid bulk length\r\n"}, true},
+		{"bulk above proto-max-bulk-len", "*1\r\n$536870913\r\n", []string{"-ERR Protocol error: invalid bulk length\r\n"}, true},
+		{"bulk above max-item-size", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1048577\r\n" + strings.Repeat("v", 1048577) + "\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+			[]string{"-ERR string exceeds maximum allowed size (max-item-size)\r\n", "$-1\r\n"}, false},
+		{"unknown command before the size check", "*2\r\n$4\r\nNOPE\r\n$1048577\r\n" + strings.Repeat("v", 1048577) + "\r\n*2\r\n$3\r\nSET\r\n$1048577\r\n" + strings.Repeat("v", 1048577) + "\r\n",
+			[]string{"-ERR unknown command 'NOPE', with args beginning with: '' \r\n", "-ERR wrong number of arguments for 'set' command\r\n"}, false},
 		{"bulk without CRLF", "*1\r\n$4\r\nPINGxx", []string{"-ERR Protocol error: expected CRLF\r\n"}, true},
 		{"unbalanced quotes", "SET a \"b\r\n", []string{"-ERR Protocol error: unbalanced quotes in request\r\n"}, true},
 		{"too big inline", strings.Repeat("a", 70000), []string{"-ERR Protocol error: too big inline request\r\n"}, true},
@@ -465,5 +471,44 @@ func TestTTLExactWithinBatch(t *testing.T) {
 	n, err := strconv.Atoi(strings.TrimPrefix(got, ":"))
 	if err != nil || n > 30000-20 || n < 0 {
 		t.Fatalf("PTTL in a later batch, 20 ms on = %q, want at most 29980", got)
+	}
+}
+
+// TestRESPValueOverMaxItemSizeKeepsOldValue: a bulk over the item size
+// limit (but within Redis's 512 MB proto-max-bulk-len) is streamed
+// through and dropped: the command is refused with Redis's error, the old
+// value stays, the requests pipelined behind it are served in step, and
+// the server allocates far less than the value's size while reading it.
+func TestRESPValueOverMaxItemSizeKeepsOldValue(t *testing.T) {
+	rs := startRESP(t, Config{MaxItemSize: 1 << 20}, store.Config{MaxItemSize: 1 << 20})
+	c := dialRESP(t, rs.respAddr)
+	c.expect(multibulk("SET", "big", "old"), "+OK\r\n")
+	const size = 8 << 20
+	head := "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$" + strconv.Itoa(size) + "\r\n"
+	chunk := bytes.Repeat([]byte("v"), 64<<10)
+	tail := "\r\n" + multibulk("MSET", "a", "1", "big", strings.Repeat("w", (1<<20)+1)) + multibulk("GET", "big") + multibulk("EXISTS", "a")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before) // the client's strings are built above
+	go func() {
+		_, _ = io.WriteString(c.nc, head)
+		for range size / len(chunk) {
+			if _, err := c.nc.Write(chunk); err != nil {
+				return
+			}
+		}
+		_, _ = io.WriteString(c.nc, tail)
+	}()
+	for _, want := range []string{"-" + errTooLarge + "\r\n", "-" + errTooLarge + "\r\n", "$3\r\nold\r\n", ":0\r\n"} {
+		if got := c.reply(); got != want {
+			t.Fatalf("reply %q, want %q", got, want)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > size/2 {
+		t.Errorf("reading a dropped %d-byte bulk allocated %d bytes", size, grown)
+	}
+	c.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870913\r\n")
+	if got := c.reply(); got != "-ERR Protocol error: invalid bulk length\r\n" || !c.closed(5*time.Second) {
+		t.Fatalf("bulk over proto-max-bulk-len: %q, want the protocol error and a close", got)
 	}
 }

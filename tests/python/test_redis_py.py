@@ -246,3 +246,61 @@ def test_protocol_error_closes(minikv_resp):
                 break
             data += chunk
         assert data == b"-ERR Protocol error: expected '$', got ':'\r\n"
+
+
+def _rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_value_over_max_item_size(minikv_resp, r):
+    """A value over -I (1 MiB by default) is refused with Redis's error; the
+    old value stays, the connection stays in step, and the bytes are
+    streamed through, not buffered (RSS does not grow by the value)."""
+    r.set("blob", "old")
+    rss0 = _rss_kib(minikv_resp.proc.pid)
+    with pytest.raises(redis.ResponseError, match="string exceeds maximum allowed size"):
+        r.set("blob", b"{" + b"x" * (2 << 20) + b"}")
+    assert r.get("blob") == b"old"
+    with pytest.raises(redis.ResponseError, match="string exceeds maximum allowed size"):
+        r.mset({"blob": "new", "other": b"y" * (2 << 20)})
+    assert r.get("blob") == b"old" and r.exists("other") == 0
+    with pytest.raises(redis.ResponseError, match="string exceeds maximum allowed size"):
+        r.append("blob", b"z" * (3 << 20))
+    assert r.get("blob") == b"old"
+
+    # 100 MB on a raw socket, then a PING pipelined behind it.
+    big = 100 << 20
+    with socket.create_connection(("127.0.0.1", minikv_resp.resp_port), timeout=30) as s:
+        s.sendall(b"*3\r\n$3\r\nSET\r\n$4\r\nblob\r\n$%d\r\n" % big)
+        chunk = b"v" * (1 << 20)
+        for _ in range(big // len(chunk)):
+            s.sendall(chunk)
+        s.sendall(b"\r\n*1\r\n$4\r\nPING\r\n")
+        want = b"-ERR string exceeds maximum allowed size (max-item-size)\r\n+PONG\r\n"
+        data = b""
+        while len(data) < len(want):
+            part = s.recv(4096)
+            assert part, f"connection closed after {data!r}"
+            data += part
+        assert data == want
+    grown = _rss_kib(minikv_resp.proc.pid) - rss0
+    assert grown < 32 << 10, f"RSS grew by {grown} KiB for a refused 100 MB value"
+    assert r.get("blob") == b"old"
+    assert r.ping()
+
+
+def test_bulk_over_proto_max_closes(minikv_resp):
+    """Only a bulk longer than proto-max-bulk-len (512 MB) closes."""
+    with socket.create_connection(("127.0.0.1", minikv_resp.resp_port), timeout=5) as s:
+        s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870913\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        assert data == b"-ERR Protocol error: invalid bulk length\r\n"

@@ -20,9 +20,15 @@ const (
 	// connection in a request that can never complete.
 	DefaultMaxArgs = 1 << 20
 
-	// DefaultMaxBulk is the bulk length limit of a Reader built with a
+	// DefaultMaxBulk is the kept-bulk limit of a Reader built with a
 	// maxBulk of 0: memcached's and MiniKV's default item size.
 	DefaultMaxBulk = 1 << 20
+
+	// MaxBulkLen is the protocol's limit on a bulk string, Redis's
+	// default proto-max-bulk-len (512 MB). A longer length, or a malformed
+	// one, is a protocol error that closes the connection; a bulk within
+	// it but over the Reader's maxBulk is read and discarded (TooLarge).
+	MaxBulkLen = 512 << 20
 
 	// Limits for a connection that has not authenticated yet (Redis's
 	// CVE-2021-32675 fix): at most 10 elements and 16 KiB per bulk.
@@ -85,10 +91,11 @@ func expectedDollar(c byte) ProtocolError {
 // returns aliases the Reader's own buffers and is valid until the next
 // call to Read.
 type Reader struct {
-	br      *bufio.Reader
-	maxBulk int
-	maxArgs int
-	unauth  bool
+	br       *bufio.Reader
+	maxBulk  int
+	maxArgs  int
+	unauth   bool
+	tooLarge bool // the current request had a bulk over maxBulk, discarded
 
 	arena []byte // argument bytes of the current request
 	offs  []int  // start,end pairs into arena, one pair per argument
@@ -96,8 +103,12 @@ type Reader struct {
 	line  []byte // an inline line longer than br's buffer
 }
 
-// NewReader returns a Reader with a read buffer of size bytes that accepts
+// NewReader returns a Reader with a read buffer of size bytes that keeps
 // bulk strings of up to maxBulk bytes (DefaultMaxBulk if maxBulk <= 0).
+// A longer bulk, up to MaxBulkLen, is consumed as it arrives without being
+// kept: the request still parses, with that argument empty, and TooLarge
+// reports it, so the server can refuse the command and stay in step
+// without ever holding more than maxBulk of it.
 func NewReader(r io.Reader, size, maxBulk int) *Reader {
 	if maxBulk <= 0 {
 		maxBulk = DefaultMaxBulk
@@ -111,6 +122,12 @@ func (r *Reader) SetMaxArgs(n int) { r.maxArgs = n }
 // SetUnauthenticated turns on (or off) Redis's limits for a client that
 // has not authenticated: 10 elements, 16 KiB per bulk.
 func (r *Reader) SetUnauthenticated(on bool) { r.unauth = on }
+
+// TooLarge reports whether the request the last Read returned carried a
+// bulk string longer than maxBulk. Its bytes were read and dropped, and
+// its place in the argument vector is empty: the request must be refused,
+// not run.
+func (r *Reader) TooLarge() bool { return r.tooLarge }
 
 // Buffered is the number of bytes read from the stream and not yet parsed.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
@@ -159,6 +176,7 @@ func (r *Reader) begin() {
 		r.argv, r.offs = nil, nil
 	}
 	r.arena, r.offs, r.argv = r.arena[:0], r.offs[:0], r.argv[:0]
+	r.tooLarge = false
 }
 
 // readMultibulk reads "*<n>\r\n" and n bulk strings.
@@ -190,11 +208,17 @@ func (r *Reader) readMultibulk() error {
 			return expectedDollar(line[0])
 		}
 		size, ok := ParseInt(line[1:])
-		if !ok || size < 0 || size > int64(r.maxBulk) {
+		if !ok || size < 0 || size > MaxBulkLen {
 			return ErrInvalidBulkLength
 		}
 		if r.unauth && size > unauthMaxBulk {
 			return ErrUnauthBulk
+		}
+		if size > int64(r.maxBulk) {
+			if err := r.skipBulk(int(size)); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := r.readBulk(int(size)); err != nil {
 			return err
@@ -307,6 +331,25 @@ func (r *Reader) readBulk(size int) error {
 	}
 	_, _ = r.br.Discard(2)
 	r.offs = append(r.offs, start, len(r.arena))
+	return nil
+}
+
+// skipBulk consumes a bulk of size bytes and its CRLF without keeping
+// them, and stands an empty argument in its place.
+func (r *Reader) skipBulk(size int) error {
+	if _, err := r.br.Discard(size); err != nil {
+		return noEOF(err)
+	}
+	crlf, err := r.br.Peek(2)
+	if err != nil {
+		return noEOF(err)
+	}
+	if crlf[0] != '\r' || crlf[1] != '\n' {
+		return ErrExpectedCRLF
+	}
+	_, _ = r.br.Discard(2)
+	r.tooLarge = true
+	r.offs = append(r.offs, len(r.arena), len(r.arena))
 	return nil
 }
 

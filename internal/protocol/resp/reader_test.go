@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -72,7 +73,10 @@ var readerTests = []struct {
 	{"empty bulk line", "*1\r\n\r\n", nil, ProtocolError("Protocol error: expected '$', got ' '")},
 	{"negative bulk", "*1\r\n$-1\r\n", nil, ErrInvalidBulkLength},
 	{"bad bulk", "*1\r\n$abc\r\n", nil, ErrInvalidBulkLength},
-	{"bulk above max", "*1\r\n$1025\r\n", nil, ErrInvalidBulkLength},
+	{"bulk above proto-max-bulk-len", "*1\r\n$536870913\r\n", nil, ErrInvalidBulkLength},
+	{"bulk above max dropped", "*2\r\n$3\r\nSET\r\n$1025\r\n" + strings.Repeat("v", 1025) + "\r\n*1\r\n$4\r\nPING\r\n", []string{q("SET", ""), q("PING")}, nil},
+	{"dropped bulk without CRLF", "*1\r\n$1025\r\n" + strings.Repeat("v", 1025) + "XY", nil, ErrExpectedCRLF},
+	{"dropped bulk truncated", "*1\r\n$1025\r\n" + strings.Repeat("v", 100), nil, io.ErrUnexpectedEOF},
 	{"bulk huge", "*1\r\n$99999999999999999999999\r\n", nil, ErrInvalidBulkLength},
 	{"bulk without CRLF", "*1\r\n$1\r\nkXY", nil, ErrExpectedCRLF},
 	{"count CR without LF", "*1\rX", nil, ErrExpectedCRLF},
@@ -241,6 +245,33 @@ func BenchmarkReadGet(b *testing.B) {
 	for b.Loop() {
 		if _, err := r.Read(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestReaderDropsBulkOverMax checks that a bulk longer than maxBulk (but
+// within MaxBulkLen) is consumed without being kept: the request parses
+// with the argument empty, TooLarge reports it for that request only, the
+// next request reads in step, and the arena never grows past maxBulk.
+func TestReaderDropsBulkOverMax(t *testing.T) {
+	const maxBulk = 1024
+	big := strings.Repeat("v", 200*maxBulk)
+	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + strconv.Itoa(len(big)) + "\r\n" + big + "\r\n" +
+		"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"
+	for _, wrap := range []func(io.Reader) io.Reader{
+		func(r io.Reader) io.Reader { return r }, iotest.OneByteReader, iotest.HalfReader,
+	} {
+		r := NewReader(wrap(strings.NewReader(in)), 4096, maxBulk)
+		argv, err := r.Read()
+		if err != nil || len(argv) != 3 || string(argv[0]) != "SET" || string(argv[1]) != "k" || len(argv[2]) != 0 || !r.TooLarge() {
+			t.Fatalf("first Read = %q, %v, TooLarge %v; want [SET k \"\"], nil, true", argv, err, r.TooLarge())
+		}
+		if cap(r.arena) > maxBulk {
+			t.Errorf("arena grew to %d bytes for a dropped %d-byte bulk", cap(r.arena), len(big))
+		}
+		argv, err = r.Read()
+		if err != nil || len(argv) != 2 || string(argv[0]) != "GET" || r.TooLarge() {
+			t.Fatalf("second Read = %q, %v, TooLarge %v; want [GET k], nil, false", argv, err, r.TooLarge())
 		}
 	}
 }
