@@ -42,6 +42,17 @@ type respSession struct {
 	skip int
 }
 
+// msetnxPairs is MSETNX over n keys mm:0 ... mm:<n-1> with mm:0 given
+// again at the end with another value (more pairs than lastOfEachKey
+// compares directly).
+func msetnxPairs(n int) []string {
+	args := []string{"MSETNX"}
+	for i := range n {
+		args = append(args, "mm:"+strconv.Itoa(i), "v"+strconv.Itoa(i))
+	}
+	return append(args, "mm:0", "last")
+}
+
 // mb is multibulk under a shorter name for the session table.
 func mb(args ...string) string { return multibulk(args...) }
 
@@ -72,7 +83,10 @@ var respSessions = []respSession{
 		mb("GETEX", "x:k", "PXAT", "1") + mb("EXISTS", "x:k")},
 	{name: "mget mset msetnx", in: mb("MSET", "m:a", "1", "m:b", "2") + mb("MGET", "m:a", "m:nope", "m:b") + mb("MSET", "m:a") +
 		mb("MSET", "m:a", "1", "m:b") + mb("MSETNX", "m:a", "x", "m:c", "y") + mb("EXISTS", "m:c") + mb("MSETNX", "m:c", "x", "m:d", "y") +
-		mb("MGET", "m:c", "m:d") + mb("MSETNX", "m:e") + mb("MGET")},
+		mb("MGET", "m:c", "m:d") + mb("MSETNX", "m:e") + mb("MGET") +
+		mb("MSETNX", "m:k1", "a", "m:k2", "b", "m:k1", "c") + mb("MGET", "m:k1", "m:k2") +
+		mb("MSETNX", "m:k3", "a", "m:k3", "b", "m:k2", "c") + mb("EXISTS", "m:k3") + mb("MSET", "m:k4", "a", "m:k4", "b") + mb("GET", "m:k4")},
+	{name: "msetnx many with a repeated key", in: mb(msetnxPairs(20)...) + mb("MGET", "mm:0", "mm:1", "mm:19") + mb(msetnxPairs(20)...)},
 	{name: "incr decr", in: mb("INCR", "i:a") + mb("INCRBY", "i:a", "10") + mb("DECR", "i:a") + mb("DECRBY", "i:a", "20") +
 		mb("INCRBY", "i:a", "-5") + mb("DECRBY", "i:a", "-5") + mb("SET", "i:m", "9223372036854775807") + mb("INCR", "i:m") +
 		mb("INCRBY", "i:m", "-1") + mb("SET", "i:n", "-9223372036854775808") + mb("DECR", "i:n") + mb("DECRBY", "i:a", "-9223372036854775808") +

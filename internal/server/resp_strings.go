@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"time"
@@ -346,9 +347,10 @@ func (rc *respConn) checkPairs(argv [][]byte, name string) bool {
 }
 
 // cmdMSetNX is MSETNX key value [key value ...]: 1 if every key was
-// missing and all were set, else 0 and nothing set. Keys are added one by
-// one; if another client creates one of them in between, the keys already
-// added by this command are deleted again and the reply is 0.
+// missing and all were set, else 0 and nothing set. A key given twice is
+// set once, to its last value, as in Redis. Keys are added one by one; if
+// another client creates one of them in between, the keys already added
+// by this command are deleted again and the reply is 0.
 func cmdMSetNX(rc *respConn, argv [][]byte) {
 	if !rc.checkPairs(argv, "msetnx") {
 		return
@@ -360,14 +362,20 @@ func cmdMSetNX(rc *respConn, argv [][]byte) {
 			return
 		}
 	}
+	last := lastOfEachKey(argv)
 	for i := 1; i < len(argv); i += 2 {
+		if !last(i) {
+			continue
+		}
 		rc.stats.add(statCmdSet, 1)
 		_, err := st.Store(store.ModeAdd, argv[i], argv[i+1], 0, 0, 0)
 		if err == nil {
 			continue
 		}
 		for k := 1; k < i; k += 2 {
-			_ = st.Delete(argv[k])
+			if last(k) {
+				_ = st.Delete(argv[k])
+			}
 		}
 		if errors.Is(err, store.ErrNotStored) {
 			rc.w.Int(0)
@@ -377,4 +385,26 @@ func cmdMSetNX(rc *respConn, argv [][]byte) {
 		return
 	}
 	rc.w.Int(1)
+}
+
+// lastOfEachKey returns a test of whether the key at argv[i] (keys at odd
+// positions, values after them) is that key's last occurrence in argv. A
+// few pairs are compared directly; many go through a map, so a long
+// command stays linear.
+func lastOfEachKey(argv [][]byte) func(i int) bool {
+	if len(argv) <= 2*16+1 {
+		return func(i int) bool {
+			for j := i + 2; j < len(argv); j += 2 {
+				if bytes.Equal(argv[j], argv[i]) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	lastAt := make(map[string]int, len(argv)/2)
+	for i := 1; i < len(argv); i += 2 {
+		lastAt[string(argv[i])] = i
+	}
+	return func(i int) bool { return lastAt[string(argv[i])] == i }
 }
