@@ -3,7 +3,10 @@ package admin
 // memcached_exporter (github.com/prometheus/memcached_exporter) cannot be
 // built here: its Go module is not on our module proxy. This file re-states
 // the rules by which it reads a server, from its pkg/exporter/exporter.go and
-// the grobie/gomemcache client it uses, and holds MiniKV to them:
+// the grobie/gomemcache client it uses (statsFromAddr and
+// statsSettingsFromAddr, vendored by older exporter releases as
+// vendor/github.com/grobie/gomemcache/memcache/memcache.go), and holds
+// MiniKV to them:
 //
 //   - One connection sends "stats", "stats slabs", "stats items", each read
 //     line by line until a line that is exactly "END\r\n"; a group that does
@@ -18,6 +21,15 @@ package admin
 //     rusage_user and rusage_system as "sec.usec"; cmd_set, cas_misses,
 //     cas_hits and cas_badval must all be present (it subtracts the cas
 //     counts from cmd_set). Any failure turns memcached_up to 0.
+//   - The same holds per slab class of "stats slabs" (collectSlabMetrics;
+//     before the slab collector became a switch, parseStats did it on every
+//     scrape): cmd_set must be present and then cas_hits and cas_badval,
+//     every other field is optional. MiniKV used to print only used_chunks
+//     and mem_requested there, and the exporter logged "Failed to parse set:
+//     key not found" and reported memcached_up 0 once the store held an item.
+//   - Each field becomes one series; the registry refuses a scrape in which
+//     two series share a name and labels, and a per-class field that the
+//     exporter maps to a metric without a slab label panics it.
 
 import (
 	"bufio"
@@ -28,6 +40,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +52,9 @@ type exporterStats struct {
 	Stats map[string]string
 	Slabs map[int]map[string]string
 	Items map[int]map[string]string
+	// Skipped holds the lines the client ignores (not "STAT name value"):
+	// whatever they said is lost to the exporter.
+	Skipped []string
 }
 
 // readExporterStats sends the three stats commands on rw as statsFromAddr
@@ -69,7 +85,8 @@ func readExporterStats(rw *bufio.ReadWriter) (exporterStats, error) {
 			}
 			s := bytes.Split(line, []byte(" "))
 			if len(s) != 3 || !bytes.HasPrefix(s[0], []byte("STAT")) {
-				continue // skipped silently, as the client does
+				st.Skipped = append(st.Skipped, string(line)) // as the client does, silently
+				continue
 			}
 			v := string(bytes.TrimSpace(s[2]))
 			f := bytes.Split(s[1], []byte(":"))
@@ -131,7 +148,9 @@ func readExporterSettings(rw *bufio.ReadWriter) (map[string]string, error) {
 	}
 }
 
-// Fields the exporter reads from "stats" with strconv.ParseFloat.
+// Fields the exporter reads from "stats" with strconv.ParseFloat
+// (pkg/exporter/exporter.go, parseStats; total_malloced comes from "stats
+// slabs", whose one-part names the client files with the general stats).
 var exporterFloatFields = []string{
 	"uptime", "time", "cas_badval", "cmd_flush", "cmd_set",
 	"get_hits", "get_misses", "delete_hits", "delete_misses", "incr_hits", "incr_misses",
@@ -143,7 +162,9 @@ var exporterFloatFields = []string{
 	"moves_to_cold", "moves_to_warm", "moves_within_lru", "total_malloced", "accepting_conns",
 }
 
-// Fields the exporter reads from each "stats items" slab.
+// Fields the exporter reads from each "stats items" class
+// (pkg/exporter/exporter.go, parseStats: number, age and hits_to_* always, the rest from itemsCounterMetrics and
+// itemsGaugeMetrics when present). All are optional to it.
 var exporterItemFields = []string{
 	"number", "age", "hits_to_hot", "hits_to_warm", "hits_to_cold", "hits_to_temp",
 	"crawler_reclaimed", "evicted", "evicted_nonzero", "evicted_time", "evicted_unfetched",
@@ -152,23 +173,73 @@ var exporterItemFields = []string{
 	"number_hot", "number_warm", "number_cold", "number_temp", "age_hot", "age_warm",
 }
 
-// exporterSeries applies parseStats and parseStatsSettings: it returns the
-// number of memcached_* series the exporter would emit (memcached_up
-// included) and every reason it would report memcached_up 0.
+// Fields the exporter reads from each "stats slabs" class
+// (pkg/exporter/exporter.go, collectSlabMetrics). cmd_set is required, and with it cas_hits and
+// cas_badval; the others are optional.
+var exporterSlabFields = []string{
+	"get_hits", "delete_hits", "incr_hits", "decr_hits", "cas_hits", "touch_hits", "cas_badval",
+	"cmd_set", "chunk_size", "chunks_per_page", "total_pages", "total_chunks", "used_chunks",
+	"free_chunks", "free_chunks_end", "mem_requested",
+}
+
+// Per-class fields MiniKV must print, stricter than the exporter, which
+// skips absent ones: every field above that memcached 1.6.18 prints. Left
+// out, and checked to be absent: items store_too_large and store_no_memory
+// (the exporter maps them to label-less metrics, so a per-class copy panics
+// it; memcached has them only in "stats"), items number_temp (memcached
+// prints it only with -o temp_lru) and slabs mem_requested (since 1.6 it is
+// in "stats items"; in both it would be the series
+// memcached_slab_mem_requested_bytes{slab} twice, and the scrape fails).
+var (
+	wantItemFields  = without(exporterItemFields, "store_too_large", "store_no_memory", "number_temp")
+	wantSlabFields  = without(exporterSlabFields, "mem_requested")
+	forbiddenFields = map[string][]string{
+		"items": {"store_too_large", "store_no_memory"},
+		"slabs": {"mem_requested"},
+	}
+)
+
+func without(list []string, drop ...string) []string {
+	var out []string
+	for _, f := range list {
+		if !slices.Contains(drop, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// exporterSeries applies parseStats (with the slab collector on) and
+// parseStatsSettings: it returns the number of memcached_* series the
+// exporter would emit (memcached_up included) and every reason it would
+// report memcached_up 0 or fail the scrape.
 func exporterSeries(st exporterStats, settings map[string]string) (int, []error) {
 	var errs []error
-	n := 2 // memcached_version{version} and memcached_up
-	s := st.Stats
-	for _, k := range exporterFloatFields {
-		v, ok := s[k]
+	series := map[string]bool{}
+	emit := func(name string, labels ...string) {
+		k := name + "{" + strings.Join(labels, ",") + "}"
+		if series[k] {
+			errs = append(errs, fmt.Errorf("series %s emitted twice: the registry fails the scrape", k))
+		}
+		series[k] = true
+	}
+	float := func(where string, m map[string]string, k string) bool {
+		v, ok := m[k]
 		if !ok {
-			continue // a missing field is skipped, not an error
+			return false // a missing field is skipped, not an error
 		}
 		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			errs = append(errs, fmt.Errorf("stats %s = %q: %w", k, v, err))
+			errs = append(errs, fmt.Errorf("%s %s = %q: %w", where, k, v, err))
 		}
-		if k != "cmd_set" {
-			n++
+		return true
+	}
+	emit("memcached_version", st.Stats["version"])
+	emit("memcached_up")
+
+	s := st.Stats
+	for _, k := range exporterFloatFields {
+		if float("stats", s, k) && k != "cmd_set" {
+			emit("stats:" + k)
 		}
 	}
 	if _, ok := s["cmd_set"]; !ok {
@@ -180,7 +251,7 @@ func exporterSeries(st exporterStats, settings map[string]string) (int, []error)
 		}
 	}
 	if _, ok := s["cmd_set"]; ok {
-		n++ // commands_total{command="set",status="hit"}
+		emit("memcached_commands_total", "set", "hit")
 	}
 	for _, k := range []string{"rusage_user", "rusage_system"} {
 		v, ok := s[k]
@@ -190,25 +261,64 @@ func exporterSeries(st exporterStats, settings map[string]string) (int, []error)
 		if _, err := parseTimeval(v); err != nil {
 			errs = append(errs, fmt.Errorf("stats %s = %q: %w", k, v, err))
 		}
-		n++
+		emit("stats:" + k)
 	}
+
 	for slab, u := range st.Items {
+		id := strconv.Itoa(slab)
+		where := "stats items " + id
 		for _, k := range exporterItemFields {
-			v, ok := u[k]
-			if !ok {
+			if !float(where, u, k) {
 				continue
 			}
-			if _, err := strconv.ParseFloat(v, 64); err != nil {
-				errs = append(errs, fmt.Errorf("stats items %d:%s = %q: %w", slab, k, v, err))
+			switch k {
+			case "store_too_large", "store_no_memory":
+				errs = append(errs, fmt.Errorf("%s %s: maps to a metric without a slab label; the exporter panics", where, k))
+			case "hits_to_hot", "hits_to_warm", "hits_to_cold":
+				emit("memcached_slab_lru_hits_total", id, strings.TrimPrefix(k, "hits_to_"))
+			case "hits_to_temp":
+				emit("memcached_slab_lru_hits_total", id, "temporary")
+			case "mem_requested":
+				emit("memcached_slab_mem_requested_bytes", id)
+			default:
+				emit("items:"+k, id)
 			}
-			n++
 		}
 	}
-	if v, ok := settings["maxconns"]; ok {
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			errs = append(errs, fmt.Errorf("stats settings maxconns = %q: %w", v, err))
+
+	for slab, v := range st.Slabs {
+		id := strconv.Itoa(slab)
+		where := "stats slabs " + id
+		for _, op := range []string{"get", "delete", "incr", "decr", "cas", "touch"} {
+			if float(where, v, op+"_hits") {
+				emit("memcached_slab_commands_total", id, op, "hit")
+			}
 		}
-		n++
+		if float(where, v, "cas_badval") {
+			emit("memcached_slab_commands_total", id, "cas", "badval")
+		}
+		if !float(where, v, "cmd_set") {
+			errs = append(errs, fmt.Errorf("%s: cmd_set missing (Failed to parse set: key not found)", where))
+		} else if _, ok := v["cas_hits"]; !ok {
+			errs = append(errs, fmt.Errorf("%s: cas_hits missing (Failed to parse cas)", where))
+		} else if _, ok := v["cas_badval"]; !ok {
+			errs = append(errs, fmt.Errorf("%s: cas_badval missing (Failed to parse cas)", where))
+		} else {
+			emit("memcached_slab_commands_total", id, "set", "hit")
+		}
+		for _, k := range []string{"chunk_size", "chunks_per_page", "total_pages", "total_chunks",
+			"used_chunks", "free_chunks", "free_chunks_end"} {
+			if float(where, v, k) {
+				emit("slabs:"+k, id)
+			}
+		}
+		if float(where, v, "mem_requested") {
+			emit("memcached_slab_mem_requested_bytes", id)
+		}
+	}
+
+	if float("stats settings", settings, "maxconns") {
+		emit("memcached_max_connections")
 	}
 	if settings["lru_crawler"] == "yes" {
 		for _, k := range []string{"lru_crawler", "lru_maintainer_thread"} {
@@ -217,7 +327,7 @@ func exporterSeries(st exporterStats, settings map[string]string) (int, []error)
 			}
 		}
 	}
-	return n, errs
+	return len(series), errs
 }
 
 // parseTimeval is the exporter's: exactly one '.', both sides floats.
@@ -293,11 +403,7 @@ func TestMemcachedExporterCompat(t *testing.T) {
 		name := "empty"
 		if fill {
 			name = "with items"
-			c := dialMC(t, e.addr)
-			c.do("set k 0 0 5\r\nhello\r\n", "STORED")
-			c.do("gets k\r\n", "END")
-			c.do("cas k 0 0 1 999\r\nx\r\n", "EXISTS")
-			c.do("get missing\r\n", "END")
+			fillForExporter(t, e.addr)
 		}
 		t.Run(name, func(t *testing.T) {
 			st, settings, n := scrapeLikeExporter(t, e.addr)
@@ -317,16 +423,32 @@ func TestMemcachedExporterCompat(t *testing.T) {
 			if settings["maxconns"] == "" {
 				t.Errorf("stats settings lacks maxconns: %v", settings)
 			}
+			checkClassFields(t, "MiniKV", st)
 			if fill {
-				if st.Items[1]["number"] != "1" {
-					t.Errorf("stats items slab 1 = %v, want number 1", st.Items[1])
+				items, slab := st.Items[1], st.Slabs[1]
+				if items["number"] != "3" || items["number"] != st.Stats["curr_items"] {
+					t.Errorf("stats items class 1 number = %q, curr_items = %q; want 3", items["number"], st.Stats["curr_items"])
 				}
-				if _, ok := st.Slabs[1]; !ok {
-					t.Errorf("stats slabs has no slab 1: %v", st.Slabs)
+				if slab == nil {
+					t.Fatalf("stats slabs has no class 1: %v", st.Slabs)
+				}
+				// One class: its counters are the server's, its chunks the items.
+				for _, k := range []string{"cmd_set", "get_hits", "cas_hits", "cas_badval", "touch_hits"} {
+					if slab[k] != st.Stats[k] {
+						t.Errorf("stats slabs 1:%s = %q, stats %s = %q; want equal", k, slab[k], k, st.Stats[k])
+					}
+				}
+				if slab["used_chunks"] != items["number"] || slab["total_chunks"] != items["number"] {
+					t.Errorf("stats slabs 1: used_chunks %q, total_chunks %q; want the item count %q",
+						slab["used_chunks"], slab["total_chunks"], items["number"])
+				}
+				if items["mem_requested"] != st.Stats["bytes"] || st.Stats["total_malloced"] != st.Stats["bytes"] {
+					t.Errorf("items:1:mem_requested %q, total_malloced %q; want bytes %q",
+						items["mem_requested"], st.Stats["total_malloced"], st.Stats["bytes"])
 				}
 				cmdSet, _ := strconv.Atoi(st.Stats["cmd_set"])
-				if cas, _ := strconv.Atoi(st.Stats["cas_badval"]); cmdSet != 2 || cas != 1 {
-					t.Errorf("cmd_set = %d, cas_badval = %d; want 2 and 1 (cas counts in cmd_set as in memcached)", cmdSet, cas)
+				if cas, _ := strconv.Atoi(st.Stats["cas_badval"]); cmdSet != 4 || cas != 1 {
+					t.Errorf("cmd_set = %d, cas_badval = %d; want 4 and 1 (cas counts in cmd_set as in memcached)", cmdSet, cas)
 				}
 			}
 			// memcached 1.6.18 gives 18 series at the bare minimum.
@@ -362,9 +484,12 @@ func TestExporterRulesOnRealMemcached(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	waitTCP(t, addr)
-	c := dialMC(t, addr)
-	c.do("set k 0 0 5\r\nhello\r\n", "STORED")
+	fillForExporter(t, addr)
 	st, _, n := scrapeLikeExporter(t, addr)
+	checkClassFields(t, "memcached", st)
+	if len(st.Slabs) < 2 {
+		t.Errorf("real memcached: %d slab classes after sets of three sizes, want several", len(st.Slabs))
+	}
 	for _, k := range minimumStats {
 		if _, ok := st.Stats[k]; !ok {
 			t.Errorf("real memcached stats lacks %s: the minimum list is wrong", k)
@@ -376,6 +501,47 @@ func TestExporterRulesOnRealMemcached(t *testing.T) {
 		}
 	}
 	t.Logf("memcached %s: %d stats, %d exporter series", st.Stats["version"], len(st.Stats), n)
+}
+
+// fillForExporter stores items of three sizes (three slab classes in
+// memcached) and counts a hit, a cas mismatch and a miss.
+func fillForExporter(t *testing.T, addr string) {
+	t.Helper()
+	c := dialMC(t, addr)
+	for i, n := range []int{5, 100, 2000} {
+		c.do(fmt.Sprintf("set k%d 0 0 %d\r\n%s\r\n", i, n, strings.Repeat("v", n)), "STORED")
+	}
+	c.do("gets k0\r\n", "END")
+	c.do("cas k0 0 0 1 999\r\nx\r\n", "EXISTS")
+	c.do("get missing\r\n", "END")
+}
+
+// checkClassFields fails on any per-class field MiniKV promises that a
+// class lacks, on any field that must not be per class, and on lines the
+// exporter's client would drop.
+func checkClassFields(t *testing.T, who string, st exporterStats) {
+	t.Helper()
+	for _, l := range st.Skipped {
+		t.Errorf("%s: the exporter's client drops the line %q", who, l)
+	}
+	for group, classes := range map[string]map[int]map[string]string{"items": st.Items, "slabs": st.Slabs} {
+		want := wantItemFields
+		if group == "slabs" {
+			want = wantSlabFields
+		}
+		for id, fields := range classes {
+			for _, k := range want {
+				if _, ok := fields[k]; !ok {
+					t.Errorf("%s: stats %s class %d lacks %s", who, group, id, k)
+				}
+			}
+			for _, k := range forbiddenFields[group] {
+				if _, ok := fields[k]; ok {
+					t.Errorf("%s: stats %s class %d has %s, which breaks the exporter", who, group, id, k)
+				}
+			}
+		}
+	}
 }
 
 // freePort returns a port that was free on 127.0.0.1 a moment ago, for

@@ -102,26 +102,9 @@ func (c *conn) statsCmd(req *memcache.Request, w *memcache.Writer) bool {
 	case "settings":
 		s.writeSettings(w)
 	case "items":
-		st := s.store.Stats()
-		if st.Items > 0 {
-			w.StatInt("items:1:number", st.Items)
-			w.StatInt("items:1:number_hot", 0)
-			w.StatInt("items:1:number_warm", 0)
-			w.StatInt("items:1:number_cold", st.Items)
-			w.StatUint("items:1:evicted", st.Evictions)
-			w.StatUint("items:1:reclaimed", st.Reclaimed)
-			w.StatUint("items:1:expired_unfetched", st.ExpiredUnfetched)
-			w.StatUint("items:1:evicted_unfetched", st.EvictedUnfetched)
-			w.StatUint("items:1:outofmemory", s.sumCounters()[statStoreNoMemory])
-		}
+		s.writeItems(w)
 	case "slabs":
-		st := s.store.Stats()
-		if st.Items > 0 {
-			w.StatInt("1:used_chunks", st.Items)
-			w.StatInt("1:mem_requested", st.Bytes)
-		}
-		w.StatInt("active_slabs", min(st.Items, 1))
-		w.StatInt("total_malloced", st.Bytes)
+		s.writeSlabs(w)
 	case "conns":
 		s.writeConns(w)
 	case "detail":
@@ -219,6 +202,99 @@ func (s *Server) writeSettings(w *memcache.Writer) {
 	w.StatInt("shutdown_timeout", int64(s.cfg.ShutdownTimeout/time.Second))
 	w.Stat("binding_protocol", "ascii")
 	w.StatInt("shards", int64(st.Shards))
+}
+
+// writeSlabs answers "stats slabs". MiniKV has no slab allocator: each item
+// is one record of exactly its own size. "stats slabs" and "stats items"
+// describe the whole store as slab class 1, listed only while it holds
+// items (memcached lists a class once it has memory), with memcached 1.6's
+// fields in memcached's order, so memcached_exporter and other slab tools
+// find every field they read. A field MiniKV has no counterpart for is a
+// constant, documented where it is written.
+func (s *Server) writeSlabs(w *memcache.Writer) {
+	st := s.store.Stats()
+	if st.Items > 0 {
+		sum := s.sumCounters()
+		for _, f := range []struct {
+			name string
+			v    uint64
+		}{
+			// A chunk is one item's record, so its size is the mean
+			// accounted item size, rounded up, and a page holds one chunk.
+			// Memory is charged per item: no chunk is ever free.
+			{"chunk_size", uint64((st.Bytes + st.Items - 1) / st.Items)},
+			{"chunks_per_page", 1},
+			{"total_pages", uint64(st.Items)},
+			{"total_chunks", uint64(st.Items)},
+			{"used_chunks", uint64(st.Items)},
+			{"free_chunks", 0},
+			{"free_chunks_end", 0},
+			// The one class sees every command: the server's counters.
+			{"get_hits", sum[statGetHits]},
+			{"cmd_set", sum[statCmdSet]},
+			{"delete_hits", sum[statDeleteHits]},
+			{"incr_hits", sum[statIncrHits]},
+			{"decr_hits", sum[statDecrHits]},
+			{"cas_hits", sum[statCASHits]},
+			{"cas_badval", sum[statCASBadval]},
+			{"touch_hits", sum[statTouchHits]},
+		} {
+			w.StatUint("1:"+f.name, f.v)
+		}
+	}
+	w.StatInt("active_slabs", min(st.Items, 1))
+	w.StatInt("total_malloced", st.Bytes)
+}
+
+// writeItems answers "stats items" for the one class of writeSlabs.
+// mem_requested is here, not in "stats slabs", as in memcached 1.6:
+// memcached_exporter maps both to one series, and a scrape that has it
+// twice fails.
+func (s *Server) writeItems(w *memcache.Writer) {
+	st := s.store.Stats()
+	if st.Items == 0 {
+		return
+	}
+	sum := s.sumCounters()
+	for _, f := range []struct {
+		name string
+		v    uint64
+	}{
+		// One LRU, reported as COLD: no HOT or WARM segments, so their
+		// counts, ages and hits are 0 and every hit is a hit to COLD.
+		{"number", uint64(st.Items)},
+		{"number_hot", 0},
+		{"number_warm", 0},
+		{"number_cold", uint64(st.Items)},
+		{"age_hot", 0},
+		{"age_warm", 0},
+		{"age", 0}, // the oldest item's last access is not tracked
+		{"mem_requested", uint64(st.Bytes)},
+		{"evicted", st.Evictions},
+		{"evicted_nonzero", 0}, // not counted apart from evicted
+		{"evicted_time", 0},    // not tracked
+		{"outofmemory", sum[statStoreNoMemory]},
+		{"tailrepairs", 0}, // no item refcounts to repair
+		{"reclaimed", st.Reclaimed},
+		{"expired_unfetched", st.ExpiredUnfetched},
+		{"evicted_unfetched", st.EvictedUnfetched},
+		{"evicted_active", 0}, // the CLOCK walk spares used items rather than evict them
+		// No LRU crawler (the sweeper's removals count in reclaimed), no
+		// segment moves, no direct reclaims counted apart from evictions.
+		{"crawler_reclaimed", 0},
+		{"crawler_items_checked", 0},
+		{"lrutail_reflocked", 0},
+		{"moves_to_cold", 0},
+		{"moves_to_warm", 0},
+		{"moves_within_lru", 0},
+		{"direct_reclaims", 0},
+		{"hits_to_hot", 0},
+		{"hits_to_warm", 0},
+		{"hits_to_cold", sum[statGetHits]},
+		{"hits_to_temp", 0},
+	} {
+		w.StatUint("items:1:"+f.name, f.v)
+	}
 }
 
 func (s *Server) writeConns(w *memcache.Writer) {
