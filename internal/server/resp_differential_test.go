@@ -101,6 +101,7 @@ var respSessions = []respSession{
 	{name: "getrange setrange", in: mb("SET", "r:a", "Hello World") + mb("GETRANGE", "r:a", "0", "4") + mb("GETRANGE", "r:a", "-5", "-1") +
 		mb("GETRANGE", "r:a", "0", "-1") + mb("GETRANGE", "r:a", "10", "100") + mb("GETRANGE", "r:a", "5", "3") + mb("GETRANGE", "r:a", "-1", "-5") +
 		mb("GETRANGE", "r:a", "-100", "2") + mb("GETRANGE", "r:nope", "0", "-1") + mb("GETRANGE", "r:a", "x", "1") +
+		mb("SUBSTR", "r:a", "0", "4") + mb("SUBSTR", "r:a", "9223372036854775806", "-7") + mb("SUBSTR", "r:a") +
 		mb("SETRANGE", "r:a", "6", "Redis") + mb("GET", "r:a") + mb("SETRANGE", "r:b", "3", "x") + mb("GET", "r:b") +
 		mb("SETRANGE", "r:c", "5", "") + mb("EXISTS", "r:c") + mb("SETRANGE", "r:a", "0", "") + mb("SETRANGE", "r:a", "-1", "x") +
 		mb("SETRANGE", "r:a", "x", "y")},

@@ -6,8 +6,13 @@ package server
 // two-pointer wildcard algorithm, which backtracks only to the most
 // recent '*': O(len(pattern) x len(key)) in the worst case, never the
 // exponential blow-up of naive recursion on patterns like "*a*a*a*a*b".
+//
+// An empty key matches only the empty pattern, as in Redis, whose matcher
+// never enters its loop for an empty string; KEYS and SCAN special-case
+// the pattern "*" (every key, the empty one too) before matching.
 type glob struct {
-	toks []globTok
+	toks  []globTok
+	empty bool // the pattern has no bytes
 }
 
 type globTok struct {
@@ -18,7 +23,7 @@ type globTok struct {
 }
 
 func compileGlob(p []byte) *glob {
-	g := &glob{}
+	g := &glob{empty: len(p) == 0}
 	for i := 0; i < len(p); i++ {
 		switch p[i] {
 		case '*':
@@ -84,6 +89,9 @@ func (t *globTok) matchByte(c byte) bool {
 }
 
 func (g *glob) match(s []byte) bool {
+	if len(s) == 0 {
+		return g.empty
+	}
 	p, i := 0, 0
 	star, mark := -1, 0 // last '*' token and the key position it resumes from
 	for i < len(s) {

@@ -218,12 +218,15 @@ func (l *keyList) write(rc *respConn) {
 
 // cmdKeys is KEYS pattern. It walks every shard, one lock at a time.
 func cmdKeys(rc *respConn, argv [][]byte) {
-	g := compileGlob(argv[1])
+	var g *glob // nil: "*", every key
+	if p := argv[1]; !(len(p) == 1 && p[0] == '*') {
+		g = compileGlob(p)
+	}
 	st := rc.srv.store
 	var keys keyList
 	for i := range st.NumShards() {
 		st.ScanShard(i, func(k []byte) bool {
-			if g.match(k) {
+			if g == nil || g.match(k) {
 				keys.add(k)
 			}
 			return true

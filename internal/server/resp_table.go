@@ -91,6 +91,9 @@ func init() {
 			summary: "Returns the length of a string value.", args: []docArg{key("key")}, run: cmdStrlen},
 		{name: "getrange", arity: 4, flags: []string{"readonly"}, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.4.0", complexity: "O(N) where N is the length of the returned string.",
 			summary: "Returns a substring of the string stored at a key.", args: []docArg{key("key"), integ("start"), integ("end")}, run: cmdGetRange},
+		// SUBSTR is GETRANGE's name before Redis 2.0, still served by 7.0.
+		{name: "substr", arity: 4, flags: []string{"readonly"}, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(N) where N is the length of the returned string.",
+			summary: "Returns a substring from a string value.", args: []docArg{key("key"), integ("start"), integ("end")}, run: cmdGetRange},
 		{name: "setrange", arity: 4, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.2.0", complexity: "O(1), not counting the time taken to copy the new string in place.",
 			summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.",
 			args:    []docArg{key("key"), integ("offset"), str("value")}, run: cmdSetRange},

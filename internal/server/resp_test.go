@@ -303,7 +303,7 @@ func TestRESPKeysLinearTime(t *testing.T) {
 		pat, s string
 		want   bool
 	}{
-		{"*", "", true}, {"?", "", false}, {"a*b", "ab", true}, {"a*b", "axxb", true}, {"a*b", "axxbc", false},
+		{"*", "", false}, {"**", "", false}, {"", "", true}, {"", "a", false}, {"?", "", false}, {"a*b", "ab", true}, {"a*b", "axxb", true}, {"a*b", "axxbc", false},
 		{"h?llo", "hello", true}, {"h[ae]llo", "hallo", true}, {"h[^e]llo", "hello", false}, {"h[a-b]llo", "hbllo", true},
 		{"h[b-a]llo", "hallo", true}, {"h\\*llo", "h*llo", true}, {"h\\*llo", "hello", false}, {"*a*a*b", "aaab", true},
 		{"[\\]]", "]", true}, {"[abc", "b", true}, {"user:*", "user:1", true}, {"*:*", "nocolon", false},

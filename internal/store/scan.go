@@ -76,11 +76,12 @@ func (s *Store) RandomKey() ([]byte, bool) {
 	start := rand.IntN(len(s.shards))
 	for n := range len(s.shards) {
 		var key []byte
+		found := false
 		s.ScanShard((start+n)&int(s.mask), func(k []byte) bool {
-			key = append([]byte(nil), k...)
+			key, found = append([]byte{}, k...), true // the empty key too
 			return false
 		})
-		if key != nil {
+		if found {
 			return key, true
 		}
 	}

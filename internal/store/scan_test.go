@@ -73,3 +73,17 @@ func TestScanShardsVisitEveryLiveKeyOnce(t *testing.T) {
 		t.Errorf("RandomKey on empty store = %q", k)
 	}
 }
+
+// TestRandomKeyFindsTheEmptyKey: the empty key is a key like any other
+// (RESP allows it); RandomKey used to take its empty copy for "none".
+func TestRandomKeyFindsTheEmptyKey(t *testing.T) {
+	s := New(Config{SweepInterval: -1})
+	if _, err := s.Store(ModeSet, []byte{}, []byte("x"), 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if k, ok := s.RandomKey(); !ok || len(k) != 0 {
+			t.Fatalf("RandomKey = %q, %v; want the empty key", k, ok)
+		}
+	}
+}
