@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"math"
 	"math/big"
-	"strconv"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/store"
@@ -216,70 +214,34 @@ func (rc *respConn) incrBy(key []byte, delta int64) {
 	}
 }
 
-// cmdIncrByFloat is INCRBYFLOAT key increment. Redis parses both numbers
-// with strtold, adds them in long double and prints "%.17Lf" with the
-// trailing zeros cut; MiniKV does the same arithmetic in a big.Float with
-// long double's 64-bit mantissa, so 0.1 + 0.2 is "0.3" here too.
+// cmdIncrByFloat is INCRBYFLOAT key increment, computed as Redis does in
+// x87 long double: see resp_float.go for the emulation. Redis parses the
+// stored value before the increment; a failure of either gives the same
+// error, so the increment is checked once, outside the CAS loop.
 func cmdIncrByFloat(rc *respConn, argv [][]byte) {
-	incr, ok := parseLongDouble(argv[2])
-	if !ok {
-		// Redis parses the stored value first; either failure gives this.
+	var incr big.Float
+	if !parseLongDouble(&incr, argv[2]) {
 		rc.w.Error(errNotFloat)
 		return
 	}
 	n := rc.update(argv[1], func(old []byte, found bool) ([]byte, bool) {
-		v := new(big.Float).SetPrec(longDoublePrec)
-		if found {
-			var ok bool
-			if v, ok = parseLongDouble(old); !ok {
-				rc.w.Error(errNotFloat)
-				return nil, false
-			}
+		var v big.Float
+		if !found {
+			v.SetPrec(ldPrec)
+		} else if !parseLongDouble(&v, old) {
+			rc.w.Error(errNotFloat)
+			return nil, false
 		}
-		if v.IsInf() || incr.IsInf() {
+		if !addLongDouble(&v, &v, &incr) {
 			rc.w.Error("ERR increment would produce NaN or Infinity")
 			return nil, false
 		}
-		v.Add(v, incr)
-		rc.scratch = v.Append(rc.scratch[:0], 'f', 17)
-		if i := bytes.IndexByte(rc.scratch, '.'); i >= 0 {
-			rc.scratch = bytes.TrimRight(rc.scratch, "0")
-			rc.scratch = bytes.TrimSuffix(rc.scratch, []byte("."))
-		}
-		if len(rc.scratch) == 0 || string(rc.scratch) == "-0" {
-			rc.scratch = append(rc.scratch[:0], '0')
-		}
+		rc.scratch = appendLongDouble(rc.scratch[:0], &v)
 		return rc.scratch, true
 	})
 	if n >= 0 {
 		rc.w.Bulk(rc.scratch[:n])
 	}
-}
-
-// longDoublePrec is the mantissa of x87's long double, which Redis uses.
-const longDoublePrec = 64
-
-// parseLongDouble parses a number as Redis's string2ld does with strtold:
-// no leading space, nothing after the number, not NaN. The syntax check is
-// strconv's (decimal, hexadecimal with a p exponent, inf, infinity), minus
-// the underscores Go allows; the value is then read with long double's
-// precision.
-func parseLongDouble(b []byte) (*big.Float, bool) {
-	if len(b) == 0 || len(b) > 5000 || isCSpace(b[0]) || bytes.IndexByte(b, '_') >= 0 {
-		return nil, false
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
-		return nil, false
-	}
-	if math.IsInf(f, 0) && err == nil {
-		return new(big.Float).SetInf(f < 0), true
-	}
-	v, _, perr := big.ParseFloat(string(b), 0, longDoublePrec, big.ToNearestEven)
-	if perr != nil {
-		return nil, false
-	}
-	return v, true
 }
 
 func isCSpace(c byte) bool {
