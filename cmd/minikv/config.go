@@ -42,6 +42,8 @@ type config struct {
 	TLSKey          string
 	InsecureRemote  bool
 	Shards          int
+	DataDir         string
+	Fsync           string
 	LogFormat       string
 	ConfigFile      string
 	ShowVersion     bool
@@ -193,6 +195,8 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	str(&cfg.AdminAddr, "admin-addr", "", admin.DefaultAddr, "admin HTTP address for /healthz, /doctor, /metrics (\"\" disables it)")
 	boolean(&cfg.PProf, "pprof", "", "serve /debug/pprof/ on the admin address")
 	integer(&cfg.Shards, "shards", "", 0, "store shards, a power of two >= 16 (0 = from GOMAXPROCS)")
+	str(&cfg.DataDir, "data-dir", "", "", "durable mode: keep every item in this directory (memory becomes a cache over it); \"\" = a pure cache")
+	str(&cfg.Fsync, "fsync", "", "everysec", "durable mode: when the log is fsynced: always (before each reply), everysec, or no")
 	str(&cfg.LogFormat, "log-format", "", "text", "log format: text or json")
 	str(&cfg.ConfigFile, "config", "", "", "key = value config file (keys are long flag names)")
 	boolean(&cfg.ShowVersion, "version", "V", "print version and exit")
@@ -348,6 +352,9 @@ func (c *config) validate() error {
 	}
 	if c.MaxConns <= 0 {
 		errs = append(errs, errors.New("max connections must be positive"))
+	}
+	if c.Fsync != "always" && c.Fsync != "everysec" && c.Fsync != "no" {
+		errs = append(errs, fmt.Errorf("--fsync %q: must be always, everysec or no", c.Fsync))
 	}
 	if c.Shards < 0 {
 		errs = append(errs, errors.New("shards must not be negative"))

@@ -93,12 +93,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	st := store.New(store.Config{
+	scfg := store.Config{
 		MemoryLimit: cfg.MemoryLimit.bytes,
 		MaxItemSize: cfg.MaxItemSize.bytes,
 		Shards:      cfg.Shards,
 		NoEvict:     cfg.NoEvict,
-	})
+	}
+	var st *store.Store
+	if cfg.DataDir == "" {
+		st = store.New(scfg)
+	} else {
+		var closeDisk func() error
+		if st, closeDisk, err = openDurable(cfg, scfg, log); err != nil {
+			return err
+		}
+		defer func() {
+			if err := closeDisk(); err != nil {
+				log.Error("closing the data directory", "dir", cfg.DataDir, "err", err)
+			}
+		}()
+	}
 	defer st.Close()
 	srv := server.New(server.Config{
 		MaxConns:        cfg.MaxConns,

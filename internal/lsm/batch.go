@@ -71,6 +71,9 @@ func (b *Batch) add(k kind, key, value []byte, exp int64) {
 // Len reports the number of writes in the batch.
 func (b *Batch) Len() int { return int(b.count) }
 
+// Size is the batch's encoded size in bytes.
+func (b *Batch) Size() int { return len(b.data) }
+
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() {
 	b.data = b.data[:0]

@@ -97,6 +97,13 @@ func (c *conn) Read(p []byte) (int, error) {
 // armRead), so a client that stops reading is cut off instead of pinning
 // its goroutine and buffers.
 func (c *conn) Write(p []byte) (int, error) {
+	// Durable mode: no reply leaves before the changes made so far are
+	// durable (the store answers at once when there is no disk, and when
+	// nothing is waiting). Every reply of both protocols passes here.
+	if err := c.srv.store.Sync(); err != nil {
+		c.srv.log.Error("durable write failed; connection closed without its replies", "conn_id", c.id, "err", err)
+		return 0, err
+	}
 	if t := c.srv.cfg.WriteTimeout; t > 0 {
 		now := c.flushAt
 		c.flushAt = 0

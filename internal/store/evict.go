@@ -78,6 +78,9 @@ const maxMoves = 128
 
 // dropLocked removes e from sh and from the global count.
 func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) {
+	if why == dropDeleted {
+		s.unpersist(sh.key(e))
+	}
 	sh.removeLocked(e)
 	s.used.Add(-e.cost())
 	switch why {

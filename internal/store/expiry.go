@@ -108,12 +108,14 @@ func (s *Store) FlushAll(at int64) {
 	if at > time.Now().UnixNano() {
 		s.flushMu.Lock()
 		s.flushAt.Store(at)
+		s.saveState()
 		s.flushMu.Unlock()
 		return
 	}
 	s.flushMu.Lock()
 	s.flushAt.Store(0)
 	fence := s.raiseFenceLocked()
+	s.saveState()
 	s.flushMu.Unlock()
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -146,6 +148,7 @@ func (s *Store) pollFlush(clk *clock) {
 		if clk.now() > at {
 			s.flushAt.Store(0) // after the fence: whoever sees 0 sees the fence
 		}
+		s.saveState()
 	}
 	s.flushMu.Unlock()
 }

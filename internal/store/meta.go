@@ -103,6 +103,9 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, h uint64, key []byte, o Get
 		e.meta |= metaWinSent
 	}
 	sh.commitLocked(&e)
+	if o.Touch {
+		s.persistLocked(sh, &e)
+	}
 	return mi, true, 0
 }
 
@@ -281,6 +284,7 @@ func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
 			ne.deadline = o.Deadline
 		}
 		sh.replaceLocked(&ne, sh.key(&e), nil, nil, &e)
+		s.persistLocked(sh, &ne)
 	case o.Invalidate:
 		e.meta = e.meta&^metaWinSent | metaStale
 		e.cas = newCAS()
@@ -288,6 +292,7 @@ func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
 			e.deadline = o.Deadline
 		}
 		sh.commitLocked(&e)
+		s.persistLocked(sh, &e)
 	default:
 		s.dropLocked(sh, &e, dropDeleted)
 	}
@@ -410,6 +415,9 @@ func (s *Store) metaArithLocked(sh *shard, clk *clock, h uint64, key []byte, o A
 // makes its item read as flushed; a token picked twice is the client's own
 // reuse.
 func (s *Store) useCAS(e uint64) uint64 {
+	if s.disk != nil && e >= s.ds.casLimit.Load() {
+		s.coverCAS(e)
+	}
 	for {
 		cur := s.cas.Load()
 		if cur >= e || s.cas.CompareAndSwap(cur, e) {

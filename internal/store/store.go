@@ -47,6 +47,12 @@ type Store struct {
 	flushAt atomic.Int64  // armed FlushAll time in Unix ns; 0 = none
 	flushes atomic.Uint64
 
+	// Durable mode (disk.go): nil disk means a plain cache.
+	disk       Disk
+	ds         diskState
+	diskHits   atomic.Uint64 // lookups that found an item on disk, not in memory
+	diskErrors atomic.Uint64 // disk reads that failed (read as misses)
+
 	quit      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -59,6 +65,19 @@ type Store struct {
 // MaxItemSize is capped at 4 GiB - 1, the largest item the record
 // header's lengths can describe.
 func New(cfg Config) *Store {
+	s, _ := open(cfg, nil)
+	return s
+}
+
+// Open builds a durable Store over d (see disk.go): the items d holds are
+// read back as they are looked up, and tokens, the flush fence and an
+// armed flush go on from d's state record. Call Sync before acknowledging
+// changes, and Close, then close d, at the end.
+func Open(cfg Config, d Disk) (*Store, error) {
+	return open(cfg, d)
+}
+
+func open(cfg Config, d Disk) (*Store, error) {
 	if cfg.MemoryLimit <= 0 {
 		cfg.MemoryLimit = defaultMemoryLimit
 	}
@@ -78,16 +97,22 @@ func New(cfg Config) *Store {
 		maxItem: cfg.MaxItemSize,
 		noEvict: cfg.NoEvict,
 		quit:    make(chan struct{}),
+		disk:    d,
 	}
 	for i := range s.shards {
 		s.shards[i].init(s.seed)
+	}
+	if d != nil {
+		if err := s.loadDisk(); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.SweepInterval > 0 {
 		s.secs.Store(uint32(time.Now().Unix()))
 		s.wg.Add(1)
 		go s.sweepLoop(cfg.SweepInterval)
 	}
-	return s
+	return s, nil
 }
 
 // shardCount turns Config.Shards into a power of two in [16, 65536]. The
@@ -126,7 +151,11 @@ func (s *Store) shardFor(h uint64) *shard {
 
 // nextCAS hands out a token no item of this Store has had before.
 func (s *Store) nextCAS() uint64 {
-	return s.cas.Add(1)
+	c := s.cas.Add(1)
+	if s.disk != nil && c >= s.ds.casLimit.Load() {
+		s.coverCAS(c)
+	}
+	return c
 }
 
 // lookupLocked decodes the live item under key (hash h) into e and
@@ -135,7 +164,7 @@ func (s *Store) nextCAS() uint64 {
 // says whether to count it as a get that found one.
 func (s *Store) lookupLocked(sh *shard, h uint64, key []byte, clk *clock, read bool, e *entry) bool {
 	if !sh.findLocked(h, key, e) {
-		return false
+		return s.disk != nil && s.loadLocked(sh, h, key, clk, e)
 	}
 	state := s.stateOf(e, clk)
 	if state == live {
@@ -193,6 +222,7 @@ func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 	e.atime = s.nowSec(&clk)
 	e.deadline = deadline
 	sh.commitLocked(&e)
+	s.persistLocked(sh, &e)
 	return sh.snapshot(&e), true
 }
 
@@ -210,6 +240,7 @@ func (s *Store) Touch(key []byte, deadline int64) bool {
 	e.atime = s.nowSec(&clk)
 	e.deadline = deadline
 	sh.commitLocked(&e)
+	s.persistLocked(sh, &e)
 	return true
 }
 

@@ -141,6 +141,9 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 	} else {
 		sh.insertLocked(&e, key, a, b)
 	}
+	if s.disk != nil {
+		s.persistItem(key, a, b, &e)
+	}
 	sh.bytes += cost - oldCost
 	sh.totalItems++
 	return e.cas, 0, nil

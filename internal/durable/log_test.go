@@ -1,0 +1,161 @@
+package durable
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/minikv/minikv/internal/lsm"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// durableStore is a Store over a Log over an lsm.DB in dir.
+type durableStore struct {
+	*store.Store
+	log *Log
+	db  *lsm.DB
+}
+
+func openStore(t testing.TB, dir string, cfg store.Config) *durableStore {
+	t.Helper()
+	db, err := lsm.Open(dir, lsm.Options{Sync: lsm.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(db)
+	s, err := store.Open(cfg, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &durableStore{Store: s, log: l, db: db}
+}
+
+func (d *durableStore) close(t testing.TB) {
+	t.Helper()
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	d.Store.Close()
+	if err := d.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustStore(t testing.TB, s *durableStore, key, value string, flags uint32, deadline int64) uint64 {
+	t.Helper()
+	cas, err := s.Store.Store(store.ModeSet, []byte(key), []byte(value), flags, deadline, 0)
+	if err != nil {
+		t.Fatalf("Store(%q): %v", key, err)
+	}
+	return cas
+}
+
+// TestRestartKeepsItems: values, flags, deadlines and CAS tokens survive a
+// close and reopen; expired and deleted keys stay gone; every token issued
+// after the restart is above every token issued before it.
+func TestRestartKeepsItems(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, store.Config{SweepInterval: -1})
+	far := time.Now().Add(time.Hour).UnixNano()
+	casA := mustStore(t, s, "a", "alpha", 7, 0)
+	mustStore(t, s, "b", "beta", 0, far)
+	mustStore(t, s, "gone", "x", 0, 0)
+	mustStore(t, s, "soon", "x", 0, time.Now().Add(50*time.Millisecond).UnixNano())
+	if err := s.Delete([]byte("gone")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Incr([]byte("n"), 1, false); err != store.ErrNotFound {
+		t.Fatalf("Incr of a missing key: %v", err)
+	}
+	mustStore(t, s, "n", "41", 0, 0)
+	if v, _, err := s.Incr([]byte("n"), 1, false); err != nil || v != 42 {
+		t.Fatalf("Incr = %d, %v", v, err)
+	}
+	lastCAS := mustStore(t, s, "last", "z", 0, 0)
+	s.close(t)
+	time.Sleep(60 * time.Millisecond) // "soon" expires while the server is down
+
+	s = openStore(t, dir, store.Config{SweepInterval: -1})
+	defer s.close(t)
+	it, ok := s.Get([]byte("a"))
+	if !ok || string(it.Value) != "alpha" || it.Flags != 7 || it.CAS != casA || it.Deadline != 0 {
+		t.Errorf("a after restart = %+v, %v; want alpha, flags 7, cas %d", it, ok, casA)
+	}
+	if it, ok := s.Get([]byte("b")); !ok || string(it.Value) != "beta" || it.Deadline != far {
+		t.Errorf("b after restart = %+v, %v; want beta with deadline %d", it, ok, far)
+	}
+	if it, ok := s.Get([]byte("n")); !ok || string(it.Value) != "42" {
+		t.Errorf("n after restart = %q, %v", it.Value, ok)
+	}
+	for _, k := range []string{"gone", "soon", "never"} {
+		if it, ok := s.Get([]byte(k)); ok {
+			t.Errorf("%s after restart = %q, want missing", k, it.Value)
+		}
+	}
+	if cas := mustStore(t, s, "new", "v", 0, 0); cas <= lastCAS {
+		t.Errorf("first CAS after restart %d, not above the last before it %d", cas, lastCAS)
+	}
+	if _, err := s.Store.Store(store.ModeCAS, []byte("a"), []byte("A"), 0, 0, casA); err != nil {
+		t.Errorf("cas with a token read before the restart: %v", err)
+	}
+	if _, err := s.Store.Store(store.ModeAdd, []byte("b"), []byte("x"), 0, 0, 0); err != store.ErrNotStored {
+		t.Errorf("add over a key only on disk = %v, want ErrNotStored", err)
+	}
+}
+
+// TestFlushAllIsDurable: a flush hides every older record after a restart
+// too, and items written after it stay.
+func TestFlushAllIsDurable(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, store.Config{SweepInterval: -1})
+	mustStore(t, s, "old", "1", 0, 0)
+	s.FlushAll(0)
+	mustStore(t, s, "new", "2", 0, 0)
+	s.FlushAll(time.Now().Add(time.Hour).UnixNano()) // armed, not yet due
+	s.close(t)
+
+	s = openStore(t, dir, store.Config{SweepInterval: -1})
+	if _, ok := s.Get([]byte("old")); ok {
+		t.Error("old survived flush_all and a restart")
+	}
+	if it, ok := s.Get([]byte("new")); !ok || string(it.Value) != "2" {
+		t.Errorf("new = %q, %v; want 2", it.Value, ok)
+	}
+	s.close(t)
+}
+
+// TestEvictedItemsStayOnDisk: with memory for a fraction of the items,
+// every item is still readable (from disk, brought back into memory), and
+// memory stays within the limit but for the one-item overdraft per shard.
+func TestEvictedItemsStayOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 1 << 20
+	s := openStore(t, dir, store.Config{MemoryLimit: limit, Shards: 16, SweepInterval: -1})
+	defer s.close(t)
+	value := bytes.Repeat([]byte("v"), 4000)
+	const n = 2000 // 8 MB of values for 1 MiB of memory
+	for i := range n {
+		if _, err := s.Store.Store(store.ModeSet, fmt.Appendf(nil, "key%d", i), value, uint32(i), 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Evictions == 0 || st.Bytes > limit {
+		t.Fatalf("Evictions %d Bytes %d: want evictions and bytes <= %d", st.Evictions, st.Bytes, limit)
+	}
+	for i := range n {
+		it, ok := s.Get(fmt.Appendf(nil, "key%d", i))
+		if !ok || !bytes.Equal(it.Value, value) || it.Flags != uint32(i) {
+			t.Fatalf("key%d = %d bytes, flags %d, %v", i, len(it.Value), it.Flags, ok)
+		}
+	}
+	if st := s.Stats(); st.Bytes > limit+16*(4000+200) {
+		t.Errorf("Bytes %d after reading everything back, limit %d", st.Bytes, limit)
+	}
+}

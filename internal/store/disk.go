@@ -1,0 +1,228 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Durable mode: the store over a disk.
+//
+// With Config.Disk set, memory is a cache over the disk: every change to an
+// item (a write, a touch, a delete, a flush) is also handed to the Disk, and
+// a lookup that does not find a key in memory asks the Disk and brings what
+// it finds back into memory. Eviction drops an item from memory only; it
+// stays on disk. Expiry needs no disk write (the Disk keeps each record's
+// deadline and stops returning it after), and a flush is one small state
+// record: the flush fence, below which records read back are ignored.
+//
+// Order. The store calls Write while it holds the key's shard lock, right
+// after changing memory, so the Disk sees the writes of one key in the
+// order they happened. Write only queues: the caller (the server, before
+// it sends any reply) calls Sync, which returns once everything queued is
+// durable as the Disk's fsync mode promises. So no write is acknowledged
+// before it is durable, and the writes of a pipelined batch, and of every
+// connection writing at the same moment, share one write(2) and fsync.
+//
+// CAS. A record keeps its item's CAS token, so a token read before a
+// restart still works after it. Tokens are handed out below a limit kept in
+// the state record, raised casBlock at a time before any token above the
+// old limit is issued; a restart starts at the limit, so every token issued
+// after it is larger than any issued before.
+
+// Disk is the durable engine under a Store in durable mode. The Store
+// declares it and knows nothing else of the engine (cmd/minikv plugs the
+// LSM in through internal/durable).
+type Disk interface {
+	// Write queues rec as the record of key, to expire at deadline (Unix
+	// ns; 0 never), or a delete of key when rec is nil. It must not block
+	// on I/O and must keep the order of calls. It copies key and rec.
+	Write(key, rec []byte, deadline int64)
+	// WriteState queues the Store's own state record, ordered like Write.
+	WriteState(rec []byte)
+	// Read returns the record of key that the last Write left, queued or
+	// on disk, with its deadline; a missing or expired record is nil.
+	Read(key []byte) (rec []byte, deadline int64, err error)
+	// ReadState returns the last state record, or nil.
+	ReadState() ([]byte, error)
+	// Sync returns once every Write and WriteState so far is durable as
+	// the fsync mode promises, or the error that keeps them from it.
+	Sync() error
+}
+
+// ErrDisk wraps a failure of the Disk under a durable Store.
+var ErrDisk = errors.New("store: disk")
+
+// casBlock is how far ahead of the tokens handed out the durable CAS limit
+// is raised: one state write per casBlock tokens.
+const casBlock = 1 << 20
+
+// diskState is the durable part of the Store's own state. The record is
+// version byte 1, then three uint64 (little endian): casLimit, fence,
+// flushAt.
+type diskState struct {
+	mu       sync.Mutex    // orders state writes and raises of casLimit
+	casLimit atomic.Uint64 // every token handed out is below it, durably
+}
+
+const stateLen = 1 + 3*8
+
+// loadDisk reads the state record at New: tokens go on from the durable
+// limit, and the flush fence and an armed flush come back.
+func (s *Store) loadDisk() error {
+	rec, err := s.disk.ReadState()
+	if err != nil {
+		return fmt.Errorf("%w: reading the state record: %w", ErrDisk, err)
+	}
+	var limit, fence, flushAt uint64
+	switch {
+	case rec == nil:
+	case len(rec) == stateLen && rec[0] == 1:
+		limit = binary.LittleEndian.Uint64(rec[1:])
+		fence = binary.LittleEndian.Uint64(rec[9:])
+		flushAt = binary.LittleEndian.Uint64(rec[17:])
+	default:
+		return fmt.Errorf("%w: state record of %d bytes is not version 1", ErrDisk, len(rec))
+	}
+	s.cas.Store(limit)
+	if flushAt != 0 {
+		// The process stopped before an armed flush took effect: every
+		// record on disk is older than it. If its time has come, the
+		// fence covers them all; if not, it is armed again.
+		s.flushAt.Store(int64(flushAt))
+		var clk clock
+		if clk.now() >= int64(flushAt) {
+			fence = max(fence, limit)
+			s.flushAt.Store(0)
+		}
+	}
+	s.fence.Store(fence)
+	s.ds.mu.Lock()
+	s.ds.casLimit.Store(limit + casBlock)
+	s.writeStateLocked()
+	s.ds.mu.Unlock()
+	if err := s.disk.Sync(); err != nil {
+		return fmt.Errorf("%w: %w", ErrDisk, err)
+	}
+	return nil
+}
+
+// writeStateLocked queues the state record. s.ds.mu must be held.
+func (s *Store) writeStateLocked() {
+	var b [stateLen]byte
+	b[0] = 1
+	binary.LittleEndian.PutUint64(b[1:], s.ds.casLimit.Load())
+	binary.LittleEndian.PutUint64(b[9:], s.fence.Load())
+	binary.LittleEndian.PutUint64(b[17:], uint64(s.flushAt.Load()))
+	s.disk.WriteState(b[:])
+}
+
+// saveState queues the state record after the fence or an armed flush
+// changed.
+func (s *Store) saveState() {
+	if s.disk == nil {
+		return
+	}
+	s.ds.mu.Lock()
+	s.writeStateLocked()
+	s.ds.mu.Unlock()
+}
+
+// coverCAS makes sure token c is below the durable CAS limit, raising the
+// limit (one state write) when it is not.
+func (s *Store) coverCAS(c uint64) {
+	s.ds.mu.Lock()
+	if c >= s.ds.casLimit.Load() {
+		s.ds.casLimit.Store(c + casBlock)
+		s.writeStateLocked()
+	}
+	s.ds.mu.Unlock()
+}
+
+// Sync returns once every change made so far is durable, in durable mode
+// (see Disk.Sync); without a Disk it returns nil at once. The server calls
+// it before it sends replies.
+func (s *Store) Sync() error {
+	if s.disk == nil {
+		return nil
+	}
+	if err := s.disk.Sync(); err != nil {
+		return fmt.Errorf("%w: %w", ErrDisk, err)
+	}
+	return nil
+}
+
+// Durable reports whether the Store keeps its items on a Disk.
+func (s *Store) Durable() bool { return s.disk != nil }
+
+// A disk record is the item's durable fields and its value:
+//
+//	| 1 B meta | 4 B flags | 8 B CAS | value |
+//
+// (little endian); the deadline is the Disk's, the key the record's key.
+const diskHeader = 1 + 4 + 8
+
+// persistLocked queues e (key and value in sh) as its key's record.
+func (s *Store) persistLocked(sh *shard, e *entry) {
+	if s.disk == nil {
+		return
+	}
+	s.persistItem(sh.key(e), sh.value(e), nil, e)
+}
+
+// persistItem queues key's record holding a+b and e's durable fields.
+func (s *Store) persistItem(key, a, b []byte, e *entry) {
+	rec := make([]byte, diskHeader, diskHeader+len(a)+len(b))
+	// A win token is not kept: after a restart the next mg of a stale
+	// item wins the recache again, since the winner may be gone.
+	rec[0] = e.meta &^ metaWinSent
+	binary.LittleEndian.PutUint32(rec[1:], e.flags)
+	binary.LittleEndian.PutUint64(rec[5:], e.cas)
+	rec = append(append(rec, a...), b...)
+	s.disk.Write(key, rec, e.deadline)
+}
+
+// unpersist queues the delete of key.
+func (s *Store) unpersist(key []byte) {
+	if s.disk != nil {
+		s.disk.Write(key, nil, 0)
+	}
+}
+
+// loadLocked looks key up on disk after a memory miss and, when the disk
+// holds a live item, puts it back into memory (without writing it to disk
+// again) and decodes it into e. Room is made in sh as for a write; if sh
+// has nothing left to evict, the item is charged anyway and the budget is
+// overdrawn by it until the next write makes room: at most one item per
+// shard, since the next load into sh evicts it first. A disk error reads
+// as a miss, and is reported by the next Sync.
+func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry) bool {
+	rec, deadline, err := s.disk.Read(key)
+	if err != nil || len(rec) < diskHeader {
+		if err != nil {
+			s.diskErrors.Add(1)
+		}
+		return false
+	}
+	s.diskHits.Add(1)
+	n := entry{tag: tagOf(h), meta: rec[0], deadline: deadline}
+	n.flags = binary.LittleEndian.Uint32(rec[1:])
+	n.cas = binary.LittleEndian.Uint64(rec[5:])
+	if n.cas <= s.fence.Load() || deadline != 0 && deadline <= clk.now() {
+		return false // flushed or expired: gone
+	}
+	value := rec[diskHeader:]
+	cost := int64(len(key)+len(value)) + ItemOverhead
+	if cost > s.limit {
+		return false // cannot be held in memory at all; cannot happen
+	}
+	if s.reserveLocked(sh, clk, cost, nil) > 0 {
+		s.used.Add(cost)
+	}
+	n.atime = s.nowSec(clk)
+	sh.insertLocked(&n, key, value, nil)
+	sh.bytes += cost
+	return sh.findLocked(h, key, e)
+}
