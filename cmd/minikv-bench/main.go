@@ -57,6 +57,7 @@ type options struct {
 
 	memoryMB, threads, maxConns, redisIO       int
 	minikvBin, memcachedBin, redisBin          string
+	durable                                    string // --durable: fsync mode for minikv --data-dir and redis appendfsync
 	jsonOut, csvOut, chartOut, progress, title string
 	cpuProfile, fromJSON                       string
 }
@@ -108,6 +109,7 @@ Flags:
 	fs.IntVar(&o.redisIO, "redis-io-threads", 0, "redis io-threads (default 1: Redis's default; its I/O threads busy-poll cores the client needs)")
 	fs.IntVar(&o.maxConns, "max-conns", 4096, "connection limit for servers started by --compare")
 	fs.StringVar(&o.minikvBin, "minikv-bin", "", "minikv binary (default: next to this program, then PATH)")
+	fs.StringVar(&o.durable, "durable", "", "with --compare: start minikv with --data-dir (fsync always, everysec or no) and redis with appendonly yes and the same appendfsync")
 	fs.StringVar(&o.memcachedBin, "memcached-bin", "memcached", "memcached binary")
 	fs.StringVar(&o.redisBin, "redis-bin", "redis-server", "redis-server binary")
 	fs.StringVar(&o.jsonOut, "json", "", "write the full report as JSON to `file` (- for stdout)")
@@ -327,7 +329,7 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 	b.fleet = bench.NewFleet(bench.ServerOptions{
 		MemoryMB: o.memoryMB, Threads: o.threads, RedisIOThreads: o.redisIO, MaxConns: maxc,
 		MinikvBin: minikvBin, MemcachedBin: o.memcachedBin, RedisBin: o.redisBin,
-		NullCmd: []string{exe, "serve-null"}, NullValueSize: w.ValueSize,
+		NullCmd: []string{exe, "serve-null"}, NullValueSize: w.ValueSize, Durable: o.durable,
 	})
 	rep.Settings.MemoryMB, rep.Settings.Threads = o.memoryMB, o.threads
 	for _, name := range strings.Split(o.compare, ",") {

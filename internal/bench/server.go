@@ -26,8 +26,13 @@ type ServerOptions struct {
 	MemcachedBin   string // default: memcached on PATH
 	RedisBin       string // default: redis-server on PATH
 	NullCmd        []string
-	NullValueSize  int           // the value size the null server returns for every get
-	StartTimeout   time.Duration // how long a server may take to accept connections
+	NullValueSize  int // the value size the null server returns for every get
+	// Durable, when set (always, everysec or no), starts MiniKV in durable
+	// mode (--data-dir in a temporary directory, --fsync Durable) and Redis
+	// with its append-only file (appendonly yes, appendfsync Durable), so
+	// the two persist writes under the same promise.
+	Durable      string
+	StartTimeout time.Duration // how long a server may take to accept connections
 }
 
 // Known target names for --compare.
@@ -164,6 +169,14 @@ func (f *Fleet) Start(ctx context.Context, name string) (*Server, error) {
 			// parallel (and a MiniKV already running) never collide.
 			args = append(args, "--admin-addr", "")
 		}
+		if o.Durable != "" {
+			dir, err := os.MkdirTemp("", "minikv-bench-data-")
+			if err != nil {
+				return nil, err
+			}
+			s.dir = dir
+			args = append(args, "--data-dir", dir, "--fsync", o.Durable)
+		}
 		switch {
 		case name == NameMinikv && hasRESP:
 			// Its RESP port defaults to 6379: turn it off, or two MiniKVs
@@ -200,12 +213,17 @@ func (f *Fleet) Start(ctx context.Context, name string) (*Server, error) {
 		// P=1: 15-18k ops/s with io-threads 2, 78-85k with 1). Redis's own
 		// default, 1, is therefore the matched setting unless asked.
 		io := max(o.RedisIOThreads, 1)
+		aof := []string{"--appendonly", "no"}
+		if o.Durable != "" {
+			aof = []string{"--appendonly", "yes", "--appendfsync", o.Durable}
+		}
 		args = []string{
-			"--port", p, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--port", p, "--bind", "127.0.0.1", "--save", "", aof[0], aof[1],
 			"--maxmemory", mem + "mb", "--maxmemory-policy", "allkeys-lru",
 			"--maxclients", maxc, "--io-threads", strconv.Itoa(max(io, 1)),
 			"--dir", dir, "--daemonize", "no", "--logfile", "", "--protected-mode", "no",
 		}
+		args = append(args, aof[2:]...)
 		s.Proto = RESP{}
 	case NameNull:
 		if len(o.NullCmd) == 0 {

@@ -208,6 +208,15 @@ func (l *Log) Sync() error {
 	return err
 }
 
+// Checkpoint commits what is queued, then flushes the engine's memtables
+// to tables, fsynced whatever the sync mode (lsm.DB.Flush).
+func (l *Log) Checkpoint() error {
+	if err := l.Sync(); err != nil {
+		return err
+	}
+	return l.db.Flush()
+}
+
 // background commits, every syncInterval, changes that no reply has
 // committed (writes that get no reply), until Close.
 func (l *Log) background() {

@@ -107,16 +107,33 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("maxmemory_policy", s.maxmemoryPolicy())
 		field("mem_allocator", "go")
 	case "persistence":
-		field("loading", 0)
+		// Durable mode maps onto Redis's AOF fields (every write is in
+		// the log before its reply) and its RDB save fields (SAVE and
+		// BGSAVE checkpoint the engine).
+		ds := s.store.DiskStats()
+		lastSave, saveStatus, writeStatus := s.start.Unix(), "ok", "ok"
+		if ds.Durable {
+			lastSave = ds.LastSave
+			if ds.SaveErr != nil {
+				saveStatus = "err"
+			}
+			if s.store.Sync() != nil {
+				writeStatus = "err"
+			}
+		}
+		field("loading", 0) // the ports open after recovery
 		field("async_loading", 0)
-		field("rdb_changes_since_last_save", 0)
-		field("rdb_bgsave_in_progress", 0)
-		field("rdb_last_save_time", s.start.Unix())
-		field("rdb_last_bgsave_status", "ok")
-		field("aof_enabled", 0)
+		field("rdb_changes_since_last_save", ds.ChangesSinceSave)
+		field("rdb_bgsave_in_progress", b2i(s.bgsave.Load()))
+		field("rdb_last_save_time", lastSave)
+		field("rdb_last_bgsave_status", saveStatus)
+		field("aof_enabled", b2i(ds.Durable))
 		field("aof_rewrite_in_progress", 0)
 		field("aof_last_bgrewrite_status", "ok")
-		field("aof_last_write_status", "ok")
+		field("aof_last_write_status", writeStatus)
+		field("minikv_disk_writes", ds.Writes)
+		field("minikv_disk_hits", ds.Hits)
+		field("minikv_disk_read_errors", ds.ReadErrors)
 	case "stats":
 		sum := s.sumCounters()
 		st := s.store.Stats()
@@ -276,4 +293,12 @@ func cmdConfig(rc *respConn, argv [][]byte) {
 	default:
 		rc.unknownSubcommand(argv)
 	}
+}
+
+// b2i is 1 for true, as INFO writes flags.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,13 +1,17 @@
 package server
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/minikv/minikv/internal/store"
 )
 
 // Keyspace commands of the RESP port: DEL, EXISTS, TYPE, the EXPIRE and
-// TTL families, KEYS, SCAN, RANDOMKEY, DBSIZE and FLUSHDB/FLUSHALL.
+// TTL families, KEYS, SCAN, RANDOMKEY, DBSIZE, FLUSHDB/FLUSHALL and the
+// persistence commands SAVE, BGSAVE and LASTSAVE.
 
 // cmdDel is DEL key [key ...] (and UNLINK, which frees memory at once
 // too: there is nothing to free lazily).
@@ -332,6 +336,63 @@ func cmdRandomKey(rc *respConn, _ [][]byte) {
 // cmdDBSize is DBSIZE: items held, including expired ones not yet
 // reclaimed (as Redis counts keys not yet expired by its cycle).
 func cmdDBSize(rc *respConn, _ [][]byte) { rc.w.Int(rc.srv.store.Stats().Items) }
+
+// cmdSave is SAVE: in durable mode every change so far is fsynced and the
+// engine checkpointed (its log moved into tables), which is what Redis's
+// SAVE gives: a state on disk that a restart comes back to. Without
+// --data-dir there is nowhere to save to.
+func cmdSave(rc *respConn, _ [][]byte) {
+	if err := rc.srv.store.Save(); err != nil {
+		rc.w.Error(saveError(err))
+		return
+	}
+	rc.w.OK()
+}
+
+// cmdBGSave is BGSAVE [SCHEDULE]: SAVE in the background.
+func cmdBGSave(rc *respConn, argv [][]byte) {
+	if len(argv) > 2 || len(argv) == 2 && !is(argv[1], "schedule") {
+		rc.w.Error(errSyntax)
+		return
+	}
+	st := rc.srv.store
+	if !st.Durable() {
+		rc.w.Error(saveError(store.ErrNotDurable))
+		return
+	}
+	if !rc.srv.bgsave.CompareAndSwap(false, true) {
+		if len(argv) == 2 {
+			rc.w.Simple("Background saving scheduled")
+			return
+		}
+		rc.w.Error("ERR Background save already in progress")
+		return
+	}
+	go func() {
+		defer rc.srv.bgsave.Store(false)
+		if err := st.Save(); err != nil {
+			rc.srv.log.Error("BGSAVE failed", "err", err)
+		}
+	}()
+	rc.w.Simple("Background saving started")
+}
+
+// cmdLastSave is LASTSAVE: the Unix time of the last successful save (or
+// of the start, as in Redis before its first save).
+func cmdLastSave(rc *respConn, _ [][]byte) {
+	if ds := rc.srv.store.DiskStats(); ds.Durable {
+		rc.w.Int(ds.LastSave)
+		return
+	}
+	rc.w.Int(rc.srv.start.Unix())
+}
+
+func saveError(err error) string {
+	if errors.Is(err, store.ErrNotDurable) {
+		return "ERR MiniKV runs without --data-dir: there is nothing to save to"
+	}
+	return "ERR " + err.Error()
+}
 
 // cmdFlushAll is FLUSHALL [ASYNC|SYNC] and FLUSHDB [ASYNC|SYNC]: both
 // flush everything, at once (the store's flush is already O(shards)).

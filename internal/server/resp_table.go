@@ -152,6 +152,12 @@ func init() {
 			summary: "Returns the number of keys in the database.", run: cmdDBSize},
 		{name: "flushdb", arity: -1, flags: w, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
 			summary: "Remove all keys from the current database.", args: []docArg{oneOf("flush-type", true, token("ASYNC"), token("SYNC"))}, run: cmdFlushAll},
+		{name: "save", arity: 1, flags: []string{"admin", "noscript", "no_async_loading", "no_multi"}, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
+			summary: "Synchronously saves the database(s) to disk.", run: cmdSave},
+		{name: "bgsave", arity: -1, flags: []string{"admin", "noscript", "no_async_loading"}, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
+			summary: "Asynchronously saves the database(s) to disk.", args: []docArg{opt(token("SCHEDULE"))}, run: cmdBGSave},
+		{name: "lastsave", arity: 1, flags: []string{"random", "loading", "stale", "fast"}, group: "server", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns the Unix timestamp of the last successful save to disk.", run: cmdLastSave},
 		{name: "flushall", arity: -1, flags: w, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
 			summary: "Removes all keys from all databases.", args: []docArg{oneOf("flush-type", true, token("ASYNC"), token("SYNC"))}, run: cmdFlushAll},
 

@@ -54,6 +54,7 @@ type Server struct {
 	start time.Time
 
 	shuttingDown atomic.Bool
+	bgsave       atomic.Bool // a BGSAVE is running
 	nextConnID   atomic.Uint64
 	currConns    atomic.Int64
 	totalConns   atomic.Uint64

@@ -183,6 +183,15 @@ func (s *Server) writeGeneralStats(w *memcache.Writer) {
 	w.StatUint("evicted_unfetched", st.EvictedUnfetched)
 	w.StatUint("evictions", st.Evictions)
 	w.StatUint("reclaimed", st.Reclaimed)
+	if ds := s.store.DiskStats(); ds.Durable {
+		// Durable mode (--data-dir): changes queued to the disk, memory
+		// misses read back from it, failed reads, changes since SAVE.
+		w.StatUint("disk_writes", ds.Writes)
+		w.StatUint("disk_hits", ds.Hits)
+		w.StatUint("disk_read_errors", ds.ReadErrors)
+		w.StatUint("disk_changes_since_save", ds.ChangesSinceSave)
+		w.StatInt("disk_last_save", ds.LastSave)
+	}
 }
 
 func (s *Server) writeSettings(w *memcache.Writer) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Durable mode: the store over a disk.
@@ -50,7 +51,57 @@ type Disk interface {
 	// Sync returns once every Write and WriteState so far is durable as
 	// the fsync mode promises, or the error that keeps them from it.
 	Sync() error
+	// Checkpoint makes everything written so far durable whatever the
+	// fsync mode, and moves it out of the log into tables (Redis's SAVE).
+	Checkpoint() error
 }
+
+// DiskStats are the counters of durable mode.
+type DiskStats struct {
+	Durable          bool
+	Writes           uint64 // changes queued to the disk
+	ChangesSinceSave uint64 // changes queued since the last Save (or start)
+	LastSave         int64  // Unix seconds of the last Save; the start before one
+	Hits             uint64 // memory misses found on disk and read back
+	ReadErrors       uint64 // disk reads that failed
+	SaveErr          error  // the last Save's error
+}
+
+// DiskStats returns the durable mode's counters.
+func (s *Store) DiskStats() DiskStats {
+	s.ds.mu.Lock()
+	lastSave, saveErr, saved := s.ds.lastSave, s.ds.saveErr, s.ds.savedWrites
+	s.ds.mu.Unlock()
+	w := s.diskWrites.Load()
+	return DiskStats{
+		Durable: s.disk != nil, Writes: w, ChangesSinceSave: w - saved, LastSave: lastSave,
+		Hits: s.diskHits.Load(), ReadErrors: s.diskErrors.Load(), SaveErr: saveErr,
+	}
+}
+
+// Save makes every change so far durable (fsynced, whatever the mode) and
+// checkpoints the engine, as Redis's SAVE writes its dump. Without a Disk
+// it is ErrNotDurable.
+func (s *Store) Save() error {
+	if s.disk == nil {
+		return ErrNotDurable
+	}
+	w := s.diskWrites.Load()
+	err := s.disk.Checkpoint()
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrDisk, err)
+	}
+	s.ds.mu.Lock()
+	s.ds.saveErr = err
+	if err == nil {
+		s.ds.lastSave, s.ds.savedWrites = time.Now().Unix(), w
+	}
+	s.ds.mu.Unlock()
+	return err
+}
+
+// ErrNotDurable is Save's error on a Store without a Disk.
+var ErrNotDurable = errors.New("store: not durable (no data directory)")
 
 // ErrDisk wraps a failure of the Disk under a durable Store.
 var ErrDisk = errors.New("store: disk")
@@ -63,8 +114,12 @@ const casBlock = 1 << 20
 // version byte 1, then three uint64 (little endian): casLimit, fence,
 // flushAt.
 type diskState struct {
-	mu       sync.Mutex    // orders state writes and raises of casLimit
+	mu       sync.Mutex    // orders state writes and raises of casLimit; protects the save fields
 	casLimit atomic.Uint64 // every token handed out is below it, durably
+
+	lastSave    int64  // Unix seconds of the last Save, or of the open
+	savedWrites uint64 // diskWrites at the last Save
+	saveErr     error  // the last Save's error
 }
 
 const stateLen = 1 + 3*8
@@ -99,6 +154,7 @@ func (s *Store) loadDisk() error {
 		}
 	}
 	s.fence.Store(fence)
+	s.ds.lastSave = time.Now().Unix()
 	s.ds.mu.Lock()
 	s.ds.casLimit.Store(limit + casBlock)
 	s.writeStateLocked()
@@ -182,12 +238,14 @@ func (s *Store) persistItem(key, a, b []byte, e *entry) {
 	binary.LittleEndian.PutUint64(rec[5:], e.cas)
 	rec = append(append(rec, a...), b...)
 	s.disk.Write(key, rec, e.deadline)
+	s.diskWrites.Add(1)
 }
 
 // unpersist queues the delete of key.
 func (s *Store) unpersist(key []byte) {
 	if s.disk != nil {
 		s.disk.Write(key, nil, 0)
+		s.diskWrites.Add(1)
 	}
 }
 

@@ -52,6 +52,7 @@ type Store struct {
 	ds         diskState
 	diskHits   atomic.Uint64 // lookups that found an item on disk, not in memory
 	diskErrors atomic.Uint64 // disk reads that failed (read as misses)
+	diskWrites atomic.Uint64 // changes queued to the disk
 
 	quit      chan struct{}
 	closeOnce sync.Once

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runDurable runs the command in-process on dir and returns its two
+// addresses and a stop function that waits for a clean exit.
+func runDurable(t *testing.T, dir string, extra ...string) (mc, resp string, stop func()) {
+	t.Helper()
+	mcPort, respPort := freePort(t), freePort(t)
+	args := append([]string{"-p", strconv.Itoa(mcPort), "--resp-port", strconv.Itoa(respPort), "--admin-addr", "",
+		"--data-dir", dir}, extra...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, func(string) string { return "" }, io.Discard, io.Discard) }()
+	mc, resp = fmt.Sprintf("127.0.0.1:%d", mcPort), fmt.Sprintf("127.0.0.1:%d", respPort)
+	waitDial(t, resp)
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("run did not stop")
+		}
+	}
+	t.Cleanup(stop)
+	return mc, resp, stop
+}
+
+// lineConn sends raw protocol lines and reads replies line by line.
+type lineConn struct {
+	t  *testing.T
+	rw *bufio.ReadWriter
+}
+
+func dialLines(t *testing.T, addr string) *lineConn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	return &lineConn{t, bufio.NewReadWriter(bufio.NewReader(nc), bufio.NewWriter(nc))}
+}
+
+// do sends req and returns the next n reply lines, without CRLF.
+func (c *lineConn) do(req string, n int) []string {
+	c.t.Helper()
+	if _, err := c.rw.WriteString(req); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.rw.Flush(); err != nil {
+		c.t.Fatal(err)
+	}
+	var out []string
+	for range n {
+		line, err := c.rw.ReadString('\n')
+		if err != nil {
+			c.t.Fatalf("after %q: %v (read %q)", req, err, out)
+		}
+		out = append(out, strings.TrimRight(line, "\r\n"))
+	}
+	return out
+}
+
+// until sends req and returns the reply lines up to and including end.
+func (c *lineConn) until(req, end string) []string {
+	c.t.Helper()
+	out := c.do(req, 1)
+	for out[len(out)-1] != end {
+		out = append(out, c.do("", 1)...)
+	}
+	return out
+}
+
+// TestDurableModeEndToEnd: with --data-dir, writes from both ports survive
+// a restart (with flags and TTL), SAVE/BGSAVE/LASTSAVE and INFO persistence
+// answer as Redis's do with persistence on, stats shows the disk counters,
+// and a second process on the same directory is refused with a clear
+// message.
+func TestDurableModeEndToEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data") // created by MiniKV
+	mc, resp, stop := runDurable(t, dir, "--fsync", "always")
+	m := dialLines(t, mc)
+	r := dialLines(t, resp)
+	if got := m.do("set mk 42 0 5\r\nhello\r\n", 1); got[0] != "STORED" {
+		t.Fatalf("set: %q", got)
+	}
+	if got := r.do("*5\r\n$3\r\nSET\r\n$2\r\nrk\r\n$5\r\nworld\r\n$2\r\nEX\r\n$4\r\n1000\r\n", 1); got[0] != "+OK" {
+		t.Fatalf("SET: %q", got)
+	}
+	start := time.Now().Unix()
+	if got := r.do("*1\r\n$4\r\nSAVE\r\n", 1); got[0] != "+OK" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	got := r.do("*1\r\n$8\r\nLASTSAVE\r\n", 1)
+	if n, err := strconv.ParseInt(strings.TrimPrefix(got[0], ":"), 10, 64); err != nil || n < start-1 {
+		t.Errorf("LASTSAVE = %q, want the time of the SAVE (%d)", got, start)
+	}
+	info := r.do("*2\r\n$4\r\nINFO\r\n$11\r\npersistence\r\n", 1)
+	size, _ := strconv.Atoi(strings.TrimPrefix(info[0], "$"))
+	body := make([]byte, size+2)
+	if _, err := io.ReadFull(r.rw, body); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"aof_enabled:1", "rdb_changes_since_last_save:0", "aof_last_write_status:ok", "loading:0"} {
+		if !strings.Contains(string(body), want+"\r\n") {
+			t.Errorf("INFO persistence lacks %q:\n%s", want, body)
+		}
+	}
+	if got := r.do("*1\r\n$6\r\nBGSAVE\r\n", 1); got[0] != "+Background saving started" && got[0] != "-ERR Background save already in progress" {
+		t.Errorf("BGSAVE: %q", got)
+	}
+	stats := strings.Join(m.until("stats\r\n", "END"), "\n")
+	for _, want := range []string{"STAT disk_writes 2", "STAT disk_changes_since_save 0", "STAT disk_hits 0"} {
+		if !strings.Contains(stats, want) {
+			t.Errorf("stats lacks %q:\n%s", want, stats)
+		}
+	}
+
+	// A second process on the same directory is refused.
+	err := run(context.Background(), []string{"-p", strconv.Itoa(freePort(t)), "--resp-port", "0", "--admin-addr", "",
+		"--data-dir", dir}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "in use by another process") {
+		t.Errorf("second process on the data directory: %v, want a refusal naming the LOCK", err)
+	}
+	stop()
+
+	mc, resp, _ = runDurable(t, dir)
+	m = dialLines(t, mc)
+	r = dialLines(t, resp)
+	if got := m.do("get mk\r\n", 3); got[0] != "VALUE mk 42 5" || got[1] != "hello" {
+		t.Errorf("after the restart, get mk = %q", got)
+	}
+	if got := r.do("*2\r\n$3\r\nTTL\r\n$2\r\nrk\r\n", 1); !ttlNear(got[0], 1000) {
+		t.Errorf("after the restart, TTL rk = %q, want about 1000", got)
+	}
+	if got := r.do("*2\r\n$3\r\nGET\r\n$2\r\nrk\r\n", 2); got[1] != "world" {
+		t.Errorf("after the restart, GET rk = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "LOCK")); err != nil {
+		t.Errorf("no LOCK file in the data directory: %v", err)
+	}
+}
+
+// ttlNear reports whether a TTL reply is within 10 s below want.
+func ttlNear(reply string, want int) bool {
+	n, err := strconv.Atoi(strings.TrimPrefix(reply, ":"))
+	return err == nil && n <= want && n > want-10
+}
