@@ -176,7 +176,7 @@ func TestPowerLoss(t *testing.T) {
 		grace time.Duration
 	}{
 		{"always", lsm.SyncAlways, 300 * time.Millisecond, 0},
-		{"everysec", lsm.SyncEverySecond, 2500 * time.Millisecond, 1500 * time.Millisecond},
+		{"everysec", lsm.SyncEverySecond, 3 * time.Second, 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := vfs.NewMem()
