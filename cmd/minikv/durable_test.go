@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -100,7 +101,8 @@ func (c *lineConn) until(req, end string) []string {
 // message.
 func TestDurableModeEndToEnd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data") // created by MiniKV
-	mc, resp, stop := runDurable(t, dir, "--fsync", "always")
+	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	mc, resp, stop := runDurable(t, dir, "--fsync", "always", "--admin-addr", admin)
 	m := dialLines(t, mc)
 	r := dialLines(t, resp)
 	if got := m.do("set mk 42 0 5\r\nhello\r\n", 1); got[0] != "STORED" {
@@ -138,8 +140,20 @@ func TestDurableModeEndToEnd(t *testing.T) {
 		}
 	}
 
+	res, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{"memcached_disk_writes_total 2", "memcached_disk_changes_since_save 0", "memcached_disk_last_save_timestamp_seconds "} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+
 	// A second process on the same directory is refused.
-	err := run(context.Background(), []string{"-p", strconv.Itoa(freePort(t)), "--resp-port", "0", "--admin-addr", "",
+	err = run(context.Background(), []string{"-p", strconv.Itoa(freePort(t)), "--resp-port", "0", "--admin-addr", "",
 		"--data-dir", dir}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "in use by another process") {
 		t.Errorf("second process on the data directory: %v, want a refusal naming the LOCK", err)

@@ -42,6 +42,8 @@ type collector struct {
 	tooLarge, noMemory                                  metric
 	slabItems, slabEvicted, slabReclaimed, slabOutOfMem metric
 	slabExpiredUnfetched, slabEvictedUnfetched          metric
+	diskWrites, diskHits, diskReadErrors                metric // durable mode only
+	diskChanges, diskLastSave                           metric
 }
 
 func newCollector(srv *server.Server, st *store.Store) *collector {
@@ -88,6 +90,13 @@ func newCollector(srv *server.Server, st *store.Store) *collector {
 		slabOutOfMem:         slab("items_outofmemory_total", "Total number of items for this slab class that have triggered an out of memory error.", counter),
 		slabExpiredUnfetched: slab("items_expired_unfetched_total", "Total number of valid items evicted from the LRU which were never touched after being set.", counter),
 		slabEvictedUnfetched: slab("items_evicted_unfetched_total", "Total nmber of items evicted and never fetched.", counter),
+
+		// Durable mode (--data-dir) only; absent from a pure cache.
+		diskWrites:     newMetric("disk_writes_total", "Changes written to the data directory (durable mode).", counter),
+		diskHits:       newMetric("disk_hits_total", "Lookups that missed in memory and were read back from disk (durable mode).", counter),
+		diskReadErrors: newMetric("disk_read_errors_total", "Disk reads that failed (durable mode).", counter),
+		diskChanges:    newMetric("disk_changes_since_save", "Changes since the last SAVE/BGSAVE or start (durable mode).", gauge),
+		diskLastSave:   newMetric("disk_last_save_timestamp_seconds", "Unix time of the last successful SAVE/BGSAVE, or of the start (durable mode).", gauge),
 	}
 }
 
@@ -99,6 +108,7 @@ func (c *collector) metrics() []metric {
 		c.currItems, c.itemsTotal, c.evicted, c.reclaimed, c.tooLarge, c.noMemory,
 		c.slabItems, c.slabEvicted, c.slabReclaimed, c.slabOutOfMem,
 		c.slabExpiredUnfetched, c.slabEvictedUnfetched,
+		c.diskWrites, c.diskHits, c.diskReadErrors, c.diskChanges, c.diskLastSave,
 	}
 }
 
@@ -159,6 +169,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	emit(c.reclaimed, float64(st.Reclaimed))
 	emit(c.tooLarge, u("store_too_large"))
 	emit(c.noMemory, u("store_no_memory"))
+
+	if ds := c.store.DiskStats(); ds.Durable {
+		emit(c.diskWrites, float64(ds.Writes))
+		emit(c.diskHits, float64(ds.Hits))
+		emit(c.diskReadErrors, float64(ds.ReadErrors))
+		emit(c.diskChanges, float64(ds.ChangesSinceSave))
+		emit(c.diskLastSave, float64(ds.LastSave))
+	}
 
 	if st.Items > 0 { // "stats items" lists slab 1 only when it holds items
 		emit(c.slabItems, float64(st.Items), "1")
