@@ -86,6 +86,7 @@ func startCrashServer(t *testing.T, dir, fsync string) *crashServer {
 			break
 		}
 		if up {
+			t.Cleanup(cs.kill) // a failing test leaves no server behind
 			return cs
 		}
 		cs.kill()
