@@ -322,6 +322,15 @@ func (r *Reader) readBulk(size int) error {
 		_, _ = r.br.Discard(len(p))
 		need -= len(p)
 	}
+	if err := r.readBulkEnd(); err != nil {
+		return err
+	}
+	r.offs = append(r.offs, start, len(r.arena))
+	return nil
+}
+
+// readBulkEnd consumes the "\r\n" that must follow a bulk's bytes.
+func (r *Reader) readBulkEnd() error {
 	crlf, err := r.br.Peek(2)
 	if err != nil {
 		return noEOF(err)
@@ -330,7 +339,6 @@ func (r *Reader) readBulk(size int) error {
 		return ErrExpectedCRLF
 	}
 	_, _ = r.br.Discard(2)
-	r.offs = append(r.offs, start, len(r.arena))
 	return nil
 }
 
@@ -340,14 +348,9 @@ func (r *Reader) skipBulk(size int) error {
 	if _, err := r.br.Discard(size); err != nil {
 		return noEOF(err)
 	}
-	crlf, err := r.br.Peek(2)
-	if err != nil {
-		return noEOF(err)
+	if err := r.readBulkEnd(); err != nil {
+		return err
 	}
-	if crlf[0] != '\r' || crlf[1] != '\n' {
-		return ErrExpectedCRLF
-	}
-	_, _ = r.br.Discard(2)
 	r.tooLarge = true
 	r.offs = append(r.offs, len(r.arena), len(r.arena))
 	return nil
