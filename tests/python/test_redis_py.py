@@ -236,15 +236,18 @@ def test_cross_port(minikv_resp, r):
         mc.close()
 
 
+def _read_until_close(s):
+    """Everything the server sends until it closes the connection."""
+    data = b""
+    while chunk := s.recv(4096):
+        data += chunk
+    return data
+
+
 def test_protocol_error_closes(minikv_resp):
     with socket.create_connection(("127.0.0.1", minikv_resp.resp_port), timeout=5) as s:
         s.sendall(b"*1\r\n:1\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
+        data = _read_until_close(s)
         assert data == b"-ERR Protocol error: expected '$', got ':'\r\n"
 
 
@@ -297,10 +300,5 @@ def test_bulk_over_proto_max_closes(minikv_resp):
     """Only a bulk longer than proto-max-bulk-len (512 MB) closes."""
     with socket.create_connection(("127.0.0.1", minikv_resp.resp_port), timeout=5) as s:
         s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870913\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
+        data = _read_until_close(s)
         assert data == b"-ERR Protocol error: invalid bulk length\r\n"
