@@ -16,34 +16,14 @@ import (
 )
 
 // runDurable runs the command in-process on dir and returns its two
-// addresses and a stop function that waits for a clean exit.
+// addresses and startRun's stop function.
 func runDurable(t *testing.T, dir string, extra ...string) (mc, resp string, stop func()) {
 	t.Helper()
 	mcPort, respPort := freePort(t), freePort(t)
-	args := append([]string{"-p", strconv.Itoa(mcPort), "--resp-port", strconv.Itoa(respPort), "--admin-addr", "",
-		"--data-dir", dir}, extra...)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, func(string) string { return "" }, io.Discard, io.Discard) }()
+	args := append([]string{"-p", strconv.Itoa(mcPort), "--resp-port", strconv.Itoa(respPort), "--data-dir", dir}, extra...)
+	stop = startRun(t, args, nil)
 	mc, resp = fmt.Sprintf("127.0.0.1:%d", mcPort), fmt.Sprintf("127.0.0.1:%d", respPort)
 	waitDial(t, resp)
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("run did not stop")
-		}
-	}
-	t.Cleanup(stop)
 	return mc, resp, stop
 }
 

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -35,8 +36,9 @@ func freePort(t *testing.T) int {
 }
 
 // startRun runs the whole command in-process and stops it (as SIGTERM
-// would) when the test ends.
-func startRun(t *testing.T, args []string, env map[string]string) {
+// would) when the test ends, or earlier when the test calls the stop
+// function it returns, which waits for a clean exit.
+func startRun(t *testing.T, args []string, env map[string]string) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -44,17 +46,22 @@ func startRun(t *testing.T, args []string, env map[string]string) {
 		args = append(args, "--admin-addr", "") // never collide on the default 9150
 	}
 	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run: %v", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("run: %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Error("run did not stop")
 			}
-		case <-time.After(15 * time.Second):
-			t.Error("run did not stop")
-		}
-	})
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func waitDial(t *testing.T, addr string) {
