@@ -52,7 +52,8 @@ type Log struct {
 	pendRecs   map[string]queuedRec // the last queued change of each key in pending
 	committing map[string]queuedRec // the changes of the batch being applied
 	spare      *lsm.Batch           // an empty batch for the next round
-	queued     uint64               // changes queued so far
+	queued     atomic.Uint64        // changes queued so far; written under mu
+	failed     atomic.Bool          // err is set; written under mu
 	err        error                // the first commit error; every Sync after reports it
 
 	commitMu sync.Mutex    // one commit at a time
@@ -87,7 +88,8 @@ func New(db *lsm.DB) *Log {
 }
 
 // Write queues rec as key's record (nil: a delete), expiring at deadline
-// (Unix ns, 0: never).
+// (Unix ns, 0: never). The Log keeps rec, which the caller must not
+// change afterwards; it copies key.
 func (l *Log) Write(key, rec []byte, deadline int64) {
 	l.queue(prefixKey, key, rec, deadline)
 }
@@ -101,10 +103,7 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 	k := make([]byte, 1+len(key))
 	k[0] = prefix
 	copy(k[1:], key)
-	var r queuedRec
-	if rec != nil {
-		r = queuedRec{rec: append([]byte(nil), rec...), deadline: deadline}
-	}
+	r := queuedRec{rec: rec, deadline: deadline} // rec is the Log's now
 	l.mu.Lock()
 	switch {
 	case rec == nil:
@@ -115,7 +114,7 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 		l.pending.Put(k, rec)
 	}
 	l.pendRecs[string(k)] = r
-	l.queued++
+	l.queued.Add(1)
 	big := l.pending.Size() >= maxPending
 	l.mu.Unlock()
 	if big {
@@ -167,10 +166,13 @@ func (l *Log) read(k []byte) ([]byte, int64, error) {
 // Sync returns once every change queued before the call is in the engine
 // (written to its log, and fsynced in SyncAlways mode).
 func (l *Log) Sync() error {
-	l.mu.Lock()
-	target, err := l.queued, l.err
-	l.mu.Unlock()
-	if err != nil {
+	// Every reply in durable mode passes here: with nothing queued it
+	// costs two atomic loads, no lock.
+	target := l.queued.Load()
+	if l.failed.Load() {
+		l.mu.Lock()
+		err := l.err
+		l.mu.Unlock()
 		return err
 	}
 	if l.synced.Load() >= target {
@@ -187,18 +189,19 @@ func (l *Log) Sync() error {
 		l.mu.Unlock()
 		return err
 	}
-	b, n := l.pending, l.queued
+	b, n := l.pending, l.queued.Load()
 	l.pending, l.spare = l.spare, nil
 	l.committing, l.pendRecs = l.pendRecs, make(map[string]queuedRec, len(l.pendRecs))
 	l.mu.Unlock()
 
-	err = l.db.Apply(b)
+	err := l.db.Apply(b)
 
 	b.Reset()
 	l.mu.Lock()
 	l.committing, l.spare = nil, b
 	if err != nil && l.err == nil {
 		l.err = err
+		l.failed.Store(true)
 	}
 	err = l.err
 	l.mu.Unlock()
@@ -228,10 +231,7 @@ func (l *Log) background() {
 		case <-l.quit:
 			return
 		case <-t.C:
-			l.mu.Lock()
-			behind := l.queued > l.synced.Load() && l.err == nil
-			l.mu.Unlock()
-			if behind {
+			if l.queued.Load() > l.synced.Load() && !l.failed.Load() {
 				_ = l.Sync()
 			}
 		}
@@ -252,6 +252,7 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.err == nil {
 		l.err = ErrClosed
+		l.failed.Store(true)
 	}
 	l.mu.Unlock()
 	return err

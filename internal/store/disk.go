@@ -39,9 +39,11 @@ import (
 type Disk interface {
 	// Write queues rec as the record of key, to expire at deadline (Unix
 	// ns; 0 never), or a delete of key when rec is nil. It must not block
-	// on I/O and must keep the order of calls. It copies key and rec.
+	// on I/O and must keep the order of calls. It copies key; rec is
+	// handed over (the store builds a fresh one for every call).
 	Write(key, rec []byte, deadline int64)
-	// WriteState queues the Store's own state record, ordered like Write.
+	// WriteState queues the Store's own state record, ordered like Write;
+	// rec is handed over as in Write.
 	WriteState(rec []byte)
 	// Read returns the record of key that the last Write left, queued or
 	// on disk, with its deadline; a missing or expired record is nil.
@@ -167,12 +169,12 @@ func (s *Store) loadDisk() error {
 
 // writeStateLocked queues the state record. s.ds.mu must be held.
 func (s *Store) writeStateLocked() {
-	var b [stateLen]byte
+	b := make([]byte, stateLen)
 	b[0] = 1
 	binary.LittleEndian.PutUint64(b[1:], s.ds.casLimit.Load())
 	binary.LittleEndian.PutUint64(b[9:], s.fence.Load())
 	binary.LittleEndian.PutUint64(b[17:], uint64(s.flushAt.Load()))
-	s.disk.WriteState(b[:])
+	s.disk.WriteState(b)
 }
 
 // saveState queues the state record after the fence or an armed flush
