@@ -544,6 +544,10 @@ func (d *DB) mergeTables(c *compaction, lo, hi []byte) (outputs []*fileMeta, err
 			d.m.expiredDropped.Add(1)
 			tomb = appendInternalKey(tomb[:0], uk, seqOf(t), kindDelete)
 			ik, k, val = tomb, kindDelete, nil
+		} else if k != kindDelete && d.opts.Drop != nil && d.opts.Drop(uk, userValue(k, val)) {
+			d.m.filterDropped.Add(1)
+			tomb = appendInternalKey(tomb[:0], uk, seqOf(t), kindDelete)
+			ik, k, val = tomb, kindDelete, nil
 		}
 		if k == kindDelete && baseLevelFor(uk) {
 			continue

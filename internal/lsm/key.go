@@ -64,4 +64,13 @@ func expired(k kind, v []byte, now int64) bool {
 	return k == kindSetExpiring && len(v) >= 8 && int64(binary.LittleEndian.Uint64(v)) <= now
 }
 
+// userValue is the value of an entry of kind k as its writer gave it: v
+// without the expiry of a kindSetExpiring entry.
+func userValue(k kind, v []byte) []byte {
+	if k == kindSetExpiring && len(v) >= 8 {
+		return v[8:]
+	}
+	return v
+}
+
 func compareUser(a, b []byte) int { return bytes.Compare(a, b) }

@@ -19,6 +19,7 @@ type metricsCounters struct {
 	compactRead    atomic.Int64
 	compactWritten atomic.Int64
 	expiredDropped atomic.Int64
+	filterDropped  atomic.Int64
 	stalls         atomic.Int64
 	stallNanos     atomic.Int64
 	bloomUseful    atomic.Int64
@@ -57,6 +58,9 @@ type Metrics struct {
 	// ExpiredDropped counts expired entries compactions discarded or turned
 	// into tombstones.
 	ExpiredDropped int64
+	// FilterDropped counts entries compactions deleted because
+	// Options.Drop said so.
+	FilterDropped int64
 	// WriteAmp is (WAL + flush + compaction bytes written) / user bytes.
 	WriteAmp float64
 	// WriteStalls counts commits that waited for a flush or compaction.
@@ -102,6 +106,7 @@ func (d *DB) Metrics() Metrics {
 	m.CompactionBytesRead = c.compactRead.Load()
 	m.CompactionBytesWrite = c.compactWritten.Load()
 	m.ExpiredDropped = c.expiredDropped.Load()
+	m.FilterDropped = c.filterDropped.Load()
 	if m.UserBytes > 0 {
 		m.WriteAmp = float64(m.WALBytes+m.FlushBytes+m.CompactionBytesWrite) / float64(m.UserBytes)
 	}
