@@ -44,11 +44,15 @@ type config struct {
 	Shards          int
 	DataDir         string
 	Fsync           string
+	DiskLimit       size
 	LogFormat       string
 	ConfigFile      string
 	ShowVersion     bool
 	ShowHelp        bool
 }
+
+// minDiskLimit is the smallest --disk-limit.
+const minDiskLimit = 16 << 20
 
 // size is a byte count written as memcached writes them: a plain number
 // (in the flag's default unit) or a number with a k, m or g suffix.
@@ -197,6 +201,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	integer(&cfg.Shards, "shards", "", 0, "store shards, a power of two >= 16 (0 = from GOMAXPROCS)")
 	str(&cfg.DataDir, "data-dir", "", "", "durable mode: keep every item in this directory (memory becomes a cache over it); \"\" = a pure cache")
 	str(&cfg.Fsync, "fsync", "", "everysec", "durable mode: when the log is fsynced: always (before each reply), everysec, or no")
+	sz(&cfg.DiskLimit, "disk-limit", "", 0, 1<<20, "durable mode: bound on the data directory in megabytes (or k/m/g); over it, expired then least recently written items go (0 = no bound)")
 	str(&cfg.LogFormat, "log-format", "", "text", "log format: text or json")
 	str(&cfg.ConfigFile, "config", "", "", "key = value config file (keys are long flag names)")
 	boolean(&cfg.ShowVersion, "version", "V", "print version and exit")
@@ -355,6 +360,11 @@ func (c *config) validate() error {
 	}
 	if c.Fsync != "always" && c.Fsync != "everysec" && c.Fsync != "no" {
 		errs = append(errs, fmt.Errorf("--fsync %q: must be always, everysec or no", c.Fsync))
+	}
+	if c.DiskLimit.bytes != 0 && c.DataDir == "" {
+		errs = append(errs, errors.New("--disk-limit needs --data-dir"))
+	} else if c.DiskLimit.bytes != 0 && c.DiskLimit.bytes < minDiskLimit {
+		errs = append(errs, fmt.Errorf("--disk-limit %d: must be at least 16m (the engine's logs and memtables alone take several megabytes)", c.DiskLimit.bytes))
 	}
 	if c.Shards < 0 {
 		errs = append(errs, errors.New("shards must not be negative"))

@@ -128,10 +128,17 @@ func TestInvalidConfigs(t *testing.T) {
 		{"--log-format", "xml"},
 		{"-m", "abc"},
 		{"stray"},
+		{"--disk-limit", "1g"}, // without --data-dir
+		{"--data-dir", "/tmp/x", "--disk-limit", "1m"},
+		{"--data-dir", "/tmp/x", "--fsync", "sometimes"},
 	} {
 		if _, _, err := parseConfig(args, env(nil), io.Discard); err == nil {
 			t.Errorf("parseConfig(%q) succeeded, want an error", args)
 		}
+	}
+	cfg, _, err := parseConfig(nil, env(map[string]string{"MINIKV_DATA_DIR": "/d", "MINIKV_DISK_LIMIT": "2g"}), io.Discard)
+	if err != nil || cfg.DataDir != "/d" || cfg.DiskLimit.bytes != 2<<30 {
+		t.Errorf("MINIKV_DATA_DIR and MINIKV_DISK_LIMIT: %+v, %v", cfg, err)
 	}
 	if _, _, err := parseConfig(nil, env(map[string]string{"MINIKV_PORT": "x"}), io.Discard); err == nil ||
 		!strings.Contains(err.Error(), "MINIKV_PORT") {

@@ -24,30 +24,28 @@ func openDurable(cfg *config, scfg store.Config, log *slog.Logger) (*store.Store
 	mode := map[string]lsm.SyncMode{"always": lsm.SyncAlways, "everysec": lsm.SyncEverySecond, "no": lsm.SyncNone}[cfg.Fsync]
 	log.Info("opening the data directory", "dir", cfg.DataDir, "fsync", cfg.Fsync)
 	start := time.Now()
-	db, err := lsm.Open(cfg.DataDir, lsm.Options{Sync: mode})
+	l, err := durable.Open(cfg.DataDir, lsm.Options{Sync: mode})
 	if err != nil {
 		if errors.Is(err, vfs.ErrLocked) {
 			return nil, nil, fmt.Errorf("data directory %s is in use by another process (its LOCK file is held): %w", cfg.DataDir, err)
 		}
 		return nil, nil, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
 	}
-	l := durable.New(db)
 	st, err := store.Open(scfg, l)
 	if err != nil {
 		_ = l.Close()
-		_ = db.Close()
 		return nil, nil, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
 	}
-	m := db.Metrics()
+	m := l.DB().Metrics()
 	tables, bytes := 0, int64(0)
 	for _, lv := range m.Levels {
 		tables += lv.Files
 		bytes += lv.Bytes
 	}
 	log.Info("data directory recovered", "dir", cfg.DataDir, "took", time.Since(start).Round(time.Millisecond).String(),
-		"tables", tables, "table_bytes", bytes, "memtable_bytes", m.MemTableBytes)
+		"tables", tables, "table_bytes", bytes, "replayed_log_bytes", m.MemTableBytes, "disk_limit", scfg.DiskLimit)
 	return st, func() error {
 		st.Close()
-		return errors.Join(l.Close(), db.Close())
+		return l.Close()
 	}, nil
 }

@@ -143,6 +143,17 @@ func TestDurableModeEndToEnd(t *testing.T) {
 	mc, resp, _ = runDurable(t, dir)
 	m = dialLines(t, mc)
 	r = dialLines(t, resp)
+	// Before any read brings them back into memory, the keyspace walks
+	// find both keys on disk.
+	if got := r.do("*1\r\n$6\r\nDBSIZE\r\n", 1); got[0] != ":2" {
+		t.Errorf("after the restart, DBSIZE = %q, want :2", got)
+	}
+	if got := strings.Join(r.do("*2\r\n$4\r\nKEYS\r\n$1\r\n*\r\n", 5), " "); got != "*2 $2 mk $2 rk" {
+		t.Errorf("after the restart, KEYS * = %q", got)
+	}
+	if got := strings.Join(r.do("*2\r\n$4\r\nSCAN\r\n$1\r\n0\r\n", 8), " "); got != "*2 $1 0 *2 $2 mk $2 rk" {
+		t.Errorf("after the restart, SCAN 0 = %q", got)
+	}
 	if got := m.do("get mk\r\n", 3); got[0] != "VALUE mk 42 5" || got[1] != "hello" {
 		t.Errorf("after the restart, get mk = %q", got)
 	}
@@ -161,4 +172,54 @@ func TestDurableModeEndToEnd(t *testing.T) {
 func ttlNear(reply string, want int) bool {
 	n, err := strconv.Atoi(strings.TrimPrefix(reply, ":"))
 	return err == nil && n <= want && n > want-10
+}
+
+// TestDurableDiskLimit: with --disk-limit, writing well past the bound
+// makes the server drop the oldest items for good, counted in stats, and
+// the data directory comes back under the bound; the newest items stay.
+func TestDurableDiskLimit(t *testing.T) {
+	dir := t.TempDir()
+	mc, _, _ := runDurable(t, dir, "--disk-limit", "16m", "-m", "8", "--fsync", "no")
+	m := dialLines(t, mc)
+	value := strings.Repeat("v", 10000)
+	const n = 4000 // 40 MB
+	var req strings.Builder
+	for i := range n {
+		fmt.Fprintf(&req, "set k%05d 0 0 %d noreply\r\n%s\r\n", i, len(value), value)
+		if i%100 == 99 {
+			m.do(req.String(), 0)
+			req.Reset()
+		}
+	}
+	if got := m.do("set last 0 0 1\r\nx\r\n", 1); got[0] != "STORED" {
+		t.Fatalf("set: %q", got)
+	}
+	stat := func(name string) int64 {
+		for _, l := range m.until("stats\r\n", "END") {
+			if v, ok := strings.CutPrefix(l, "STAT "+name+" "); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		t.Fatalf("stats has no %s", name)
+		return 0
+	}
+	// The bound is checked every second; wait (a long time on a loaded
+	// machine) for the trim to have happened.
+	deadline := time.Now().Add(2 * time.Minute)
+	for stat("disk_evictions") == 0 || stat("disk_bytes") > 16<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no trim: disk_bytes %d, disk_evictions %d", stat("disk_bytes"), stat("disk_evictions"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := stat("disk_limit"); got != 16<<20 {
+		t.Errorf("disk_limit = %d", got)
+	}
+	if got := m.do("get k00000\r\n", 1); got[0] != "END" {
+		t.Errorf("the oldest item survived the trim: %q", got)
+	}
+	if got := m.do("get last\r\n", 3); got[1] != "x" {
+		t.Errorf("the newest item is gone: %q", got)
+	}
 }

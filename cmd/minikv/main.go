@@ -103,6 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.DataDir == "" {
 		st = store.New(scfg)
 	} else {
+		scfg.DiskLimit = cfg.DiskLimit.bytes
 		var closeDisk func() error
 		if st, closeDisk, err = openDurable(cfg, scfg, log); err != nil {
 			return err

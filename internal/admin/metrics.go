@@ -44,6 +44,9 @@ type collector struct {
 	slabExpiredUnfetched, slabEvictedUnfetched          metric
 	diskWrites, diskHits, diskReadErrors                metric // durable mode only
 	diskChanges, diskLastSave                           metric
+	diskBytes, diskLimit, diskEvictions, diskStalls     metric
+	diskStallTime, diskFsyncs, diskFsyncTime            metric
+	diskRecovery                                        metric
 }
 
 func newCollector(srv *server.Server, st *store.Store) *collector {
@@ -97,6 +100,14 @@ func newCollector(srv *server.Server, st *store.Store) *collector {
 		diskReadErrors: newMetric("disk_read_errors_total", "Disk reads that failed (durable mode).", counter),
 		diskChanges:    newMetric("disk_changes_since_save", "Changes since the last SAVE/BGSAVE or start (durable mode).", gauge),
 		diskLastSave:   newMetric("disk_last_save_timestamp_seconds", "Unix time of the last successful SAVE/BGSAVE, or of the start (durable mode).", gauge),
+		diskBytes:      newMetric("disk_bytes", "Bytes the data directory holds: tables and log (durable mode).", gauge),
+		diskLimit:      newMetric("disk_limit_bytes", "The --disk-limit bound on the data directory; 0 = none (durable mode).", gauge),
+		diskEvictions:  newMetric("disk_evictions_total", "Items dropped for good to keep the data directory under --disk-limit (durable mode).", counter),
+		diskStalls:     newMetric("disk_write_stalls_total", "Commits that waited for the engine's flushes or compactions (durable mode).", counter),
+		diskStallTime:  newMetric("disk_write_stall_seconds_total", "Time commits waited for the engine's flushes or compactions (durable mode).", counter),
+		diskFsyncs:     newMetric("disk_fsyncs_total", "fsyncs of the write-ahead log (durable mode).", counter),
+		diskFsyncTime:  newMetric("disk_fsync_seconds_total", "Time spent in fsyncs of the write-ahead log (durable mode).", counter),
+		diskRecovery:   newMetric("disk_recovery_seconds", "How long the last start took to recover the data directory (durable mode).", gauge),
 	}
 }
 
@@ -109,6 +120,8 @@ func (c *collector) metrics() []metric {
 		c.slabItems, c.slabEvicted, c.slabReclaimed, c.slabOutOfMem,
 		c.slabExpiredUnfetched, c.slabEvictedUnfetched,
 		c.diskWrites, c.diskHits, c.diskReadErrors, c.diskChanges, c.diskLastSave,
+		c.diskBytes, c.diskLimit, c.diskEvictions, c.diskStalls, c.diskStallTime, c.diskFsyncs,
+		c.diskFsyncTime, c.diskRecovery,
 	}
 }
 
@@ -176,6 +189,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.diskReadErrors, float64(ds.ReadErrors))
 		emit(c.diskChanges, float64(ds.ChangesSinceSave))
 		emit(c.diskLastSave, float64(ds.LastSave))
+		emit(c.diskBytes, float64(ds.Bytes))
+		emit(c.diskLimit, float64(ds.Limit))
+		emit(c.diskEvictions, float64(ds.Evictions))
+		emit(c.diskStalls, float64(ds.WriteStalls))
+		emit(c.diskStallTime, ds.StallTime.Seconds())
+		emit(c.diskFsyncs, float64(ds.Syncs))
+		emit(c.diskFsyncTime, ds.SyncTime.Seconds())
+		emit(c.diskRecovery, ds.OpenTime.Seconds())
 	}
 
 	if st.Items > 0 { // "stats items" lists slab 1 only when it holds items

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/lsm"
+	"github.com/minikv/minikv/internal/store"
 )
 
 const (
@@ -45,7 +46,10 @@ const (
 
 // Log is a store.Disk over an lsm.DB. It is safe for concurrent use.
 type Log struct {
-	db *lsm.DB
+	db       *lsm.DB
+	ownsDB   bool                                  // opened by Open: Close closes it
+	openTime time.Duration                         // how long Open's lsm.Open took
+	dead     atomic.Pointer[func(rec []byte) bool] // the store's rule for compactions (Forget)
 
 	mu         sync.Mutex           // protects the fields below it
 	pending    *lsm.Batch           // changes queued since the last commit began
@@ -73,18 +77,110 @@ type queuedRec struct {
 var ErrClosed = errors.New("durable: log closed")
 
 // New returns a Log over db, which it does not own: Close the Log, then
-// the DB.
+// the DB. Compactions of db do not know the store's rule (Forget); Open
+// wires it.
 func New(db *lsm.DB) *Log {
-	l := &Log{
-		db:       db,
+	l := newLog()
+	l.start(db)
+	return l
+}
+
+// Open opens the engine in dir with o and returns a Log over it that owns
+// it (Close closes both). Its compactions ask the store's rule (Forget)
+// which records are dead.
+func Open(dir string, o lsm.Options) (*Log, error) {
+	l := newLog()
+	o.Drop = l.drop
+	start := time.Now()
+	db, err := lsm.Open(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	l.openTime = time.Since(start)
+	l.ownsDB = true
+	l.start(db)
+	return l, nil
+}
+
+func newLog() *Log {
+	return &Log{
 		pending:  lsm.NewBatch(),
 		spare:    lsm.NewBatch(),
 		pendRecs: map[string]queuedRec{},
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+}
+
+func (l *Log) start(db *lsm.DB) {
+	l.db = db
 	go l.background()
-	return l
+}
+
+// DB returns the engine under the Log.
+func (l *Log) DB() *lsm.DB { return l.db }
+
+// drop is the engine's Options.Drop: the store's rule, for its keys.
+func (l *Log) drop(key, value []byte) bool {
+	dead := l.dead.Load()
+	return dead != nil && len(key) > 0 && key[0] == prefixKey && (*dead)(value)
+}
+
+// Forget installs the store's rule for records compactions may delete.
+func (l *Log) Forget(dead func(rec []byte) bool) { l.dead.Store(&dead) }
+
+// Scan calls fn with every live record whose key is at or after from, in
+// key order, after committing what is queued, so it sees every Write made
+// before the call. The key and record are valid only during fn.
+func (l *Log) Scan(from []byte, fn func(key, rec []byte, deadline int64) bool) error {
+	if err := l.Sync(); err != nil {
+		return err
+	}
+	it, err := l.db.NewIter(&lsm.IterOptions{LowerBound: []byte{prefixKey}, UpperBound: []byte{prefixKey + 1}})
+	if err != nil {
+		return err
+	}
+	seek := make([]byte, 1+len(from))
+	seek[0] = prefixKey
+	copy(seek[1:], from)
+	for ok := it.SeekGE(seek); ok; ok = it.Next() {
+		var deadline int64
+		if exp := it.Expiry(); !exp.IsZero() {
+			deadline = exp.UnixNano()
+		}
+		if !fn(it.Key()[1:], it.Value(), deadline) {
+			break
+		}
+	}
+	return errors.Join(it.Error(), it.Close())
+}
+
+// Compact commits what is queued and rewrites every table into the last
+// level (lsm.DB.Compact), dropping overwritten versions, expired records
+// and the ones the store's rule says are dead.
+func (l *Log) Compact() error {
+	if err := l.Sync(); err != nil {
+		return err
+	}
+	return l.db.Compact()
+}
+
+// Usage reports the engine's size and health.
+func (l *Log) Usage() store.DiskUsage {
+	m := l.db.Metrics()
+	var bytes int64
+	for _, lv := range m.Levels {
+		bytes += lv.Bytes
+	}
+	return store.DiskUsage{
+		Bytes:       bytes + m.MemTableBytes,
+		WriteStalls: uint64(m.WriteStalls),
+		StallTime:   m.StallDuration,
+		Syncs:       uint64(m.LogSyncs),
+		SyncTime:    m.LogSyncTime,
+		MaxSync:     m.MaxLogSync,
+		OpenTime:    l.openTime,
+	}
 }
 
 // Write queues rec as key's record (nil: a delete), expiring at deadline
@@ -255,5 +351,8 @@ func (l *Log) Close() error {
 		l.failed.Store(true)
 	}
 	l.mu.Unlock()
+	if l.ownsDB {
+		err = errors.Join(err, l.db.Close())
+	}
 	return err
 }

@@ -22,16 +22,22 @@ type durableStore struct {
 
 func openStore(t testing.TB, dir string, cfg store.Config) *durableStore {
 	t.Helper()
-	db, err := lsm.Open(dir, lsm.Options{Sync: lsm.SyncNone})
+	return openStoreWith(t, dir, cfg, lsm.Options{Sync: lsm.SyncNone})
+}
+
+// openStoreWith opens the Log with Open, as cmd/minikv does, so the
+// engine's compactions follow the store's rule.
+func openStoreWith(t testing.TB, dir string, cfg store.Config, o lsm.Options) *durableStore {
+	t.Helper()
+	l, err := Open(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := New(db)
 	s, err := store.Open(cfg, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &durableStore{Store: s, log: l, db: db}
+	return &durableStore{Store: s, log: l, db: l.DB()}
 }
 
 func (d *durableStore) close(t testing.TB) {
@@ -40,10 +46,7 @@ func (d *durableStore) close(t testing.TB) {
 		t.Fatal(err)
 	}
 	d.Store.Close()
-	if err := d.log.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.db.Close(); err != nil {
+	if err := d.log.Close(); err != nil { // closes the DB too
 		t.Fatal(err)
 	}
 }

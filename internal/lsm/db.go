@@ -349,8 +349,10 @@ func (d *DB) Apply(b *Batch) error {
 
 		_, err = wal.f.Write(buf)
 		if err == nil && d.opts.Sync == SyncAlways {
+			t0 := time.Now()
 			err = wal.f.Sync()
 			d.m.walSyncs.Add(1)
+			d.m.noteSync(time.Since(t0))
 		}
 		d.m.commits.Add(int64(group))
 		if err == nil {

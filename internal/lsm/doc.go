@@ -110,6 +110,36 @@
 // into tombstones, and drop tombstones when no deeper level can hold the key.
 // Compact merges everything into the last level.
 //
+// # Damaged files
+//
+// Damage is never read as absence. Open fails, wrapping ErrCorrupt and
+// naming the file, the offset and the reason, when CURRENT is missing while
+// tables exist or names a missing manifest; when the manifest's first record
+// (a snapshot of the tree) is incomplete, a record before the last fails its
+// checksum, or an edit does not decode; when a table the manifest lists is
+// missing or not the size the manifest recorded, or its footer, index block
+// (every handle checked) or filter block fails its checksum; and when a
+// write-ahead log record other than the last is damaged.
+//
+// Open does not read data blocks: checking every one would read the whole
+// directory at start-up. A damaged data block fails the Get or iterator that
+// reaches it with ErrCorrupt naming the table (never ErrNotFound), and any
+// compaction that reads it (a failed background compaction stops writes).
+//
+// The last record of a log is the one exception: a record cut short, zeros,
+// or a checksum failure with nothing but zeros after it is what a crash in
+// the middle of an append leaves (a mapped log is preallocated with zeros
+// and its pages reach the disk in any order), so recovery drops it silently,
+// as LevelDB and Pebble do. The manifest is appended with write(2) and
+// fsync, never preallocated: there only a last record cut short or holding
+// a zeroed sector is dropped, and a whole last record failing its checksum
+// is damage. (A manifest cut exactly at a record boundary still looks like a
+// shorter, valid one.) A bad record followed by valid ones is reported,
+// where LevelDB (without paranoid checks) skips it, RocksDB's default
+// recovery mode stops replaying there and Pebble stops at it in the newest
+// log: dropping acknowledged writes from the middle of a log is a decision
+// for an operator (restore, or move the log aside), not for start-up.
+//
 // # Testing seams
 //
 // All file access goes through package vfs; its MemFS simulates power loss

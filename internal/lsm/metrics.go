@@ -21,6 +21,9 @@ type metricsCounters struct {
 	expiredDropped atomic.Int64
 	filterDropped  atomic.Int64
 	stalls         atomic.Int64
+	syncs          atomic.Int64
+	syncNanos      atomic.Int64
+	maxSyncNanos   atomic.Int64
 	stallNanos     atomic.Int64
 	bloomUseful    atomic.Int64
 }
@@ -63,6 +66,12 @@ type Metrics struct {
 	FilterDropped int64
 	// WriteAmp is (WAL + flush + compaction bytes written) / user bytes.
 	WriteAmp float64
+	// LogSyncs counts every fsync of a write-ahead log (SyncAlways's and
+	// SyncEverySecond's), LogSyncTime their total time and MaxLogSync the
+	// longest one since Open.
+	LogSyncs    int64
+	LogSyncTime time.Duration
+	MaxLogSync  time.Duration
 	// WriteStalls counts commits that waited for a flush or compaction.
 	WriteStalls   int64
 	StallDuration time.Duration
@@ -72,6 +81,18 @@ type Metrics struct {
 	CacheCapacity int64
 	// BloomUseful counts table lookups a filter answered without a read.
 	BloomUseful int64
+}
+
+// noteSync counts one fsync of a write-ahead log that took d.
+func (c *metricsCounters) noteSync(d time.Duration) {
+	c.syncs.Add(1)
+	c.syncNanos.Add(int64(d))
+	for {
+		m := c.maxSyncNanos.Load()
+		if int64(d) <= m || c.maxSyncNanos.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
 }
 
 // Metrics returns a snapshot of the engine's metrics.
@@ -111,6 +132,9 @@ func (d *DB) Metrics() Metrics {
 		m.WriteAmp = float64(m.WALBytes+m.FlushBytes+m.CompactionBytesWrite) / float64(m.UserBytes)
 	}
 	m.WriteStalls = c.stalls.Load()
+	m.LogSyncs = c.syncs.Load()
+	m.LogSyncTime = time.Duration(c.syncNanos.Load())
+	m.MaxLogSync = time.Duration(c.maxSyncNanos.Load())
 	m.StallDuration = time.Duration(c.stallNanos.Load())
 	if d.cache != nil {
 		m.CacheHits = d.cache.hits.Load()

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,10 +16,16 @@ import (
 // Open opens (creating if needed) the database in dir.
 //
 // Recovery reads CURRENT to find the manifest, replays the manifest's edits
-// to rebuild the set of tables, replays every write-ahead log at or above the
+// to rebuild the set of tables, opens every table (checking its size, footer,
+// index and filter), replays every write-ahead log at or above the
 // manifest's log number into new L0 tables (a torn final record, left by a
 // crash in the middle of an append, is dropped; damage anywhere else is an
 // error), writes a fresh manifest and removes files nothing refers to.
+//
+// Damage fails Open with an error that wraps ErrCorrupt and names the file
+// and the reason ("lsm: corrupt data: 000012.sst offset 8110: checksum
+// mismatch in index block"): Open never starts on a tree with data silently
+// missing. See "Damaged files" in the package doc.
 func Open(dir string, o Options) (*DB, error) {
 	o = o.withDefaults()
 	d := &DB{
@@ -98,12 +105,14 @@ func (d *DB) recover() error {
 	d.current = base
 	var maxNum uint64
 	var wals []uint64
+	var someTable string
 	for _, n := range names {
 		if num, ok := parseNum(n, ".log"); ok {
 			wals = append(wals, num)
 			maxNum = max(maxNum, num)
 		} else if num, ok := parseNum(n, ".sst"); ok {
 			maxNum = max(maxNum, num)
+			someTable = n
 		} else if strings.HasPrefix(n, "MANIFEST-") {
 			if num, err := strconv.ParseUint(strings.TrimPrefix(n, "MANIFEST-"), 10, 64); err == nil {
 				maxNum = max(maxNum, num)
@@ -113,13 +122,21 @@ func (d *DB) recover() error {
 	slices.Sort(wals)
 
 	cur, err := readAll(d.fs, d.path("CURRENT"))
+	manifest := ""
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && someTable != "":
+		// Tables are written only after a manifest is in place, so this
+		// is a directory that lost CURRENT. Starting empty would delete
+		// every table as obsolete.
+		return fmt.Errorf("%w: CURRENT is missing but the directory holds tables (%s)", ErrCorrupt, someTable)
 	case errors.Is(err, fs.ErrNotExist):
-		// A new database.
+		// A new database (or one whose first Open crashed before it
+		// wrote CURRENT: its logs, if any, are replayed below).
 	case err != nil:
 		return fmt.Errorf("lsm: read CURRENT: %w", err)
 	default:
-		if err := d.replayManifest(strings.TrimSpace(string(cur))); err != nil {
+		manifest = strings.TrimSpace(string(cur))
+		if err := d.replayManifest(manifest); err != nil {
 			return err
 		}
 	}
@@ -128,9 +145,14 @@ func (d *DB) recover() error {
 	// Open every table of the recovered version.
 	for _, files := range d.current.levels {
 		for _, f := range files {
-			t, err := openTable(d.fs, d.path(tableName(f.num)), f.num, d.cache)
-			if err != nil {
-				return fmt.Errorf("lsm: open table %06d: %w", f.num, err)
+			t, err := openTableSized(d.fs, d.path(tableName(f.num)), f.num, f.size, d.cache)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return fmt.Errorf("%w: %s is missing (%s lists it): %w", ErrCorrupt, tableName(f.num), manifest, err)
+			case errors.Is(err, ErrCorrupt):
+				return err
+			case err != nil:
+				return fmt.Errorf("lsm: open %s: %w", tableName(f.num), err)
 			}
 			f.t = t
 		}
@@ -231,25 +253,43 @@ func (d *DB) replayManifest(name string) error {
 		return fmt.Errorf("%w: CURRENT names %q", ErrCorrupt, name)
 	}
 	buf, err := readAll(d.fs, d.path(name))
-	if err != nil {
-		return fmt.Errorf("lsm: read manifest: %w", err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s is missing (CURRENT names it): %w", ErrCorrupt, name, err)
+	case err != nil:
+		return fmt.Errorf("lsm: read %s: %w", name, err)
 	}
 	r := recordReader{buf: buf, name: name}
-	for {
+	for i := 0; ; i++ {
+		off := r.off
 		rec, err := r.next()
 		if err != nil {
 			return err
 		}
 		if rec == nil {
+			if i == 0 {
+				// A manifest starts with a snapshot of the whole tree
+				// and is synced before CURRENT names it: an empty or
+				// torn first record is damage, not a crash.
+				return fmt.Errorf("%w: %s offset 0: no complete record (empty, zeroed or cut short)", ErrCorrupt, name)
+			}
+			if r.torn && rottedRecord(buf, r.validEnd) {
+				// An edit is appended with one write(2) and fsynced
+				// before anything acts on it. Unlike a mapped log, the
+				// manifest is never preallocated, so a whole last
+				// record with wrong bytes is not what a crash leaves;
+				// dropping it could drop a table whose log is gone.
+				return fmt.Errorf("%w: %s offset %d: checksum mismatch in the last record", ErrCorrupt, name, r.validEnd)
+			}
 			break
 		}
 		e, err := decodeEdit(rec)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%w: %s offset %d: malformed version edit", ErrCorrupt, name, off)
 		}
 		nv, err := d.current.apply(e)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
+			return fmt.Errorf("%w: %s offset %d: %v", ErrCorrupt, name, off, err)
 		}
 		d.current.unref()
 		d.current = nv
@@ -259,6 +299,29 @@ func (d *DB) replayManifest(name string) error {
 	}
 	d.nextFile = max(d.nextFile, num+1)
 	return nil
+}
+
+// rottedRecord reports whether the bytes at off hold a whole record — the
+// length words agree and the full payload is present — in which no 512-byte
+// sector is all zeros. A crash in the middle of an append leaves the record
+// cut short, or sectors that never reached the disk reading as zeros;
+// wrong bytes in a whole record are damage (the checksum already failed).
+func rottedRecord(buf []byte, off int) bool {
+	b := buf[off:]
+	if len(b) < recordHeaderLen {
+		return false
+	}
+	n := binary.LittleEndian.Uint32(b[4:])
+	if ^n != binary.LittleEndian.Uint32(b[8:]) || uint64(n) > uint64(len(b)-recordHeaderLen) {
+		return false
+	}
+	end := off + recordHeaderLen + int(n)
+	for s := off &^ 511; s < end; s += 512 {
+		if allZero(buf[max(s, off):min(s+512, end)]) {
+			return false
+		}
+	}
+	return true
 }
 
 // writeNewManifest starts a manifest holding a snapshot of the current

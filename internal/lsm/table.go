@@ -165,19 +165,39 @@ type table struct {
 	f         vfs.File
 	size      uint64
 	index     []byte
+	indexOff  uint64 // for errors
 	filter    bloomFilter
 	hasFilter bool
 	cache     *blockCache
 }
 
+// corruptf reports damage in table num, naming the file as it appears in
+// the data directory, so the operator knows which file to look at.
 func corruptf(num uint64, off uint64, format string, args ...any) error {
-	return fmt.Errorf("%w: table %06d offset %d: %s", ErrCorrupt, num, off, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s offset %d: %s", ErrCorrupt, tableName(num), off, fmt.Sprintf(format, args...))
 }
 
 func openTable(fs vfs.FS, path string, num uint64, cache *blockCache) (*table, error) {
+	return openTableSized(fs, path, num, 0, cache)
+}
+
+// openTableSized opens a table the manifest says is want bytes long (0: no
+// expectation). A file of another size was cut short or grew after it was
+// written, and is reported as damage before its footer is even read.
+func openTableSized(fs vfs.FS, path string, num, want uint64, cache *blockCache) (*table, error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if want > 0 {
+		size, err := f.Size()
+		if err == nil && uint64(size) != want {
+			err = corruptf(num, uint64(size), "file is %d bytes, the manifest says %d (truncated or overwritten)", size, want)
+		}
+		if err != nil {
+			_ = f.Close()
+			return nil, err
+		}
 	}
 	t, err := loadTable(f, num, cache)
 	if err != nil {
@@ -187,39 +207,47 @@ func openTable(fs vfs.FS, path string, num uint64, cache *blockCache) (*table, e
 	return t, nil
 }
 
+// loadTable reads and verifies the footer, the index block (every entry of
+// it, and that each data block handle lies inside the data area) and the
+// filter block. Data blocks are verified when they are read: a damaged one
+// fails the Get or iterator that reaches it (see the package doc).
 func loadTable(f vfs.File, num uint64, cache *blockCache) (*table, error) {
 	size, err := f.Size()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lsm: %s: %w", tableName(num), err)
 	}
 	if size < footerLen {
-		return nil, corruptf(num, 0, "file too short (%d bytes)", size)
+		return nil, corruptf(num, 0, "file too short for a footer (%d bytes)", size)
 	}
 	var ft [footerLen]byte
 	if _, err := f.ReadAt(ft[:], size-footerLen); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lsm: read %s: %w", tableName(num), err)
 	}
 	if binary.LittleEndian.Uint64(ft[40:]) != tableMagic {
-		return nil, corruptf(num, uint64(size-footerLen), "bad magic")
+		return nil, corruptf(num, uint64(size-footerLen), "bad magic number in footer")
 	}
 	if binary.LittleEndian.Uint32(ft[36:]) != blockChecksum(ft[:36]) {
-		return nil, corruptf(num, uint64(size-footerLen), "footer checksum mismatch")
+		return nil, corruptf(num, uint64(size-footerLen), "checksum mismatch in footer")
 	}
 	if v := binary.LittleEndian.Uint32(ft[32:]); v != tableVersion {
-		return nil, fmt.Errorf("lsm: table %06d has unsupported format version %d", num, v)
+		return nil, fmt.Errorf("lsm: %s has unsupported format version %d", tableName(num), v)
 	}
 	t := &table{num: num, f: f, size: uint64(size), cache: cache}
 	fh := blockHandle{binary.LittleEndian.Uint64(ft[0:]), binary.LittleEndian.Uint64(ft[8:])}
 	ih := blockHandle{binary.LittleEndian.Uint64(ft[16:]), binary.LittleEndian.Uint64(ft[24:])}
-	if t.index, err = t.readRaw(ih); err != nil {
+	if t.index, err = t.readRaw(ih, "index"); err != nil {
 		return nil, err
 	}
-	var it blockIter
-	if it.init(t.index) != nil {
-		return nil, corruptf(num, ih.off, "bad index block")
+	t.indexOff = ih.off
+	dataEnd := ih.off
+	if fh.n > 0 {
+		dataEnd = fh.off
+	}
+	if err := checkIndex(num, ih.off, t.index, dataEnd); err != nil {
+		return nil, err
 	}
 	if fh.n > 0 {
-		fb, err := t.readRaw(fh)
+		fb, err := t.readRaw(fh, "filter")
 		if err != nil {
 			return nil, err
 		}
@@ -230,28 +258,59 @@ func loadTable(f vfs.File, num uint64, cache *blockCache) (*table, error) {
 	return t, nil
 }
 
+// checkIndex walks a whole index block (one entry per data block, so a few
+// thousand at most): keys must ascend and each handle must point inside the
+// data area, after the block before it. A damaged index would otherwise hide
+// data blocks from reads without any error.
+func checkIndex(num, off uint64, index []byte, dataEnd uint64) error {
+	var it blockIter
+	if it.init(index) != nil {
+		return corruptf(num, off, "bad index block")
+	}
+	var prev []byte
+	var next uint64 // where the next data block may start
+	n := 0
+	for ok := it.first(); ok; ok = it.nextEntry() {
+		if prev != nil && compareInternal(prev, it.key) >= 0 {
+			return corruptf(num, off, "index block keys out of order at entry %d", n)
+		}
+		prev = append(prev[:0], it.key...)
+		h, ok := decodeHandle(it.val)
+		if !ok || h.off < next || h.off > dataEnd || dataEnd-h.off < h.n || dataEnd-h.off-h.n < blockTrailerLen {
+			return corruptf(num, off, "index block entry %d points outside the data blocks", n)
+		}
+		next = h.off + h.n + blockTrailerLen
+		n++
+	}
+	if it.err != nil || n == 0 {
+		return corruptf(num, off, "bad index block")
+	}
+	return nil
+}
+
 // inFile reports whether block h and its checksum lie inside the file,
 // written so that handles near 2^64 cannot wrap around the check.
 func (t *table) inFile(h blockHandle) bool {
 	return h.n <= t.size && h.off <= t.size-h.n && t.size-h.n-h.off >= blockTrailerLen
 }
 
-// readRaw reads and verifies one block, bypassing the cache.
-func (t *table) readRaw(h blockHandle) ([]byte, error) {
+// readRaw reads and verifies one block, bypassing the cache. what names the
+// kind of block ("data", "index", "filter") for the error.
+func (t *table) readRaw(h blockHandle, what string) ([]byte, error) {
 	if !t.inFile(h) {
-		return nil, corruptf(t.num, h.off, "block handle beyond end of file")
+		return nil, corruptf(t.num, h.off, "%s block handle beyond end of file", what)
 	}
 	buf := make([]byte, h.n+blockTrailerLen)
 	if _, err := t.f.ReadAt(buf, int64(h.off)); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("lsm: read table %06d: %w", t.num, err)
+		return nil, fmt.Errorf("lsm: read %s: %w", tableName(t.num), err)
 	}
-	return verifyBlock(t.num, h, buf)
+	return verifyBlock(t.num, h, buf, what)
 }
 
-func verifyBlock(num uint64, h blockHandle, buf []byte) ([]byte, error) {
+func verifyBlock(num uint64, h blockHandle, buf []byte, what string) ([]byte, error) {
 	b := buf[:h.n]
 	if binary.LittleEndian.Uint32(buf[h.n:]) != blockChecksum(b) {
-		return nil, corruptf(num, h.off, "block checksum mismatch")
+		return nil, corruptf(num, h.off, "checksum mismatch in %s block", what)
 	}
 	return b, nil
 }
@@ -259,13 +318,13 @@ func verifyBlock(num uint64, h blockHandle, buf []byte) ([]byte, error) {
 // readBlock returns a verified data block, from the cache when it can.
 func (t *table) readBlock(h blockHandle) ([]byte, error) {
 	if t.cache == nil {
-		return t.readRaw(h)
+		return t.readRaw(h, "data")
 	}
 	k := cacheKey{t.num, h.off}
 	if b := t.cache.get(k); b != nil {
 		return b, nil
 	}
-	b, err := t.readRaw(h)
+	b, err := t.readRaw(h, "data")
 	if err != nil {
 		return nil, err
 	}
@@ -294,14 +353,17 @@ func (t *table) get(ukey []byte, h uint64, seq uint64, bloomUseful *int64) (kind
 	}
 	var ii blockIter
 	if ii.init(t.index) != nil {
-		return 0, nil, false, corruptf(t.num, 0, "bad index block")
+		return 0, nil, false, corruptf(t.num, t.indexOff, "bad index block")
 	}
 	if !ii.seekUser(ukey, seq) {
-		return 0, nil, false, ii.err
+		if ii.err != nil {
+			return 0, nil, false, corruptf(t.num, t.indexOff, "bad index block entry")
+		}
+		return 0, nil, false, nil
 	}
 	bh, ok := decodeHandle(ii.val)
 	if !ok {
-		return 0, nil, false, corruptf(t.num, 0, "bad block handle")
+		return 0, nil, false, corruptf(t.num, t.indexOff, "bad block handle in index block")
 	}
 	b, err := t.readBlock(bh)
 	if err != nil {
@@ -349,6 +411,7 @@ type tableIter struct {
 	index     blockIter
 	data      blockIter
 	fillCache bool
+	blockOff  uint64 // offset of the current data block, for errors
 	ra        []byte // read-ahead buffer
 	raOff     uint64
 	err       error
@@ -357,7 +420,7 @@ type tableIter struct {
 func newTableIter(t *table, fillCache bool) *tableIter {
 	it := &tableIter{t: t, fillCache: fillCache}
 	if it.index.init(t.index) != nil {
-		it.err = corruptf(t.num, 0, "bad index block")
+		it.err = corruptf(t.num, t.indexOff, "bad index block")
 	}
 	return it
 }
@@ -365,7 +428,7 @@ func newTableIter(t *table, fillCache bool) *tableIter {
 func (it *tableIter) loadBlock() bool {
 	bh, ok := decodeHandle(it.index.val)
 	if !ok {
-		it.err = corruptf(it.t.num, 0, "bad block handle")
+		it.err = corruptf(it.t.num, it.t.indexOff, "bad block handle in index block")
 		return false
 	}
 	var b []byte
@@ -379,6 +442,7 @@ func (it *tableIter) loadBlock() bool {
 		it.err = err
 		return false
 	}
+	it.blockOff = bh.off
 	if it.data.init(b) != nil {
 		it.err = corruptf(it.t.num, bh.off, "bad data block")
 		return false
@@ -388,7 +452,7 @@ func (it *tableIter) loadBlock() bool {
 
 func (it *tableIter) readAhead(h blockHandle) ([]byte, error) {
 	if !it.t.inFile(h) {
-		return nil, corruptf(it.t.num, h.off, "block handle beyond end of file")
+		return nil, corruptf(it.t.num, h.off, "data block handle beyond end of file")
 	}
 	end := h.off + h.n + blockTrailerLen
 	if h.off < it.raOff || end > it.raOff+uint64(len(it.ra)) {
@@ -399,11 +463,11 @@ func (it *tableIter) readAhead(h blockHandle) ([]byte, error) {
 		}
 		it.ra = it.ra[:n]
 		if _, err := it.t.f.ReadAt(it.ra, int64(h.off)); err != nil && err != io.EOF {
-			return nil, fmt.Errorf("lsm: read table %06d: %w", it.t.num, err)
+			return nil, fmt.Errorf("lsm: read %s: %w", tableName(it.t.num), err)
 		}
 		it.raOff = h.off
 	}
-	return verifyBlock(it.t.num, h, it.ra[h.off-it.raOff:end-it.raOff])
+	return verifyBlock(it.t.num, h, it.ra[h.off-it.raOff:end-it.raOff], "data")
 }
 
 // settle moves to the next block while the current one is exhausted, and
@@ -411,19 +475,19 @@ func (it *tableIter) readAhead(h blockHandle) ([]byte, error) {
 func (it *tableIter) settle(ok bool) bool {
 	for !ok {
 		if it.data.err != nil {
-			it.err = corruptf(it.t.num, 0, "bad data block entry")
+			it.err = corruptf(it.t.num, it.blockOff, "bad data block entry")
 			return false
 		}
 		if it.err != nil || !it.index.nextEntry() || !it.loadBlock() {
 			if it.index.err != nil && it.err == nil {
-				it.err = it.index.err
+				it.err = corruptf(it.t.num, it.t.indexOff, "bad index block entry")
 			}
 			return false
 		}
 		ok = it.data.first()
 	}
 	if !entryOK(it.data.key, it.data.val) {
-		it.err = corruptf(it.t.num, 0, "bad entry kind or expiry")
+		it.err = corruptf(it.t.num, it.blockOff, "bad entry kind or expiry")
 		return false
 	}
 	return true
@@ -432,7 +496,7 @@ func (it *tableIter) settle(ok bool) bool {
 func (it *tableIter) first() bool {
 	if it.err != nil || !it.index.first() || !it.loadBlock() {
 		if it.index.err != nil && it.err == nil {
-			it.err = it.index.err
+			it.err = corruptf(it.t.num, it.t.indexOff, "bad index block entry")
 		}
 		return false
 	}
@@ -442,7 +506,7 @@ func (it *tableIter) first() bool {
 func (it *tableIter) seekGE(ikey []byte) bool {
 	if it.err != nil || !it.index.seekGE(ikey, compareInternal) || !it.loadBlock() {
 		if it.index.err != nil && it.err == nil {
-			it.err = it.index.err
+			it.err = corruptf(it.t.num, it.t.indexOff, "bad index block entry")
 		}
 		return false
 	}

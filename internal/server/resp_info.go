@@ -134,6 +134,11 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("minikv_disk_writes", ds.Writes)
 		field("minikv_disk_hits", ds.Hits)
 		field("minikv_disk_read_errors", ds.ReadErrors)
+		field("minikv_disk_bytes", ds.Bytes)
+		field("minikv_disk_limit", ds.Limit)
+		field("minikv_disk_evictions", ds.Evictions)
+		field("minikv_disk_write_stalls", ds.WriteStalls)
+		field("minikv_disk_recovery_ms", ds.OpenTime.Milliseconds())
 	case "stats":
 		sum := s.sumCounters()
 		st := s.store.Stats()
@@ -171,8 +176,9 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 	case "cluster":
 		field("cluster_enabled", 0)
 	case "keyspace":
-		if n := s.store.Stats().Items; n > 0 {
-			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n, s.store.Expires())
+		// In durable mode this walks the disk (store.Count).
+		if n, exp, err := s.store.Count(); err == nil && n > 0 {
+			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n, exp)
 		}
 	}
 }

@@ -220,32 +220,32 @@ func (l *keyList) write(rc *respConn) {
 	}
 }
 
-// cmdKeys is KEYS pattern. It walks every shard, one lock at a time.
+// cmdKeys is KEYS pattern. It walks every shard, one lock at a time (in
+// durable mode, the disk).
 func cmdKeys(rc *respConn, argv [][]byte) {
 	var g *glob // nil: "*", every key
 	if p := argv[1]; !(len(p) == 1 && p[0] == '*') {
 		g = compileGlob(p)
 	}
-	st := rc.srv.store
 	var keys keyList
-	for i := range st.NumShards() {
-		st.ScanShard(i, func(k []byte) bool {
-			if g == nil || g.match(k) {
-				keys.add(k)
-			}
-			return true
-		})
+	err := rc.srv.store.Keys(func(k []byte) {
+		if g == nil || g.match(k) {
+			keys.add(k)
+		}
+	})
+	if err != nil {
+		rc.w.Error("ERR " + err.Error())
+		return
 	}
 	keys.write(rc)
 }
 
 // cmdScan is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]. The
-// cursor is a shard index: each call walks whole shards from the cursor
-// on until it has COUNT keys (or more: a shard is never cut in two), and
-// answers the next shard's index, or 0 after the last one. So a full
-// iteration ends after at most NumShards calls and returns every key that
-// was present throughout, as Redis guarantees; a key may come back twice
-// only if it is deleted and re-created in another shard walk.
+// store's ScanKeys gives the cursor its meaning: in memory a shard index
+// (each call walks whole shards until it has COUNT keys, so a full
+// iteration ends after at most NumShards calls), in durable mode a place
+// in the disk's key order. Either way a full iteration returns every key
+// that was present throughout, as Redis guarantees.
 func cmdScan(rc *respConn, argv [][]byte) {
 	cursor, ok := parseCursor(argv[1])
 	if !ok {
@@ -280,20 +280,15 @@ func cmdScan(rc *respConn, argv [][]byte) {
 		}
 		i += 2
 	}
-	st := rc.srv.store
 	var keys keyList
-	next := uint64(0)
-	for shard := cursor; shard < uint64(st.NumShards()); shard++ {
-		st.ScanShard(int(shard), func(k []byte) bool {
-			if typeOK && (g == nil || g.match(k)) {
-				keys.add(k)
-			}
-			return true
-		})
-		if int64(len(keys.offs)) >= count && shard+1 < uint64(st.NumShards()) {
-			next = shard + 1
-			break
+	next, err := rc.srv.store.ScanKeys(cursor, int(min(count, math.MaxInt32)), func(k []byte) {
+		if typeOK && (g == nil || g.match(k)) {
+			keys.add(k)
 		}
+	})
+	if err != nil {
+		rc.w.Error("ERR " + err.Error())
+		return
 	}
 	rc.w.Array(2)
 	rc.w.Bulk(strconv.AppendUint(rc.scratch[:0], next, 10))
@@ -334,8 +329,16 @@ func cmdRandomKey(rc *respConn, _ [][]byte) {
 }
 
 // cmdDBSize is DBSIZE: items held, including expired ones not yet
-// reclaimed (as Redis counts keys not yet expired by its cycle).
-func cmdDBSize(rc *respConn, _ [][]byte) { rc.w.Int(rc.srv.store.Stats().Items) }
+// reclaimed (as Redis counts keys not yet expired by its cycle); in
+// durable mode the live items on disk, counted by one walk over it.
+func cmdDBSize(rc *respConn, _ [][]byte) {
+	n, err := rc.srv.store.Len()
+	if err != nil {
+		rc.w.Error("ERR " + err.Error())
+		return
+	}
+	rc.w.Int(n)
+}
 
 // cmdSave is SAVE: in durable mode every change so far is fsynced and the
 // engine checkpointed (its log moved into tables), which is what Redis's

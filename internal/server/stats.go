@@ -191,6 +191,17 @@ func (s *Server) writeGeneralStats(w *memcache.Writer) {
 		w.StatUint("disk_read_errors", ds.ReadErrors)
 		w.StatUint("disk_changes_since_save", ds.ChangesSinceSave)
 		w.StatInt("disk_last_save", ds.LastSave)
+		// The data directory: its bytes and bound, items the bound
+		// dropped for good, engine write stalls, log fsyncs and the
+		// time the last start took to recover.
+		w.StatInt("disk_bytes", ds.Bytes)
+		w.StatInt("disk_limit", ds.Limit)
+		w.StatUint("disk_evictions", ds.Evictions)
+		w.StatUint("disk_trims", ds.Trims)
+		w.StatUint("disk_write_stalls", ds.WriteStalls)
+		w.StatUint("disk_fsyncs", ds.Syncs)
+		w.StatInt("disk_fsync_max_us", ds.MaxSync.Microseconds())
+		w.StatInt("disk_recovery_ms", ds.OpenTime.Milliseconds())
 	}
 }
 

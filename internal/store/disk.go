@@ -56,6 +56,32 @@ type Disk interface {
 	// Checkpoint makes everything written so far durable whatever the
 	// fsync mode, and moves it out of the log into tables (Redis's SAVE).
 	Checkpoint() error
+	// Scan calls fn with every live record (not deleted, not expired)
+	// whose key is at or after from, in key order, with its deadline; it
+	// sees every Write made before the call. fn returns false to stop;
+	// key and rec are valid only during the call.
+	Scan(from []byte, fn func(key, rec []byte, deadline int64) bool) error
+	// Forget installs the rule by which the Disk may delete records for
+	// good when it compacts them: dead(rec) true means the record is
+	// flushed or evicted. dead is quick and safe for concurrent use.
+	Forget(dead func(rec []byte) bool)
+	// Compact rewrites everything on disk, dropping overwritten versions,
+	// expired records and the ones dead says to forget, so Usage shows
+	// what is left.
+	Compact() error
+	// Usage reports the Disk's size and health.
+	Usage() DiskUsage
+}
+
+// DiskUsage is what a Disk reports about itself.
+type DiskUsage struct {
+	Bytes       int64         // bytes the Disk holds (tables and log)
+	WriteStalls uint64        // commits that waited for the engine to catch up
+	StallTime   time.Duration // their total wait
+	Syncs       uint64        // fsyncs of the log
+	SyncTime    time.Duration // their total time
+	MaxSync     time.Duration // the longest fsync so far
+	OpenTime    time.Duration // how long opening took (recovery: replaying the log)
 }
 
 // DiskStats are the counters of durable mode.
@@ -67,17 +93,26 @@ type DiskStats struct {
 	Hits             uint64 // memory misses found on disk and read back
 	ReadErrors       uint64 // disk reads that failed
 	SaveErr          error  // the last Save's error
+	Limit            int64  // Config.DiskLimit; 0: none
+	Evictions        uint64 // items dropped for good to keep under Limit
+	Trims            uint64 // times the disk went over Limit and was trimmed
+	DiskUsage
 }
 
 // DiskStats returns the durable mode's counters.
 func (s *Store) DiskStats() DiskStats {
+	if s.disk == nil {
+		return DiskStats{}
+	}
 	s.ds.mu.Lock()
 	lastSave, saveErr, saved := s.ds.lastSave, s.ds.saveErr, s.ds.savedWrites
 	s.ds.mu.Unlock()
 	w := s.diskWrites.Load()
 	return DiskStats{
-		Durable: s.disk != nil, Writes: w, ChangesSinceSave: w - saved, LastSave: lastSave,
+		Durable: true, Writes: w, ChangesSinceSave: w - saved, LastSave: lastSave,
 		Hits: s.diskHits.Load(), ReadErrors: s.diskErrors.Load(), SaveErr: saveErr,
+		Limit: s.ds.limit, Evictions: s.ds.evictions.Load(), Trims: s.ds.trims.Load(),
+		DiskUsage: s.disk.Usage(),
 	}
 }
 
@@ -113,18 +148,30 @@ var ErrDisk = errors.New("store: disk")
 const casBlock = 1 << 20
 
 // diskState is the durable part of the Store's own state. The record is
-// version byte 1, then three uint64 (little endian): casLimit, fence,
-// flushAt.
+// a version byte, then uint64s (little endian): casLimit, fence, flushAt,
+// and from version 2 on flushFence.
 type diskState struct {
 	mu       sync.Mutex    // orders state writes and raises of casLimit; protects the save fields
 	casLimit atomic.Uint64 // every token handed out is below it, durably
 
+	// flushFence is the part of the fence that flushes raised; the fence
+	// above it was raised by the disk limit, so a record dropped between
+	// the two is an eviction.
+	flushFence atomic.Uint64
+
 	lastSave    int64  // Unix seconds of the last Save, or of the open
 	savedWrites uint64 // diskWrites at the last Save
 	saveErr     error  // the last Save's error
+
+	limit     int64 // Config.DiskLimit
+	evictions atomic.Uint64
+	trims     atomic.Uint64
 }
 
-const stateLen = 1 + 3*8
+const (
+	stateLenV1 = 1 + 3*8
+	stateLen   = 1 + 4*8
+)
 
 // loadDisk reads the state record at New: tokens go on from the durable
 // limit, and the flush fence and an armed flush come back.
@@ -133,15 +180,19 @@ func (s *Store) loadDisk() error {
 	if err != nil {
 		return fmt.Errorf("%w: reading the state record: %w", ErrDisk, err)
 	}
-	var limit, fence, flushAt uint64
+	var limit, fence, flushAt, flushFence uint64
 	switch {
 	case rec == nil:
-	case len(rec) == stateLen && rec[0] == 1:
+	case len(rec) == stateLenV1 && rec[0] == 1 || len(rec) == stateLen && rec[0] == 2:
 		limit = binary.LittleEndian.Uint64(rec[1:])
 		fence = binary.LittleEndian.Uint64(rec[9:])
 		flushAt = binary.LittleEndian.Uint64(rec[17:])
+		flushFence = fence
+		if rec[0] == 2 {
+			flushFence = binary.LittleEndian.Uint64(rec[25:])
+		}
 	default:
-		return fmt.Errorf("%w: state record of %d bytes is not version 1", ErrDisk, len(rec))
+		return fmt.Errorf("%w: state record of %d bytes is neither version 1 nor 2", ErrDisk, len(rec))
 	}
 	s.cas.Store(limit)
 	if flushAt != 0 {
@@ -152,10 +203,13 @@ func (s *Store) loadDisk() error {
 		var clk clock
 		if clk.now() >= int64(flushAt) {
 			fence = max(fence, limit)
+			flushFence = fence
 			s.flushAt.Store(0)
 		}
 	}
 	s.fence.Store(fence)
+	s.ds.flushFence.Store(flushFence)
+	s.disk.Forget(s.deadRecord)
 	s.ds.lastSave = time.Now().Unix()
 	s.ds.mu.Lock()
 	s.ds.casLimit.Store(limit + casBlock)
@@ -170,10 +224,11 @@ func (s *Store) loadDisk() error {
 // writeStateLocked queues the state record. s.ds.mu must be held.
 func (s *Store) writeStateLocked() {
 	b := make([]byte, stateLen)
-	b[0] = 1
+	b[0] = 2
 	binary.LittleEndian.PutUint64(b[1:], s.ds.casLimit.Load())
 	binary.LittleEndian.PutUint64(b[9:], s.fence.Load())
 	binary.LittleEndian.PutUint64(b[17:], uint64(s.flushAt.Load()))
+	binary.LittleEndian.PutUint64(b[25:], s.ds.flushFence.Load())
 	s.disk.WriteState(b)
 }
 
@@ -221,6 +276,23 @@ func (s *Store) Durable() bool { return s.disk != nil }
 //
 // (little endian); the deadline is the Disk's, the key the record's key.
 const diskHeader = 1 + 4 + 8
+
+// deadRecord is the rule the Disk's compactions follow (Disk.Forget): a
+// record at or below the fence is flushed or evicted and may go for good.
+// Dropping one above the flushes' part of the fence is a disk eviction.
+func (s *Store) deadRecord(rec []byte) bool {
+	if len(rec) < diskHeader {
+		return false
+	}
+	c := binary.LittleEndian.Uint64(rec[5:])
+	if c > s.fence.Load() {
+		return false
+	}
+	if c > s.ds.flushFence.Load() {
+		s.ds.evictions.Add(1)
+	}
+	return true
+}
 
 // persistLocked queues e (key and value in sh) as its key's record.
 func (s *Store) persistLocked(sh *shard, e *entry) {

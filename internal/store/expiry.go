@@ -159,6 +159,9 @@ func (s *Store) raiseFenceLocked() uint64 {
 	if fence > s.fence.Load() {
 		s.fence.Store(fence)
 	}
+	if s.disk != nil {
+		s.ds.flushFence.Store(s.fence.Load())
+	}
 	return s.fence.Load()
 }
 

@@ -1,6 +1,9 @@
 package store
 
-import "math/rand/v2"
+import (
+	"math"
+	"math/rand/v2"
+)
 
 // Reads that Redis-style commands need beyond memcached's: a look that does
 // not count as a use, an atomic get-and-delete, and walks over the keyspace
@@ -71,8 +74,17 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 
 // RandomKey returns a copy of the key of some live item, or false when the
 // store holds none. Shards are tried from a random one onwards; inside a
-// shard the walk over the index starts at a random slot.
+// shard the walk over the index starts at a random slot. In durable mode
+// an item in memory is preferred; with none there, the disk is read from
+// a random point on.
 func (s *Store) RandomKey() ([]byte, bool) {
+	if k, ok := s.randomMemKey(); ok || s.disk == nil {
+		return k, ok
+	}
+	return s.randomDiskKey()
+}
+
+func (s *Store) randomMemKey() ([]byte, bool) {
 	start := rand.IntN(len(s.shards))
 	for n := range len(s.shards) {
 		var key []byte
@@ -86,4 +98,68 @@ func (s *Store) RandomKey() ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// ScanKeys is one step of a walk over the keys of live items, as Redis's
+// SCAN: it calls fn with keys from cursor on (0 starts a walk), at least
+// count of them unless the walk ends, and returns the cursor of the next
+// step, 0 after the last. A walk from 0 back to 0 visits every key that is
+// live throughout, some possibly twice. fn must not call back into the
+// Store; its key is valid only during the call.
+//
+// In memory the cursor is a shard index and a step walks whole shards.
+// In durable mode the walk goes over the disk, which holds every item, in
+// key order (scanDisk).
+func (s *Store) ScanKeys(cursor uint64, count int, fn func(key []byte)) (uint64, error) {
+	if s.disk != nil {
+		return s.scanDisk(cursor, count, fn)
+	}
+	n := 0
+	for shard := cursor; shard < uint64(len(s.shards)); shard++ {
+		s.ScanShard(int(shard), func(k []byte) bool {
+			fn(k)
+			n++
+			return true
+		})
+		if n >= count && shard+1 < uint64(len(s.shards)) {
+			return shard + 1, nil
+		}
+	}
+	return 0, nil
+}
+
+// Keys calls fn with the key of every live item (Redis's KEYS), under the
+// same rules as ScanKeys.
+func (s *Store) Keys(fn func(key []byte)) error {
+	_, err := s.ScanKeys(0, math.MaxInt, fn)
+	return err
+}
+
+// Len is the number of items (Redis's DBSIZE). In memory it counts items
+// not yet reclaimed, expired ones included, as Redis counts keys its
+// expiry cycle has not reached; in durable mode it counts the live items
+// on disk, one walk over it.
+func (s *Store) Len() (int64, error) {
+	n, _, err := s.Count()
+	return n, err
+}
+
+// Count returns Len and how many of those items have a deadline (Redis's
+// INFO keyspace line).
+func (s *Store) Count() (items, expires int64, err error) {
+	if s.disk == nil {
+		return s.Stats().Items, s.Expires(), nil
+	}
+	var clk clock
+	s.pollFlush(&clk)
+	err = s.disk.Scan(nil, func(key, rec []byte, deadline int64) bool {
+		if s.liveRecord(rec, deadline, &clk) {
+			items++
+			if deadline != 0 {
+				expires++
+			}
+		}
+		return true
+	})
+	return items, expires, err
 }

@@ -53,6 +53,7 @@ type Store struct {
 	diskHits   atomic.Uint64 // lookups that found an item on disk, not in memory
 	diskErrors atomic.Uint64 // disk reads that failed (read as misses)
 	diskWrites atomic.Uint64 // changes queued to the disk
+	cursors    *scanCursors  // where SCAN walks over the disk stand (diskscan.go)
 
 	quit      chan struct{}
 	closeOnce sync.Once
@@ -104,8 +105,14 @@ func open(cfg Config, d Disk) (*Store, error) {
 		s.shards[i].init(s.seed)
 	}
 	if d != nil {
+		s.cursors = new(scanCursors)
 		if err := s.loadDisk(); err != nil {
 			return nil, err
+		}
+		s.ds.limit = cfg.DiskLimit
+		if cfg.DiskLimit > 0 && cfg.SweepInterval > 0 {
+			s.wg.Add(1)
+			go s.diskLoop()
 		}
 	}
 	if cfg.SweepInterval > 0 {
