@@ -132,6 +132,18 @@ func TestDurableModeEndToEnd(t *testing.T) {
 		}
 	}
 
+	res, err = http.Get("http://" + admin + "/doctor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doctor, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, check := range []string{"disk_space", "disk_write_stalls", "disk_fsync", "disk_errors"} {
+		if !strings.Contains(string(doctor), `"name": "`+check+`"`) {
+			t.Errorf("/doctor lacks the %s check:\n%s", check, doctor)
+		}
+	}
+
 	// A second process on the same directory is refused.
 	err = run(context.Background(), []string{"-p", strconv.Itoa(freePort(t)), "--resp-port", "0", "--admin-addr", "",
 		"--data-dir", dir}, func(string) string { return "" }, io.Discard, io.Discard)

@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 			return fmt.Errorf("admin port: %w", err)
 		}
-		adm = admin.New(admin.Config{Addr: cfg.AdminAddr, PProf: cfg.PProf, Logger: log}, srv, st)
+		adm = admin.New(admin.Config{Addr: cfg.AdminAddr, PProf: cfg.PProf, Logger: log, DataDir: cfg.DataDir}, srv, st)
 		go func() {
 			defer close(admDone)
 			if err := adm.Serve(aln); !errors.Is(err, admin.ErrServerClosed) {

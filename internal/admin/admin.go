@@ -42,6 +42,9 @@ const (
 	DefaultMemoryHighWater   = 0.95
 	DefaultMaxShardImbalance = 2.0
 	DefaultMaxEvictionRate   = 1000.0
+	DefaultMinDiskFree       = 0.05
+	DefaultMaxStallShare     = 0.1
+	DefaultMaxFsyncLatency   = time.Second
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -57,6 +60,12 @@ type Config struct {
 	MemoryHighWater   float64 // bytes/limit at or above which "memory" fails; default 0.95
 	MaxShardImbalance float64 // max/min items per shard above which "shard_balance" fails; default 2
 	MaxEvictionRate   float64 // evictions per second above which "eviction_rate" fails; default 1000
+
+	// Durable mode (--data-dir) only.
+	DataDir         string        // the data directory, whose filesystem "disk_space" watches
+	MinDiskFree     float64       // share of the filesystem free below which "disk_space" fails; default 0.05
+	MaxStallShare   float64       // share of the time writes waited for the engine above which "disk_write_stalls" fails; default 0.1
+	MaxFsyncLatency time.Duration // mean log fsync time above which "disk_fsync" fails; default 1s
 }
 
 // Server is the admin HTTP server over one MiniKV server and its store.
@@ -85,6 +94,15 @@ func New(cfg Config, srv *server.Server, st *store.Store) *Server {
 	}
 	if cfg.MaxEvictionRate <= 0 {
 		cfg.MaxEvictionRate = DefaultMaxEvictionRate
+	}
+	if cfg.MinDiskFree <= 0 {
+		cfg.MinDiskFree = DefaultMinDiskFree
+	}
+	if cfg.MaxStallShare <= 0 {
+		cfg.MaxStallShare = DefaultMaxStallShare
+	}
+	if cfg.MaxFsyncLatency <= 0 {
+		cfg.MaxFsyncLatency = DefaultMaxFsyncLatency
 	}
 	a := &Server{cfg: cfg, srv: srv, store: st, log: cfg.Logger}
 

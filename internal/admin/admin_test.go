@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -218,5 +219,47 @@ func TestServeShutdown(t *testing.T) {
 	}
 	if _, err := http.Get(e.url + "/healthz"); err == nil {
 		t.Error("admin port still answers after Shutdown")
+	}
+}
+
+// TestDiskChecks: the durable-mode checks fail on what they watch and pass
+// otherwise.
+func TestDiskChecks(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	old := sample{at: t0, stall: time.Second, syncs: 10, syncTime: 100 * time.Millisecond}
+	quiet := sample{at: t0.Add(10 * time.Second), stall: time.Second, syncs: 20, syncTime: 200 * time.Millisecond}
+	busy := sample{at: t0.Add(10 * time.Second), stall: 4 * time.Second, syncs: 12, syncTime: 5100 * time.Millisecond}
+	if c := stallCheck(old, quiet, DefaultMaxStallShare); !c.OK || c.Value != 0 {
+		t.Errorf("no stall: %+v", c)
+	}
+	if c := stallCheck(old, busy, DefaultMaxStallShare); c.OK || c.Value != 0.3 {
+		t.Errorf("3 s of stalls in 10 s: %+v, want failing at 0.3", c)
+	}
+	if c := fsyncCheck(old, quiet, 20*time.Millisecond, DefaultMaxFsyncLatency); !c.OK || c.Value != 0.01 {
+		t.Errorf("10 ms fsyncs: %+v", c)
+	}
+	if c := fsyncCheck(old, busy, 3*time.Second, DefaultMaxFsyncLatency); c.OK || c.Value != 2.5 {
+		t.Errorf("2.5 s fsyncs: %+v, want failing", c)
+	}
+	if c := fsyncCheck(old, old, 0, DefaultMaxFsyncLatency); !c.OK {
+		t.Errorf("no fsync in the window: %+v", c)
+	}
+	if c := diskErrorsCheck(store.DiskStats{Durable: true}, nil); !c.OK {
+		t.Errorf("no error: %+v", c)
+	}
+	if c := diskErrorsCheck(store.DiskStats{Durable: true}, errors.New("no space left on device")); c.OK ||
+		!strings.Contains(c.Detail, "no space left") {
+		t.Errorf("log write failed: %+v", c)
+	}
+	if c := diskErrorsCheck(store.DiskStats{Durable: true, ReadErrors: 2}, nil); c.OK {
+		t.Errorf("read errors: %+v", c)
+	}
+	a := &Server{cfg: Config{DataDir: t.TempDir(), MinDiskFree: DefaultMinDiskFree}}
+	if c := a.diskSpaceCheck(store.DiskStats{Durable: true, DiskUsage: store.DiskUsage{Bytes: 1 << 20}}); c.Value <= 0 || c.Value > 1 {
+		t.Errorf("disk space of the temp dir: %+v", c)
+	}
+	a.cfg.MinDiskFree = 1.01 // more than everything: must fail
+	if c := a.diskSpaceCheck(store.DiskStats{Durable: true}); c.OK {
+		t.Errorf("free share below the threshold: %+v", c)
 	}
 }

@@ -33,6 +33,12 @@ const (
 	CheckMemory       = "memory"
 	CheckShardBalance = "shard_balance"
 	CheckEvictionRate = "eviction_rate"
+
+	// Durable mode only.
+	CheckDiskSpace  = "disk_space"
+	CheckDiskStalls = "disk_write_stalls"
+	CheckDiskFsync  = "disk_fsync"
+	CheckDiskErrors = "disk_errors"
 )
 
 // minItemsPerShard is the average shard population below which the shard
@@ -48,12 +54,22 @@ const evictionWindow = time.Second
 // Diagnose runs every check now.
 func (a *Server) Diagnose() Report {
 	snap := a.srv.Stats()
-	now := time.Now()
+	ds := a.store.DiskStats()
+	cur := sample{ev: snap.Store.Evictions, stall: ds.StallTime, syncs: ds.Syncs, syncTime: ds.SyncTime, at: time.Now()}
+	old := a.windowStart(cur, snap.Uptime)
 	checks := []Check{
 		a.listenersCheck(),
 		memoryCheck(snap.Store, a.cfg.MemoryHighWater),
 		shardBalanceCheck(snap.Store, a.cfg.MaxShardImbalance),
-		evictionRateCheck(a.evictionRate(snap.Store.Evictions, snap.Uptime, now), a.cfg.MaxEvictionRate),
+		evictionRateCheck(rate(old, cur), a.cfg.MaxEvictionRate),
+	}
+	if ds.Durable {
+		checks = append(checks,
+			a.diskSpaceCheck(ds),
+			stallCheck(old, cur, a.cfg.MaxStallShare),
+			fsyncCheck(old, cur, ds.MaxSync, a.cfg.MaxFsyncLatency),
+			diskErrorsCheck(ds, a.store.Sync()),
+		)
 	}
 	// Stable, so failures keep their relative order too.
 	slices.SortStableFunc(checks, func(x, y Check) int {
@@ -145,29 +161,118 @@ func evictionRateCheck(rate, maxRate float64) Check {
 	}
 }
 
-// evictionRate is evictions per second over a window of at least
-// evictionWindow ending now: it keeps two samples at least evictionWindow
-// apart and measures from the older one. Before the first sample the server's
-// start (eviction count 0) stands in for it.
-func (a *Server) evictionRate(ev uint64, uptime time.Duration, now time.Time) float64 {
+// windowStart records cur and returns the sample a window of at least
+// evictionWindow ending at cur starts from: it keeps two samples at least
+// evictionWindow apart and measures from the older one. Before the first
+// sample the server's start (every count 0) stands in for it.
+func (a *Server) windowStart(cur sample, uptime time.Duration) sample {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.newer.at.IsZero() {
-		start := sample{at: now.Add(-uptime)}
+		start := sample{at: cur.at.Add(-uptime)}
 		a.older, a.newer = start, start
 	}
-	if now.Sub(a.newer.at) >= evictionWindow {
-		a.older, a.newer = a.newer, sample{ev: ev, at: now}
+	if cur.at.Sub(a.newer.at) >= evictionWindow {
+		a.older, a.newer = a.newer, cur
 	}
-	since := now.Sub(a.older.at)
-	if since <= 0 || ev < a.older.ev {
-		return 0
-	}
-	return float64(ev-a.older.ev) / since.Seconds()
+	return a.older
 }
 
-// sample is the store's eviction count at one moment.
+// evictionRate is evictions per second over the window ending now.
+func (a *Server) evictionRate(ev uint64, uptime time.Duration, now time.Time) float64 {
+	cur := sample{ev: ev, at: now}
+	return rate(a.windowStart(cur, uptime), cur)
+}
+
+// rate is evictions per second from old to cur.
+func rate(old, cur sample) float64 {
+	since := cur.at.Sub(old.at)
+	if since <= 0 || cur.ev < old.ev {
+		return 0
+	}
+	return float64(cur.ev-old.ev) / since.Seconds()
+}
+
+// sample is the counters the windowed checks read, at one moment.
 type sample struct {
-	ev uint64
-	at time.Time
+	ev       uint64        // evictions
+	stall    time.Duration // time commits waited for the engine
+	syncs    uint64        // log fsyncs
+	syncTime time.Duration // their total time
+	at       time.Time
+}
+
+// diskSpaceCheck fails when the filesystem of the data directory has less
+// than minFree of its size free: the engine needs room for compaction
+// outputs before it deletes their inputs, and a full disk fails every
+// write. The detail also shows the directory's bytes and --disk-limit.
+func (a *Server) diskSpaceCheck(ds store.DiskStats) Check {
+	c := Check{Name: CheckDiskSpace, Threshold: a.cfg.MinDiskFree, OK: true}
+	limit := "no --disk-limit"
+	if ds.Limit > 0 {
+		limit = fmt.Sprintf("--disk-limit %d", ds.Limit)
+	}
+	free, total, err := diskSpace(a.cfg.DataDir)
+	if err != nil || total == 0 {
+		c.Detail = fmt.Sprintf("data directory holds %d bytes (%s); free space unknown: %v", ds.Bytes, limit, err)
+		return c
+	}
+	c.Value = float64(free) / float64(total)
+	c.OK = c.Value >= a.cfg.MinDiskFree
+	c.Detail = fmt.Sprintf("%d of %d bytes free (%.1f%%) on the data directory's filesystem; the directory holds %d bytes (%s)",
+		free, total, 100*c.Value, ds.Bytes, limit)
+	return c
+}
+
+// stallCheck fails when, over the window, writes spent more than maxShare
+// of the time waiting for the engine's flushes and compactions: the disk
+// does not keep up with the write rate.
+func stallCheck(old, cur sample, maxShare float64) Check {
+	c := Check{Name: CheckDiskStalls, Threshold: maxShare, OK: true}
+	if since := cur.at.Sub(old.at); since > 0 && cur.stall >= old.stall {
+		c.Value = float64(cur.stall-old.stall) / float64(since)
+	}
+	c.OK = c.Value <= maxShare
+	c.Detail = fmt.Sprintf("writes waited for the engine %.1f%% of the last %s",
+		100*c.Value, cur.at.Sub(old.at).Round(time.Millisecond))
+	return c
+}
+
+// fsyncCheck fails when the log's fsyncs took more than maxMean on average
+// over the window: with --fsync always every reply waits for one, with
+// everysec the loss window on power failure grows (Redis logs "fsync is
+// taking too long" past 2 s).
+func fsyncCheck(old, cur sample, maxSync, maxMean time.Duration) Check {
+	c := Check{Name: CheckDiskFsync, Threshold: maxMean.Seconds(), OK: true}
+	n := cur.syncs - old.syncs
+	if cur.syncs < old.syncs || n == 0 {
+		c.Detail = fmt.Sprintf("no log fsync in the window; longest ever %s", maxSync)
+		return c
+	}
+	mean := (cur.syncTime - old.syncTime) / time.Duration(n)
+	c.Value = mean.Seconds()
+	c.OK = mean <= maxMean
+	c.Detail = fmt.Sprintf("%d log fsyncs, %s on average; longest ever %s", n, mean, maxSync)
+	return c
+}
+
+// diskErrorsCheck fails once the log could not be written (every write
+// then fails: the data directory's disk is full or broken), a SAVE failed,
+// or a read from disk failed.
+func diskErrorsCheck(ds store.DiskStats, syncErr error) Check {
+	c := Check{Name: CheckDiskErrors, OK: true}
+	switch {
+	case syncErr != nil:
+		c.OK, c.Value = false, 1
+		c.Detail = "writing the log failed; every write now fails: " + syncErr.Error()
+	case ds.SaveErr != nil:
+		c.OK, c.Value = false, 1
+		c.Detail = "the last SAVE failed: " + ds.SaveErr.Error()
+	case ds.ReadErrors > 0:
+		c.OK, c.Value = false, float64(ds.ReadErrors)
+		c.Detail = fmt.Sprintf("%d reads from disk failed (read as misses); the server log names the damaged file", ds.ReadErrors)
+	default:
+		c.Detail = "no disk error"
+	}
+	return c
 }
