@@ -270,7 +270,7 @@ func diskErrorsCheck(ds store.DiskStats, syncErr error) Check {
 		c.Detail = "the last SAVE failed: " + ds.SaveErr.Error()
 	case ds.ReadErrors > 0:
 		c.OK, c.Value = false, float64(ds.ReadErrors)
-		c.Detail = fmt.Sprintf("%d reads from disk failed (read as misses); the server log names the damaged file", ds.ReadErrors)
+		c.Detail = fmt.Sprintf("%d reads from disk failed (read as misses); the last: %v", ds.ReadErrors, ds.LastReadErr)
 	default:
 		c.Detail = "no disk error"
 	}

@@ -415,7 +415,10 @@ func (d *DB) syncLoop() {
 		d.mu.Lock()
 		w := d.wal
 		d.mu.Unlock()
-		if err := w.sync(); err == nil {
+		t0 := time.Now()
+		err := w.sync()
+		d.m.noteSync(time.Since(t0))
+		if err == nil {
 			// The log's directory entry must be durable too.
 			_ = d.fs.SyncDir(d.dir)
 		}

@@ -92,6 +92,7 @@ type DiskStats struct {
 	LastSave         int64  // Unix seconds of the last Save; the start before one
 	Hits             uint64 // memory misses found on disk and read back
 	ReadErrors       uint64 // disk reads that failed
+	LastReadErr      error  // the last of them (it names the damaged file)
 	SaveErr          error  // the last Save's error
 	Limit            int64  // Config.DiskLimit; 0: none
 	Evictions        uint64 // items dropped for good to keep under Limit
@@ -105,12 +106,12 @@ func (s *Store) DiskStats() DiskStats {
 		return DiskStats{}
 	}
 	s.ds.mu.Lock()
-	lastSave, saveErr, saved := s.ds.lastSave, s.ds.saveErr, s.ds.savedWrites
+	lastSave, saveErr, saved, readErr := s.ds.lastSave, s.ds.saveErr, s.ds.savedWrites, s.ds.readErr
 	s.ds.mu.Unlock()
 	w := s.diskWrites.Load()
 	return DiskStats{
 		Durable: true, Writes: w, ChangesSinceSave: w - saved, LastSave: lastSave,
-		Hits: s.diskHits.Load(), ReadErrors: s.diskErrors.Load(), SaveErr: saveErr,
+		Hits: s.diskHits.Load(), ReadErrors: s.diskErrors.Load(), LastReadErr: readErr, SaveErr: saveErr,
 		Limit: s.ds.limit, Evictions: s.ds.evictions.Load(), Trims: s.ds.trims.Load(),
 		DiskUsage: s.disk.Usage(),
 	}
@@ -162,6 +163,7 @@ type diskState struct {
 	lastSave    int64  // Unix seconds of the last Save, or of the open
 	savedWrites uint64 // diskWrites at the last Save
 	saveErr     error  // the last Save's error
+	readErr     error  // the last failed disk read's error
 
 	limit     int64 // Config.DiskLimit
 	evictions atomic.Uint64
@@ -277,6 +279,14 @@ func (s *Store) Durable() bool { return s.disk != nil }
 // (little endian); the deadline is the Disk's, the key the record's key.
 const diskHeader = 1 + 4 + 8
 
+// readFailed counts a failed disk read and keeps its error for DiskStats.
+func (s *Store) readFailed(err error) {
+	s.diskErrors.Add(1)
+	s.ds.mu.Lock()
+	s.ds.readErr = err
+	s.ds.mu.Unlock()
+}
+
 // deadRecord is the rule the Disk's compactions follow (Disk.Forget): a
 // record at or below the fence is flushed or evicted and may go for good.
 // Dropping one above the flushes' part of the fence is a disk eviction.
@@ -334,7 +344,7 @@ func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry
 	rec, deadline, err := s.disk.Read(key)
 	if err != nil || len(rec) < diskHeader {
 		if err != nil {
-			s.diskErrors.Add(1)
+			s.readFailed(err)
 		}
 		return false
 	}

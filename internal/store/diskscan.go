@@ -135,12 +135,12 @@ func (s *Store) randomDiskKey() ([]byte, bool) {
 	// Keys are mostly printable: start at a random printable byte pair.
 	from := []byte{byte(0x21 + rand.IntN(94)), byte(0x21 + rand.IntN(94))}
 	if err := s.disk.Scan(from, pick); err != nil {
-		s.diskErrors.Add(1)
+		s.readFailed(err)
 		return nil, false
 	}
 	if found == nil {
 		if err := s.disk.Scan(nil, pick); err != nil {
-			s.diskErrors.Add(1)
+			s.readFailed(err)
 			return nil, false
 		}
 	}
