@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		runtime.GOMAXPROCS(min(cfg.Threads, runtime.NumCPU()))
 	}
 	if getenv("GOMEMLIMIT") == "" {
-		lim := softMemoryLimit(cfg.MemoryLimit.bytes)
+		lim := softMemoryLimit(cfg.MemoryLimit.bytes, cfg.DataDir != "")
 		prev := debug.SetMemoryLimit(lim)
 		defer debug.SetMemoryLimit(prev)
 		log.Debug("Go heap soft limit set from the memory limit", "gomemlimit", lim)
@@ -262,6 +262,19 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 // (docs/performance.md). The 32 MiB covers connection buffers and the
 // runtime. It is a soft limit: above it the collector runs more often (at
 // most about half the CPU), it never fails an allocation.
-func softMemoryLimit(memoryLimit int64) int64 {
-	return memoryLimit + memoryLimit/2 + 32<<20
+//
+// Durable mode adds the engine's own heap, which -m does not count: its
+// memtables (3 × 4 MiB), block cache (8 MiB) and the batches being
+// committed. Without it, a small -m left the collector running almost
+// without pause (tiered reads with -m 8: 17.7k gets/s at 73 µs of CPU
+// each, against 58.4k at 19 µs with room for the engine).
+func softMemoryLimit(memoryLimit int64, durable bool) int64 {
+	lim := memoryLimit + memoryLimit/2 + 32<<20
+	if durable {
+		lim += engineMemory
+	}
+	return lim
 }
+
+// engineMemory is the durable engine's heap at its default options.
+const engineMemory = 3*4<<20 + 8<<20 + 4<<20

@@ -38,8 +38,9 @@ const tieredValueSize = 100 << 10
 
 // tieredRSSBound is the documented bound on the peak RSS of a durable
 // server with item memory m, however much data is on disk: the Go heap's
-// soft limit that MiniKV sets from -m (softMemoryLimit: 1.5 m + 32 MiB,
-// when GOMEMLIMIT is not in the environment) plus 64 MiB.
+// soft limit that MiniKV sets from -m in durable mode (softMemoryLimit:
+// 1.5 m + 32 MiB + 24 MiB for the engine, when GOMEMLIMIT is not in the
+// environment) plus 64 MiB.
 //
 // The soft limit covers the Go heap: items (m, and the dead bytes of
 // segments not yet compacted), the engine's memtables (3 x 4 MiB) and
@@ -57,7 +58,7 @@ const tieredValueSize = 100 << 10
 // (416 MiB) at 433 MiB. With write(2) logs, about 11 MiB less. So at most
 // 38 MiB above the soft limit, whatever the data on disk; 64 MiB leaves
 // a margin of two thirds of that again.
-func tieredRSSBound(m int64) int64 { return softMemoryLimit(m) + 64<<20 }
+func tieredRSSBound(m int64) int64 { return softMemoryLimit(m, true) + 64<<20 }
 
 // tieredBinary returns a non-race minikv binary: MINIKV_BIN if set, else
 // one built from this package into a temporary directory (a second or two
