@@ -21,6 +21,7 @@ package durable
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,11 @@ const (
 	// them itself, so writes that get no reply (memcached noreply) cannot
 	// grow the queue without bound between two replies.
 	maxPending = 8 << 20
+
+	// maxSpareRecs bounds the map of queued records kept for reuse from
+	// one commit to the next (a map never shrinks, and clearing one costs
+	// its capacity).
+	maxSpareRecs = 1024
 
 	// syncInterval is how often a background pass commits changes no
 	// reply has committed yet (noreply writes): they reach the log within
@@ -59,9 +65,11 @@ type Log struct {
 	queued     atomic.Uint64        // changes queued so far; written under mu
 	failed     atomic.Bool          // err is set; written under mu
 	err        error                // the first commit error; every Sync after reports it
+	spareRecs  map[string]queuedRec // an empty map for the next round's pendRecs
+	leading    bool                 // a Sync is committing; the others wait on led
+	led        sync.Cond            // signalled (with mu) when a commit ends
 
-	commitMu sync.Mutex    // one commit at a time
-	synced   atomic.Uint64 // changes durable so far (a prefix of queued)
+	synced atomic.Uint64 // changes durable so far (a prefix of queued)
 
 	quit chan struct{}
 	done chan struct{}
@@ -103,13 +111,16 @@ func Open(dir string, o lsm.Options) (*Log, error) {
 }
 
 func newLog() *Log {
-	return &Log{
-		pending:  lsm.NewBatch(),
-		spare:    lsm.NewBatch(),
-		pendRecs: map[string]queuedRec{},
-		quit:     make(chan struct{}),
-		done:     make(chan struct{}),
+	l := &Log{
+		pending:   lsm.NewBatch(),
+		spare:     lsm.NewBatch(),
+		pendRecs:  map[string]queuedRec{},
+		spareRecs: map[string]queuedRec{},
+		quit:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
+	l.led.L = &l.mu
+	return l
 }
 
 func (l *Log) start(db *lsm.DB) {
@@ -180,6 +191,10 @@ func (l *Log) Usage() store.DiskUsage {
 		SyncTime:    m.LogSyncTime,
 		MaxSync:     m.MaxLogSync,
 		OpenTime:    l.openTime,
+		Flushes:     uint64(m.Flushes),
+		Compactions: uint64(m.Compactions + m.Moves),
+		Flushing:    m.Flushing,
+		Compacting:  m.Compacting,
 	}
 }
 
@@ -261,49 +276,74 @@ func (l *Log) read(k []byte) ([]byte, int64, error) {
 
 // Sync returns once every change queued before the call is in the engine
 // (written to its log, and fsynced in SyncAlways mode).
+//
+// One caller at a time leads a commit; the others wait for it (sync.Cond,
+// woken together) and return if it carried their changes, or lead the
+// next. Before it takes the queue, a leader yields its processor once: the
+// connections the scheduler has ready then parse their requests and queue
+// their changes, and they go out in this commit's one write(2) and fsync.
+// Redis gets the same for free by writing its AOF buffer once per event
+// loop pass; with a goroutine per connection on a few processors, a group
+// would otherwise hold only the writes that arrived while the previous
+// commit ran.
 func (l *Log) Sync() error {
 	// Every reply in durable mode passes here: with nothing queued it
 	// costs two atomic loads, no lock.
 	target := l.queued.Load()
-	if l.failed.Load() {
-		l.mu.Lock()
-		err := l.err
-		l.mu.Unlock()
-		return err
-	}
-	if l.synced.Load() >= target {
-		return nil
-	}
-	l.commitMu.Lock()
-	defer l.commitMu.Unlock()
-	if l.synced.Load() >= target {
+	if l.synced.Load() >= target && !l.failed.Load() {
 		return nil
 	}
 	l.mu.Lock()
-	if l.err != nil {
-		err := l.err
-		l.mu.Unlock()
-		return err
+	for {
+		if l.err != nil {
+			err := l.err
+			l.mu.Unlock()
+			return err
+		}
+		if l.synced.Load() >= target {
+			l.mu.Unlock()
+			return nil
+		}
+		if !l.leading {
+			break
+		}
+		l.led.Wait()
 	}
+	l.leading = true
+	l.mu.Unlock()
+
+	runtime.Gosched()
+
+	l.mu.Lock()
 	b, n := l.pending, l.queued.Load()
 	l.pending, l.spare = l.spare, nil
-	l.committing, l.pendRecs = l.pendRecs, make(map[string]queuedRec, len(l.pendRecs))
+	l.committing, l.pendRecs = l.pendRecs, l.spareRecs
+	l.spareRecs = nil
 	l.mu.Unlock()
 
 	err := l.db.Apply(b)
 
 	b.Reset()
 	l.mu.Lock()
+	done := l.committing
 	l.committing, l.spare = nil, b
+	if len(done) <= maxSpareRecs {
+		clear(done)
+		l.spareRecs = done
+	} else {
+		l.spareRecs = map[string]queuedRec{} // a burst grew it: let it go
+	}
 	if err != nil && l.err == nil {
 		l.err = err
 		l.failed.Store(true)
 	}
 	err = l.err
-	l.mu.Unlock()
 	if err == nil {
 		l.synced.Store(n)
 	}
+	l.leading = false
+	l.led.Broadcast()
+	l.mu.Unlock()
 	return err
 }
 
