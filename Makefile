@@ -110,7 +110,8 @@ clean:
 	rm -rf $(BIN)
 
 # The durable engine's long tests (internal/lsm): millions of model
-# operations with crashes and power losses, 25 kill -9 cycles per sync mode,
+# operations with crashes and power losses, 25 kill -9 cycles per sync mode
+# and kill point (writes, mid-flush, mid-compaction) against the server,
 # 1 GiB of 100 KB values through a server with -m 64 (every one read back
 # before and after a restart, peak RSS within the documented bound),
 # thousands of corruption trials, plus repeated concurrency runs under -race.

@@ -16,6 +16,15 @@ package main
 // starts with an acknowledged "absent", and the value read after a restart
 // becomes the key's only write for the next cycle: when every later write
 // was still in flight at the kill, that earlier state is allowed too.
+//
+// The server runs with small memtables (engineOptionsKey), so the engine
+// flushes and compacts within a cycle, and kills land at three kinds of
+// points: at a random time during writes ("write"), in the middle of a
+// memtable flush ("flush") and in the middle of a compaction
+// ("compaction"). For the last two the server's filesystem (stopFS) stops
+// the flush or compaction before one of its file operations, chosen at
+// random, and the test checks that /metrics shows the work in progress
+// (memcached_disk_flushing, memcached_disk_compacting) before it kills.
 
 import (
 	"bufio"
@@ -25,6 +34,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -34,13 +44,31 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minikv/minikv/internal/lsm"
+	"github.com/minikv/minikv/internal/lsm/vfs"
 )
 
 var soak = flag.Bool("soak", false, "run the long kill -9 cycles (make soak)")
 
 func TestMain(m *testing.M) {
 	if args := os.Getenv("MINIKV_CRASH_CHILD"); args != "" {
-		err := run(context.Background(), strings.Fields(args), func(string) string { return "" }, os.Stdout, os.Stderr)
+		ctx := context.Background()
+		if os.Getenv("MINIKV_CRASH_STOP") != "" { // TestCrashKill9Durable's server
+			fs := &stopFS{FS: vfs.Default, out: os.Stdout}
+			go fs.listen(os.Stdin)
+			ctx = context.WithValue(ctx, engineOptionsKey{}, func(o *lsm.Options) {
+				// Small enough that 64 keys of up to 3 KB flush a
+				// memtable every few hundred writes and compact every
+				// few flushes, L0 into L1 and L1 into L2, in parallel
+				// key ranges too.
+				o.FS = fs
+				o.MemTableSize = 256 << 10
+				o.TargetFileSize = 64 << 10
+				o.LBaseMaxBytes = 128 << 10
+			})
+		}
+		err := run(ctx, strings.Fields(args), func(string) string { return "" }, os.Stdout, os.Stderr)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "minikv:", err)
 			os.Exit(1)
@@ -52,26 +80,34 @@ func TestMain(m *testing.M) {
 
 // crashServer is the server process of one cycle.
 type crashServer struct {
-	cmd      *exec.Cmd
-	mc, resp string
-	exited   chan struct{}
+	cmd             *exec.Cmd
+	mc, resp, admin string
+	stdin           io.Writer     // requests to its stopFS
+	stopped         chan string   // what its stopFS stopped before
+	out             *serverOutput // its output
+	exited          chan struct{}
 }
 
 func startCrashServer(t *testing.T, dir, fsync string) *crashServer {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
-		mcPort, respPort := freePort(t), freePort(t)
-		args := fmt.Sprintf("-l 127.0.0.1 -p %d --resp-port %d --admin-addr= --data-dir %s --fsync %s -m 8",
-			mcPort, respPort, dir, fsync)
+		mcPort, respPort, adminPort := freePort(t), freePort(t), freePort(t)
+		args := fmt.Sprintf("-l 127.0.0.1 -p %d --resp-port %d --admin-addr 127.0.0.1:%d --data-dir %s --fsync %s -m 8",
+			mcPort, respPort, adminPort, dir, fsync)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "MINIKV_CRASH_CHILD="+args)
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.Env = append(os.Environ(), "MINIKV_CRASH_CHILD="+args, "MINIKV_CRASH_STOP=1")
+		cs := &crashServer{cmd: cmd, mc: fmt.Sprintf("127.0.0.1:%d", mcPort), resp: fmt.Sprintf("127.0.0.1:%d", respPort),
+			admin: fmt.Sprintf("127.0.0.1:%d", adminPort), stopped: make(chan string, 1), exited: make(chan struct{})}
+		cs.out = &serverOutput{stopped: cs.stopped}
+		cmd.Stdout, cmd.Stderr = cs.out, cs.out
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs.stdin = stdin
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		cs := &crashServer{cmd: cmd, mc: fmt.Sprintf("127.0.0.1:%d", mcPort), resp: fmt.Sprintf("127.0.0.1:%d", respPort),
-			exited: make(chan struct{})}
 		go func() { _ = cmd.Wait(); close(cs.exited) }()
 		up := false
 		for range 500 {
@@ -93,7 +129,7 @@ func startCrashServer(t *testing.T, dir, fsync string) *crashServer {
 		}
 		cs.kill()
 		if attempt == 2 {
-			t.Fatalf("server did not start: %s", out.String())
+			t.Fatalf("server did not start: %s", cs.out)
 		}
 	}
 }
@@ -101,6 +137,97 @@ func startCrashServer(t *testing.T, dir, fsync string) *crashServer {
 func (cs *crashServer) kill() {
 	_ = cs.cmd.Process.Kill() // by PID: only the process this test started
 	<-cs.exited
+}
+
+// serverOutput collects a server's output and passes on the line its
+// stopFS prints when it stopped the engine.
+type serverOutput struct {
+	mu      sync.Mutex // protects b
+	b       strings.Builder
+	stopped chan<- string
+}
+
+func (o *serverOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	start := o.b.Len()
+	o.b.Write(p)
+	// A line may come in pieces: look from the start of the line p
+	// began in.
+	from := strings.LastIndexByte(o.b.String()[:start], '\n') + 1
+	for _, line := range strings.SplitAfter(o.b.String()[from:], "\n") {
+		if rest, ok := strings.CutPrefix(line, "stopped "); ok && strings.HasSuffix(rest, "\n") {
+			select {
+			case o.stopped <- strings.TrimSpace(rest):
+			default:
+			}
+		}
+	}
+	return len(p), nil
+}
+
+func (o *serverOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// stopWait bounds the wait for the server to reach the flush or compaction
+// it is asked to stop in; past it the cycle kills anyway. Writers flush a
+// memtable every few hundred writes, so only a stuck server takes this
+// long.
+const stopWait = 20 * time.Second
+
+// killIn asks the server to stop in its next flush or compaction (kind),
+// before the nth file operation of that kind from now, waits for it to
+// stop there, checks that /metrics shows that work in progress, and kills
+// the server. It reports what the work stopped before, or "" when the
+// server did not get there within stopWait (it is killed all the same).
+func (cs *crashServer) killIn(t *testing.T, kind string, n int) string {
+	t.Helper()
+	defer cs.kill()
+	if _, err := fmt.Fprintf(cs.stdin, "stop %s %d\n", kind, n); err != nil {
+		t.Fatalf("asking the server to stop in a %s: %v", kind, err)
+	}
+	var at string
+	select {
+	case at = <-cs.stopped:
+		at = strings.TrimPrefix(at, kind+" ")
+	case <-cs.exited:
+		t.Fatalf("the server exited before it reached a %s: %s", kind, cs.out)
+	case <-time.After(stopWait):
+		return ""
+	}
+	// The flush or compaction is stopped for good: nothing here depends
+	// on timing. /metrics, not stats: every memcached reply waits for the
+	// writes queued before it, which wait for this very flush.
+	gauge := map[string]string{"flush": "memcached_disk_flushing", "compaction": "memcached_disk_compacting"}[kind]
+	if v, err := cs.metric(gauge); err != nil {
+		t.Errorf("stopped in a %s (before %s): %v", kind, at, err)
+	} else if v != "1" {
+		t.Errorf("stopped in a %s (before %s), but %s = %s", kind, at, gauge, v)
+	}
+	return at
+}
+
+// metric reads one series from the server's /metrics.
+func (cs *crashServer) metric(name string) (string, error) {
+	c := &http.Client{Timeout: 30 * time.Second}
+	res, err := c.Get("http://" + cs.admin + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("/metrics has no %s", name)
 }
 
 // crashOp is one write of the model.
@@ -259,73 +386,103 @@ func readKey(t *testing.T, rw *bufio.ReadWriter, k int) string {
 }
 
 // TestCrashKill9Durable kills the server with SIGKILL under load from both
-// ports, in each fsync mode, at a random time after the first 50 writes
-// were acknowledged (sometimes during a SIGTERM shutdown), restarts it on the same directory and checks every key
-// against the model.
+// ports, in each fsync mode, once the first 50 writes were acknowledged,
+// restarts it on the same directory and checks every key against the
+// model. The kill lands at a random time ("write": sometimes during a
+// SIGTERM shutdown), or in the middle of a memtable flush ("flush") or of
+// a compaction ("compaction"), at a random step of it; each of those
+// subtests fails unless at least one of its cycles really killed there.
 func TestCrashKill9Durable(t *testing.T) {
 	cycles := 3
 	if *soak {
 		cycles = 25
 	}
 	for _, fsync := range []string{"always", "everysec", "no"} {
-		t.Run(fsync, func(t *testing.T) {
-			dir := t.TempDir()
-			seed := uint64(time.Now().UnixNano())
-			t.Logf("seed %d", seed)
-			r := rand.New(rand.NewPCG(seed, 0))
-			m := &crashModel{ops: map[int][]*crashOp{}}
-			for k := range crashKeys {
-				m.settled(k, "") // every key starts absent
-			}
-			for cycle := range cycles {
-				cs := startCrashServer(t, dir, fsync)
-				var wg sync.WaitGroup
-				for w, c := range []struct {
-					resp     bool
-					pipeline int
-				}{{false, 1}, {false, 16}, {true, 1}, {true, 16}} {
-					addr := cs.mc
-					if c.resp {
-						addr = cs.resp
-					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						crashWorker(m, addr, c.resp, c.pipeline, cycle*10+w, seed)
-					}()
-				}
-				// Kill at a random time after some writes went through, so
-				// every cycle tests something however slow the machine is.
-				for deadline := time.Now().Add(30 * time.Second); m.ackCount() < 50; time.Sleep(5 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatalf("cycle %d: fewer than 50 writes acknowledged in 30 s", cycle)
-					}
-				}
-				time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
-				if r.IntN(4) == 0 {
-					_ = cs.cmd.Process.Signal(syscall.SIGTERM) // killed while shutting down
-					time.Sleep(time.Duration(r.IntN(30)) * time.Millisecond)
-				}
-				cs.kill()
-				wg.Wait()
+		for _, point := range []string{"write", "flush", "compaction"} {
+			t.Run(fsync+"/"+point, func(t *testing.T) {
+				crashCycles(t, fsync, point, cycles)
+			})
+		}
+	}
+}
 
-				cs = startCrashServer(t, dir, fsync)
-				nc, err := net.Dial("tcp", cs.mc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rw := bufio.NewReadWriter(bufio.NewReader(nc), bufio.NewWriter(nc))
-				for k := range crashKeys {
-					got := readKey(t, rw, k)
-					if ok := m.allowed(k); !ok[got] {
-						t.Fatalf("cycle %d: %s = %.40q after the restart; allowed: %d values (%.60v)", cycle, crashKeyName(k), got, len(ok), ok)
-					}
-					m.settled(k, got)
-				}
-				nc.Close()
-				m.acks.Store(0)
-				cs.kill()
+// crashCycles runs the kill cycles of one subtest of TestCrashKill9Durable.
+func crashCycles(t *testing.T, fsync, point string, cycles int) {
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	m := &crashModel{ops: map[int][]*crashOp{}}
+	for k := range crashKeys {
+		m.settled(k, "") // every key starts absent
+	}
+	hit := 0 // cycles killed where point says
+	for cycle := range cycles {
+		cs := startCrashServer(t, dir, fsync)
+		var wg sync.WaitGroup
+		for w, c := range []struct {
+			resp     bool
+			pipeline int
+		}{{false, 1}, {false, 16}, {true, 1}, {true, 16}} {
+			addr := cs.mc
+			if c.resp {
+				addr = cs.resp
 			}
-		})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				crashWorker(m, addr, c.resp, c.pipeline, cycle*10+w, seed)
+			}()
+		}
+		// Kill after some writes went through, so every cycle tests
+		// something however slow the machine is.
+		for deadline := time.Now().Add(30 * time.Second); m.ackCount() < 50; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("cycle %d: fewer than 50 writes acknowledged in 30 s", cycle)
+			}
+		}
+		switch point {
+		case "write":
+			time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
+			if r.IntN(4) == 0 {
+				_ = cs.cmd.Process.Signal(syscall.SIGTERM) // killed while shutting down
+				time.Sleep(time.Duration(r.IntN(30)) * time.Millisecond)
+			}
+			cs.kill()
+			hit++
+		default:
+			// A flush makes 10 or 11 file operations, a compaction of
+			// four L0 tables about 26; n past the end stops the next one,
+			// so any step of one may be hit.
+			steps := map[string]int{"flush": 12, "compaction": 30}[point]
+			time.Sleep(time.Duration(r.IntN(200)) * time.Millisecond)
+			if at := cs.killIn(t, point, r.IntN(steps)); at != "" {
+				t.Logf("cycle %d: killed in a %s, before %s", cycle, point, at)
+				hit++
+			} else {
+				t.Logf("cycle %d: no %s within %v; killed during writes", cycle, point, stopWait)
+			}
+		}
+		wg.Wait()
+
+		cs = startCrashServer(t, dir, fsync)
+		nc, err := net.Dial("tcp", cs.mc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rw := bufio.NewReadWriter(bufio.NewReader(nc), bufio.NewWriter(nc))
+		for k := range crashKeys {
+			got := readKey(t, rw, k)
+			if ok := m.allowed(k); !ok[got] {
+				t.Fatalf("cycle %d: %s = %.40q after the restart; allowed: %d values (%.60v)", cycle, crashKeyName(k), got, len(ok), ok)
+			}
+			m.settled(k, got)
+		}
+		nc.Close()
+		m.acks.Store(0)
+		cs.kill()
+	}
+	if hit == 0 {
+		t.Errorf("none of %d cycles killed the server in a %s", cycles, point)
 	}
 }

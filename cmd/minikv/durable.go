@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,18 +14,30 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
+// engineOptionsKey is the context key under which a test hands run a
+// func(*lsm.Options) that adjusts the engine's options before the data
+// directory opens: the kill test's server takes small memtables from it,
+// so flushes and compactions run within a cycle, and a filesystem that
+// stops in the middle of one for the test to kill it there. No flag
+// offers this: small memtables only make a server slower.
+type engineOptionsKey struct{}
+
 // openDurable opens the data directory, replays its log and returns the
 // store over it, with the function that closes the disk side after the
 // store is closed. The ports open only after this returns: a client never
 // sees a store that is still recovering.
-func openDurable(cfg *config, scfg store.Config, log *slog.Logger) (*store.Store, func() error, error) {
+func openDurable(ctx context.Context, cfg *config, scfg store.Config, log *slog.Logger) (*store.Store, func() error, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("data directory: %w", err)
 	}
 	mode := map[string]lsm.SyncMode{"always": lsm.SyncAlways, "everysec": lsm.SyncEverySecond, "no": lsm.SyncNone}[cfg.Fsync]
 	log.Info("opening the data directory", "dir", cfg.DataDir, "fsync", cfg.Fsync)
 	start := time.Now()
-	l, err := durable.Open(cfg.DataDir, lsm.Options{Sync: mode})
+	o := lsm.Options{Sync: mode}
+	if adjust, ok := ctx.Value(engineOptionsKey{}).(func(*lsm.Options)); ok {
+		adjust(&o)
+	}
+	l, err := durable.Open(cfg.DataDir, o)
 	if err != nil {
 		if errors.Is(err, vfs.ErrLocked) {
 			return nil, nil, fmt.Errorf("data directory %s is in use by another process (its LOCK file is held): %w", cfg.DataDir, err)

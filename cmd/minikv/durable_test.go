@@ -114,10 +114,14 @@ func TestDurableModeEndToEnd(t *testing.T) {
 		t.Errorf("BGSAVE: %q", got)
 	}
 	stats := strings.Join(m.until("stats\r\n", "END"), "\n")
-	for _, want := range []string{"STAT disk_writes 2", "STAT disk_changes_since_save 0", "STAT disk_hits 0"} {
+	for _, want := range []string{"STAT disk_writes 2", "STAT disk_changes_since_save 0", "STAT disk_hits 0",
+		"STAT disk_compactions ", "STAT disk_flushing ", "STAT disk_compacting "} {
 		if !strings.Contains(stats, want) {
 			t.Errorf("stats lacks %q:\n%s", want, stats)
 		}
+	}
+	if strings.Contains(stats, "STAT disk_flushes 0") || !strings.Contains(stats, "STAT disk_flushes ") {
+		t.Errorf("stats after SAVE (which flushes the engine) should count a flush in disk_flushes:\n%s", stats)
 	}
 
 	res, err := http.Get("http://" + admin + "/metrics")
@@ -126,7 +130,8 @@ func TestDurableModeEndToEnd(t *testing.T) {
 	}
 	metrics, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	for _, want := range []string{"memcached_disk_writes_total 2", "memcached_disk_changes_since_save 0", "memcached_disk_last_save_timestamp_seconds "} {
+	for _, want := range []string{"memcached_disk_writes_total 2", "memcached_disk_changes_since_save 0", "memcached_disk_last_save_timestamp_seconds ",
+		"memcached_disk_flushes_total ", "memcached_disk_compactions_total ", "memcached_disk_flushing ", "memcached_disk_compacting "} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else {
 		scfg.DiskLimit = cfg.DiskLimit.bytes
 		var closeDisk func() error
-		if st, closeDisk, err = openDurable(cfg, scfg, log); err != nil {
+		if st, closeDisk, err = openDurable(ctx, cfg, scfg, log); err != nil {
 			return err
 		}
 		defer func() {

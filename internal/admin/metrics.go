@@ -46,7 +46,8 @@ type collector struct {
 	diskChanges, diskLastSave                           metric
 	diskBytes, diskLimit, diskEvictions, diskStalls     metric
 	diskStallTime, diskFsyncs, diskFsyncTime            metric
-	diskRecovery                                        metric
+	diskRecovery, diskFlushes, diskCompactions          metric
+	diskFlushing, diskCompacting                        metric
 }
 
 func newCollector(srv *server.Server, st *store.Store) *collector {
@@ -108,6 +109,12 @@ func newCollector(srv *server.Server, st *store.Store) *collector {
 		diskFsyncs:     newMetric("disk_fsyncs_total", "fsyncs of the write-ahead log (durable mode).", counter),
 		diskFsyncTime:  newMetric("disk_fsync_seconds_total", "Time spent in fsyncs of the write-ahead log (durable mode).", counter),
 		diskRecovery:   newMetric("disk_recovery_seconds", "How long the last start took to recover the data directory (durable mode).", gauge),
+
+		// The engine's background work: done, and running at the scrape.
+		diskFlushes:     newMetric("disk_flushes_total", "Memtables the engine wrote out as tables (durable mode).", counter),
+		diskCompactions: newMetric("disk_compactions_total", "Compactions the engine finished, trivial moves included (durable mode).", counter),
+		diskFlushing:    newMetric("disk_flushing", "Memtable flushes running now (durable mode).", gauge),
+		diskCompacting:  newMetric("disk_compacting", "Compactions running now (durable mode).", gauge),
 	}
 }
 
@@ -121,7 +128,7 @@ func (c *collector) metrics() []metric {
 		c.slabExpiredUnfetched, c.slabEvictedUnfetched,
 		c.diskWrites, c.diskHits, c.diskReadErrors, c.diskChanges, c.diskLastSave,
 		c.diskBytes, c.diskLimit, c.diskEvictions, c.diskStalls, c.diskStallTime, c.diskFsyncs,
-		c.diskFsyncTime, c.diskRecovery,
+		c.diskFsyncTime, c.diskRecovery, c.diskFlushes, c.diskCompactions, c.diskFlushing, c.diskCompacting,
 	}
 }
 
@@ -197,6 +204,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.diskFsyncs, float64(ds.Syncs))
 		emit(c.diskFsyncTime, ds.SyncTime.Seconds())
 		emit(c.diskRecovery, ds.OpenTime.Seconds())
+		emit(c.diskFlushes, float64(ds.Flushes))
+		emit(c.diskCompactions, float64(ds.Compactions))
+		emit(c.diskFlushing, float64(ds.Flushing))
+		emit(c.diskCompacting, float64(ds.Compacting))
 	}
 
 	if st.Items > 0 { // "stats items" lists slab 1 only when it holds items

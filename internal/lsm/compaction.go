@@ -143,6 +143,8 @@ func (d *DB) flushLoop() {
 
 // flushOne writes the oldest immutable memtable to L0.
 func (d *DB) flushOne(m *memTable) error {
+	d.m.flushing.Add(1)
+	defer d.m.flushing.Add(-1)
 	if m.wal != nil {
 		if err := m.wal.close(d.opts.Sync == SyncEverySecond); err != nil {
 			d.setBgErr(fmt.Errorf("lsm: close WAL: %w", err))
@@ -356,6 +358,8 @@ func maxKey(a, b []byte) []byte {
 
 // runCompaction executes c and installs the result.
 func (d *DB) runCompaction(c *compaction) error {
+	d.m.compacting.Add(1)
+	defer d.m.compacting.Add(-1) // after unref, which may remove the inputs
 	defer c.v.unref()
 	e := &versionEdit{}
 	for level, files := range c.inputs {

@@ -26,6 +26,8 @@ type metricsCounters struct {
 	maxSyncNanos   atomic.Int64
 	stallNanos     atomic.Int64
 	bloomUseful    atomic.Int64
+	flushing       atomic.Int64 // flushes running now
+	compacting     atomic.Int64 // compactions (and trivial moves) running now
 }
 
 // LevelMetrics describes one level of the tree.
@@ -52,6 +54,12 @@ type Metrics struct {
 	// tables they wrote.
 	Flushes    int64
 	FlushBytes int64
+	// Flushing and Compacting are the flushes and the compactions
+	// (trivial moves included) running at the time of the snapshot: 0 or
+	// 1 each, as flushes run one at a time and so do compactions. The
+	// server's kill test reads them to know it kills in the middle of one.
+	Flushing   int
+	Compacting int
 	// Compactions counts merging compactions, Moves trivial moves (a table
 	// moved down a level without rewriting).
 	Compactions          int64
@@ -122,6 +130,8 @@ func (d *DB) Metrics() Metrics {
 	m.WALSyncs = c.walSyncs.Load()
 	m.Flushes = c.flushes.Load()
 	m.FlushBytes = c.flushBytes.Load()
+	m.Flushing = int(c.flushing.Load())
+	m.Compacting = int(c.compacting.Load())
 	m.Compactions = c.compactions.Load()
 	m.Moves = c.moves.Load()
 	m.CompactionBytesRead = c.compactRead.Load()

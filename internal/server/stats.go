@@ -192,8 +192,9 @@ func (s *Server) writeGeneralStats(w *memcache.Writer) {
 		w.StatUint("disk_changes_since_save", ds.ChangesSinceSave)
 		w.StatInt("disk_last_save", ds.LastSave)
 		// The data directory: its bytes and bound, items the bound
-		// dropped for good, engine write stalls, log fsyncs and the
-		// time the last start took to recover.
+		// dropped for good, engine write stalls, log fsyncs, the time
+		// the last start took to recover, and the engine's flushes and
+		// compactions, done and running now.
 		w.StatInt("disk_bytes", ds.Bytes)
 		w.StatInt("disk_limit", ds.Limit)
 		w.StatUint("disk_evictions", ds.Evictions)
@@ -202,6 +203,10 @@ func (s *Server) writeGeneralStats(w *memcache.Writer) {
 		w.StatUint("disk_fsyncs", ds.Syncs)
 		w.StatInt("disk_fsync_max_us", ds.MaxSync.Microseconds())
 		w.StatInt("disk_recovery_ms", ds.OpenTime.Milliseconds())
+		w.StatUint("disk_flushes", ds.Flushes)
+		w.StatUint("disk_compactions", ds.Compactions)
+		w.StatInt("disk_flushing", int64(ds.Flushing))
+		w.StatInt("disk_compacting", int64(ds.Compacting))
 	}
 }
 

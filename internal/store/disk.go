@@ -82,6 +82,10 @@ type DiskUsage struct {
 	SyncTime    time.Duration // their total time
 	MaxSync     time.Duration // the longest fsync so far
 	OpenTime    time.Duration // how long opening took (recovery: replaying the log)
+	Flushes     uint64        // memtables the engine wrote out as tables
+	Compactions uint64        // compactions done, trivial moves included
+	Flushing    int           // flushes running now
+	Compacting  int           // compactions running now
 }
 
 // DiskStats are the counters of durable mode.
