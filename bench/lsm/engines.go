@@ -31,10 +31,16 @@ func newEngine(name string) (engine, error) {
 		return &minikvEngine{}, nil
 	case "minikv-mmap":
 		return &minikvEngine{opts: lsm.Options{MappedWAL: true}}, nil
+	case "minikv-sync":
+		return &minikvEngine{opts: lsm.Options{Sync: lsm.SyncAlways}}, nil
+	case "minikv-mmap-sync":
+		return &minikvEngine{opts: lsm.Options{Sync: lsm.SyncAlways, MappedWAL: true}}, nil
 	case "pebble":
 		return &pebbleEngine{}, nil
 	case "pebble-bloom":
 		return &pebbleEngine{bloom: true}, nil
+	case "pebble-sync":
+		return &pebbleEngine{sync: true}, nil
 	case "goleveldb":
 		return &leveldbEngine{}, nil
 	case "badger":
@@ -86,10 +92,13 @@ func (quietLogger) Fatalf(format string, a ...any) { log.Fatalf(format, a...) }
 
 // Pebble with its defaults; writes with pebble.NoSync (the same
 // no-fsync-per-write contract as the others, although Pebble buffers the
-// log in the process rather than calling write(2) per commit).
+// log in the process rather than calling write(2) per commit), or with
+// pebble.Sync (pebble-sync, against minikv-sync: fsync before the ack, with
+// group commit across concurrent writers).
 type pebbleEngine struct {
 	db    *pebble.DB
 	bloom bool
+	sync  bool
 }
 
 func (e *pebbleEngine) open(dir string) (err error) {
@@ -102,7 +111,12 @@ func (e *pebbleEngine) open(dir string) (err error) {
 	e.db, err = pebble.Open(dir, o)
 	return err
 }
-func (e *pebbleEngine) put(k, v []byte) error { return e.db.Set(k, v, pebble.NoSync) }
+func (e *pebbleEngine) put(k, v []byte) error {
+	if e.sync {
+		return e.db.Set(k, v, pebble.Sync)
+	}
+	return e.db.Set(k, v, pebble.NoSync)
+}
 func (e *pebbleEngine) get(k []byte, check func([]byte) bool) (bool, error) {
 	v, closer, err := e.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {

@@ -24,6 +24,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -42,13 +43,14 @@ import (
 )
 
 var (
-	engineFlag  = flag.String("engine", "", "run one engine in this process: minikv, minikv-mmap, pebble, pebble-bloom, goleveldb, badger")
+	engineFlag  = flag.String("engine", "", "run one engine in this process: minikv, minikv-mmap, minikv-sync, minikv-mmap-sync, pebble, pebble-bloom, pebble-sync, goleveldb, badger")
 	enginesFlag = flag.String("engines", "minikv,minikv-mmap,pebble,pebble-bloom,goleveldb,badger", "engines for the comparison")
 	ordersFlag  = flag.String("orders", "seq,random", "key orders for the comparison")
 	orderFlag   = flag.String("order", "seq", "write order for one run: seq or random")
 	nFlag       = flag.Int("n", 1_000_000, "keys written")
 	readsFlag   = flag.Int("reads", 250_000, "Gets per read phase")
 	runsFlag    = flag.Int("runs", 3, "runs per engine and order (median reported)")
+	writersFlag = flag.Int("writers", 1, "goroutines sharing the write phase (the seed's shape is 1; the -sync engines need many to group-commit)")
 	dirFlag     = flag.String("dir", "", "parent directory for the databases (default: a temp dir)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile per phase to this prefix (one run only)")
 	metricsFlag = flag.Bool("metrics", false, "log engine metrics at close (minikv, pebble)")
@@ -163,12 +165,35 @@ func runOne(name, order string) (*runResult, error) {
 	}
 	steps := map[string]func() error{
 		"write": func() error {
-			for _, i := range ids {
-				if err := e.put(key(kb, i), value(vb, i)); err != nil {
-					return err
+			if *writersFlag <= 1 {
+				for _, i := range ids {
+					if err := e.put(key(kb, i), value(vb, i)); err != nil {
+						return err
+					}
 				}
+				return nil
 			}
-			return nil
+			// Writer w puts ids[w], ids[w+W], ...: the same keys in the
+			// same overall order, interleaved.
+			errs := make(chan error, *writersFlag)
+			for w := range *writersFlag {
+				go func() {
+					var kb []byte
+					vb := make([]byte, 128)
+					for j := w; j < len(ids); j += *writersFlag {
+						if err := e.put(key(kb, ids[j]), value(vb, ids[j])); err != nil {
+							errs <- err
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			var err error
+			for range *writersFlag {
+				err = errors.Join(err, <-errs)
+			}
+			return err
 		},
 		"close":    e.close,
 		"reopen":   func() error { return e.open(dir) },
@@ -261,7 +286,7 @@ func compare() {
 		for _, order := range orders {
 			for _, name := range engines {
 				args := []string{"-engine", name, "-order", order, "-n", strconv.Itoa(*nFlag),
-					"-reads", strconv.Itoa(*readsFlag)}
+					"-reads", strconv.Itoa(*readsFlag), "-writers", strconv.Itoa(*writersFlag)}
 				if *dirFlag != "" {
 					args = append(args, "-dir", *dirFlag)
 				}
@@ -282,8 +307,8 @@ func compare() {
 	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
-	fmt.Fprintf(w, "\nMedian (min) of %d runs; %d keys, %d Gets per read phase; peak RSS and disk are maxima over phases and runs.\n",
-		*runsFlag, *nFlag, *readsFlag)
+	fmt.Fprintf(w, "\nMedian (min) of %d runs; %d keys by %d writer(s), %d Gets per read phase; peak RSS and disk are maxima over phases and runs.\n",
+		*runsFlag, *nFlag, *writersFlag, *readsFlag)
 	for _, order := range orders {
 		fmt.Fprintf(w, "\n%s order, wall ms:\n\n| engine | %s | peak RSS | disk |\n|---|%s---|---|\n",
 			order, strings.Join(phases, " | "), strings.Repeat("---|", len(phases)))
