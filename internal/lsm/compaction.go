@@ -171,6 +171,10 @@ func (d *DB) flushOne(m *memTable) error {
 	d.mu.Unlock()
 	err = d.logAndApply(e, func() {
 		d.imm = d.imm[1:]
+		// Counted before Flush's waiters can wake (they wait for the
+		// memtable to leave d.imm), so a Flush that returned is counted.
+		d.m.flushes.Add(1)
+		d.m.flushBytes.Add(int64(meta.size))
 	})
 	if err != nil {
 		_ = meta.t.close()
@@ -178,8 +182,6 @@ func (d *DB) flushOne(m *memTable) error {
 		return err
 	}
 	_ = d.fs.Remove(d.path(walName(m.logNum)))
-	d.m.flushes.Add(1)
-	d.m.flushBytes.Add(int64(meta.size))
 	d.maybeScheduleCompaction()
 	return nil
 }
