@@ -72,8 +72,8 @@ func cmdPExpireAt(rc *respConn, argv [][]byte) { rc.expire(argv, 0, false) }
 
 // expire is Redis's expireGenericCommand: options first, then the number,
 // then overflow checks, then the key. A time at or before now deletes the
-// key. The NX/XX/GT/LT comparison and the update are two store calls, so
-// a concurrent write between them can make the condition stale.
+// key. The NX/XX/GT/LT comparison and the update happen in one
+// store.Update, so no write can make the condition stale in between.
 func (rc *respConn) expire(argv [][]byte, basetime int64, seconds bool) {
 	var flag int
 	for _, opt := range argv[3:] {
@@ -118,36 +118,40 @@ func (rc *respConn) expire(argv [][]byte, basetime int64, seconds bool) {
 	when += basetime
 	st := rc.srv.store
 	key := argv[1]
-	it, found := st.Peek(key)
+	var found, refused bool
+	_, _ = st.Update(key, func(it store.Item, ok bool) store.Change {
+		found, refused = ok, false
+		if !ok {
+			return store.Change{}
+		}
+		if flag != 0 {
+			cur := int64(-1)
+			if it.Deadline != 0 {
+				cur = it.Deadline / int64(time.Millisecond)
+			}
+			if flag&expireNX != 0 && cur != -1 ||
+				flag&expireXX != 0 && cur == -1 ||
+				flag&expireGT != 0 && (when <= cur || cur == -1) ||
+				flag&expireLT != 0 && when >= cur && cur != -1 {
+				refused = true
+				return store.Change{}
+			}
+		}
+		if when <= rc.nowMilli() {
+			return store.Change{Op: store.Remove}
+		}
+		return store.Change{Op: store.Retime, Deadline: msToDeadline(when)}
+	})
 	rc.stats.add(statCmdTouch, 1)
-	if !found {
+	switch {
+	case !found:
 		rc.stats.add(statTouchMisses, 1)
 		rc.w.Int(0)
-		return
-	}
-	if flag != 0 {
-		cur := int64(-1)
-		if it.Deadline != 0 {
-			cur = it.Deadline / int64(time.Millisecond)
-		}
-		if flag&expireNX != 0 && cur != -1 ||
-			flag&expireXX != 0 && cur == -1 ||
-			flag&expireGT != 0 && (when <= cur || cur == -1) ||
-			flag&expireLT != 0 && when >= cur && cur != -1 {
-			rc.w.Int(0)
-			return
-		}
-	}
-	rc.stats.add(statTouchHits, 1)
-	if when <= rc.nowMilli() {
-		_ = st.Delete(key)
-		rc.w.Int(1)
-		return
-	}
-	if st.Touch(key, msToDeadline(when)) {
-		rc.w.Int(1)
-	} else {
+	case refused:
 		rc.w.Int(0)
+	default:
+		rc.stats.add(statTouchHits, 1)
+		rc.w.Int(1)
 	}
 }
 

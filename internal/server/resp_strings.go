@@ -11,11 +11,9 @@ import (
 )
 
 // String commands of the RESP port. Read-modify-write commands (INCRBY,
-// APPEND, SETRANGE, SET ... GET, GETSET, KEEPTTL, INCRBYFLOAT) are
-// compare-and-swap loops over the store: read the item, compute, then
-// store with ModeCAS against the token read (or ModeAdd when the key was
-// missing), and start over if another writer got there first. A retry
-// means some other write succeeded, so the loop cannot starve the store.
+// APPEND, SETRANGE, SET ... GET, GETSET, KEEPTTL, INCRBYFLOAT) read and
+// write in one store.Update, under the key's shard lock, so no other
+// write can fall between the read and the write.
 
 // Option flags of SET and GETEX, with Redis's names (t_string.c).
 const (
@@ -174,31 +172,20 @@ func (rc *respConn) set(key, value []byte, flags int, deadline int64) {
 		}
 		return
 	}
-	for {
-		old, found := st.Peek(key)
-		if flags&optNX != 0 && found || flags&optXX != 0 && !found {
-			rc.setReply(flags, old, found, nil)
-			return
+	var old store.Item
+	var found bool
+	_, err := st.Update(key, func(it store.Item, ok bool) store.Change {
+		old, found = it, ok
+		if flags&optNX != 0 && ok || flags&optXX != 0 && !ok {
+			return store.Change{}
 		}
 		dl := deadline
-		if flags&optKeepTTL != 0 && found {
-			dl = old.Deadline
+		if flags&optKeepTTL != 0 && ok {
+			dl = it.Deadline
 		}
-		var err error
-		if found {
-			_, err = st.Store(store.ModeCAS, key, value, 0, dl, old.CAS)
-			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-		} else {
-			_, err = st.Store(store.ModeAdd, key, value, 0, dl, 0)
-			if errors.Is(err, store.ErrNotStored) {
-				continue
-			}
-		}
-		rc.setReply(flags, old, found, err)
-		return
-	}
+		return store.Change{Op: store.Put, Value: value, Deadline: dl}
+	})
+	rc.setReply(flags, old, found, err)
 }
 
 func (rc *respConn) setReply(flags int, old store.Item, found bool, err error) {

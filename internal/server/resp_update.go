@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"math"
 	"math/big"
 
@@ -11,56 +10,33 @@ import (
 
 // Read-modify-write string commands of the RESP port: APPEND, SETRANGE,
 // the INCR family and INCRBYFLOAT (plus STRLEN and GETRANGE, their
-// readers). Each is a compare-and-swap loop over the store (see update).
-
-// update is the CAS loop of the read-modify-write commands: it reads key,
-// asks fn for the new value (fn returns false to write nothing, having
-// replied itself), and stores it so that no other write in between is
-// lost. New keys get flags 0 and no deadline; existing ones keep theirs.
-// It returns the stored length, or -1 when it has already replied.
-func (rc *respConn) update(key []byte, fn func(old []byte, found bool) ([]byte, bool)) int {
-	st := rc.srv.store
-	rc.stats.add(statCmdSet, 1)
-	for {
-		old, found := st.Peek(key)
-		val, write := fn(old.Value, found)
-		if !write {
-			return -1
-		}
-		var err error
-		if found {
-			_, err = st.Store(store.ModeCAS, key, val, old.Flags, old.Deadline, old.CAS)
-			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-		} else {
-			_, err = st.Store(store.ModeAdd, key, val, 0, 0, 0)
-			if errors.Is(err, store.ErrNotStored) {
-				continue
-			}
-		}
-		if err != nil {
-			rc.storeError(err)
-			return -1
-		}
-		return len(val)
-	}
-}
+// readers). Each reads and writes in one store.Update, under the key's
+// shard lock. The Update functions only decide and record what to answer;
+// replies are written after Update returns, never under the lock (a full
+// reply buffer flushes to the network), and a function may run twice when
+// its write had to wait for memory (store.Update), so each one starts by
+// resetting what it records.
 
 // cmdAppend is APPEND key value; a missing key is created.
 func cmdAppend(rc *respConn, argv [][]byte) {
 	key, add := argv[1], argv[2]
 	maxLen := rc.srv.store.MaxValueLen(len(key))
-	n := rc.update(key, func(old []byte, _ bool) ([]byte, bool) {
-		if len(old)+len(add) > maxLen {
-			rc.stats.add(statStoreTooLarge, 1)
-			rc.w.Error(errTooLarge)
-			return nil, false
+	rc.stats.add(statCmdSet, 1)
+	n, tooLarge := 0, false
+	_, err := rc.srv.store.Update(key, func(old store.Item, _ bool) store.Change {
+		n = len(old.Value) + len(add)
+		if tooLarge = n > maxLen; tooLarge {
+			return store.Change{}
 		}
-		rc.scratch = append(append(rc.scratch[:0], old...), add...)
-		return rc.scratch, true
+		return store.Change{Op: store.Put, Value: old.Value, Suffix: add, Flags: old.Flags, Deadline: old.Deadline}
 	})
-	if n >= 0 {
+	switch {
+	case tooLarge:
+		rc.stats.add(statStoreTooLarge, 1)
+		rc.w.Error(errTooLarge)
+	case err != nil:
+		rc.storeError(err)
+	default:
 		rc.w.Int(int64(n))
 	}
 }
@@ -118,25 +94,32 @@ func cmdSetRange(rc *respConn, argv [][]byte) {
 		return
 	}
 	maxLen := int64(rc.srv.store.MaxValueLen(len(key)))
-	n := rc.update(key, func(old []byte, found bool) ([]byte, bool) {
+	rc.stats.add(statCmdSet, 1)
+	n, tooLarge := 0, false
+	_, err := rc.srv.store.Update(key, func(old store.Item, _ bool) store.Change {
+		n, tooLarge = len(old.Value), false
 		if len(val) == 0 {
-			rc.w.Int(int64(len(old)))
-			return nil, false
+			return store.Change{} // Redis answers the length and writes nothing
 		}
 		if offset > maxLen || offset+int64(len(val)) > maxLen {
-			rc.stats.add(statStoreTooLarge, 1)
-			rc.w.Error(errTooLarge)
-			return nil, false
+			tooLarge = true
+			return store.Change{}
 		}
-		size := max(len(old), int(offset)+len(val))
-		rc.scratch = append(rc.scratch[:0], old...)
-		for len(rc.scratch) < size {
+		n = max(n, int(offset)+len(val))
+		rc.scratch = append(rc.scratch[:0], old.Value...)
+		for len(rc.scratch) < n {
 			rc.scratch = append(rc.scratch, 0)
 		}
 		copy(rc.scratch[offset:], val)
-		return rc.scratch, true
+		return store.Change{Op: store.Put, Value: rc.scratch, Flags: old.Flags, Deadline: old.Deadline}
 	})
-	if n >= 0 {
+	switch {
+	case tooLarge:
+		rc.stats.add(statStoreTooLarge, 1)
+		rc.w.Error(errTooLarge)
+	case err != nil:
+		rc.storeError(err)
+	default:
 		rc.w.Int(int64(n))
 	}
 }
@@ -167,80 +150,79 @@ func cmdDecrBy(rc *respConn, argv [][]byte) {
 // missing) with Redis's rules: the value must parse as string2ll does, and
 // overflow is an error, never a wrap.
 func (rc *respConn) incrBy(key []byte, delta int64) {
-	st := rc.srv.store
 	hits, misses := statIncrHits, statIncrMisses
 	if delta < 0 {
 		hits, misses = statDecrHits, statDecrMisses
 	}
-	for {
-		old, found := st.Peek(key)
-		var v int64
-		if found {
-			var ok bool
-			if v, ok = resp.ParseInt(old.Value); !ok {
-				rc.w.Error(errNotInt)
-				return
+	var v int64
+	var found bool
+	var errMsg string
+	_, err := rc.srv.store.Update(key, func(old store.Item, ok bool) store.Change {
+		v, found, errMsg = 0, ok, ""
+		if ok {
+			var parsed bool
+			if v, parsed = resp.ParseInt(old.Value); !parsed {
+				errMsg = errNotInt
+				return store.Change{}
 			}
 		}
 		if delta < 0 && v < 0 && delta < math.MinInt64-v || delta > 0 && v > 0 && delta > math.MaxInt64-v {
-			rc.w.Error(errOverflow)
-			return
+			errMsg = errOverflow
+			return store.Change{}
 		}
 		v += delta
-		digits := rc.itoa(v)
-		var err error
-		if found {
-			_, err = st.Store(store.ModeCAS, key, digits, old.Flags, old.Deadline, old.CAS)
-			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-		} else {
-			_, err = st.Store(store.ModeAdd, key, digits, 0, 0, 0)
-			if errors.Is(err, store.ErrNotStored) {
-				continue
-			}
-		}
-		if err != nil {
-			rc.storeError(err)
-			return
-		}
+		return store.Change{Op: store.Put, Value: rc.itoa(v), Flags: old.Flags, Deadline: old.Deadline}
+	})
+	switch {
+	case errMsg != "":
+		rc.w.Error(errMsg)
+	case err != nil:
+		rc.storeError(err)
+	default:
 		if found {
 			rc.stats.add(hits, 1)
 		} else {
 			rc.stats.add(misses, 1)
 		}
 		rc.w.Int(v)
-		return
 	}
 }
 
 // cmdIncrByFloat is INCRBYFLOAT key increment, computed as Redis does in
 // x87 long double: see resp_float.go for the emulation. Redis parses the
 // stored value before the increment; a failure of either gives the same
-// error, so the increment is checked once, outside the CAS loop.
+// error, so the increment is checked once, before the Update.
 func cmdIncrByFloat(rc *respConn, argv [][]byte) {
 	var incr big.Float
 	if !parseLongDouble(&incr, argv[2]) {
 		rc.w.Error(errNotFloat)
 		return
 	}
-	n := rc.update(argv[1], func(old []byte, found bool) ([]byte, bool) {
+	rc.stats.add(statCmdSet, 1)
+	var errMsg string
+	_, err := rc.srv.store.Update(argv[1], func(old store.Item, found bool) store.Change {
+		errMsg = ""
 		var v big.Float
 		if !found {
 			v.SetPrec(ldPrec)
-		} else if !parseLongDouble(&v, old) {
-			rc.w.Error(errNotFloat)
-			return nil, false
+		} else if !parseLongDouble(&v, old.Value) {
+			errMsg = errNotFloat
+			return store.Change{}
 		}
 		if !addLongDouble(&v, &v, &incr) {
-			rc.w.Error("ERR increment would produce NaN or Infinity")
-			return nil, false
+			errMsg = "ERR increment would produce NaN or Infinity"
+			return store.Change{}
 		}
 		rc.scratch = appendLongDouble(rc.scratch[:0], &v)
-		return rc.scratch, true
+		return store.Change{Op: store.Put, Value: rc.scratch, Flags: old.Flags, Deadline: old.Deadline}
 	})
-	if n >= 0 {
-		rc.w.Bulk(rc.scratch[:n])
+	switch {
+	case errMsg != "":
+		rc.w.Error(errMsg)
+	case err != nil:
+		rc.storeError(err)
+	default:
+		rc.w.Bulk(rc.scratch)
 	}
 }
 

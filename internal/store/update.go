@@ -18,6 +18,10 @@ const (
 	Put
 	// Remove deletes the item (nothing if there was none).
 	Remove
+	// Retime sets the live item's deadline to Deadline, keeping its value,
+	// flags and CAS token, and records the use, as Touch does (nothing if
+	// there was no item). A deadline already passed expires the item.
+	Retime
 )
 
 // Change is an Update function's decision.
@@ -28,13 +32,14 @@ type Change struct {
 	// copies them before Update returns.
 	Value, Suffix []byte
 	Flags         uint32
-	Deadline      int64 // Unix nanoseconds; 0 = never expires
+	Deadline      int64 // Unix nanoseconds; 0 = never expires (Put, Retime)
 }
 
 // Update reads the live item under key and applies fn's decision about it,
 // both under the key's shard lock: nothing else changes the key in
-// between. fn gets the item (old.Value aliases the store's memory: read it,
-// do not keep or modify it after fn returns) and whether there was one (an
+// between. fn gets the item (old.Value aliases the store's memory: never
+// modify it; it stays readable after fn returns, as Get's values do,
+// because records are never written over) and whether there was one (an
 // expired or flushed item counts as none). fn runs with the shard locked
 // and must not call back into the Store.
 //
@@ -45,8 +50,8 @@ type Change struct {
 // written, a counter bumped) belong after Update returns, or on a path
 // where it returns Keep or Remove, which are never repeated.
 //
-// Update returns the new CAS token after a Put (0 otherwise), and the
-// error of a Put that cannot be done: ErrTooLarge when key, value and
+// Keep, Remove and Retime never fail. Update returns the new CAS token
+// after a Put (0 otherwise), and the error of a Put that cannot be done: ErrTooLarge when key, value and
 // ItemOverhead exceed MaxItemSize, ErrNoMemory when no room can be made.
 // A failed Put changes nothing. A Put whose deadline has already passed
 // succeeds and leaves the key absent, as Store does.
@@ -79,6 +84,15 @@ func (s *Store) updateLocked(sh *shard, clk *clock, h uint64, key []byte, fn fun
 	case Remove:
 		if found {
 			s.dropLocked(sh, &old, dropDeleted)
+		}
+		return 0, 0, nil
+	case Retime:
+		if found {
+			old.used()
+			old.atime = s.nowSec(clk)
+			old.deadline = c.Deadline
+			sh.commitLocked(&old)
+			s.persistLocked(sh, &old)
 		}
 		return 0, 0, nil
 	case Put:

@@ -189,3 +189,23 @@ func BenchmarkUpdate(b *testing.B) {
 		i++
 	}
 }
+
+func TestUpdateRetime(t *testing.T) {
+	s := newTestStore(t, Config{})
+	cas := mustStore(t, s, ModeSet, "k", "v", 3, 0)
+	dl := time.Now().Add(time.Hour).UnixNano()
+	if _, err := s.Update([]byte("k"), func(Item, bool) Change { return Change{Op: Retime, Deadline: dl} }); err != nil {
+		t.Fatal(err)
+	}
+	it, ok := s.Peek([]byte("k"))
+	if !ok || string(it.Value) != "v" || it.Flags != 3 || it.CAS != cas || it.Deadline != dl {
+		t.Fatalf("after Retime: %+v %v; want value v, flags 3, cas %d, deadline %d", it, ok, cas, dl)
+	}
+	if _, err := s.Update([]byte("absent"), func(Item, bool) Change { return Change{Op: Retime, Deadline: dl} }); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Peek([]byte("absent")); ok {
+		t.Fatal("Retime created a key")
+	}
+	checkInvariants(t, s)
+}
