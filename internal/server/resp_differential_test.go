@@ -4,7 +4,7 @@ package server
 // inline and multibulk) go to a real redis-server and to an in-process
 // MiniKV, and the reply byte streams must be equal, except in the sessions
 // listed in respKnownDiffs, each of which names a documented difference
-// (README, "Differences from Redis") and pins MiniKV's own reply.
+// (docs/redis.md, "Differences from Redis") and pins MiniKV's own reply.
 //
 // Each session runs on a fresh connection and uses keys with its own
 // prefix, so sessions run in parallel. After the session's bytes the
@@ -161,7 +161,7 @@ var respSessions = []respSession{
 }
 
 // respKnownDiffs are the sessions where MiniKV differs from Redis 7.0.15
-// on purpose, by the name of the difference in README, with MiniKV's
+// on purpose, by the name of the difference in docs/redis.md, with MiniKV's
 // exact reply stream and whether it closes.
 var respKnownDiffs = map[string]struct {
 	difference string
@@ -368,7 +368,7 @@ func TestRESPDifferential(t *testing.T) {
 				t.Errorf("%s: minikv (closed %v) %q, want (closed %v) %q", s.name, got.closed, got.out, d.closed, d.minikv)
 			}
 			if bytes.Equal(got.out, want.out) && got.closed == want.closed {
-				t.Errorf("%s: documented difference %q is gone: Redis replies the same; drop it from README and this list", s.name, d.difference)
+				t.Errorf("%s: documented difference %q is gone: Redis replies the same; drop it from docs/redis.md and this list", s.name, d.difference)
 			}
 			t.Logf("documented difference %q: redis (closed %v) %q", d.difference, want.closed, want.out)
 		})

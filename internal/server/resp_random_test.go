@@ -17,7 +17,7 @@ package server
 // a run, and a GT/LT comparison of two deadlines never depends on which
 // millisecond either server read its clock. Absolute expiries are in the
 // past or between 2033 and 2255, never after 2262 (MiniKV clamps those,
-// README difference 7, pinned by TestRESPDifferential). Redis keeps a key
+// docs/redis.md difference 7, pinned by TestRESPDifferential). Redis keeps a key
 // stored with a past deadline (SET ... PXAT 1) until a lookup or its
 // expiry cycle removes it, so DBSIZE is sent after an EXISTS of every key
 // and SCAN never asks for TYPE none (see exec and scan).
@@ -85,7 +85,7 @@ const (
 // time-dependent commands may be.
 var randTTLSlack = map[string]int64{"ttl": 2, "expiretime": 2, "pttl": 2000, "pexpiretime": 2000}
 
-// randKnownDiffs are the documented differences (README, "Differences
+// randKnownDiffs are the documented differences (docs/redis.md, "Differences
 // from Redis") the generator can reach, each with the replies it accepts.
 var randKnownDiffs = []struct {
 	difference string
