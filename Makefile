@@ -109,7 +109,7 @@ bench-sweep-pipeline: build
 clean:
 	rm -rf $(BIN)
 
-# The durable engine's long tests (internal/lsm): millions of model
+# The durable engine's long tests (lsm): millions of model
 # operations with crashes and power losses, 25 kill -9 cycles per sync mode
 # and kill point (writes, mid-flush, mid-compaction) against the server,
 # 1 GiB of 100 KB values through a server with -m 64 (every one read back
@@ -122,8 +122,8 @@ soak:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -count=1 -timeout 30m -run TestRESPRandomDifferential ./internal/server/ -args -soak -rand.seeds 1000
 	$(GO) test -count=1 -timeout 30m -run TestCrashKill9Durable ./cmd/minikv/ -args -soak
 	$(GO) test -count=1 -timeout 30m -run TestTieredLargerThanMemory ./cmd/minikv/ -args -soak
-	$(GO) test -count=1 -timeout 90m ./internal/lsm/... -args -soak
-	$(GO) test -race -count=20 -timeout 30m -run 'TestConcurrent|TestPowerLoss' ./internal/lsm/ -args -soak
+	$(GO) test -count=1 -timeout 90m ./lsm/... -args -soak
+	$(GO) test -race -count=20 -timeout 30m -run 'TestConcurrent|TestPowerLoss' ./lsm/ -args -soak
 
 # The seed workload against MiniKV's LSM, Pebble, goleveldb and Badger, each
 # in its own process (bench/lsm is a separate module, so those engines never

@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/dgraph-io/badger/v4"
-	"github.com/minikv/minikv/internal/lsm"
+	"github.com/minikv/minikv/lsm"
 	"github.com/syndtr/goleveldb/leveldb"
 	leveldbopt "github.com/syndtr/goleveldb/leveldb/opt"
 	"github.com/syndtr/goleveldb/leveldb/util"

@@ -109,7 +109,7 @@ func TestStartRefusesDamagedDataDir(t *testing.T) {
 	}{
 		{"table index block", "", ".sst", func(b []byte) {
 			// The footer is the last 48 bytes; the index block's
-			// offset is its third 8-byte word (internal/lsm/table.go).
+			// offset is its third 8-byte word (lsm/table.go).
 			const footerLen = 48
 			off := binary.LittleEndian.Uint64(b[len(b)-footerLen+16:])
 			b[off] ^= 0x40

@@ -45,8 +45,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm"
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 var soak = flag.Bool("soak", false, "run the long kill -9 cycles (make soak)")

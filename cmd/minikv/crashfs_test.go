@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // stopFS is the filesystem of the kill test's server: the OS's, except
@@ -82,7 +82,7 @@ func (p *stopFS) at(op, name string) {
 // engineWork names the engine's background work the calling goroutine is
 // doing: "flush", "compaction" or "".
 func engineWork() string {
-	const db = "github.com/minikv/minikv/internal/lsm.(*DB)."
+	const db = "github.com/minikv/minikv/lsm.(*DB)."
 	pcs := make([]uintptr, 64)
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
 	for {

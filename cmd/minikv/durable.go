@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/durable"
-	"github.com/minikv/minikv/internal/lsm"
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm"
+	"github.com/minikv/minikv/lsm/vfs"
 	"github.com/minikv/minikv/internal/store"
 )
 

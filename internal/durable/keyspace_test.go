@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm"
+	"github.com/minikv/minikv/lsm"
 	"github.com/minikv/minikv/internal/store"
 )
 

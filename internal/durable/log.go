@@ -1,4 +1,4 @@
-// Package durable puts the LSM engine (internal/lsm) under the store: Log
+// Package durable puts the LSM engine (lsm) under the store: Log
 // is the store.Disk of MiniKV's durable mode (--data-dir).
 //
 // The store queues every change with Write while it holds the key's shard
@@ -26,7 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm"
+	"github.com/minikv/minikv/lsm"
 	"github.com/minikv/minikv/internal/store"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm"
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm"
+	"github.com/minikv/minikv/lsm/vfs"
 	"github.com/minikv/minikv/internal/store"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // TestWALWriteErrorFailsWritesKeepsAcknowledged injects a write error into

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 const crashWriters = 4

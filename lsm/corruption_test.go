@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 func corruptionKey(i int) []byte { return fmt.Appendf(nil, "key%06d", i) }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // soak turns the short default tests into long ones (make soak).

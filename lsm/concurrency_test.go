@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // TestConcurrentReadersWritersCompactions runs writers, point readers,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 type tableEntry struct{ key, value []byte } // internal key

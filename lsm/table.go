@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // SSTable format (version 1):

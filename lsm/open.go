@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // Open opens (creating if needed) the database in dir.

@@ -1,6 +1,6 @@
 package lsm
 
-import "github.com/minikv/minikv/internal/lsm/vfs"
+import "github.com/minikv/minikv/lsm/vfs"
 
 // SyncMode says when the write-ahead log is fsynced. In every mode a write
 // has reached the operating system (write(2) on the log) before Put, Delete

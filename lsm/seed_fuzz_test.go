@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/internal/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // engineFiles is what a small database on MemFS leaves behind, as the
