@@ -7,12 +7,15 @@
 //	minikv-bench --compare minikv,memcached,redis -c 50 --prefill -t 10s --repeat 3
 //	minikv-bench --compare minikv,memcached,redis --sweep c=1,8,32,128,1024 --chart conns.svg
 //	minikv-bench --compare minikv,memcached,redis --preset seed-vol1 --repeat 3
+//	minikv-bench -s 10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11211 --hash ketama -c 50 -t 10s
+//	minikv-bench locate -s 10.0.0.1:11211,10.0.0.2:11211 --hash ketama user:1 user:2
 //
 // It exits 1 when any request failed, 2 on bad usage or setup, 130 when
 // interrupted; every server it started is stopped in all cases.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,7 +47,7 @@ const (
 )
 
 type options struct {
-	server, proto, name string
+	server, proto, name, hash string
 
 	conns, pipeline, valueSize, keys, ttl, repeat int
 	multiGet                                      int
@@ -71,6 +74,9 @@ func newFlagSet(o *options, out io.Writer) *flag.FlagSet {
 Load one running server:
   minikv-bench -s 127.0.0.1:11211 -c 50 -P 1 --ratio 1:9 -d 32 --keys 100000 --prefill -t 10s
   minikv-bench -s 127.0.0.1:6379 --proto resp -c 50 -P 16 -t 10s
+Spread keys over several servers as libmemcached/pylibmc do (per-server ops and the aggregate):
+  minikv-bench -s 10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11211 --hash ketama -c 50 --prefill -t 10s
+  minikv-bench locate -s 10.0.0.1:11211,10.0.0.2:11211 --hash ketama KEY...   (which server holds KEY)
 Start servers on free loopback ports and compare them (medians, MiniKV ÷ peer):
   minikv-bench --compare minikv,memcached,redis -c 50 -P 1 --prefill -t 10s --repeat 3
   minikv-bench --compare minikv,memcached,redis --sweep c=1,8,32,128,1024 --prefill --chart c.svg
@@ -81,7 +87,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.server, "s", "127.0.0.1:11211", "server `address` to load (without --compare)")
+	fs.StringVar(&o.server, "s", "127.0.0.1:11211", "server `address` to load (without --compare); several, comma-separated (host:port[:weight]), are a client-side-hashed pool (see --hash)")
+	fs.StringVar(&o.hash, "hash", "", "how a pool given to -s places keys: ketama (libmemcached/pylibmc's ketama, default with several servers), ketama-md5 (libmemcached's ketama_weighted, libketama, twemproxy's ketama with hash md5) or modula (libmemcached's default)")
 	fs.StringVar(&o.proto, "proto", "memcache", "protocol of -s: memcache or resp")
 	fs.StringVar(&o.name, "name", "", "label of -s in the report (default: its address)")
 	fs.IntVar(&o.conns, "c", 50, "connections")
@@ -125,6 +132,9 @@ Flags:
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "serve-null" {
 		return serveNull(ctx, args[1:], stderr)
+	}
+	if len(args) > 0 && args[0] == "locate" {
+		return locate(args[1:], os.Stdin, stdout, stderr)
 	}
 	var o options
 	fs := newFlagSet(&o, stderr)
@@ -307,16 +317,29 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 		if err != nil {
 			return nil, err
 		}
+		pool, err := poolOf(o.server, o.hash)
+		if err != nil {
+			return nil, err
+		}
 		name := o.name
 		if name == "" {
 			name = o.server
+			if pool != nil {
+				name = fmt.Sprintf("%d servers (%s)", len(pool.Servers), pool.Ring.Mode())
+			}
 		}
-		p.Targets = []bench.Target{{Name: name, Addr: o.server, Proto: proto}}
+		p.Targets = []bench.Target{{Name: name, Addr: o.server, Proto: proto, Pool: pool}}
+		if pool != nil {
+			rep.Settings.Pool = pool.String()
+		}
 		rep.Targets = []string{name}
 		rep.Protocols = map[string]string{name: proto.Name()}
 		return b, nil
 	}
 
+	if o.hash != "" {
+		return nil, fmt.Errorf("--hash applies to the servers of -s, not to --compare")
+	}
 	exe, _ := os.Executable()
 	minikvBin := o.minikvBin
 	if minikvBin == "" {
@@ -353,6 +376,76 @@ func plan(ctx context.Context, o *options, set map[string]bool, stderr io.Writer
 		return b, fmt.Errorf("--compare names no server")
 	}
 	return b, nil
+}
+
+// poolOf returns the pool -s names: nil for one server without --hash.
+func poolOf(server, hash string) (*bench.Pool, error) {
+	if !strings.Contains(server, ",") && hash == "" {
+		return nil, nil
+	}
+	servers, err := bench.ParsePool(server)
+	if err != nil {
+		return nil, err
+	}
+	if hash == "" {
+		hash = bench.HashKetama
+	}
+	return bench.NewPool(hash, servers)
+}
+
+// locate prints the server each key goes to: the keys given as arguments,
+// or one per line on stdin when there are none.
+func locate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("minikv-bench locate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := fs.String("s", "", "the pool: host:port[:weight],... in the clients' order")
+	hash := fs.String("hash", bench.HashKetama, "ketama, ketama-md5 or modula (as for a benchmark)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: minikv-bench locate -s host:port,host:port,... [--hash ketama] [KEY...]\n"+
+			"Prints KEY<TAB>server for each KEY (or each line of stdin), where libmemcached and pylibmc put it.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if *server == "" {
+		fmt.Fprintln(stderr, "minikv-bench locate: -s is required")
+		return exitUsage
+	}
+	servers, err := bench.ParsePool(*server)
+	if err != nil {
+		fmt.Fprintln(stderr, "minikv-bench locate:", err)
+		return exitUsage
+	}
+	pool, err := bench.NewPool(*hash, servers)
+	if err != nil {
+		fmt.Fprintln(stderr, "minikv-bench locate:", err)
+		return exitUsage
+	}
+	bw := bufio.NewWriter(stdout)
+	defer bw.Flush()
+	print := func(key string) {
+		fmt.Fprintf(bw, "%s\t%s\n", key, pool.Locate([]byte(key)))
+	}
+	if fs.NArg() > 0 {
+		for _, k := range fs.Args() {
+			print(k)
+		}
+		return exitOK
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		print(sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(stderr, "minikv-bench locate:", err)
+		return exitUsage
+	}
+	return exitOK
 }
 
 // parseSweep parses "c=1,8,32" or "P=1,4,16" into variants that keep the

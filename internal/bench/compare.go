@@ -66,6 +66,7 @@ type ServerInfo struct {
 // Settings echo the workload knobs.
 type Settings struct {
 	Preset    string        `json:"preset,omitempty"`
+	Pool      string        `json:"pool,omitempty"` // -s a,b,c: "ketama: a, b, c"
 	Keys      int           `json:"keys"`
 	Dist      string        `json:"dist"`
 	Ratio     string        `json:"ratio"`

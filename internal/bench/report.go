@@ -25,10 +25,13 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	base := rep.baselineName()
 	var prev *Cell
 	var tw *tabwriter.Writer
+	var group []*Cell
 	flush := func() {
 		if tw != nil {
 			_ = tw.Flush()
 		}
+		writeServers(w, group)
+		group = group[:0]
 	}
 	for _, c := range rep.Cells {
 		if prev == nil || prev.Label != c.Label || prev.Variant != c.Variant {
@@ -38,6 +41,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(tw, "target\top\tops/s\tmin–max\tp50\tp90\tp99\tp99.9\tmax\thit%%\tevicted\terrors\tclient cpu\tserver cpu\tother cpu\t%s ÷ this\t\n", base)
 		}
 		prev = c
+		group = append(group, c)
 		m := c.Median
 		ratio := ""
 		if c.Ratio > 0 {
@@ -94,6 +98,37 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	return nil
 }
 
+// writeServers prints each pooled target's per-server share under its
+// table: requests answered (a split multi-get counts on every server it
+// touched), keys asked for, their share, errors.
+func writeServers(w io.Writer, cells []*Cell) {
+	for _, c := range cells {
+		m := c.Median
+		if m == nil || len(m.Servers) == 0 {
+			continue
+		}
+		var keys int64
+		for _, s := range m.Servers {
+			keys += s.Keys
+		}
+		fmt.Fprintf(w, "\n%s per server (medians; aggregate %s ops/s above):\n", c.Target, humanCount(m.OpsPerSec))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "server\tops/s\tops\tkeys\tshare of keys\terrors\t\n")
+		for _, s := range m.Servers {
+			share := 0.0
+			if keys > 0 {
+				share = 100 * float64(s.Keys) / float64(keys)
+			}
+			errs := strconv.FormatInt(s.Errors, 10)
+			if s.Errors > 0 {
+				errs = "!! " + errs
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f%%\t%s\t\n", s.Addr, humanCount(s.OpsPerSec), s.Ops, s.Keys, share, errs)
+		}
+		_ = tw.Flush()
+	}
+}
+
 func (rep *Report) headline() string {
 	s := rep.Settings
 	var b strings.Builder
@@ -101,6 +136,9 @@ func (rep *Report) headline() string {
 		fmt.Fprintf(&b, "preset %s: ", s.Preset)
 	}
 	fmt.Fprintf(&b, "keys=%d dist=%s ratio=%s value=%dB", s.Keys, s.Dist, s.Ratio, s.ValueSize)
+	if s.Pool != "" {
+		fmt.Fprintf(&b, " pool=(%s)", s.Pool)
+	}
 	if s.TTL > 0 {
 		fmt.Fprintf(&b, " ttl=%ds", s.TTL)
 	}

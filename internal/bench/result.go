@@ -37,6 +37,8 @@ type Result struct {
 	All      Latency       `json:"latency"`
 	Get      Latency       `json:"get"`
 	Set      Latency       `json:"set"`
+	// Servers is a pooled target's share of each server (-s a,b,c --hash).
+	Servers []ServerOps `json:"servers,omitempty"`
 
 	hist [numOps]*hdrhistogram.Histogram
 }
@@ -119,6 +121,7 @@ func Merge(rs ...*Result) *Result {
 		if out.FirstErr == "" {
 			out.FirstErr = r.FirstErr
 		}
+		out.Servers = addServers(out.Servers, r.Servers)
 		for op := range numOps {
 			if r.hist[op] != nil {
 				out.hist[op].Merge(r.hist[op])
@@ -126,7 +129,29 @@ func Merge(rs ...*Result) *Result {
 		}
 	}
 	out.finish()
+	for i := range out.Servers {
+		out.Servers[i].OpsPerSec = OpsPerSecond(out.Servers[i].Ops, out.Wall)
+	}
 	return out
+}
+
+// addServers adds b's per-server counts to a's, server by server.
+func addServers(a, b []ServerOps) []ServerOps {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = make([]ServerOps, len(b))
+		for i := range b {
+			a[i].Addr = b[i].Addr
+		}
+	}
+	for i := range min(len(a), len(b)) {
+		a[i].Ops += b[i].Ops
+		a[i].Keys += b[i].Keys
+		a[i].Errors += b[i].Errors
+	}
+	return a
 }
 
 // Median is the middle of repeated Results: each figure is the median of
@@ -175,6 +200,26 @@ func Median(rs []*Result) *Result {
 		All:       lat(func(r *Result) Latency { return r.All }),
 		Get:       lat(func(r *Result) Latency { return r.Get }),
 		Set:       lat(func(r *Result) Latency { return r.Set }),
+	}
+	if n := len(rs[0].Servers); n > 0 {
+		out.Servers = make([]ServerOps, n)
+		for i := range n {
+			at := func(r *Result) ServerOps {
+				if i < len(r.Servers) {
+					return r.Servers[i]
+				}
+				return ServerOps{}
+			}
+			out.Servers[i] = ServerOps{
+				Addr:      rs[0].Servers[i].Addr,
+				Ops:       int64(med(func(r *Result) float64 { return float64(at(r).Ops) })),
+				Keys:      int64(med(func(r *Result) float64 { return float64(at(r).Keys) })),
+				OpsPerSec: med(func(r *Result) float64 { return at(r).OpsPerSec }),
+			}
+			for _, r := range rs {
+				out.Servers[i].Errors += at(r).Errors
+			}
+		}
 	}
 	for _, r := range rs {
 		if r.Evictions < 0 {

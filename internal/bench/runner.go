@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,9 @@ type Target struct {
 	Addr  string // host:port
 	Proto Proto
 	PID   int // of a server this process started (its CPU time is read from /proc); 0 if not ours
+	// Pool, when set, spreads the keys over several servers on the client
+	// side (Addr is then unused): see Pool.
+	Pool *Pool
 }
 
 // Phase is one measured stretch of load over a Session's connections.
@@ -69,6 +73,8 @@ type client struct {
 	rearm time.Time // when the I/O deadline must next be pushed back
 	arena []byte    // --multiget: the keys of one request, back to back
 	mkeys [][]byte  // --multiget: slices of arena
+
+	shards []*shard // a pooled target: one connection per server (nc is nil)
 }
 
 // ErrNoConnections is returned when a Session could not open any.
@@ -93,6 +99,15 @@ func Connect(ctx context.Context, t Target, w *Workload, n int, timeout time.Dur
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if t.Pool != nil {
+				shards, err := dialPool(ctx, &d, t.Pool)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				s.conns[i] = &client{shards: shards, gen: w.NewGenerator(i, n)}
+				return
+			}
 			nc, err := d.DialContext(ctx, "tcp", t.Addr)
 			if err != nil {
 				errs[i] = err
@@ -108,7 +123,11 @@ func Connect(ctx context.Context, t Target, w *Workload, n int, timeout time.Dur
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("bench: connecting to %s (%s): %w", t.Name, t.Addr, err)
+		addr := t.Addr
+		if t.Pool != nil {
+			addr = strings.Join(t.Pool.Addrs(), ", ")
+		}
+		return nil, fmt.Errorf("bench: connecting to %s (%s): %w", t.Name, addr, err)
 	}
 	return s, nil
 }
@@ -116,8 +135,14 @@ func Connect(ctx context.Context, t Target, w *Workload, n int, timeout time.Dur
 // Close closes every connection.
 func (s *Session) Close() {
 	for _, c := range s.conns {
-		if c != nil {
+		if c == nil {
+			continue
+		}
+		if c.nc != nil {
 			_ = c.nc.Close()
+		}
+		for _, sh := range c.shards {
+			_ = sh.nc.Close()
 		}
 	}
 }
@@ -129,6 +154,7 @@ func (s *Session) Conns() int { return len(s.conns) }
 type workerStats struct {
 	ops, hits, misses, errors int64
 	err                       error
+	pool                      poolStats // a pooled target's per-server counters
 }
 
 // Run runs one phase and returns its Result. Errors during the phase do not
@@ -155,6 +181,10 @@ func (s *Session) Run(ctx context.Context, ph Phase) *Result {
 	var wg sync.WaitGroup
 	for i, c := range s.conns {
 		if c.dead {
+			continue
+		}
+		if s.t.Pool != nil {
+			wg.Go(func() { s.workPool(ctx, i, c, &ph, deadline, &remaining, rec, &stats[i]) })
 			continue
 		}
 		wg.Go(func() { s.work(ctx, i, c, &ph, deadline, &remaining, rec, &stats[i]) })
@@ -189,6 +219,9 @@ func (s *Session) Run(ctx context.Context, ph Phase) *Result {
 		if st.err != nil && r.FirstErr == "" {
 			r.FirstErr = st.err.Error()
 		}
+	}
+	if s.t.Pool != nil {
+		r.Servers = poolResult(s.t.Pool, stats, wall)
 	}
 	r.finish()
 	return r

@@ -14,6 +14,17 @@ import (
 // Run reads it before and after a phase, so a pressure run shows whether
 // its writes really evicted.
 func evictions(t Target) int64 {
+	if t.Pool != nil {
+		sum := int64(0)
+		for _, addr := range t.Pool.Addrs() {
+			n := evictions(Target{Addr: addr, Proto: t.Proto})
+			if n < 0 {
+				return -1
+			}
+			sum += n
+		}
+		return sum
+	}
 	c, err := net.DialTimeout("tcp", t.Addr, 2*time.Second)
 	if err != nil {
 		return -1
