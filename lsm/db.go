@@ -308,17 +308,26 @@ func (d *DB) Apply(b *Batch) error {
 	for !w.done && d.writers[0] != w {
 		w.cond.Wait()
 	}
+	var err error
 	if w.done {
-		err := w.err
-		d.mu.Unlock()
-		w.batch = nil
-		writerPool.Put(w)
-		return err
+		err = w.err
+	} else {
+		err = d.leadLocked()
 	}
+	d.mu.Unlock()
+	w.batch = nil
+	writerPool.Put(w)
+	return err
+}
 
-	// Leader: gather the group.
+// leadLocked commits, as the leader, the group that starts at the head of
+// the commit queue (whose batch must be set), and hands the lead to the
+// next writer. d.mu is held on entry and on return (it is released during
+// the WAL write). It returns the group's error.
+func (d *DB) leadLocked() error {
+	// Gather the group.
 	group := 1
-	size := len(b.data)
+	size := len(d.writers[0].batch.data)
 	for group < len(d.writers) && d.writers[group].batch != nil &&
 		size+len(d.writers[group].batch.data) <= maxGroupBytes {
 		size += len(d.writers[group].batch.data)
@@ -390,9 +399,6 @@ func (d *DB) Apply(b *Batch) error {
 	} else if d.closed {
 		d.bgCond.Broadcast() // Close waits for the queue to drain
 	}
-	d.mu.Unlock()
-	w.batch = nil
-	writerPool.Put(w)
 	return err
 }
 

@@ -1,0 +1,74 @@
+package lsm
+
+import "bytes"
+
+// DeleteRange deletes every key k with start <= k < end (a nil end: no
+// upper bound), atomically: readers see all of the range's keys or none of
+// them deleted, and no write of another goroutine lands between the
+// deletion's scan and its commit.
+//
+// The engine has no range tombstones (Pebble's DeleteRange costs O(1)
+// whatever the range holds): DeleteRange scans the range and writes a point
+// tombstone for each live key, all in one batch, so its cost, the WAL
+// record and the memtable space it takes grow with the keys in the range.
+// The scan and the commit run at the head of the commit queue, as one
+// commit: other writers wait behind it meanwhile. Keys that have expired
+// need no tombstone and get none. It is safe for concurrent use; with
+// SyncAlways it returns after the fsync, as Apply does.
+func (d *DB) DeleteRange(start, end []byte) error {
+	if end != nil && bytes.Compare(start, end) >= 0 {
+		return nil
+	}
+	w := &writer{}
+	w.cond.L = &d.mu
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.writers = append(d.writers, w)
+	for d.writers[0] != w {
+		w.cond.Wait()
+	}
+	// At the head of the queue: no other commit runs until this one has,
+	// and every commit before it is visible to the scan.
+	var err error
+	switch {
+	case d.closed:
+		err = ErrClosed
+	case d.bgErr != nil:
+		err = d.bgErr
+	}
+	var b *Batch
+	if err == nil {
+		d.mu.Unlock() // the scan reads tables; background work goes on
+		b, err = d.rangeTombstones(start, end)
+		d.mu.Lock()
+	}
+	if err == nil && b.count > 0 {
+		w.batch = b
+		return d.leadLocked()
+	}
+	// Nothing to commit: leave the queue to the next writer.
+	d.writers = d.writers[1:]
+	if len(d.writers) > 0 {
+		d.writers[0].cond.Signal()
+	} else if d.closed {
+		d.bgCond.Broadcast()
+	}
+	return err
+}
+
+// rangeTombstones returns a batch deleting every live key in [start, end).
+func (d *DB) rangeTombstones(start, end []byte) (*Batch, error) {
+	it, err := d.NewIter(&IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return nil, err
+	}
+	b := NewBatch()
+	for ok := it.First(); ok; ok = it.Next() {
+		b.Delete(it.Key())
+	}
+	err = it.Error()
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	return b, err
+}
