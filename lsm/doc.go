@@ -9,7 +9,24 @@
 //	err = db.Delete(key)
 //	var b lsm.Batch; b.Put(k1, v1); b.Delete(k2); err = db.Apply(&b) // atomic
 //	it, err := db.NewIter(&lsm.IterOptions{LowerBound: lo, UpperBound: hi})
+//	err = db.DeleteRange(start, end)     // atomic; cost grows with the keys in range
 //	err = db.Flush(); err = db.Compact(); m := db.Metrics(); err = db.Close()
+//
+// Errors are sentinels to test with errors.Is: ErrNotFound (absent or
+// expired), ErrClosed (after Close), ErrCorrupt (damage, wrapped with the
+// file's name and the reason). A DB is safe for concurrent use by many
+// goroutines; an Iterator or a Batch is not.
+//
+// # Compatibility
+//
+// Before 1.0 the Go API may change between minor versions; each change is
+// named in the commit history and docs/lsm.md. The on-disk formats are
+// versioned: a table's footer carries a format version (1 today) that Open
+// checks, refusing a version it does not know with an error that names the
+// table, and the manifest and log framing below are checked record by
+// record. A directory written by this version will be opened by every later
+// one; a later version that changes a format keeps reading the old one or
+// refuses it with a clear error, never misreads it.
 //
 // # Write path
 //
