@@ -11,68 +11,29 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/minikv/minikv/internal/protocol/memcache"
 	"github.com/minikv/minikv/internal/store"
 )
 
-// Per-connection counters. Each connection bumps its own (so two cores never
-// fight over one cache line per request); stats sums the live connections
-// and the totals of closed ones.
+// Buffer sizes per connection, for the protocols' readers and writers.
+// 16 KiB holds a deep pipeline of small requests (one read syscall serves
+// many commands) while 1024 idle connections cost 32 MiB at most.
 const (
-	statCmdGet = iota
-	statCmdSet
-	statCmdFlush
-	statCmdTouch
-	statGetHits
-	statGetMisses
-	statDeleteHits
-	statDeleteMisses
-	statIncrHits
-	statIncrMisses
-	statDecrHits
-	statDecrMisses
-	statCASHits
-	statCASMisses
-	statCASBadval
-	statTouchHits
-	statTouchMisses
-	statStoreTooLarge
-	statStoreNoMemory
-	statAuthCmds
-	statAuthErrors
-	statBytesRead
-	statBytesWritten
-	statIdleKicks
-	statConnYields
-	statCommandTimeouts
-	statWriteTimeouts
-	statCommands // every command run, on both ports (RESP total_commands_processed)
-	numStats
+	ReadBufSize  = 16 << 10
+	WriteBufSize = 16 << 10
 )
 
-type counters [numStats]atomic.Uint64
-
-func (c *counters) add(i int, n uint64) { c[i].Add(n) }
-
-func (c *counters) addFrom(o *counters) {
-	for i := range o {
-		c[i].Add(o[i].Load())
-	}
-}
-
-// conn is one client connection.
-type conn struct {
+// Conn is one client connection. The core owns it: its socket, deadlines,
+// counters and auth state. The protocol's Handler reads requests from it
+// and writes replies to it (Conn is the io.Reader and io.Writer under the
+// protocol's codec) and bumps its counters.
+type Conn struct {
 	srv     *Server
 	nc      net.Conn
 	id      uint64
-	proto   protocol
+	proto   Protocol
 	created time.Time
 	lastCmd atomic.Int64 // Unix ns of the last complete command
 	stats   counters
-	w       *memcache.Writer // reply writer, owned by the serving goroutine
-
-	// testHook, when set by a test, runs before each dispatched command.
-	testHook atomic.Pointer[func()]
 
 	// Owned by the serving goroutine.
 	authed       bool                      // passed auth (or none is configured)
@@ -84,11 +45,44 @@ type conn struct {
 	keys         [store.MaxPrefetch][]byte // the keys of a batch being prefetched
 }
 
-// Read counts bytes for stats and lets conn stand in for the net.Conn under
+// Server returns the server c belongs to.
+func (c *Conn) Server() *Server { return c.srv }
+
+// ID is the connection's number, unique within the server.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr is the client's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+
+// LocalAddr is the address the client connected to.
+func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
+
+// Created is when the connection was accepted.
+func (c *Conn) Created() time.Time { return c.created }
+
+// LastCommand is when the connection's last complete batch of commands
+// ended (its creation until then). It may be read from any goroutine.
+func (c *Conn) LastCommand() time.Time { return time.Unix(0, c.lastCmd.Load()) }
+
+// Authed reports whether the connection may run commands: it has
+// authenticated, or the server requires no auth.
+func (c *Conn) Authed() bool { return c.authed }
+
+// SetAuthed records that the connection has authenticated. Only the
+// serving goroutine may call it.
+func (c *Conn) SetAuthed() { c.authed = true }
+
+// Count adds one to the connection's counter st. Each connection bumps
+// its own counters (so two cores never fight over one cache line per
+// request); Server.Stats sums the live connections and the totals of
+// closed ones.
+func (c *Conn) Count(st Stat) { c.stats[st].Add(1) }
+
+// Read counts bytes for stats and lets Conn stand in for the net.Conn under
 // the codec's buffered reader.
-func (c *conn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.nc.Read(p)
-	c.stats.add(statBytesRead, uint64(n))
+	c.stats[StatBytesRead].Add(uint64(n))
 	return n, err
 }
 
@@ -96,7 +90,7 @@ func (c *conn) Read(p []byte) (int, error) {
 // Every write has a deadline at least half of WriteTimeout away (see
 // armRead), so a client that stops reading is cut off instead of pinning
 // its goroutine and buffers.
-func (c *conn) Write(p []byte) (int, error) {
+func (c *Conn) Write(p []byte) (int, error) {
 	// Durable mode: no reply leaves before the changes made so far are
 	// durable (the store answers at once when there is no disk, and when
 	// nothing is waiting). Every reply of both protocols passes here.
@@ -116,7 +110,7 @@ func (c *conn) Write(p []byte) (int, error) {
 		}
 	}
 	n, err := c.nc.Write(p)
-	c.stats.add(statBytesWritten, uint64(n))
+	c.stats[StatBytesWritten].Add(uint64(n))
 	if err != nil {
 		c.writeFailed = true
 	}
@@ -125,7 +119,7 @@ func (c *conn) Write(p []byte) (int, error) {
 
 // serve runs the connection until it ends, recovering from a panic so one
 // bad request can only ever cost its own connection (as net/http does).
-func (c *conn) serve() {
+func (c *Conn) serve() {
 	defer c.srv.removeConn(c)
 	defer c.nc.Close()
 	defer func() {
@@ -135,7 +129,7 @@ func (c *conn) serve() {
 		}
 	}()
 	c.srv.log.Debug("connection opened", "conn_id", c.id, "remote", c.nc.RemoteAddr().String())
-	c.authed = !c.srv.authRequired()
+	c.authed = !c.srv.AuthRequired()
 	var err error
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		err = c.handshake(tc)
@@ -145,12 +139,8 @@ func (c *conn) serve() {
 		// creation until its first command.
 		c.armRead(time.Now().UnixNano())
 	}
-	switch {
-	case err != nil:
-	case c.proto == protoRESP:
-		err = c.serveRESP()
-	default:
-		err = c.serveMemcache()
+	if err == nil {
+		err = c.loop(c.proto.NewHandler(c))
 	}
 	switch {
 	case err == nil, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
@@ -158,17 +148,64 @@ func (c *conn) serve() {
 		switch {
 		case c.srv.shuttingDown.Load():
 		case c.writeFailed:
-			c.stats.add(statWriteTimeouts, 1)
+			c.Count(StatWriteTimeouts)
 			c.srv.log.Debug("client stopped reading; connection closed", "conn_id", c.id)
 		case c.waiting:
-			c.stats.add(statIdleKicks, 1)
+			c.Count(StatIdleKicks)
 			c.srv.log.Debug("idle connection closed", "conn_id", c.id)
 		default:
-			c.stats.add(statCommandTimeouts, 1)
+			c.Count(StatCommandTimeouts)
 			c.srv.log.Debug("command not completed in time; connection closed", "conn_id", c.id)
 		}
 	default:
 		c.srv.log.Debug("connection closed", "conn_id", c.id, "err", err)
+	}
+}
+
+// loop is the connection loop of every protocol. Replies are buffered and
+// flushed only when the read buffer is drained (or every ReqsPerEvent
+// requests), so a pipelined batch is answered with one write syscall; the
+// deadlines are re-armed once per batch; shutdown is noticed between
+// batches.
+func (c *Conn) loop(h Handler) error {
+	pending := 0 // requests served since the last flush
+	for {
+		requests, replies := h.Buffered()
+		if requests == 0 {
+			if pending > 0 {
+				c.commandsDone()
+			}
+			if replies > 0 {
+				if err := h.Flush(); err != nil {
+					return err
+				}
+			}
+			c.flushAt = 0 // unused when nothing was flushed; never stale later
+			pending = 0
+			if c.srv.shuttingDown.Load() {
+				return nil
+			}
+			if err := c.waitForCommand(h); err != nil {
+				return err
+			}
+			if c.authed {
+				c.prefetch(h.Keys(c.keys[:0]))
+			}
+		} else if pending >= c.srv.cfg.ReqsPerEvent {
+			c.Count(StatConnYields)
+			c.commandsDone()
+			if err := h.Flush(); err != nil {
+				return err
+			}
+			c.flushAt = 0
+			pending = 0
+		}
+		switch res, err := h.Serve(); res {
+		case Served:
+			pending++
+		case Closing:
+			return err
+		}
 	}
 }
 
@@ -185,14 +222,14 @@ func (c *conn) serve() {
 // waitForCommand blocks until the first byte of the next command arrives,
 // then arms the command deadline: from here the command must be complete
 // within CommandTimeout, however slowly its bytes trickle in.
-func (c *conn) waitForCommand(wait func() (byte, error)) error {
+func (c *Conn) waitForCommand(h Handler) error {
 	c.waiting = true
-	first, err := wait()
+	first, err := h.Wait()
 	for err != nil {
 		if !errors.Is(err, os.ErrDeadlineExceeded) || !c.rearmIdle() {
 			return err // still waiting: a timeout here is an idle kick
 		}
-		first, err = wait()
+		first, err = h.Wait()
 	}
 	c.waiting = false
 	if first == tlsHandshakeRecord {
@@ -211,7 +248,7 @@ func (c *conn) waitForCommand(wait func() (byte, error)) error {
 // command's, and the idle timeout (if any) has not passed since the last
 // complete command. It reports false when the connection must close: the
 // server is shutting down, or the connection has been idle too long.
-func (c *conn) rearmIdle() bool {
+func (c *Conn) rearmIdle() bool {
 	if c.srv.shuttingDown.Load() {
 		return false
 	}
@@ -234,13 +271,13 @@ func (c *conn) rearmIdle() bool {
 
 // commandsDone records that the commands parsed since the last flush are
 // complete: it stamps lastCmd and re-arms the read deadline. The
-// connection loops call it where they flush, once per batch rather than
+// connection loop calls it where it flushes, once per batch rather than
 // once per command, so a pipelined batch reads the clock once (the clock
 // read was 6 % of the server's CPU at P=16 when it was per command). The
-// flush right after it reuses the reading; the loops clear it after that
+// flush right after it reuses the reading; the loop clears it after that
 // flush, so a write later in the stream (a reply larger than the buffer)
 // never arms its deadline from an old clock.
-func (c *conn) commandsDone() {
+func (c *Conn) commandsDone() {
 	now := time.Now().UnixNano()
 	c.lastCmd.Store(now)
 	c.flushAt = now
@@ -252,7 +289,7 @@ func (c *conn) commandsDone() {
 // timer only when the deadline in place is less than half the shorter
 // timeout away, so a busy pipelined stream pays a timer reset rarely while
 // any one command still gets at least half its timeout.
-func (c *conn) armRead(now int64) {
+func (c *Conn) armRead(now int64) {
 	t, it := c.srv.cfg.CommandTimeout, c.srv.cfg.IdleTimeout
 	period := t
 	if it > 0 && (period <= 0 || it < period) {
@@ -279,7 +316,7 @@ func (c *conn) armRead(now int64) {
 // of a batch that just arrived, will read, so the batch's cache misses
 // overlap instead of coming one after the other. A single key has nothing
 // to overlap with, so P=1 traffic skips it.
-func (c *conn) prefetch(keys [][]byte) {
+func (c *Conn) prefetch(keys [][]byte) {
 	if len(keys) > 1 {
 		c.srv.store.Prefetch(keys)
 	}
@@ -293,7 +330,7 @@ var errTLSOnPlainPort = errors.New("server: TLS handshake on a plain-text port")
 
 // handshake completes a TLS handshake within CommandTimeout, so a client
 // that connects and never speaks TLS cannot hold a connection slot.
-func (c *conn) handshake(tc *tls.Conn) error {
+func (c *Conn) handshake(tc *tls.Conn) error {
 	if t := c.srv.cfg.CommandTimeout; t > 0 {
 		_ = tc.SetDeadline(time.Now().Add(t))
 	}

@@ -356,7 +356,7 @@ func TestWriteDeadlineAfterSilentBatch(t *testing.T) {
 
 		nc := ln.dial()
 		c := &client{t: t, nc: nc, br: bufio.NewReader(nc)}
-		big := strings.Repeat("v", 3*writeBufSize)
+		big := strings.Repeat("v", 3*WriteBufSize)
 		c.expect(fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", len(big), big), "STORED")
 		time.Sleep(6 * time.Second)
 		if _, err := io.WriteString(nc, "set k 0 0 1 noreply\r\nx\r\n"); err != nil {

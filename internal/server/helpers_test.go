@@ -25,6 +25,13 @@ type testServer struct {
 // and stops both when the test ends.
 func startServer(t testing.TB, cfg Config, scfg store.Config) *testServer {
 	t.Helper()
+	return startServerWith(t, cfg, scfg, func(s *Server) Protocol { return newMemcache(s) })
+}
+
+// startServerWith is startServer with the protocol proto returns for the
+// listener.
+func startServerWith(t testing.TB, cfg Config, scfg store.Config, proto func(*Server) Protocol) *testServer {
+	t.Helper()
 	if scfg.MaxItemSize == 0 {
 		scfg.MaxItemSize = 1 << 20
 	}
@@ -41,7 +48,8 @@ func startServer(t testing.TB, cfg Config, scfg store.Config) *testServer {
 		t.Fatal(err)
 	}
 	ts := &testServer{srv: srv, store: st, addr: ln.Addr().String(), done: make(chan error, 1)}
-	go func() { ts.done <- srv.Serve(ln) }()
+	p := proto(srv)
+	go func() { ts.done <- srv.serve(ln, p) }()
 	t.Cleanup(func() { ts.stop(t) })
 	return ts
 }

@@ -3,116 +3,117 @@ package server
 import (
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/minikv/minikv/internal/protocol/memcache"
 	"github.com/minikv/minikv/internal/store"
 )
 
-// Buffer sizes per connection. 16 KiB holds a deep pipeline of small
-// requests (one read syscall serves many commands) while 1024 idle
-// connections cost 32 MiB at most.
-const (
-	readBufSize  = 16 << 10
-	writeBufSize = 16 << 10
-)
+// mcProtocol is memcached's text protocol, classic and meta commands, over
+// the server's store.
+type mcProtocol struct {
+	srv       *Server
+	st        *store.Store
+	cfg       Config       // the server's, read once
+	verbosity atomic.Int64 // memcached -v; the verbosity command sets it
+}
 
-// serveMemcache is the memcached text-protocol loop. Replies are buffered and
-// flushed only when the read buffer is drained (or every ReqsPerEvent
-// commands), so a pipelined batch is answered with one write syscall.
-func (c *conn) serveMemcache() error {
-	s := c.srv
-	r := memcache.NewReader(c, readBufSize, c.maxValueLen)
-	w := memcache.NewWriter(c, writeBufSize)
-	c.w = w
-	var req memcache.Request
-	pending := 0 // commands answered since the last flush
-	for {
-		if r.Buffered() == 0 {
-			if pending > 0 {
-				c.commandsDone()
-			}
-			if w.Buffered() > 0 {
-				if err := w.Flush(); err != nil {
-					return err
-				}
-			}
-			c.flushAt = 0 // unused when nothing was flushed; never stale later
-			pending = 0
-			if c.srv.shuttingDown.Load() {
-				return nil
-			}
-			if err := c.waitForCommand(r.Wait); err != nil {
-				return err
-			}
-			if c.authed {
-				c.prefetch(memcache.Keys(c.keys[:0], r.Pending(), len(c.keys)))
-			}
-		} else if pending >= s.cfg.ReqsPerEvent {
-			c.stats.add(statConnYields, 1)
-			c.commandsDone()
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			c.flushAt = 0
-			pending = 0
-		}
-		err := r.Read(&req)
-		if !c.authed {
-			if !c.preAuthMemcache(&req, err, w) {
-				_ = w.Flush()
-				return err
-			}
-			pending++
-			continue
-		}
-		if err != nil {
-			if errors.Is(err, memcache.ErrTooLarge) {
-				c.stats.add(statCmdSet, 1)
-				c.stats.add(statStoreTooLarge, 1)
-			}
-			line, closeConn := memcache.ErrorReply(err)
-			if line != "" && !req.Noreply {
-				w.Line(line)
-			}
-			if closeConn {
-				_ = w.Flush()
-				return err
-			}
-			pending++
-			continue
-		}
-		if req.Command == memcache.CmdQuit {
-			return w.Flush()
-		}
-		c.stats.add(statCommands, 1)
-		if !c.dispatch(&req, w) {
+// newMemcache returns the memcached protocol for srv's listeners.
+func newMemcache(srv *Server) *mcProtocol {
+	p := &mcProtocol{srv: srv, st: srv.Store(), cfg: srv.Config()}
+	p.verbosity.Store(int64(p.cfg.Verbosity))
+	return p
+}
+
+// MaxConnsReply is memcached's answer to a connection over -c.
+func (p *mcProtocol) MaxConnsReply() string { return "ERROR Too many open connections\r\n" }
+
+// NewHandler returns the memcached state of a new connection.
+func (p *mcProtocol) NewHandler(sc *Conn) Handler {
+	c := &mcConn{Conn: sc, p: p, st: p.st}
+	c.r = memcache.NewReader(sc, ReadBufSize, c.maxValueLen)
+	c.w = memcache.NewWriter(sc, WriteBufSize)
+	return c
+}
+
+// mcConn is one memcached connection: the core's Conn (for its counters
+// and auth state), the codec, and the request being served.
+type mcConn struct {
+	*Conn
+	p   *mcProtocol
+	st  *store.Store
+	r   *memcache.Reader
+	w   *memcache.Writer // replies, flushed by the core's loop
+	req memcache.Request
+}
+
+// Buffered reports the unparsed request bytes and the unflushed replies.
+func (c *mcConn) Buffered() (requests, replies int) { return c.r.Buffered(), c.w.Buffered() }
+
+// Wait blocks until the next request's first byte has arrived.
+func (c *mcConn) Wait() (byte, error) { return c.r.Wait() }
+
+// Keys appends the keys of the complete requests buffered.
+func (c *mcConn) Keys(keys [][]byte) [][]byte {
+	return memcache.Keys(keys, c.r.Pending(), cap(keys))
+}
+
+// Flush writes the buffered replies.
+func (c *mcConn) Flush() error { return c.w.Flush() }
+
+// Serve reads one request and answers it.
+func (c *mcConn) Serve() (Result, error) {
+	req, w := &c.req, c.w
+	err := c.r.Read(req)
+	if !c.Authed() {
+		if !c.preAuthMemcache(req, err, w) {
 			_ = w.Flush()
-			return nil
+			return Closing, err
 		}
-		pending++
+		return Served, nil
 	}
+	if err != nil {
+		if errors.Is(err, memcache.ErrTooLarge) {
+			c.Count(StatCmdSet)
+			c.Count(StatStoreTooLarge)
+		}
+		line, closeConn := memcache.ErrorReply(err)
+		if line != "" && !req.Noreply {
+			w.Line(line)
+		}
+		if closeConn {
+			_ = w.Flush()
+			return Closing, err
+		}
+		return Served, nil
+	}
+	if req.Command == memcache.CmdQuit {
+		return Closing, w.Flush()
+	}
+	c.Count(StatCommands)
+	if !c.dispatch(req) {
+		_ = w.Flush()
+		return Closing, nil
+	}
+	return Served, nil
 }
 
 // dispatch executes one request and writes its reply. It reports false when
 // the connection must close.
-func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
-	if h := c.testHook.Load(); h != nil {
-		(*h)()
-	}
-	s := c.srv
-	st := s.store
+func (c *mcConn) dispatch(req *memcache.Request) bool {
+	w, st := c.w, c.st
 	switch req.Command {
 	case memcache.CmdGet, memcache.CmdGets, memcache.CmdMget:
 		withCAS := req.Command == memcache.CmdGets
 		for _, key := range req.Keys {
 			it, ok := st.Get(key)
-			c.stats.add(statCmdGet, 1)
+			c.Count(StatCmdGet)
 			if !ok {
-				c.stats.add(statGetMisses, 1)
+				c.Count(StatGetMisses)
 				continue
 			}
-			c.stats.add(statGetHits, 1)
+			c.Count(StatGetHits)
 			w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
 		}
 		w.Line(memcache.End)
@@ -122,12 +123,12 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 		withCAS := req.Command == memcache.CmdGats
 		for _, key := range req.Keys {
 			it, ok := st.GetAndTouch(key, deadline)
-			c.stats.add(statCmdTouch, 1)
+			c.Count(StatCmdTouch)
 			if !ok {
-				c.stats.add(statTouchMisses, 1)
+				c.Count(StatTouchMisses)
 				continue
 			}
-			c.stats.add(statTouchHits, 1)
+			c.Count(StatTouchHits)
 			w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
 		}
 		w.Line(memcache.End)
@@ -138,28 +139,28 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 
 	case memcache.CmdDelete:
 		if st.Delete(req.Key()) == nil {
-			c.stats.add(statDeleteHits, 1)
+			c.Count(StatDeleteHits)
 			c.reply(req, memcache.Deleted)
 		} else {
-			c.stats.add(statDeleteMisses, 1)
+			c.Count(StatDeleteMisses)
 			c.reply(req, memcache.NotFound)
 		}
 
 	case memcache.CmdIncr, memcache.CmdDecr:
 		decr := req.Command == memcache.CmdDecr
-		hits, misses := statIncrHits, statIncrMisses
+		hits, misses := StatIncrHits, StatIncrMisses
 		if decr {
-			hits, misses = statDecrHits, statDecrMisses
+			hits, misses = StatDecrHits, StatDecrMisses
 		}
 		v, _, err := st.Incr(req.Key(), req.Delta, decr)
 		switch {
 		case err == nil:
-			c.stats.add(hits, 1)
+			c.Count(hits)
 			if !req.Noreply {
 				w.Uint(v)
 			}
 		case errors.Is(err, store.ErrNotFound):
-			c.stats.add(misses, 1)
+			c.Count(misses)
 			c.reply(req, memcache.NotFound)
 		case errors.Is(err, store.ErrNotNumeric):
 			c.reply(req, memcache.ClientErrorNonNumeric)
@@ -168,21 +169,21 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 		}
 
 	case memcache.CmdTouch:
-		c.stats.add(statCmdTouch, 1)
+		c.Count(StatCmdTouch)
 		if st.Touch(req.Key(), store.Deadline(req.Exptime, time.Now())) {
-			c.stats.add(statTouchHits, 1)
+			c.Count(StatTouchHits)
 			c.reply(req, memcache.Touched)
 		} else {
-			c.stats.add(statTouchMisses, 1)
+			c.Count(StatTouchMisses)
 			c.reply(req, memcache.NotFound)
 		}
 
 	case memcache.CmdFlushAll:
-		if s.cfg.DisableFlushAll {
+		if c.p.cfg.DisableFlushAll {
 			c.reply(req, "CLIENT_ERROR flush_all not allowed")
 			break
 		}
-		c.stats.add(statCmdFlush, 1)
+		c.Count(StatCmdFlush)
 		now := time.Now()
 		at := now.UnixNano()
 		if req.HasExptime && req.Exptime > 0 {
@@ -200,7 +201,7 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 	case memcache.CmdVerbosity:
 		if len(req.Args) > 0 {
 			if v, err := strconv.ParseInt(string(req.Args[0]), 10, 64); err == nil {
-				c.srv.verbosity.Store(v)
+				c.p.verbosity.Store(v)
 			}
 		}
 		c.reply(req, memcache.OK)
@@ -219,23 +220,23 @@ func (c *conn) dispatch(req *memcache.Request, w *memcache.Writer) bool {
 }
 
 // storeCmd runs a set-family command and returns its reply line.
-func (c *conn) storeCmd(req *memcache.Request) string {
-	c.stats.add(statCmdSet, 1)
+func (c *mcConn) storeCmd(req *memcache.Request) string {
+	c.Count(StatCmdSet)
 	mode := storeModes[req.Command]
 	cas := req.CAS
-	if mode == store.ModeCAS && c.srv.cfg.DisableCAS {
+	if mode == store.ModeCAS && c.p.cfg.DisableCAS {
 		return c.casWithoutTokens(req)
 	}
 	deadline := store.Deadline(req.Exptime, time.Now())
-	_, err := c.srv.store.Store(mode, req.Key(), req.Value, req.Flags, deadline, cas)
+	_, err := c.st.Store(mode, req.Key(), req.Value, req.Flags, deadline, cas)
 	if mode == store.ModeCAS {
 		switch {
 		case err == nil:
-			c.stats.add(statCASHits, 1)
+			c.Count(StatCASHits)
 		case errors.Is(err, store.ErrExists):
-			c.stats.add(statCASBadval, 1)
+			c.Count(StatCASBadval)
 		case errors.Is(err, store.ErrNotFound):
-			c.stats.add(statCASMisses, 1)
+			c.Count(StatCASMisses)
 		}
 	}
 	if err == nil {
@@ -243,33 +244,33 @@ func (c *conn) storeCmd(req *memcache.Request) string {
 	}
 	switch {
 	case errors.Is(err, store.ErrTooLarge):
-		c.stats.add(statStoreTooLarge, 1)
+		c.Count(StatStoreTooLarge)
 	case errors.Is(err, store.ErrNoMemory):
-		c.stats.add(statStoreNoMemory, 1)
+		c.Count(StatStoreNoMemory)
 	}
 	return storeErrorLine(err)
 }
 
 // casWithoutTokens is cas under -C: every item's token reads as 0, so a cas
 // with unique 0 on an existing item stores and any other unique is stale.
-func (c *conn) casWithoutTokens(req *memcache.Request) string {
-	st := c.srv.store
+func (c *mcConn) casWithoutTokens(req *memcache.Request) string {
+	st := c.st
 	if req.CAS != 0 {
 		if _, ok := st.Get(req.Key()); ok {
-			c.stats.add(statCASBadval, 1)
+			c.Count(StatCASBadval)
 			return memcache.Exists
 		}
-		c.stats.add(statCASMisses, 1)
+		c.Count(StatCASMisses)
 		return memcache.NotFound
 	}
 	_, err := st.Store(store.ModeReplace, req.Key(), req.Value, req.Flags,
 		store.Deadline(req.Exptime, time.Now()), 0)
 	switch {
 	case err == nil:
-		c.stats.add(statCASHits, 1)
+		c.Count(StatCASHits)
 		return memcache.Stored
 	case errors.Is(err, store.ErrNotStored):
-		c.stats.add(statCASMisses, 1)
+		c.Count(StatCASMisses)
 		return memcache.NotFound
 	}
 	return storeErrorLine(err)
@@ -305,14 +306,14 @@ func storeErrorLine(err error) string {
 }
 
 // reply writes line unless the request asked for noreply.
-func (c *conn) reply(req *memcache.Request, line string) {
+func (c *mcConn) reply(req *memcache.Request, line string) {
 	if !req.Noreply {
 		c.w.Line(line)
 	}
 }
 
-func (c *conn) casOut(cas uint64) uint64 {
-	if c.srv.cfg.DisableCAS {
+func (c *mcConn) casOut(cas uint64) uint64 {
+	if c.p.cfg.DisableCAS {
 		return 0
 	}
 	return cas

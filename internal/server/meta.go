@@ -16,7 +16,7 @@ import (
 // for ms and md, HD or VA for ma), never an error.
 
 // dispatchMeta executes one meta command and writes its reply.
-func (c *conn) dispatchMeta(req *memcache.Request, w *memcache.Writer) {
+func (c *mcConn) dispatchMeta(req *memcache.Request, w *memcache.Writer) {
 	switch req.Command {
 	case memcache.CmdMetaGet:
 		c.metaGet(req, w)
@@ -75,7 +75,7 @@ func ttlLeft(deadline int64, now time.Time) int64 {
 	return (left + int64(time.Second) - 1) / int64(time.Second)
 }
 
-func (c *conn) metaGet(req *memcache.Request, w *memcache.Writer) {
+func (c *mcConn) metaGet(req *memcache.Request, w *memcache.Writer) {
 	m := &req.Meta
 	key := req.Key()
 	now := time.Now()
@@ -92,20 +92,20 @@ func (c *conn) metaGet(req *memcache.Request, w *memcache.Writer) {
 	if m.Has('E') {
 		o.HasNewCAS, o.NewCAS = true, m.NewCAS
 	}
-	mi, ok := c.srv.store.MetaGet(key, o)
-	c.stats.add(statCmdGet, 1)
+	mi, ok := c.st.MetaGet(key, o)
+	c.Count(StatCmdGet)
 	if o.Touch {
-		c.stats.add(statCmdTouch, 1)
+		c.Count(StatCmdTouch)
 	}
 	if !ok || mi.Created {
-		c.stats.add(statGetMisses, 1)
+		c.Count(StatGetMisses)
 		if o.Touch {
-			c.stats.add(statTouchMisses, 1)
+			c.Count(StatTouchMisses)
 		}
 	} else {
-		c.stats.add(statGetHits, 1)
+		c.Count(StatGetHits)
 		if o.Touch {
-			c.stats.add(statTouchHits, 1)
+			c.Count(StatTouchHits)
 		}
 	}
 	if !ok {
@@ -172,7 +172,7 @@ var metaSetModes = [256]store.Mode{
 	'R': store.ModeReplace,
 }
 
-func (c *conn) metaSet(req *memcache.Request, w *memcache.Writer) {
+func (c *mcConn) metaSet(req *memcache.Request, w *memcache.Writer) {
 	m := &req.Meta
 	key := req.Key()
 	now := time.Now()
@@ -192,16 +192,16 @@ func (c *conn) metaSet(req *memcache.Request, w *memcache.Writer) {
 	if m.Has('T') {
 		deadline = store.Deadline(m.TTL, now)
 	}
-	c.stats.add(statCmdSet, 1)
-	cas, size, err := c.srv.store.MetaSet(key, req.Value, m.ClientFlags, deadline, o)
+	c.Count(StatCmdSet)
+	cas, size, err := c.st.MetaSet(key, req.Value, m.ClientFlags, deadline, o)
 	if o.HasCompare {
 		switch {
 		case err == nil:
-			c.stats.add(statCASHits, 1)
+			c.Count(StatCASHits)
 		case errors.Is(err, store.ErrExists):
-			c.stats.add(statCASBadval, 1)
+			c.Count(StatCASBadval)
 		case errors.Is(err, store.ErrNotFound):
-			c.stats.add(statCASMisses, 1)
+			c.Count(StatCASMisses)
 		}
 	}
 	var code string
@@ -219,9 +219,9 @@ func (c *conn) metaSet(req *memcache.Request, w *memcache.Writer) {
 		code = "NF"
 	default:
 		if errors.Is(err, store.ErrTooLarge) {
-			c.stats.add(statStoreTooLarge, 1)
+			c.Count(StatStoreTooLarge)
 		} else if errors.Is(err, store.ErrNoMemory) {
-			c.stats.add(statStoreNoMemory, 1)
+			c.Count(StatStoreNoMemory)
 		}
 		w.Line(storeErrorLine(err))
 		return
@@ -245,7 +245,7 @@ func (c *conn) metaSet(req *memcache.Request, w *memcache.Writer) {
 	w.MetaEnd()
 }
 
-func (c *conn) metaDelete(req *memcache.Request, w *memcache.Writer) {
+func (c *mcConn) metaDelete(req *memcache.Request, w *memcache.Writer) {
 	m := &req.Meta
 	key := req.Key()
 	o := store.DeleteOptions{
@@ -259,17 +259,17 @@ func (c *conn) metaDelete(req *memcache.Request, w *memcache.Writer) {
 	if m.Has('T') && o.Invalidate {
 		o.Touch, o.Deadline = true, store.Deadline(m.TTL, time.Now())
 	}
-	err := c.srv.store.MetaDelete(key, o)
+	err := c.st.MetaDelete(key, o)
 	var code string
 	switch {
 	case err == nil:
-		c.stats.add(statDeleteHits, 1)
+		c.Count(StatDeleteHits)
 		if m.Quiet {
 			return
 		}
 		code = "HD"
 	case errors.Is(err, store.ErrNotFound):
-		c.stats.add(statDeleteMisses, 1)
+		c.Count(StatDeleteMisses)
 		code = "NF"
 	default:
 		code = "EX"
@@ -279,7 +279,7 @@ func (c *conn) metaDelete(req *memcache.Request, w *memcache.Writer) {
 	w.MetaEnd()
 }
 
-func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
+func (c *mcConn) metaArith(req *memcache.Request, w *memcache.Writer) {
 	m := &req.Meta
 	key := req.Key()
 	now := time.Now()
@@ -299,21 +299,21 @@ func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
 	if m.Has('T') {
 		o.Touch, o.Deadline = true, store.Deadline(m.TTL, now)
 	}
-	hits, misses := statIncrHits, statIncrMisses
+	hits, misses := StatIncrHits, StatIncrMisses
 	if o.Decr {
-		hits, misses = statDecrHits, statDecrMisses
+		hits, misses = StatDecrHits, StatDecrMisses
 	}
-	res, err := c.srv.store.MetaArith(key, o)
+	res, err := c.st.MetaArith(key, o)
 	var code string
 	switch {
 	case err == nil:
-		c.stats.add(hits, 1)
+		c.Count(hits)
 		// memcached 1.6.18 hides only an update with q, not a creation.
 		if m.Quiet && !res.Created {
 			return
 		}
 	case errors.Is(err, store.ErrNotFound):
-		c.stats.add(misses, 1)
+		c.Count(misses)
 		code = "NF"
 	case errors.Is(err, store.ErrNotStored):
 		code = "NS"
@@ -363,10 +363,10 @@ func decimalLen(v uint64) int {
 	return n
 }
 
-func (c *conn) metaDebug(req *memcache.Request, w *memcache.Writer) {
+func (c *mcConn) metaDebug(req *memcache.Request, w *memcache.Writer) {
 	m := &req.Meta
 	key := req.Key()
-	mi, ok := c.srv.store.MetaDebug(key)
+	mi, ok := c.st.MetaDebug(key)
 	if !ok {
 		w.Line("EN")
 		return

@@ -86,8 +86,9 @@ func TestMetaCASDisabled(t *testing.T) {
 // nothing once warm, and ms and ma only the item the store keeps.
 func TestMetaDispatchZeroAllocs(t *testing.T) {
 	ts := startServer(t, Config{}, store.Config{})
-	c := &conn{srv: ts.srv}
-	w := memcache.NewWriter(io.Discard, writeBufSize)
+	p := newMemcache(ts.srv)
+	c := &mcConn{Conn: &Conn{srv: ts.srv}, p: p, st: p.st}
+	w := memcache.NewWriter(io.Discard, WriteBufSize)
 	c.w = w
 	for _, tc := range []struct {
 		in  string
@@ -101,7 +102,7 @@ func TestMetaDispatchZeroAllocs(t *testing.T) {
 		{"ma counter N0 J5 D2 v t c\r\n", 1},
 		{"mn\r\n", 0},
 	} {
-		r := memcache.NewReader(&loop{data: []byte(tc.in)}, readBufSize, nil)
+		r := memcache.NewReader(&loop{data: []byte(tc.in)}, ReadBufSize, nil)
 		var req memcache.Request
 		serve := func() {
 			if err := r.Read(&req); err != nil {

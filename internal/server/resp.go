@@ -2,7 +2,10 @@ package server
 
 import (
 	"errors"
+	"log/slog"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
@@ -26,10 +29,48 @@ const (
 	errWrongPass  = "WRONGPASS invalid username-password pair or user is disabled."
 )
 
+// respProtocol is the Redis protocol, RESP2 and RESP3, over the server's
+// store. It holds what the RESP port keeps server-wide.
+type respProtocol struct {
+	srv     *Server
+	st      *store.Store
+	cfg     Config // the server's, read once
+	log     *slog.Logger
+	maxBulk int         // respMaxBulk
+	bgsave  atomic.Bool // a BGSAVE is running
+
+	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
+	opsAt   time.Time  // when the last sample was taken
+	opsN    uint64     // total_commands_processed at opsAt
+	opsRate uint64     // the rate computed at opsAt
+}
+
+// newRESP returns the Redis protocol for srv's listeners.
+func newRESP(srv *Server) *respProtocol {
+	p := &respProtocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started()}
+	p.maxBulk = p.respMaxBulk()
+	return p
+}
+
+// MaxConnsReply is Redis's answer to a connection over maxclients.
+func (p *respProtocol) MaxConnsReply() string { return "-ERR max number of clients reached\r\n" }
+
+// NewHandler returns the RESP state of a new connection.
+func (p *respProtocol) NewHandler(c *Conn) Handler {
+	rc := &respConn{Conn: c, p: p, st: p.st}
+	rc.w = resp.NewWriter(c, WriteBufSize)
+	rc.r = resp.NewReader(flushingReader{rc}, ReadBufSize, p.maxBulk)
+	rc.r.SetUnauthenticated(!c.Authed())
+	return rc
+}
+
 // respConn is the RESP state of one connection: its codec, protocol
-// version and client name. It embeds the connection for its counters.
+// version and client name. It embeds the core's Conn for its counters and
+// auth state.
 type respConn struct {
-	*conn
+	*Conn
+	p       *respProtocol
+	st      *store.Store
 	r       *resp.Reader
 	w       *resp.Writer
 	name    string
@@ -45,8 +86,9 @@ type respConn struct {
 // exactly 100000 when both run in the same millisecond; with one reading
 // per pipelined batch, a SET and a TTL read in one batch agree exactly
 // however long the batch takes to run (a loaded machine, -race), as they
-// would under Redis 7.2's command time snapshot. The loop forgets the
-// reading whenever it flushes, so it is never older than one batch.
+// would under Redis 7.2's command time snapshot. The connection forgets
+// the reading whenever it flushes or waits, so it is never older than one
+// batch.
 func (rc *respConn) nowMilli() int64 {
 	if rc.nowMs == 0 {
 		rc.nowMs = time.Now().UnixMilli()
@@ -69,81 +111,57 @@ func (f flushingReader) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	return f.rc.conn.Read(p)
+	return f.rc.Conn.Read(p)
 }
 
-// serveRESP is the Redis-protocol loop, with the machinery of the
-// memcached one: replies are flushed when the read buffer is drained (or
-// every ReqsPerEvent commands), the idle deadline is armed after each
-// complete batch, and shutdown is noticed between commands.
-func (c *conn) serveRESP() error {
-	s := c.srv
-	rc := &respConn{conn: c}
-	rc.w = resp.NewWriter(c, writeBufSize)
-	rc.r = resp.NewReader(flushingReader{rc}, readBufSize, s.respMaxBulk())
-	rc.r.SetUnauthenticated(!c.authed)
-	pending := 0
-	for {
-		if rc.r.Buffered() == 0 {
-			if pending > 0 {
-				c.commandsDone()
-			}
-			if rc.w.Buffered() > 0 {
-				if err := rc.w.Flush(); err != nil {
-					return err
-				}
-			}
-			c.flushAt = 0 // unused when nothing was flushed; never stale later
-			rc.nowMs = 0
-			pending = 0
-			if c.srv.shuttingDown.Load() {
-				return nil
-			}
-			if err := c.waitForCommand(rc.r.Wait); err != nil {
-				return err
-			}
-			if c.authed {
-				rc.prefetch()
-			}
-		} else if pending >= s.cfg.ReqsPerEvent {
-			c.stats.add(statConnYields, 1)
-			c.commandsDone()
-			if err := rc.w.Flush(); err != nil {
-				return err
-			}
-			c.flushAt = 0
-			rc.nowMs = 0
-			pending = 0
+// Buffered reports the unparsed request bytes and the unflushed replies.
+func (rc *respConn) Buffered() (requests, replies int) { return rc.r.Buffered(), rc.w.Buffered() }
+
+// Wait blocks until the next request's first byte has arrived. A new
+// batch starts: the clock is read again.
+func (rc *respConn) Wait() (byte, error) {
+	rc.nowMs = 0
+	return rc.r.Wait()
+}
+
+// Flush writes the buffered replies and ends the batch: the clock is read
+// again.
+func (rc *respConn) Flush() error {
+	rc.nowMs = 0
+	return rc.w.Flush()
+}
+
+// Serve reads one request and answers it. A protocol error is answered
+// and closes the connection, as in Redis.
+func (rc *respConn) Serve() (Result, error) {
+	argv, err := rc.r.Read()
+	if err != nil {
+		var pe resp.ProtocolError
+		if errors.As(err, &pe) {
+			rc.w.Error(pe.Reply())
+			_ = rc.w.Flush()
 		}
-		argv, err := rc.r.Read()
-		if err != nil {
-			var pe resp.ProtocolError
-			if errors.As(err, &pe) {
-				rc.w.Error(pe.Reply())
-				_ = rc.w.Flush()
-			}
-			return err
-		}
-		if len(argv) == 0 {
-			continue // empty inline line, "*0" or "*-1": Redis skips them
-		}
-		rc.dispatch(argv)
-		pending++
-		if rc.quit {
-			return rc.w.Flush()
-		}
+		return Closing, err
 	}
+	if len(argv) == 0 {
+		return Skipped, nil // empty inline line, "*0" or "*-1": Redis skips them
+	}
+	rc.dispatch(argv)
+	if rc.quit {
+		return Closing, rc.w.Flush()
+	}
+	return Served, nil
 }
 
 // respMaxBulk is the largest bulk string the reader keeps: the item size
 // limit, since no longer value could ever be stored. A longer bulk, up to
 // Redis's proto-max-bulk-len (resp.MaxBulkLen), is read and dropped and
 // its command refused with errTooLarge; only a longer one closes.
-func (s *Server) respMaxBulk() int {
-	if s.cfg.MaxItemSize > 0 {
-		return int(min(s.cfg.MaxItemSize, 1<<31-1))
+func (p *respProtocol) respMaxBulk() int {
+	if p.cfg.MaxItemSize > 0 {
+		return int(min(p.cfg.MaxItemSize, 1<<31-1))
 	}
-	return s.store.MaxValueLen(0) + store.ItemOverhead
+	return p.st.MaxValueLen(0) + store.ItemOverhead
 }
 
 // dispatch looks the command up, checks its arity and runs it.
@@ -155,8 +173,8 @@ func (rc *respConn) dispatch(argv [][]byte) {
 			// "POST" or "Host:": an HTTP request sent to the Redis port
 			// (the cross-protocol attack Redis guards against). Close
 			// without a reply, as Redis does.
-			rc.srv.log.Warn("possible security attack: HTTP request on the RESP port; connection closed",
-				"conn_id", rc.id, "remote", rc.nc.RemoteAddr().String())
+			rc.p.log.Warn("possible security attack: HTTP request on the RESP port; connection closed",
+				"conn_id", rc.ID(), "remote", rc.RemoteAddr().String())
 			rc.quit = true
 			return
 		}
@@ -168,7 +186,7 @@ func (rc *respConn) dispatch(argv [][]byte) {
 		return
 	}
 	// As in Redis, unknown commands and arity are reported before auth.
-	if !rc.authed && !cmd.noAuth {
+	if !rc.Authed() && !cmd.noAuth {
 		rc.w.Error("NOAUTH Authentication required.")
 		return
 	}
@@ -176,14 +194,11 @@ func (rc *respConn) dispatch(argv [][]byte) {
 		// A bulk over the item size limit was read and dropped (the
 		// reader keeps no more than that): no command could store it,
 		// so it is refused whole, and the connection stays in step.
-		rc.stats.add(statStoreTooLarge, 1)
+		rc.Count(StatStoreTooLarge)
 		rc.w.Error(errTooLarge)
 		return
 	}
-	rc.stats.add(statCommands, 1)
-	if h := rc.testHook.Load(); h != nil {
-		(*h)()
-	}
+	rc.Count(StatCommands)
 	cmd.run(rc, argv)
 }
 
@@ -202,15 +217,13 @@ func (rc *respConn) lookup(name []byte) *respCommand {
 	return respCommands[string(lower)]
 }
 
-// prefetch finds the keys of the complete requests that just arrived, at
-// the positions the command table gives, and has the store prefetch them
-// (conn.prefetch). Arguments past the first 16 of a request are not
-// looked at.
-func (rc *respConn) prefetch() {
+// Keys appends the keys of the complete requests that just arrived, at
+// the positions the command table gives, for the store to prefetch.
+// Arguments past the first 16 of a request are not looked at.
+func (rc *respConn) Keys(keys [][]byte) [][]byte {
 	buf := rc.r.Pending()
-	keys := rc.keys[:0]
 	var argv [16][]byte
-	for len(keys) < len(rc.keys) {
+	for len(keys) < cap(keys) {
 		n, rest, ok := resp.Next(buf, argv[:])
 		if !ok {
 			break
@@ -224,11 +237,11 @@ func (rc *respConn) prefetch() {
 		if last < 0 {
 			last += n
 		}
-		for i := cmd.firstKey; i <= last && i < min(n, len(argv)) && len(keys) < len(rc.keys); i += max(cmd.step, 1) {
+		for i := cmd.firstKey; i <= last && i < min(n, len(argv)) && len(keys) < cap(keys); i += max(cmd.step, 1) {
 			keys = append(keys, argv[i])
 		}
 	}
-	rc.conn.prefetch(keys)
+	return keys
 }
 
 func isAttack(name []byte) bool {
@@ -324,10 +337,10 @@ func (c *respCommand) arityOK(n int) bool {
 func (rc *respConn) storeError(err error) {
 	switch {
 	case errors.Is(err, store.ErrNoMemory):
-		rc.stats.add(statStoreNoMemory, 1)
+		rc.Count(StatStoreNoMemory)
 		rc.w.Error(errOOM)
 	case errors.Is(err, store.ErrTooLarge):
-		rc.stats.add(statStoreTooLarge, 1)
+		rc.Count(StatStoreTooLarge)
 		rc.w.Error(errTooLarge)
 	default:
 		rc.w.Error("ERR " + err.Error())

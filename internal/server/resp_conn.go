@@ -65,15 +65,15 @@ const (
 func cmdAuth(rc *respConn, argv [][]byte) {
 	switch len(argv) {
 	case 2:
-		rc.stats.add(statAuthCmds, 1)
-		if !rc.srv.authRequired() {
-			rc.stats.add(statAuthErrors, 1)
+		rc.Count(StatAuthCmds)
+		if !rc.p.srv.AuthRequired() {
+			rc.Count(StatAuthErrors)
 			rc.w.Error(errNoPassword)
 			return
 		}
 		rc.authenticate([]byte("default"), argv[1])
 	case 3:
-		rc.stats.add(statAuthCmds, 1)
+		rc.Count(StatAuthCmds)
 		rc.authenticate(argv[1], argv[2])
 	default:
 		rc.w.Error(errSyntax)
@@ -82,12 +82,12 @@ func cmdAuth(rc *respConn, argv [][]byte) {
 
 // checkAuth reports whether user and password pass.
 func (rc *respConn) checkAuth(user, pass []byte) bool {
-	s := rc.srv
-	if !s.authRequired() {
+	s := rc.p.srv
+	if !s.AuthRequired() {
 		return string(user) == "default" // the default user has no password
 	}
-	ok := string(user) == "default" && s.checkToken(pass)
-	if len(s.cfg.AuthUsers) > 0 && s.checkUser(user, pass) {
+	ok := string(user) == "default" && s.CheckToken(pass)
+	if len(rc.p.cfg.AuthUsers) > 0 && s.CheckUser(user, pass) {
 		ok = true
 	}
 	return ok
@@ -96,11 +96,11 @@ func (rc *respConn) checkAuth(user, pass []byte) bool {
 // authenticate checks user and password and replies OK or WRONGPASS.
 func (rc *respConn) authenticate(user, pass []byte) {
 	if !rc.checkAuth(user, pass) {
-		rc.stats.add(statAuthErrors, 1)
+		rc.Count(StatAuthErrors)
 		rc.w.Error(errWrongPass)
 		return
 	}
-	rc.authed = true
+	rc.SetAuthed()
 	rc.r.SetUnauthenticated(false)
 	rc.w.OK()
 }
@@ -142,16 +142,16 @@ func cmdHello(rc *respConn, argv [][]byte) {
 		}
 	}
 	if user != nil {
-		rc.stats.add(statAuthCmds, 1)
+		rc.Count(StatAuthCmds)
 		if !rc.checkAuth(user, pass) {
-			rc.stats.add(statAuthErrors, 1)
+			rc.Count(StatAuthErrors)
 			rc.w.Error(errWrongPass)
 			return
 		}
-		rc.authed = true
+		rc.SetAuthed()
 		rc.r.SetUnauthenticated(false)
 	}
-	if !rc.authed {
+	if !rc.Authed() {
 		rc.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
@@ -173,7 +173,7 @@ func cmdHello(rc *respConn, argv [][]byte) {
 	rc.w.BulkString("proto")
 	rc.w.Int(proto)
 	rc.w.BulkString("id")
-	rc.w.Int(int64(rc.id))
+	rc.w.Int(int64(rc.ID()))
 	rc.w.BulkString("mode")
 	rc.w.BulkString("standalone")
 	rc.w.BulkString("role")
@@ -205,7 +205,7 @@ func cmdClient(rc *respConn, argv [][]byte) {
 	sub := argv[1]
 	switch {
 	case is(sub, "id") && len(argv) == 2:
-		rc.w.Int(int64(rc.id))
+		rc.w.Int(int64(rc.ID()))
 	case is(sub, "setname") && len(argv) == 3:
 		if msg := validateClientName(argv[2]); msg != "" {
 			rc.w.Error(msg)
@@ -259,8 +259,8 @@ func (rc *respConn) clientLine(newline bool) string {
 		resp3 = 3
 	}
 	s := fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=client|%s user=default redir=-1 resp=%d",
-		rc.id, rc.nc.RemoteAddr(), rc.nc.LocalAddr(), rc.name,
-		int64(now.Sub(rc.created)/time.Second), 0, rc.r.Buffered(), readBufSize+writeBufSize,
+		rc.ID(), rc.RemoteAddr(), rc.LocalAddr(), rc.name,
+		int64(now.Sub(rc.Created())/time.Second), 0, rc.r.Buffered(), ReadBufSize+WriteBufSize,
 		map[bool]string{true: "list", false: "info"}[newline], resp3)
 	if newline {
 		s += "\n"

@@ -25,13 +25,20 @@ type respServer struct {
 // listener (respAddr); both stop when the test ends.
 func startRESP(t testing.TB, cfg Config, scfg store.Config) *respServer {
 	t.Helper()
+	return startRESPWith(t, cfg, scfg, func(p Protocol) Protocol { return p })
+}
+
+// startRESPWith is startRESP with the RESP protocol wrapped by wrap.
+func startRESPWith(t testing.TB, cfg Config, scfg store.Config, wrap func(Protocol) Protocol) *respServer {
+	t.Helper()
 	ts := startServer(t, cfg, scfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := ts.srv                         // ts.stop clears ts.srv, maybe before this goroutine runs
-	go func() { _ = srv.ServeRESP(ln) }() // returns ErrServerClosed on Shutdown
+	srv := ts.srv // ts.stop clears ts.srv, maybe before this goroutine runs
+	p := wrap(newRESP(srv))
+	go func() { _ = srv.serve(ln, p) }() // returns ErrServerClosed on Shutdown
 	return &respServer{testServer: ts, respAddr: ln.Addr().String()}
 }
 

@@ -49,13 +49,13 @@ func cmdInfo(rc *respConn, argv [][]byte) {
 }
 
 func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
-	s := rc.srv
+	p, s := rc.p, rc.p.srv
 	field := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
 	b.WriteString("# " + strings.ToUpper(sec[:1]) + sec[1:] + "\r\n")
 	switch sec {
 	case "server":
 		now := time.Now()
-		up := now.Sub(s.start)
+		up := now.Sub(s.Started())
 		exe, _ := os.Executable()
 		field("redis_version", RedisVersion)
 		field("redis_git_sha1", "00000000")
@@ -69,8 +69,8 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("go_version", runtime.Version())
 		field("process_id", os.Getpid())
 		field("process_supervised", "no")
-		field("run_id", fmt.Sprintf("%040x", s.start.UnixNano()))
-		field("tcp_port", localPort(rc.nc.LocalAddr()))
+		field("run_id", fmt.Sprintf("%040x", s.Started().UnixNano()))
+		field("tcp_port", localPort(rc.LocalAddr()))
 		field("server_time_usec", now.UnixMicro())
 		field("uptime_in_seconds", int64(up/time.Second))
 		field("uptime_in_days", int64(up/(24*time.Hour)))
@@ -83,9 +83,9 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("minikv_version", Release)
 		field("memcached_version", Version)
 	case "clients":
-		field("connected_clients", s.currConns.Load())
+		field("connected_clients", s.CurrConns())
 		field("cluster_connections", 0)
-		field("maxclients", s.cfg.MaxConns)
+		field("maxclients", p.cfg.MaxConns)
 		field("client_recent_max_input_buffer", 0)
 		field("client_recent_max_output_buffer", 0)
 		field("blocked_clients", 0)
@@ -93,7 +93,7 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("clients_in_timeout_table", 0)
 		field("total_blocking_keys", 0)
 	case "memory":
-		st := s.store.Stats()
+		st := p.st.Stats()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		field("used_memory", st.Bytes)
@@ -104,27 +104,27 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("used_memory_go_heap", ms.HeapAlloc)
 		field("maxmemory", st.Limit)
 		field("maxmemory_human", humanBytes(st.Limit))
-		field("maxmemory_policy", s.maxmemoryPolicy())
+		field("maxmemory_policy", p.maxmemoryPolicy())
 		field("mem_allocator", "go")
 	case "persistence":
 		// Durable mode maps onto Redis's AOF fields (every write is in
 		// the log before its reply) and its RDB save fields (SAVE and
 		// BGSAVE checkpoint the engine).
-		ds := s.store.DiskStats()
-		lastSave, saveStatus, writeStatus := s.start.Unix(), "ok", "ok"
+		ds := p.st.DiskStats()
+		lastSave, saveStatus, writeStatus := s.Started().Unix(), "ok", "ok"
 		if ds.Durable {
 			lastSave = ds.LastSave
 			if ds.SaveErr != nil {
 				saveStatus = "err"
 			}
-			if s.store.Sync() != nil {
+			if p.st.Sync() != nil {
 				writeStatus = "err"
 			}
 		}
 		field("loading", 0) // the ports open after recovery
 		field("async_loading", 0)
 		field("rdb_changes_since_last_save", ds.ChangesSinceSave)
-		field("rdb_bgsave_in_progress", b2i(s.bgsave.Load()))
+		field("rdb_bgsave_in_progress", b2i(p.bgsave.Load()))
 		field("rdb_last_save_time", lastSave)
 		field("rdb_last_bgsave_status", saveStatus)
 		field("aof_enabled", b2i(ds.Durable))
@@ -140,20 +140,20 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("minikv_disk_write_stalls", ds.WriteStalls)
 		field("minikv_disk_recovery_ms", ds.OpenTime.Milliseconds())
 	case "stats":
-		sum := s.sumCounters()
-		st := s.store.Stats()
-		field("total_connections_received", s.totalConns.Load())
-		field("total_commands_processed", sum[statCommands])
-		field("instantaneous_ops_per_sec", s.opsPerSec(sum[statCommands], time.Now()))
-		field("total_net_input_bytes", sum[statBytesRead])
-		field("total_net_output_bytes", sum[statBytesWritten])
+		snap := s.Stats()
+		sum, st := snap.Count, snap.Store
+		field("total_connections_received", snap.TotalConns)
+		field("total_commands_processed", sum[StatCommands])
+		field("instantaneous_ops_per_sec", p.opsPerSec(sum[StatCommands], time.Now()))
+		field("total_net_input_bytes", sum[StatBytesRead])
+		field("total_net_output_bytes", sum[StatBytesWritten])
 		field("instantaneous_input_kbps", "0.00")
 		field("instantaneous_output_kbps", "0.00")
-		field("rejected_connections", s.rejected.Load())
+		field("rejected_connections", snap.Rejected)
 		field("expired_keys", st.Reclaimed)
 		field("evicted_keys", st.Evictions)
-		field("keyspace_hits", sum[statGetHits])
-		field("keyspace_misses", sum[statGetMisses])
+		field("keyspace_hits", sum[StatGetHits])
+		field("keyspace_misses", sum[StatGetMisses])
 		field("pubsub_channels", 0)
 		field("pubsub_patterns", 0)
 		field("latest_fork_usec", 0)
@@ -177,7 +177,7 @@ func (rc *respConn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("cluster_enabled", 0)
 	case "keyspace":
 		// In durable mode this walks the disk (store.Count).
-		if n, exp, err := s.store.Count(); err == nil && n > 0 {
+		if n, exp, err := p.st.Count(); err == nil && n > 0 {
 			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n, exp)
 		}
 	}
@@ -227,8 +227,8 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.2fT", f/(1<<40))
 }
 
-func (s *Server) maxmemoryPolicy() string {
-	if s.cfg.NoEvict {
+func (p *respProtocol) maxmemoryPolicy() string {
+	if p.cfg.NoEvict {
 		return "noeviction"
 	}
 	return "allkeys-lru"
@@ -236,17 +236,17 @@ func (s *Server) maxmemoryPolicy() string {
 
 // configParams are the parameters CONFIG GET reports, with their values.
 func (rc *respConn) configParams() [][2]string {
-	s := rc.srv
-	st := s.store.Stats()
+	p := rc.p
+	st := p.st.Stats()
 	return [][2]string{
 		{"maxmemory", itoa64(st.Limit)},
-		{"maxmemory-policy", s.maxmemoryPolicy()},
-		{"maxclients", itoa64(int64(s.cfg.MaxConns))},
-		{"timeout", itoa64(int64(s.cfg.IdleTimeout / time.Second))},
+		{"maxmemory-policy", p.maxmemoryPolicy()},
+		{"maxclients", itoa64(int64(p.cfg.MaxConns))},
+		{"timeout", itoa64(int64(p.cfg.IdleTimeout / time.Second))},
 		{"save", ""},
 		{"appendonly", "no"},
 		{"databases", "1"},
-		{"port", itoa64(int64(localPort(rc.nc.LocalAddr())))},
+		{"port", itoa64(int64(localPort(rc.LocalAddr())))},
 		{"proto-max-bulk-len", itoa64(resp.MaxBulkLen)},
 		{"requirepass", ""},
 		{"hz", "10"},
@@ -278,7 +278,7 @@ func cmdConfig(rc *respConn, argv [][]byte) {
 	case is(sub, "set") && len(argv) >= 4:
 		rc.w.Error("ERR CONFIG SET is not supported by MiniKV; restart it with the flag instead")
 	case is(sub, "resetstat") && len(argv) == 2:
-		rc.srv.resetCounters()
+		rc.p.srv.ResetCounters()
 		rc.w.OK()
 	case is(sub, "rewrite") && len(argv) == 2:
 		rc.w.Error("ERR The server is running without a config file")
@@ -307,4 +307,27 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// opsPerSec is INFO's instantaneous_ops_per_sec: the commands per second
+// between the previous sample and now, given total commands n at now.
+// Redis samples from a timer every 100 ms; MiniKV runs no timer and
+// samples when INFO is asked for, so the figure covers the time since the
+// previous INFO (redis-cli --stat asks every second). Samples closer than
+// 100 ms apart repeat the last rate rather than divide a few commands by
+// a tiny interval.
+func (p *respProtocol) opsPerSec(n uint64, now time.Time) uint64 {
+	p.opsMu.Lock()
+	defer p.opsMu.Unlock()
+	dt := now.Sub(p.opsAt)
+	if dt < 100*time.Millisecond {
+		return p.opsRate
+	}
+	done := n - p.opsN
+	if n < p.opsN { // the counters were reset (stats reset, CONFIG RESETSTAT)
+		done = n
+	}
+	p.opsRate = uint64(float64(done) / dt.Seconds())
+	p.opsAt, p.opsN = now, n
+	return p.opsRate
 }

@@ -16,14 +16,14 @@ import (
 // cmdDel is DEL key [key ...] (and UNLINK, which frees memory at once
 // too: there is nothing to free lazily).
 func cmdDel(rc *respConn, argv [][]byte) {
-	st := rc.srv.store
+	st := rc.st
 	var n int64
 	for _, key := range argv[1:] {
 		if st.Delete(key) == nil {
-			rc.stats.add(statDeleteHits, 1)
+			rc.Count(StatDeleteHits)
 			n++
 		} else {
-			rc.stats.add(statDeleteMisses, 1)
+			rc.Count(StatDeleteMisses)
 		}
 	}
 	rc.w.Int(n)
@@ -31,7 +31,7 @@ func cmdDel(rc *respConn, argv [][]byte) {
 
 // cmdExists is EXISTS key [key ...]; a key named twice counts twice.
 func cmdExists(rc *respConn, argv [][]byte) {
-	st := rc.srv.store
+	st := rc.st
 	var n int64
 	for _, key := range argv[1:] {
 		if _, ok := st.Peek(key); ok {
@@ -43,7 +43,7 @@ func cmdExists(rc *respConn, argv [][]byte) {
 
 // cmdType is TYPE key: every value is a string.
 func cmdType(rc *respConn, argv [][]byte) {
-	if _, ok := rc.srv.store.Peek(argv[1]); ok {
+	if _, ok := rc.st.Peek(argv[1]); ok {
 		rc.w.Simple("string")
 	} else {
 		rc.w.Simple("none")
@@ -116,7 +116,7 @@ func (rc *respConn) expire(argv [][]byte, basetime int64, seconds bool) {
 		return
 	}
 	when += basetime
-	st := rc.srv.store
+	st := rc.st
 	key := argv[1]
 	var found, refused bool
 	_, _ = st.Update(key, func(it store.Item, ok bool) store.Change {
@@ -142,15 +142,15 @@ func (rc *respConn) expire(argv [][]byte, basetime int64, seconds bool) {
 		}
 		return store.Change{Op: store.Retime, Deadline: msToDeadline(when)}
 	})
-	rc.stats.add(statCmdTouch, 1)
+	rc.Count(StatCmdTouch)
 	switch {
 	case !found:
-		rc.stats.add(statTouchMisses, 1)
+		rc.Count(StatTouchMisses)
 		rc.w.Int(0)
 	case refused:
 		rc.w.Int(0)
 	default:
-		rc.stats.add(statTouchHits, 1)
+		rc.Count(StatTouchHits)
 		rc.w.Int(1)
 	}
 }
@@ -165,7 +165,7 @@ func cmdExpireTime(rc *respConn, argv [][]byte)  { rc.ttl(argv[1], false, true) 
 func cmdPExpireTime(rc *respConn, argv [][]byte) { rc.ttl(argv[1], true, true) }
 
 func (rc *respConn) ttl(key []byte, ms, absolute bool) {
-	it, ok := rc.srv.store.Peek(key)
+	it, ok := rc.st.Peek(key)
 	switch {
 	case !ok:
 		rc.w.Int(-2)
@@ -191,7 +191,7 @@ func (rc *respConn) ttl(key []byte, ms, absolute bool) {
 
 // cmdPersist is PERSIST key: 1 if a deadline was removed.
 func cmdPersist(rc *respConn, argv [][]byte) {
-	st := rc.srv.store
+	st := rc.st
 	it, ok := st.Peek(argv[1])
 	if !ok || it.Deadline == 0 {
 		rc.w.Int(0)
@@ -232,7 +232,7 @@ func cmdKeys(rc *respConn, argv [][]byte) {
 		g = compileGlob(p)
 	}
 	var keys keyList
-	err := rc.srv.store.Keys(func(k []byte) {
+	err := rc.st.Keys(func(k []byte) {
 		if g == nil || g.match(k) {
 			keys.add(k)
 		}
@@ -285,7 +285,7 @@ func cmdScan(rc *respConn, argv [][]byte) {
 		i += 2
 	}
 	var keys keyList
-	next, err := rc.srv.store.ScanKeys(cursor, int(min(count, math.MaxInt32)), func(k []byte) {
+	next, err := rc.st.ScanKeys(cursor, int(min(count, math.MaxInt32)), func(k []byte) {
 		if typeOK && (g == nil || g.match(k)) {
 			keys.add(k)
 		}
@@ -325,7 +325,7 @@ func parseCursor(b []byte) (uint64, bool) {
 
 // cmdRandomKey is RANDOMKEY.
 func cmdRandomKey(rc *respConn, _ [][]byte) {
-	if k, ok := rc.srv.store.RandomKey(); ok {
+	if k, ok := rc.st.RandomKey(); ok {
 		rc.w.Bulk(k)
 	} else {
 		rc.w.Null()
@@ -336,7 +336,7 @@ func cmdRandomKey(rc *respConn, _ [][]byte) {
 // reclaimed (as Redis counts keys not yet expired by its cycle); in
 // durable mode the live items on disk, counted by one walk over it.
 func cmdDBSize(rc *respConn, _ [][]byte) {
-	n, err := rc.srv.store.Len()
+	n, err := rc.st.Len()
 	if err != nil {
 		rc.w.Error("ERR " + err.Error())
 		return
@@ -349,7 +349,7 @@ func cmdDBSize(rc *respConn, _ [][]byte) {
 // SAVE gives: a state on disk that a restart comes back to. Without
 // --data-dir there is nowhere to save to.
 func cmdSave(rc *respConn, _ [][]byte) {
-	if err := rc.srv.store.Save(); err != nil {
+	if err := rc.st.Save(); err != nil {
 		rc.w.Error(saveError(err))
 		return
 	}
@@ -362,12 +362,12 @@ func cmdBGSave(rc *respConn, argv [][]byte) {
 		rc.w.Error(errSyntax)
 		return
 	}
-	st := rc.srv.store
+	st := rc.st
 	if !st.Durable() {
 		rc.w.Error(saveError(store.ErrNotDurable))
 		return
 	}
-	if !rc.srv.bgsave.CompareAndSwap(false, true) {
+	if !rc.p.bgsave.CompareAndSwap(false, true) {
 		if len(argv) == 2 {
 			rc.w.Simple("Background saving scheduled")
 			return
@@ -376,9 +376,9 @@ func cmdBGSave(rc *respConn, argv [][]byte) {
 		return
 	}
 	go func() {
-		defer rc.srv.bgsave.Store(false)
+		defer rc.p.bgsave.Store(false)
 		if err := st.Save(); err != nil {
-			rc.srv.log.Error("BGSAVE failed", "err", err)
+			rc.p.log.Error("BGSAVE failed", "err", err)
 		}
 	}()
 	rc.w.Simple("Background saving started")
@@ -387,11 +387,11 @@ func cmdBGSave(rc *respConn, argv [][]byte) {
 // cmdLastSave is LASTSAVE: the Unix time of the last successful save (or
 // of the start, as in Redis before its first save).
 func cmdLastSave(rc *respConn, _ [][]byte) {
-	if ds := rc.srv.store.DiskStats(); ds.Durable {
+	if ds := rc.st.DiskStats(); ds.Durable {
 		rc.w.Int(ds.LastSave)
 		return
 	}
-	rc.w.Int(rc.srv.start.Unix())
+	rc.w.Int(rc.p.srv.Started().Unix())
 }
 
 func saveError(err error) string {
@@ -408,11 +408,11 @@ func cmdFlushAll(rc *respConn, argv [][]byte) {
 		rc.w.Error(errSyntax)
 		return
 	}
-	if rc.srv.cfg.DisableFlushAll {
+	if rc.p.cfg.DisableFlushAll {
 		rc.w.Error("ERR FLUSHALL is disabled on this server (-F)")
 		return
 	}
-	rc.stats.add(statCmdFlush, 1)
-	rc.srv.store.FlushAll(time.Now().UnixNano())
+	rc.Count(StatCmdFlush)
+	rc.st.FlushAll(time.Now().UnixNano())
 	rc.w.OK()
 }

@@ -116,17 +116,17 @@ func msToDeadline(ms int64) int64 {
 
 // cmdGet is GET key.
 func cmdGet(rc *respConn, argv [][]byte) {
-	it, ok := rc.srv.store.Get(argv[1])
+	it, ok := rc.st.Get(argv[1])
 	rc.countGet(ok)
 	rc.writeValue(it, ok)
 }
 
 func (rc *respConn) countGet(hit bool) {
-	rc.stats.add(statCmdGet, 1)
+	rc.Count(StatCmdGet)
 	if hit {
-		rc.stats.add(statGetHits, 1)
+		rc.Count(StatGetHits)
 	} else {
-		rc.stats.add(statGetMisses, 1)
+		rc.Count(StatGetMisses)
 	}
 }
 
@@ -151,8 +151,8 @@ func cmdSet(rc *respConn, argv [][]byte) {
 // OK, or null when NX/XX refused; with GET, the old value (or null)
 // whatever happened.
 func (rc *respConn) set(key, value []byte, flags int, deadline int64) {
-	st := rc.srv.store
-	rc.stats.add(statCmdSet, 1)
+	st := rc.st
+	rc.Count(StatCmdSet)
 	if flags&(optGET|optKeepTTL) == 0 {
 		mode := store.ModeSet
 		switch {
@@ -207,8 +207,8 @@ func (rc *respConn) setReply(flags int, old store.Item, found bool, err error) {
 
 // cmdSetNX is SETNX key value.
 func cmdSetNX(rc *respConn, argv [][]byte) {
-	rc.stats.add(statCmdSet, 1)
-	_, err := rc.srv.store.Store(store.ModeAdd, argv[1], argv[2], 0, 0, 0)
+	rc.Count(StatCmdSet)
+	_, err := rc.st.Store(store.ModeAdd, argv[1], argv[2], 0, 0, 0)
 	switch {
 	case err == nil:
 		rc.w.Int(1)
@@ -237,10 +237,10 @@ func cmdGetSet(rc *respConn, argv [][]byte) { rc.set(argv[1], argv[2], optGET, 0
 
 // cmdGetDel is GETDEL key.
 func cmdGetDel(rc *respConn, argv [][]byte) {
-	it, ok := rc.srv.store.Take(argv[1])
+	it, ok := rc.st.Take(argv[1])
 	rc.countGet(ok)
 	if ok {
-		rc.stats.add(statDeleteHits, 1)
+		rc.Count(StatDeleteHits)
 	}
 	rc.writeValue(it, ok)
 }
@@ -252,7 +252,7 @@ func cmdGetEX(rc *respConn, argv [][]byte) {
 	if !ok {
 		return
 	}
-	st := rc.srv.store
+	st := rc.st
 	key := argv[1]
 	var deadline int64
 	if expire != nil {
@@ -270,11 +270,11 @@ func cmdGetEX(rc *respConn, argv [][]byte) {
 	var it store.Item
 	if flags&(optExpire|optPersist) != 0 {
 		it, ok = st.GetAndTouch(key, deadline)
-		rc.stats.add(statCmdTouch, 1)
+		rc.Count(StatCmdTouch)
 		if ok {
-			rc.stats.add(statTouchHits, 1)
+			rc.Count(StatTouchHits)
 		} else {
-			rc.stats.add(statTouchMisses, 1)
+			rc.Count(StatTouchMisses)
 		}
 	} else {
 		it, ok = st.Get(key)
@@ -285,7 +285,7 @@ func cmdGetEX(rc *respConn, argv [][]byte) {
 
 // cmdMGet is MGET key [key ...].
 func cmdMGet(rc *respConn, argv [][]byte) {
-	st := rc.srv.store
+	st := rc.st
 	rc.w.Array(len(argv) - 1)
 	for _, key := range argv[1:] {
 		it, ok := st.Get(key)
@@ -303,9 +303,9 @@ func cmdMSet(rc *respConn, argv [][]byte) {
 	if !rc.checkPairs(argv, "mset") {
 		return
 	}
-	st := rc.srv.store
+	st := rc.st
 	for i := 1; i < len(argv); i += 2 {
-		rc.stats.add(statCmdSet, 1)
+		rc.Count(StatCmdSet)
 		if _, err := st.Store(store.ModeSet, argv[i], argv[i+1], 0, 0, 0); err != nil {
 			rc.storeError(err)
 			return
@@ -321,11 +321,11 @@ func (rc *respConn) checkPairs(argv [][]byte, name string) bool {
 		rc.w.Error("ERR wrong number of arguments for '" + name + "' command")
 		return false
 	}
-	st := rc.srv.store
+	st := rc.st
 	for i := 1; i < len(argv); i += 2 {
 		if len(argv[i+1]) > st.MaxValueLen(len(argv[i])) {
-			rc.stats.add(statCmdSet, 1)
-			rc.stats.add(statStoreTooLarge, 1)
+			rc.Count(StatCmdSet)
+			rc.Count(StatStoreTooLarge)
 			rc.w.Error(errTooLarge)
 			return false
 		}
@@ -342,7 +342,7 @@ func cmdMSetNX(rc *respConn, argv [][]byte) {
 	if !rc.checkPairs(argv, "msetnx") {
 		return
 	}
-	st := rc.srv.store
+	st := rc.st
 	for i := 1; i < len(argv); i += 2 {
 		if _, found := st.Peek(argv[i]); found {
 			rc.w.Int(0)
@@ -354,7 +354,7 @@ func cmdMSetNX(rc *respConn, argv [][]byte) {
 		if !last(i) {
 			continue
 		}
-		rc.stats.add(statCmdSet, 1)
+		rc.Count(StatCmdSet)
 		_, err := st.Store(store.ModeAdd, argv[i], argv[i+1], 0, 0, 0)
 		if err == nil {
 			continue

@@ -350,9 +350,9 @@ func BenchmarkRESPPipelinedGet(b *testing.B) {
 // nothing in the server once warm.
 func TestRESPDispatchZeroAllocs(t *testing.T) {
 	rs := startRESP(t, Config{}, store.Config{})
-	c := &conn{srv: rs.srv}
-	rc := &respConn{conn: c}
-	rc.w = resp.NewWriter(io.Discard, writeBufSize)
+	p := newRESP(rs.srv)
+	rc := &respConn{Conn: &Conn{srv: rs.srv}, p: p, st: p.st}
+	rc.w = resp.NewWriter(io.Discard, WriteBufSize)
 	cmds := [][][]byte{
 		{[]byte("GET"), []byte("user:1000")},
 		{[]byte("SET"), []byte("user:1000"), []byte("0123456789abcdef0123456789abcdef")},
@@ -439,19 +439,13 @@ func TestInfoCommandCounters(t *testing.T) {
 // deadline set and read back in one pipelined batch gives exactly what was
 // set, as in Redis when both run in the same millisecond, even when the
 // batch takes several milliseconds to run (a loaded machine, -race). A
-// hook makes every command take 2 ms, so a per-command clock would give
-// 99994 and fail. A TTL read in a later batch, after a real pause, sees
-// the time that passed: the reading never outlives its batch.
+// slow protocol makes every command take 2 ms, so a per-command clock
+// would give 99994 and fail. A TTL read in a later batch, after a real
+// pause, sees the time that passed: the reading never outlives its batch.
 func TestTTLExactWithinBatch(t *testing.T) {
-	rs := startRESP(t, Config{}, store.Config{})
+	rs := startRESPWith(t, Config{}, store.Config{}, func(p Protocol) Protocol { return slowProtocol{p} })
 	c := dialRESP(t, rs.respAddr)
 	c.expect(multibulk("PING"), "+PONG\r\n")
-	hook := func() { time.Sleep(2 * time.Millisecond) }
-	rs.srv.mu.Lock()
-	for cn := range rs.srv.conns {
-		cn.testHook.Store(&hook)
-	}
-	rs.srv.mu.Unlock()
 
 	c.send(multibulk("SET", "t:a", "v", "PX", "100000") + multibulk("PTTL", "t:a") +
 		multibulk("SET", "t:b", "v", "EX", "100") + multibulk("PTTL", "t:b") + multibulk("TTL", "t:b") +
@@ -511,4 +505,16 @@ func TestRESPValueOverMaxItemSizeKeepsOldValue(t *testing.T) {
 	if got := c.reply(); got != "-ERR Protocol error: invalid bulk length\r\n" || !c.closed(5*time.Second) {
 		t.Fatalf("bulk over proto-max-bulk-len: %q, want the protocol error and a close", got)
 	}
+}
+
+// slowProtocol wraps a protocol so that every request takes 2 ms more.
+type slowProtocol struct{ Protocol }
+
+func (p slowProtocol) NewHandler(c *Conn) Handler { return slowHandler{p.Protocol.NewHandler(c)} }
+
+type slowHandler struct{ Handler }
+
+func (h slowHandler) Serve() (Result, error) {
+	time.Sleep(2 * time.Millisecond)
+	return h.Handler.Serve()
 }

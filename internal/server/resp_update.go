@@ -20,10 +20,10 @@ import (
 // cmdAppend is APPEND key value; a missing key is created.
 func cmdAppend(rc *respConn, argv [][]byte) {
 	key, add := argv[1], argv[2]
-	maxLen := rc.srv.store.MaxValueLen(len(key))
-	rc.stats.add(statCmdSet, 1)
+	maxLen := rc.st.MaxValueLen(len(key))
+	rc.Count(StatCmdSet)
 	n, tooLarge := 0, false
-	_, err := rc.srv.store.Update(key, func(old store.Item, _ bool) store.Change {
+	_, err := rc.st.Update(key, func(old store.Item, _ bool) store.Change {
 		n = len(old.Value) + len(add)
 		if tooLarge = n > maxLen; tooLarge {
 			return store.Change{}
@@ -32,7 +32,7 @@ func cmdAppend(rc *respConn, argv [][]byte) {
 	})
 	switch {
 	case tooLarge:
-		rc.stats.add(statStoreTooLarge, 1)
+		rc.Count(StatStoreTooLarge)
 		rc.w.Error(errTooLarge)
 	case err != nil:
 		rc.storeError(err)
@@ -43,7 +43,7 @@ func cmdAppend(rc *respConn, argv [][]byte) {
 
 // cmdStrlen is STRLEN key.
 func cmdStrlen(rc *respConn, argv [][]byte) {
-	it, _ := rc.srv.store.Peek(argv[1])
+	it, _ := rc.st.Peek(argv[1])
 	rc.w.Int(int64(len(it.Value)))
 }
 
@@ -57,7 +57,7 @@ func cmdGetRange(rc *respConn, argv [][]byte) {
 	if !ok {
 		return
 	}
-	it, found := rc.srv.store.Get(argv[1])
+	it, found := rc.st.Get(argv[1])
 	rc.countGet(found)
 	n := int64(len(it.Value))
 	if start < 0 && end < 0 && start > end {
@@ -93,10 +93,10 @@ func cmdSetRange(rc *respConn, argv [][]byte) {
 		rc.w.Error("ERR offset is out of range")
 		return
 	}
-	maxLen := int64(rc.srv.store.MaxValueLen(len(key)))
-	rc.stats.add(statCmdSet, 1)
+	maxLen := int64(rc.st.MaxValueLen(len(key)))
+	rc.Count(StatCmdSet)
 	n, tooLarge := 0, false
-	_, err := rc.srv.store.Update(key, func(old store.Item, _ bool) store.Change {
+	_, err := rc.st.Update(key, func(old store.Item, _ bool) store.Change {
 		n, tooLarge = len(old.Value), false
 		if len(val) == 0 {
 			return store.Change{} // Redis answers the length and writes nothing
@@ -115,7 +115,7 @@ func cmdSetRange(rc *respConn, argv [][]byte) {
 	})
 	switch {
 	case tooLarge:
-		rc.stats.add(statStoreTooLarge, 1)
+		rc.Count(StatStoreTooLarge)
 		rc.w.Error(errTooLarge)
 	case err != nil:
 		rc.storeError(err)
@@ -150,14 +150,14 @@ func cmdDecrBy(rc *respConn, argv [][]byte) {
 // missing) with Redis's rules: the value must parse as string2ll does, and
 // overflow is an error, never a wrap.
 func (rc *respConn) incrBy(key []byte, delta int64) {
-	hits, misses := statIncrHits, statIncrMisses
+	hits, misses := StatIncrHits, StatIncrMisses
 	if delta < 0 {
-		hits, misses = statDecrHits, statDecrMisses
+		hits, misses = StatDecrHits, StatDecrMisses
 	}
 	var v int64
 	var found bool
 	var errMsg string
-	_, err := rc.srv.store.Update(key, func(old store.Item, ok bool) store.Change {
+	_, err := rc.st.Update(key, func(old store.Item, ok bool) store.Change {
 		v, found, errMsg = 0, ok, ""
 		if ok {
 			var parsed bool
@@ -180,9 +180,9 @@ func (rc *respConn) incrBy(key []byte, delta int64) {
 		rc.storeError(err)
 	default:
 		if found {
-			rc.stats.add(hits, 1)
+			rc.Count(hits)
 		} else {
-			rc.stats.add(misses, 1)
+			rc.Count(misses)
 		}
 		rc.w.Int(v)
 	}
@@ -198,9 +198,9 @@ func cmdIncrByFloat(rc *respConn, argv [][]byte) {
 		rc.w.Error(errNotFloat)
 		return
 	}
-	rc.stats.add(statCmdSet, 1)
+	rc.Count(StatCmdSet)
 	var errMsg string
-	_, err := rc.srv.store.Update(argv[1], func(old store.Item, found bool) store.Change {
+	_, err := rc.st.Update(argv[1], func(old store.Item, found bool) store.Change {
 		errMsg = ""
 		var v big.Float
 		if !found {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,7 +182,10 @@ func TestConnectionChurnLeaksNothing(t *testing.T) {
 // TestPanicInOneConnectionSparesTheRest checks the per-connection recovery:
 // a panic while serving one client closes only that client.
 func TestPanicInOneConnectionSparesTheRest(t *testing.T) {
-	ts := startServer(t, Config{}, store.Config{})
+	var victimAddr atomic.Value // the victim's address, once it has connected
+	ts := startServerWith(t, Config{}, store.Config{}, func(s *Server) Protocol {
+		return panicking{newMemcache(s), &victimAddr}
+	})
 	bystander := dial(t, ts.addr)
 	bystander.expect("set k 0 0 1\r\nv\r\n", "STORED")
 
@@ -191,19 +195,34 @@ func TestPanicInOneConnectionSparesTheRest(t *testing.T) {
 	}
 	defer victim.Close()
 	waitFor(t, func() bool { return ts.srv.CurrConns() == 2 })
-	// Make the victim's connection panic: a nil writer is a broken
-	// invariant no client input can cause, so inject it directly.
-	ts.srv.mu.Lock()
-	for c := range ts.srv.conns {
-		if c.nc.RemoteAddr().String() == victim.LocalAddr().String() {
-			hook := func() { panic(fmt.Sprintf("injected panic for %s", c.nc.RemoteAddr())) }
-			c.testHook.Store(&hook)
-		}
-	}
-	ts.srv.mu.Unlock()
+	victimAddr.Store(victim.LocalAddr().String())
 	io.WriteString(victim, "version\r\n")
 	if _, closed := readReply(victim, 1, 2*time.Second); !closed {
 		t.Error("panicking connection not closed")
 	}
 	bystander.expect("get k\r\n", "VALUE k 0 1", "v", "END")
+}
+
+// panicking wraps a protocol so that serving the client at *victim
+// panics: a broken invariant no client input can cause, injected directly.
+type panicking struct {
+	Protocol
+	victim *atomic.Value
+}
+
+func (p panicking) NewHandler(c *Conn) Handler {
+	return &panicHandler{Handler: p.Protocol.NewHandler(c), c: c, victim: p.victim}
+}
+
+type panicHandler struct {
+	Handler
+	c      *Conn
+	victim *atomic.Value
+}
+
+func (h *panicHandler) Serve() (Result, error) {
+	if addr, _ := h.victim.Load().(string); addr == h.c.RemoteAddr().String() {
+		panic(fmt.Sprintf("injected panic for %s", addr))
+	}
+	return h.Handler.Serve()
 }

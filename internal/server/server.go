@@ -46,7 +46,10 @@ type Config struct {
 	Logger          *slog.Logger      // default slog.Default()
 }
 
-// Server serves the memcached text protocol over a Store.
+// Server is the core every protocol shares: it accepts connections on
+// any number of listeners, each speaking one Protocol, and runs each
+// connection's loop over the one Store, with the same limits, deadlines,
+// auth and counters on every port.
 type Server struct {
 	cfg   Config
 	store *store.Store
@@ -54,24 +57,17 @@ type Server struct {
 	start time.Time
 
 	shuttingDown atomic.Bool
-	bgsave       atomic.Bool // a BGSAVE is running
 	nextConnID   atomic.Uint64
 	currConns    atomic.Int64
 	totalConns   atomic.Uint64
 	rejected     atomic.Uint64
-	verbosity    atomic.Int64
 
 	mu        sync.Mutex // protects conns, listeners, closed
-	conns     map[*conn]struct{}
+	conns     map[*Conn]struct{}
 	listeners []net.Listener
 	closed    counters // counters of connections that have gone away
 
 	wg sync.WaitGroup // one per serving connection and accept loop
-
-	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
-	opsAt   time.Time  // when the last sample was taken
-	opsN    uint64     // total_commands_processed at opsAt
-	opsRate uint64     // the rate computed at opsAt
 }
 
 // New returns a Server over st.
@@ -102,33 +98,23 @@ func New(cfg Config, st *store.Store) *Server {
 		store: st,
 		log:   cfg.Logger,
 		start: time.Now(),
-		conns: make(map[*conn]struct{}),
+		conns: make(map[*Conn]struct{}),
 	}
-	s.opsAt = s.start
-	s.verbosity.Store(int64(cfg.Verbosity))
 	return s
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("server: closed")
 
-// protocol is what a listener speaks.
-type protocol uint8
-
-const (
-	protoMemcache protocol = iota // memcached text (and meta) protocol
-	protoRESP                     // Redis RESP2/RESP3
-)
-
 // Serve accepts memcached-protocol connections on ln until Shutdown. It
 // always returns a non-nil error; after Shutdown it is ErrServerClosed.
-func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, protoMemcache) }
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, newMemcache(s)) }
 
 // ServeRESP accepts Redis-protocol connections on ln until Shutdown, over the
 // same store, limits and counters as Serve.
-func (s *Server) ServeRESP(ln net.Listener) error { return s.serve(ln, protoRESP) }
+func (s *Server) ServeRESP(ln net.Listener) error { return s.serve(ln, newRESP(s)) }
 
-func (s *Server) serve(ln net.Listener, proto protocol) error {
+func (s *Server) serve(ln net.Listener, proto Protocol) error {
 	s.mu.Lock()
 	if s.shuttingDown.Load() {
 		s.mu.Unlock()
@@ -179,18 +165,14 @@ func (s *Server) serve(ln net.Listener, proto protocol) error {
 // reject answers a connection over max-connections in its protocol's form
 // (memcached's and Redis's own texts) and closes it. The write is bounded so
 // a client that never reads cannot hold the accept loop.
-func (s *Server) reject(nc net.Conn, proto protocol) {
-	msg := "ERROR Too many open connections\r\n"
-	if proto == protoRESP {
-		msg = "-ERR max number of clients reached\r\n"
-	}
+func (s *Server) reject(nc net.Conn, proto Protocol) {
 	_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = nc.Write([]byte(msg))
+	_, _ = nc.Write([]byte(proto.MaxConnsReply()))
 	nc.Close()
 }
 
-func (s *Server) newConn(nc net.Conn, proto protocol) *conn {
-	c := &conn{
+func (s *Server) newConn(nc net.Conn, proto Protocol) *Conn {
+	c := &Conn{
 		srv:     s,
 		nc:      nc,
 		proto:   proto,
@@ -208,7 +190,7 @@ func (s *Server) newConn(nc net.Conn, proto protocol) *conn {
 	return c
 }
 
-func (s *Server) removeConn(c *conn) {
+func (s *Server) removeConn(c *Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.closed.addFrom(&c.stats)
@@ -261,25 +243,29 @@ func isTemporary(err error) bool {
 	return errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// opsPerSec is INFO's instantaneous_ops_per_sec: the commands per second
-// between the previous sample and now, given total commands n at now.
-// Redis samples from a timer every 100 ms; MiniKV runs no timer and
-// samples when INFO is asked for, so the figure covers the time since the
-// previous INFO (redis-cli --stat asks every second). Samples closer than
-// 100 ms apart repeat the last rate rather than divide a few commands by
-// a tiny interval.
-func (s *Server) opsPerSec(n uint64, now time.Time) uint64 {
-	s.opsMu.Lock()
-	defer s.opsMu.Unlock()
-	dt := now.Sub(s.opsAt)
-	if dt < 100*time.Millisecond {
-		return s.opsRate
+// Config returns the settings in effect: the Config given to New with its
+// defaults filled in.
+func (s *Server) Config() Config { return s.cfg }
+
+// Store returns the store every connection serves.
+func (s *Server) Store() *store.Store { return s.store }
+
+// Logger returns the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// Started returns the time New was called: uptime counts from it.
+func (s *Server) Started() time.Time { return s.start }
+
+// ShuttingDown reports whether Shutdown has begun: from then on no
+// connection is accepted.
+func (s *Server) ShuttingDown() bool { return s.shuttingDown.Load() }
+
+// EachConn calls fn for every open connection, holding the server's lock:
+// fn must not call the Server's other methods.
+func (s *Server) EachConn(fn func(c *Conn)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		fn(c)
 	}
-	done := n - s.opsN
-	if n < s.opsN { // the counters were reset (stats reset, CONFIG RESETSTAT)
-		done = n
-	}
-	s.opsRate = uint64(float64(done) / dt.Seconds())
-	s.opsAt, s.opsN = now, n
-	return s.opsRate
 }
