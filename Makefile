@@ -21,8 +21,9 @@ run: build
 # Installs what the tests need (memcached and redis-server for the
 # differential tests and minikv-bench's --compare tests, redis-tools'
 # redis-cli and redis-benchmark for the RESP tool tests,
-# prometheus-redis-exporter for the RESP INFO test, pymemcache and redis-py
-# for the Python client suites), then runs every test.
+# prometheus-redis-exporter for the RESP INFO test, nutcracker (twemproxy)
+# for the proxy test, shellcheck for scripts/cluster.sh, pymemcache,
+# redis-py and pylibmc for the Python client suites), then runs every test.
 test: deps vet build test-go test-python
 
 deps:
@@ -31,6 +32,8 @@ deps:
 	{ command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || pkgs="$$pkgs redis-tools"; \
 	command -v prometheus-redis-exporter >/dev/null 2>&1 || pkgs="$$pkgs prometheus-redis-exporter"; \
 	command -v openssl >/dev/null 2>&1 || pkgs="$$pkgs openssl"; \
+	PATH="$$PATH:/usr/sbin" command -v nutcracker >/dev/null 2>&1 || pkgs="$$pkgs nutcracker"; \
+	command -v shellcheck >/dev/null 2>&1 || pkgs="$$pkgs shellcheck"; \
 	[ -z "$$pkgs" ] || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; }
 	$(PYTHON) -m pip install -q -r tests/python/requirements.txt
 	$(GO) mod download
@@ -43,8 +46,10 @@ vet:
 test-go:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 8m ./...
 
+# MINIKV_REQUIRE_PEERS: the twemproxy, pylibmc and shellcheck tests fail
+# instead of skipping when their tool is missing.
 test-python: build
-	MINIKV_BIN=$(CURDIR)/$(BIN)/minikv $(PYTHON) -m pytest -q tests/python
+	MINIKV_REQUIRE_PEERS=1 MINIKV_BIN=$(CURDIR)/$(BIN)/minikv $(PYTHON) -m pytest -q tests/python
 
 # Runs bin/minikv the way the Dockerfile and deploy/ run it (MINIKV_* env,
 # free 127.0.0.1 ports) and checks /healthz, set/get, RESP PING, /metrics,
