@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs/vfstest"
 )
 
 const crashWriters = 4
@@ -41,7 +42,18 @@ func TestCrashHelper(t *testing.T) {
 	}
 	mode, _ := strconv.Atoi(os.Getenv("LSM_CRASH_MODE"))
 	start, _ := strconv.Atoi(os.Getenv("LSM_CRASH_START"))
-	db, err := Open(dir, crashOptions(SyncMode(mode), os.Getenv("LSM_CRASH_MAPPED") == "1"))
+	o := crashOptions(SyncMode(mode), os.Getenv("LSM_CRASH_MAPPED") == "1")
+	if stop := os.Getenv("LSM_CRASH_STOP"); stop != "" {
+		// Stop the engine's next flush or compaction for good at its nth
+		// file operation ("flush 3"); the parent kills on "stopped ...".
+		var kind string
+		var n int
+		fmt.Sscanf(stop, "%s %d", &kind, &n)
+		fs := &vfstest.StopFS{FS: vfs.Default, Out: os.Stdout}
+		fs.Arm(kind, n)
+		o.FS = fs
+	}
+	db, err := Open(dir, o)
 	if err != nil {
 		fmt.Println("open error:", err)
 		os.Exit(2)
@@ -82,7 +94,12 @@ func TestCrashHelper(t *testing.T) {
 
 // TestCrashKill9 kills a writing subprocess with SIGKILL at random moments
 // (several times on one directory) and checks after each reopen that every
-// acknowledged write — and every acknowledged delete — is there.
+// acknowledged write — and every acknowledged delete — is there. The
+// "flush" and "compaction" subtests kill in the middle of that work
+// instead: the child's filesystem (vfstest.StopFS) stops the engine's next
+// flush (compaction) for good at a random one of its file operations and
+// says so, and the parent kills then; each subtest fails unless one of its
+// cycles really killed there.
 func TestCrashKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns subprocesses")
@@ -94,11 +111,18 @@ func TestCrashKill9(t *testing.T) {
 	for _, tc := range []struct {
 		mode   SyncMode
 		mapped bool
-	}{{SyncNone, false}, {SyncEverySecond, false}, {SyncAlways, false}, {SyncNone, true}, {SyncAlways, true}} {
-		mode, mapped := tc.mode, tc.mapped
+		stop   string // "": kill at a random time; "flush", "compaction": kill inside one
+	}{
+		{SyncNone, false, ""}, {SyncEverySecond, false, ""}, {SyncAlways, false, ""}, {SyncNone, true, ""}, {SyncAlways, true, ""},
+		{SyncNone, false, "flush"}, {SyncAlways, false, "flush"}, {SyncNone, false, "compaction"}, {SyncAlways, false, "compaction"},
+	} {
+		mode, mapped, stop := tc.mode, tc.mapped, tc.stop
 		name := mode.String()
 		if mapped {
 			name += "-mapped"
+		}
+		if stop != "" {
+			name += "-" + stop
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -107,8 +131,21 @@ func TestCrashKill9(t *testing.T) {
 			puts := map[string]bool{} // acknowledged puts, minus acknowledged deletes
 			dels := map[string]bool{}
 			start := 0
+			stopsHit := 0
 			for cycle := 0; cycle < cycles; cycle++ {
-				acked, maxC := runCrashChild(t, dir, mode, mapped, start, 30+rng.IntN(300))
+				arm := ""
+				if stop != "" {
+					arm = fmt.Sprintf("%s %d", stop, rng.IntN(10))
+				}
+				acked, maxC, stopped := runCrashChild(t, dir, mode, mapped, start, 30+rng.IntN(300), arm)
+				if stop != "" {
+					if stopped != "" {
+						stopsHit++
+						t.Logf("cycle %d: killed at %q", cycle, stopped)
+					} else {
+						t.Logf("cycle %d: the %s did not stop in time; killed anyway", cycle, stop)
+					}
+				}
 				var last [crashWriters]*crashAck
 				for i, a := range acked {
 					k := string(crashKey(a.w, a.c))
@@ -152,6 +189,9 @@ func TestCrashKill9(t *testing.T) {
 				}
 				t.Logf("cycle %d: %d acks, %d live keys verified; tables %v", cycle, len(acked), len(puts), levelFiles(m))
 			}
+			if stop != "" && stopsHit == 0 {
+				t.Fatalf("no cycle killed the process inside a %s", stop)
+			}
 		})
 	}
 }
@@ -169,14 +209,24 @@ type crashAck struct {
 	del  bool
 }
 
-func runCrashChild(t *testing.T, dir string, mode SyncMode, mapped bool, start, killAfterMs int) ([]crashAck, int) {
+// runCrashChild runs the writer subprocess and kills it killAfterMs after
+// it is ready, or, with stop set ("flush 3"), once it reports that its
+// filesystem stopped that work (within 20 s, else it kills anyway). It
+// returns the acknowledged operations, the highest counter acknowledged
+// and the child's "stopped ..." report ("" if none).
+func runCrashChild(t *testing.T, dir string, mode SyncMode, mapped bool, start, killAfterMs int, stop string) ([]crashAck, int, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(),
 		"LSM_CRASH_DIR="+dir,
 		"LSM_CRASH_MODE="+strconv.Itoa(int(mode)),
 		"LSM_CRASH_START="+strconv.Itoa(start),
+		"LSM_CRASH_STOP="+stop,
 		"LSM_CRASH_MAPPED="+map[bool]string{true: "1", false: "0"}[mapped])
+	if stop != "" {
+		killAfterMs = 20000 // the fallback: the kill normally follows "stopped"
+	}
+	var stopped string
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +247,12 @@ func runCrashChild(t *testing.T, dir string, mode SyncMode, mapped bool, start, 
 				killed.Store(true)
 				_ = cmd.Process.Kill() // SIGKILL
 			})
+		case strings.HasPrefix(line, "stopped "):
+			if stopped == "" && !killed.Load() {
+				stopped = line
+				killed.Store(true)
+				_ = cmd.Process.Kill() // SIGKILL, inside the stopped work
+			}
 		case strings.HasPrefix(line, "p "), strings.HasPrefix(line, "d "):
 			var a crashAck
 			if _, err := fmt.Sscanf(line[2:], "%d %d", &a.w, &a.c); err != nil {
@@ -215,7 +271,7 @@ func runCrashChild(t *testing.T, dir string, mode SyncMode, mapped bool, start, 
 	if !killed.Load() {
 		t.Fatalf("crash child exited before it was killed")
 	}
-	return acks, maxC
+	return acks, maxC, stopped
 }
 
 // TestPowerLossGroupCommit runs concurrent writers in SyncAlways on the

@@ -21,7 +21,7 @@ package main
 // flushes and compacts within a cycle, and kills land at three kinds of
 // points: at a random time during writes ("write"), in the middle of a
 // memtable flush ("flush") and in the middle of a compaction
-// ("compaction"). For the last two the server's filesystem (stopFS) stops
+// ("compaction"). For the last two the server's filesystem (vfstest.StopFS) stops
 // the flush or compaction before one of its file operations, chosen at
 // random, and the test checks that /metrics shows the work in progress
 // (memcached_disk_flushing, memcached_disk_compacting) before it kills.
@@ -47,6 +47,7 @@ import (
 
 	"github.com/minikv/minikv/lsm"
 	"github.com/minikv/minikv/lsm/vfs"
+	"github.com/minikv/minikv/lsm/vfs/vfstest"
 )
 
 var soak = flag.Bool("soak", false, "run the long kill -9 cycles (make soak)")
@@ -55,8 +56,8 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv("MINIKV_CRASH_CHILD"); args != "" {
 		ctx := context.Background()
 		if os.Getenv("MINIKV_CRASH_STOP") != "" { // TestCrashKill9Durable's server
-			fs := &stopFS{FS: vfs.Default, out: os.Stdout}
-			go fs.listen(os.Stdin)
+			fs := &vfstest.StopFS{FS: vfs.Default, Out: os.Stdout}
+			go listenStops(fs, os.Stdin)
 			ctx = context.WithValue(ctx, engineOptionsKey{}, func(o *lsm.Options) {
 				// Small enough that 64 keys of up to 3 KB flush a
 				// memtable every few hundred writes and compact every
@@ -82,8 +83,8 @@ func TestMain(m *testing.M) {
 type crashServer struct {
 	cmd             *exec.Cmd
 	mc, resp, admin string
-	stdin           io.Writer     // requests to its stopFS
-	stopped         chan string   // what its stopFS stopped before
+	stdin           io.Writer     // requests to its StopFS
+	stopped         chan string   // what its StopFS stopped before
 	out             *serverOutput // its output
 	exited          chan struct{}
 }
@@ -140,7 +141,7 @@ func (cs *crashServer) kill() {
 }
 
 // serverOutput collects a server's output and passes on the line its
-// stopFS prints when it stopped the engine.
+// StopFS prints when it stopped the engine.
 type serverOutput struct {
 	mu      sync.Mutex // protects b
 	b       strings.Builder
