@@ -7,7 +7,7 @@ LDFLAGS  := -X main.commit=$(COMMIT)
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
-.PHONY: build run test deps test-go test-python race vet lint fuzz bench clean smoke \
+.PHONY: build run test deps test-go test-python test-k8s race vet lint fuzz bench clean smoke \
 	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline bench-perf
 
 build:
@@ -24,7 +24,7 @@ run: build
 # prometheus-redis-exporter for the RESP INFO test, nutcracker (twemproxy)
 # for the proxy test, shellcheck for scripts/cluster.sh, pymemcache,
 # redis-py and pylibmc for the Python client suites), then runs every test.
-test: deps vet build test-go test-python
+test: deps vet build test-go test-python test-k8s
 
 deps:
 	@pkgs=""; command -v memcached >/dev/null 2>&1 || pkgs="$$pkgs memcached"; \
@@ -37,6 +37,7 @@ deps:
 	[ -z "$$pkgs" ] || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; }
 	$(PYTHON) -m pip install -q -r tests/python/requirements.txt
 	$(GO) mod download
+	cd deploy/kubernetes/validate && $(GO) mod download
 
 vet:
 	$(GO) vet ./...
@@ -50,6 +51,13 @@ test-go:
 # instead of skipping when their tool is missing.
 test-python: build
 	MINIKV_REQUIRE_PEERS=1 MINIKV_BIN=$(CURDIR)/$(BIN)/minikv $(PYTHON) -m pytest -q tests/python
+
+# Decodes every Kubernetes manifest (deploy/kubernetes/*.yaml,
+# deploy/kubernetes.yaml) strictly into the API's Go types and checks the
+# objects applied together against each other, twemproxy's embedded config
+# with nutcracker -t. A module of its own: k8s.io/api stays out of go.mod.
+test-k8s:
+	cd deploy/kubernetes/validate && $(GO) vet ./... && MINIKV_REQUIRE_PEERS=1 $(GO) test -count=1 ./...
 
 # Runs bin/minikv the way the Dockerfile and deploy/ run it (MINIKV_* env,
 # free 127.0.0.1 ports) and checks /healthz, set/get, RESP PING, /metrics,
