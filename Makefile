@@ -131,8 +131,8 @@ clean:
 .PHONY: soak lsm-bench bench-tiered
 soak:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=10 -timeout 30m \
-	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/
-	MINIKV_REQUIRE_PEERS=1 $(GO) test -count=1 -timeout 30m -run TestRESPRandomDifferential ./internal/server/ -args -soak -rand.seeds 1000
+	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/...
+	MINIKV_REQUIRE_PEERS=1 $(GO) test -count=1 -timeout 30m -run TestRESPRandomDifferential ./internal/server/redis/ -args -soak -rand.seeds 1000
 	$(GO) test -count=1 -timeout 30m -run TestCrashKill9Durable ./cmd/minikv/ -args -soak
 	$(GO) test -count=1 -timeout 30m -run TestTieredLargerThanMemory ./cmd/minikv/ -args -soak
 	$(GO) test -count=1 -timeout 90m ./lsm/... -args -soak

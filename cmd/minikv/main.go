@@ -24,6 +24,8 @@ import (
 
 	"github.com/minikv/minikv/internal/admin"
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/memcache"
+	"github.com/minikv/minikv/internal/server/redis"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -136,18 +138,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Listen on every port before serving any, so a port in use fails
 	// start-up cleanly instead of leaving a half-started server.
 	type listener struct {
-		ln    net.Listener
-		serve func(net.Listener) error
-		proto string
+		ln       net.Listener
+		protocol server.Protocol
+		proto    string
 	}
 	var lns []listener
 	for _, l := range []struct {
-		port  int
-		serve func(net.Listener) error
-		proto string
+		port     int
+		protocol server.Protocol
+		proto    string
 	}{
-		{cfg.Port, srv.Serve, "memcache"},
-		{cfg.RESPPort, srv.ServeRESP, "resp"},
+		{cfg.Port, memcache.New(srv), "memcache"},
+		{cfg.RESPPort, redis.New(srv), "resp"},
 	} {
 		if l.proto == "resp" && l.port == 0 {
 			continue
@@ -162,7 +164,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if sec.tls != nil {
 			ln = tls.NewListener(ln, sec.tls)
 		}
-		lns = append(lns, listener{ln, l.serve, l.proto})
+		lns = append(lns, listener{ln, l.protocol, l.proto})
 	}
 	// The admin port: bound before anything is served, like the data ports,
 	// so a taken port fails start-up; "" turns it off.
@@ -203,7 +205,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Info("minikv listening", "protocol", l.proto, "addr", l.ln.Addr().String(), "tls", sec.tls != nil,
 			"auth", len(sec.token) > 0 || len(sec.users) > 0,
 			"version", server.Version, "memory_limit", cfg.MemoryLimit.bytes, "max_connections", cfg.MaxConns)
-		go func() { serveErr <- l.serve(l.ln) }()
+		go func() { serveErr <- srv.Serve(l.ln, l.protocol) }()
 	}
 
 	select {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/memcache"
+	"github.com/minikv/minikv/internal/server/redis"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -56,12 +58,12 @@ func startEnv(t testing.TB, ec envConfig) *env {
 
 	ln := listen(t)
 	e.addr = ln.Addr().String()
-	go func() { e.serveErr <- srv.Serve(ln) }()
+	go func() { e.serveErr <- srv.Serve(ln, memcache.New(srv)) }()
 	nServe := 1
 	if ec.resp {
 		rln := listen(t)
 		e.respAddr = rln.Addr().String()
-		go func() { e.serveErr <- srv.ServeRESP(rln) }()
+		go func() { e.serveErr <- srv.Serve(rln, redis.New(srv)) }()
 		nServe++
 	}
 	aln := listen(t)

@@ -5,15 +5,15 @@ package server
 // Stats does not carry.
 
 // Listening reports whether the server is serving: at least one listener has
-// been handed to Serve or ServeRESP and Shutdown has not begun.
+// been handed to Serve and Shutdown has not begun.
 func (s *Server) Listening() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.listeners) > 0 && !s.shuttingDown.Load()
 }
 
-// ListenerAddrs returns the addresses of the listeners handed to Serve and
-// ServeRESP, in the order they were added.
+// ListenerAddrs returns the addresses of the listeners handed to Serve, in
+// the order they were added.
 func (s *Server) ListenerAddrs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bufio"
@@ -15,35 +15,38 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/memcache"
+	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
 )
 
 func TestMaxConnections(t *testing.T) {
-	ts := startServer(t, Config{MaxConns: 3}, store.Config{})
-	var held []*client
+	ts := startServer(t, server.Config{MaxConns: 3}, store.Config{})
+	var held []*servertest.Client
 	for range 3 {
 		c := dial(t, ts.addr)
-		c.expect("version\r\n", "VERSION "+Version)
+		c.Expect("version\r\n", "VERSION "+server.Version)
 		held = append(held, c)
 	}
 	extra := dial(t, ts.addr)
-	if got := extra.line(); got != "ERROR Too many open connections" {
+	if got := extra.Line(); got != "ERROR Too many open connections" {
 		t.Fatalf("4th connection got %q", got)
 	}
-	if !extra.closed(2 * time.Second) {
+	if !extra.Closed(2 * time.Second) {
 		t.Fatal("rejected connection left open")
 	}
-	held[0].nc.Close()
+	held[0].Conn.Close()
 	waitFor(t, func() bool { return ts.srv.CurrConns() == 2 })
 	c := dial(t, ts.addr)
-	c.expect("version\r\n", "VERSION "+Version)
+	c.Expect("version\r\n", "VERSION "+server.Version)
 	if s := ts.srv.Stats(); s.Rejected != 1 {
 		t.Errorf("rejected_connections = %d, want 1", s.Rejected)
 	}
 }
 
 func TestCrossProtocolAndLongLinesClose(t *testing.T) {
-	ts := startServer(t, Config{}, store.Config{})
+	ts := startServer(t, server.Config{}, store.Config{})
 	for _, in := range []string{
 		"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
 		"POST /x HTTP/1.0\r\n",
@@ -52,8 +55,8 @@ func TestCrossProtocolAndLongLinesClose(t *testing.T) {
 		strings.Repeat("a", 5000), // no newline at all
 	} {
 		c := dial(t, ts.addr)
-		c.send(in)
-		if !c.closed(3 * time.Second) {
+		c.Send(in)
+		if !c.Closed(3 * time.Second) {
 			t.Errorf("%.20q...: connection left open, want a silent close", in)
 		}
 	}
@@ -63,8 +66,8 @@ func TestCrossProtocolAndLongLinesClose(t *testing.T) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("key-%04d", i)
 	}
-	c.expect("set key-0599 0 0 1\r\nx\r\n", "STORED")
-	c.expect("get "+strings.Join(keys, " ")+"\r\n", "VALUE key-0599 0 1", "x", "END")
+	c.Expect("set key-0599 0 0 1\r\nx\r\n", "STORED")
+	c.Expect("get "+strings.Join(keys, " ")+"\r\n", "VALUE key-0599 0 1", "x", "END")
 }
 
 // TestThousandPipelinedConnections serves 1000 connections, each pipelining
@@ -74,11 +77,11 @@ func TestThousandPipelinedConnections(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
 	}
-	ts := startServer(t, Config{MaxConns: 2000}, store.Config{})
+	ts := startServer(t, server.Config{MaxConns: 2000}, store.Config{})
 	// Warm up: one connection so lazily started runtime goroutines exist.
 	warm := dial(t, ts.addr)
-	warm.expect("version\r\n", "VERSION "+Version)
-	warm.nc.Close()
+	warm.Expect("version\r\n", "VERSION "+server.Version)
+	warm.Conn.Close()
 	waitFor(t, func() bool { return ts.srv.CurrConns() == 0 })
 	baseG, baseFD := runtime.NumGoroutine(), countFDs(t)
 
@@ -214,23 +217,23 @@ func TestIdleTimeoutCountsFromLastCompleteCommand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := store.New(store.Config{})
 		defer st.Close()
-		srv := New(Config{IdleTimeout: 10 * time.Second}, st)
+		srv := server.New(server.Config{IdleTimeout: 10 * time.Second}, st)
 		ln := newPipeListener()
-		go srv.Serve(ln)
+		go srv.Serve(ln, memcache.New(srv))
 		defer srv.Shutdown(context.Background())
 
 		nc := ln.dial()
-		c := &client{t: t, nc: nc, br: bufio.NewReader(nc)}
+		c := servertest.NewClient(t, nc)
 		for range 3 { // complete commands 9s apart keep the connection
-			c.expect("get a\r\n", "END")
+			c.Expect("get a\r\n", "END")
 			time.Sleep(9 * time.Second)
 		}
-		c.expect("get a\r\n", "END")
+		c.Expect("get a\r\n", "END")
 		last := time.Now()
 		_ = nc.SetReadDeadline(time.Time{})
 		closed := make(chan time.Duration)
 		go func() {
-			_, err := c.br.ReadByte()
+			_, err := c.R.ReadByte()
 			if !errors.Is(err, io.EOF) {
 				t.Errorf("read after kick: %v, want EOF", err)
 			}
@@ -271,16 +274,16 @@ func TestCommandTimeoutWithoutIdleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := store.New(store.Config{})
 		defer st.Close()
-		srv := New(Config{CommandTimeout: 5 * time.Second}, st)
+		srv := server.New(server.Config{CommandTimeout: 5 * time.Second}, st)
 		ln := newPipeListener()
-		go srv.Serve(ln)
+		go srv.Serve(ln, memcache.New(srv))
 		defer srv.Shutdown(context.Background())
 
 		nc := ln.dial()
-		c := &client{t: t, nc: nc, br: bufio.NewReader(nc)}
-		c.expect("get a\r\n", "END")
+		c := servertest.NewClient(t, nc)
+		c.Expect("get a\r\n", "END")
 		time.Sleep(time.Hour) // idle is fine
-		c.expect("get a\r\n", "END")
+		c.Expect("get a\r\n", "END")
 		_ = nc.SetReadDeadline(time.Time{})
 		start := time.Now()
 		for _, b := range []byte("set k 0 0 100\r\n" + strings.Repeat("x", 100)) {
@@ -308,9 +311,9 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := store.New(store.Config{})
 		defer st.Close()
-		srv := New(Config{WriteTimeout: 3 * time.Second}, st)
+		srv := server.New(server.Config{WriteTimeout: 3 * time.Second}, st)
 		ln := newPipeListener()
-		go srv.Serve(ln)
+		go srv.Serve(ln, memcache.New(srv))
 		defer srv.Shutdown(context.Background())
 
 		nc := ln.dial()
@@ -349,21 +352,21 @@ func TestWriteDeadlineAfterSilentBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := store.New(store.Config{})
 		defer st.Close()
-		srv := New(Config{WriteTimeout: 10 * time.Second}, st)
+		srv := server.New(server.Config{WriteTimeout: 10 * time.Second}, st)
 		ln := newPipeListener()
-		go srv.Serve(ln)
+		go srv.Serve(ln, memcache.New(srv))
 		defer srv.Shutdown(context.Background())
 
 		nc := ln.dial()
-		c := &client{t: t, nc: nc, br: bufio.NewReader(nc)}
-		big := strings.Repeat("v", 3*WriteBufSize)
-		c.expect(fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", len(big), big), "STORED")
+		c := servertest.NewClient(t, nc)
+		big := strings.Repeat("v", 3*server.WriteBufSize)
+		c.Expect(fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", len(big), big), "STORED")
 		time.Sleep(6 * time.Second)
 		if _, err := io.WriteString(nc, "set k 0 0 1 noreply\r\nx\r\n"); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(30 * time.Second)
-		c.expect("get big\r\n", fmt.Sprintf("VALUE big 0 %d", len(big)), big, "END")
+		c.Expect("get big\r\n", fmt.Sprintf("VALUE big 0 %d", len(big)), big, "END")
 		if s := srv.Stats(); s.Counters["write_timeouts"] != 0 {
 			t.Errorf("write_timeouts = %d, want 0", s.Counters["write_timeouts"])
 		}
@@ -377,17 +380,17 @@ func TestShutdownFinishesInFlightAndForceCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := store.New(store.Config{})
 		defer st.Close()
-		srv := New(Config{}, st)
+		srv := server.New(server.Config{}, st)
 		ln := newPipeListener()
 		served := make(chan error, 1)
-		go func() { served <- srv.Serve(ln) }()
+		go func() { served <- srv.Serve(ln, memcache.New(srv)) }()
 
 		idle := ln.dial()
 		busy := ln.dial()
 		stuck := ln.dial()
 		big := strings.Repeat("x", 100000)
-		c := &client{t: t, nc: stuck, br: bufio.NewReader(stuck)}
-		c.expect(fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", len(big), big), "STORED")
+		c := servertest.NewClient(t, stuck)
+		c.Expect(fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", len(big), big), "STORED")
 		go func() { _, _ = io.WriteString(stuck, "get big\r\n") }() // never reads the reply
 
 		// The busy client pipelines 50 commands; net.Pipe is synchronous, so
@@ -432,8 +435,8 @@ func TestShutdownFinishesInFlightAndForceCloses(t *testing.T) {
 		if d := time.Since(start); d != 5*time.Second {
 			t.Errorf("shutdown took %v, want the 5s deadline", d)
 		}
-		if err := <-served; !errors.Is(err, ErrServerClosed) {
-			t.Errorf("Serve = %v, want ErrServerClosed", err)
+		if err := <-served; !errors.Is(err, server.ErrServerClosed) {
+			t.Errorf("Serve = %v, want server.ErrServerClosed", err)
 		}
 		for _, k := range []string{"k0", "k49"} {
 			if _, ok := st.Get([]byte(k)); !ok {

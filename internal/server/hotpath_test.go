@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -42,7 +44,7 @@ func hotCases() []hotCase {
 		for i := range hotBatch {
 			b.WriteString(one(i))
 		}
-		b.WriteString(multibulk("ECHO", "end-of-batch"))
+		b.WriteString(servertest.Multibulk("ECHO", "end-of-batch"))
 		return hotCase{"resp", op, []byte(b.String()), []byte("$12\r\nend-of-batch\r\n")}
 	}
 	key := func(i int) string { return fmt.Sprintf("key:%04d", i) }
@@ -56,15 +58,15 @@ func hotCases() []hotCase {
 			return "delete del:" + key(i-1) + "\r\n"
 		}),
 		mc("incr", func(i int) string { return "incr counter 1\r\n" }),
-		rs("get", func(i int) string { return multibulk("GET", key(i)) }),
-		rs("set", func(i int) string { return multibulk("SET", key(i), value) }),
+		rs("get", func(i int) string { return servertest.Multibulk("GET", key(i)) }),
+		rs("set", func(i int) string { return servertest.Multibulk("SET", key(i), value) }),
 		rs("delete", func(i int) string {
 			if i%2 == 0 {
-				return multibulk("SET", "del:"+key(i), value)
+				return servertest.Multibulk("SET", "del:"+key(i), value)
 			}
-			return multibulk("DEL", "del:"+key(i-1))
+			return servertest.Multibulk("DEL", "del:"+key(i-1))
 		}),
-		rs("incr", func(i int) string { return multibulk("INCR", "rcounter") }),
+		rs("incr", func(i int) string { return servertest.Multibulk("INCR", "rcounter") }),
 	}
 }
 
@@ -75,7 +77,7 @@ type hotConn struct {
 	buf []byte
 }
 
-func dialHot(t testing.TB, rs *respServer, hc hotCase) *hotConn {
+func dialHot(t testing.TB, rs *testServer, hc hotCase) *hotConn {
 	t.Helper()
 	addr := rs.addr
 	if hc.proto == "resp" {
@@ -128,7 +130,7 @@ func (c *hotConn) round(t testing.TB, hc hotCase) {
 // sentinel, the time and allocations of get, set, delete (set+delete
 // pairs) and incr on both protocols.
 func BenchmarkHotPath(b *testing.B) {
-	rs := startRESP(b, Config{}, store.Config{MemoryLimit: 64 << 20})
+	rs := startRESP(b, server.Config{}, store.Config{MemoryLimit: 64 << 20})
 	for _, hc := range hotCases() {
 		b.Run(hc.proto+"/"+hc.op, func(b *testing.B) {
 			c := dialHot(b, rs, hc)
@@ -147,7 +149,7 @@ func BenchmarkHotPath(b *testing.B) {
 // request once the connection is warm. (A new store segment is allocated
 // once per few thousand writes, hence the small tolerance.)
 func TestHotPathZeroAllocs(t *testing.T) {
-	rs := startRESP(t, Config{}, store.Config{MemoryLimit: 64 << 20, SweepInterval: -1})
+	rs := startRESP(t, server.Config{}, store.Config{MemoryLimit: 64 << 20, SweepInterval: -1})
 	for _, hc := range hotCases() {
 		c := dialHot(t, rs, hc)
 		for range 50 {

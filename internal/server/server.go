@@ -106,15 +106,11 @@ func New(cfg Config, st *store.Store) *Server {
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("server: closed")
 
-// Serve accepts memcached-protocol connections on ln until Shutdown. It
-// always returns a non-nil error; after Shutdown it is ErrServerClosed.
-func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, newMemcache(s)) }
-
-// ServeRESP accepts Redis-protocol connections on ln until Shutdown, over the
-// same store, limits and counters as Serve.
-func (s *Server) ServeRESP(ln net.Listener) error { return s.serve(ln, newRESP(s)) }
-
-func (s *Server) serve(ln net.Listener, proto Protocol) error {
+// Serve accepts connections on ln until Shutdown and serves each with
+// proto (memcache.New, redis.New), over the same store, limits and
+// counters as every other listener. It always returns a non-nil error;
+// after Shutdown it is ErrServerClosed.
+func (s *Server) Serve(ln net.Listener, proto Protocol) error {
 	s.mu.Lock()
 	if s.shuttingDown.Load() {
 		s.mu.Unlock()

@@ -1,0 +1,321 @@
+package memcache
+
+import (
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/minikv/minikv/internal/protocol/memcache"
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Protocol is memcached's text protocol, classic and meta commands, over
+// the server's store.
+type Protocol struct {
+	srv       *server.Server
+	st        *store.Store
+	cfg       server.Config // the server's, read once
+	verbosity atomic.Int64  // memcached -v; the verbosity command sets it
+}
+
+// New returns the memcached protocol for srv's listeners.
+func New(srv *server.Server) *Protocol {
+	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config()}
+	p.verbosity.Store(int64(p.cfg.Verbosity))
+	return p
+}
+
+// MaxConnsReply is memcached's answer to a connection over -c.
+func (p *Protocol) MaxConnsReply() string { return "ERROR Too many open connections\r\n" }
+
+// NewHandler returns the memcached state of a new connection.
+func (p *Protocol) NewHandler(sc *server.Conn) server.Handler {
+	c := &conn{Conn: sc, p: p, st: p.st}
+	c.r = memcache.NewReader(sc, server.ReadBufSize, c.maxValueLen)
+	c.w = memcache.NewWriter(sc, server.WriteBufSize)
+	return c
+}
+
+// conn is one memcached connection: the core's Conn (for its counters
+// and auth state), the codec, and the request being served.
+type conn struct {
+	*server.Conn
+	p   *Protocol
+	st  *store.Store
+	r   *memcache.Reader
+	w   *memcache.Writer // replies, flushed by the core's loop
+	req memcache.Request
+}
+
+// Buffered reports the unparsed request bytes and the unflushed replies.
+func (c *conn) Buffered() (requests, replies int) { return c.r.Buffered(), c.w.Buffered() }
+
+// Wait blocks until the next request's first byte has arrived.
+func (c *conn) Wait() (byte, error) { return c.r.Wait() }
+
+// Keys appends the keys of the complete requests buffered.
+func (c *conn) Keys(keys [][]byte) [][]byte {
+	return memcache.Keys(keys, c.r.Pending(), cap(keys))
+}
+
+// Flush writes the buffered replies.
+func (c *conn) Flush() error { return c.w.Flush() }
+
+// Serve reads one request and answers it.
+func (c *conn) Serve() (server.Result, error) {
+	req, w := &c.req, c.w
+	err := c.r.Read(req)
+	if !c.Authed() {
+		if !c.preAuthMemcache(req, err, w) {
+			_ = w.Flush()
+			return server.Closing, err
+		}
+		return server.Served, nil
+	}
+	if err != nil {
+		if errors.Is(err, memcache.ErrTooLarge) {
+			c.Count(server.StatCmdSet)
+			c.Count(server.StatStoreTooLarge)
+		}
+		line, closeConn := memcache.ErrorReply(err)
+		if line != "" && !req.Noreply {
+			w.Line(line)
+		}
+		if closeConn {
+			_ = w.Flush()
+			return server.Closing, err
+		}
+		return server.Served, nil
+	}
+	if req.Command == memcache.CmdQuit {
+		return server.Closing, w.Flush()
+	}
+	c.Count(server.StatCommands)
+	if !c.dispatch(req) {
+		_ = w.Flush()
+		return server.Closing, nil
+	}
+	return server.Served, nil
+}
+
+// dispatch executes one request and writes its reply. It reports false when
+// the connection must close.
+func (c *conn) dispatch(req *memcache.Request) bool {
+	w, st := c.w, c.st
+	switch req.Command {
+	case memcache.CmdGet, memcache.CmdGets, memcache.CmdMget:
+		withCAS := req.Command == memcache.CmdGets
+		for _, key := range req.Keys {
+			it, ok := st.Get(key)
+			c.Count(server.StatCmdGet)
+			if !ok {
+				c.Count(server.StatGetMisses)
+				continue
+			}
+			c.Count(server.StatGetHits)
+			w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
+		}
+		w.Line(memcache.End)
+
+	case memcache.CmdGat, memcache.CmdGats:
+		deadline := store.Deadline(req.Exptime, time.Now())
+		withCAS := req.Command == memcache.CmdGats
+		for _, key := range req.Keys {
+			it, ok := st.GetAndTouch(key, deadline)
+			c.Count(server.StatCmdTouch)
+			if !ok {
+				c.Count(server.StatTouchMisses)
+				continue
+			}
+			c.Count(server.StatTouchHits)
+			w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
+		}
+		w.Line(memcache.End)
+
+	case memcache.CmdSet, memcache.CmdAdd, memcache.CmdReplace,
+		memcache.CmdAppend, memcache.CmdPrepend, memcache.CmdCAS:
+		c.reply(req, c.storeCmd(req))
+
+	case memcache.CmdDelete:
+		if st.Delete(req.Key()) == nil {
+			c.Count(server.StatDeleteHits)
+			c.reply(req, memcache.Deleted)
+		} else {
+			c.Count(server.StatDeleteMisses)
+			c.reply(req, memcache.NotFound)
+		}
+
+	case memcache.CmdIncr, memcache.CmdDecr:
+		decr := req.Command == memcache.CmdDecr
+		hits, misses := server.StatIncrHits, server.StatIncrMisses
+		if decr {
+			hits, misses = server.StatDecrHits, server.StatDecrMisses
+		}
+		v, _, err := st.Incr(req.Key(), req.Delta, decr)
+		switch {
+		case err == nil:
+			c.Count(hits)
+			if !req.Noreply {
+				w.Uint(v)
+			}
+		case errors.Is(err, store.ErrNotFound):
+			c.Count(misses)
+			c.reply(req, memcache.NotFound)
+		case errors.Is(err, store.ErrNotNumeric):
+			c.reply(req, memcache.ClientErrorNonNumeric)
+		default:
+			c.reply(req, storeErrorLine(err))
+		}
+
+	case memcache.CmdTouch:
+		c.Count(server.StatCmdTouch)
+		if st.Touch(req.Key(), store.Deadline(req.Exptime, time.Now())) {
+			c.Count(server.StatTouchHits)
+			c.reply(req, memcache.Touched)
+		} else {
+			c.Count(server.StatTouchMisses)
+			c.reply(req, memcache.NotFound)
+		}
+
+	case memcache.CmdFlushAll:
+		if c.p.cfg.DisableFlushAll {
+			c.reply(req, "CLIENT_ERROR flush_all not allowed")
+			break
+		}
+		c.Count(server.StatCmdFlush)
+		now := time.Now()
+		at := now.UnixNano()
+		if req.HasExptime && req.Exptime > 0 {
+			at = store.Deadline(req.Exptime, now)
+		}
+		st.FlushAll(at)
+		c.reply(req, memcache.OK)
+
+	case memcache.CmdStats:
+		return c.statsCmd(req, w)
+
+	case memcache.CmdVersion:
+		w.Line("VERSION " + server.Version)
+
+	case memcache.CmdVerbosity:
+		if len(req.Args) > 0 {
+			if v, err := strconv.ParseInt(string(req.Args[0]), 10, 64); err == nil {
+				c.p.verbosity.Store(v)
+			}
+		}
+		c.reply(req, memcache.OK)
+
+	case memcache.CmdMetaGet, memcache.CmdMetaSet, memcache.CmdMetaDelete,
+		memcache.CmdMetaArithmetic, memcache.CmdMetaNoop, memcache.CmdMetaDebug:
+		c.dispatchMeta(req, w)
+
+	case memcache.CmdAuth:
+		return c.authCommand(req, w)
+
+	default:
+		w.Line(memcache.Error)
+	}
+	return true
+}
+
+// storeCmd runs a set-family command and returns its reply line.
+func (c *conn) storeCmd(req *memcache.Request) string {
+	c.Count(server.StatCmdSet)
+	mode := storeModes[req.Command]
+	cas := req.CAS
+	if mode == store.ModeCAS && c.p.cfg.DisableCAS {
+		return c.casWithoutTokens(req)
+	}
+	deadline := store.Deadline(req.Exptime, time.Now())
+	_, err := c.st.Store(mode, req.Key(), req.Value, req.Flags, deadline, cas)
+	if mode == store.ModeCAS {
+		switch {
+		case err == nil:
+			c.Count(server.StatCASHits)
+		case errors.Is(err, store.ErrExists):
+			c.Count(server.StatCASBadval)
+		case errors.Is(err, store.ErrNotFound):
+			c.Count(server.StatCASMisses)
+		}
+	}
+	if err == nil {
+		return memcache.Stored
+	}
+	switch {
+	case errors.Is(err, store.ErrTooLarge):
+		c.Count(server.StatStoreTooLarge)
+	case errors.Is(err, store.ErrNoMemory):
+		c.Count(server.StatStoreNoMemory)
+	}
+	return storeErrorLine(err)
+}
+
+// casWithoutTokens is cas under -C: every item's token reads as 0, so a cas
+// with unique 0 on an existing item stores and any other unique is stale.
+func (c *conn) casWithoutTokens(req *memcache.Request) string {
+	st := c.st
+	if req.CAS != 0 {
+		if _, ok := st.Get(req.Key()); ok {
+			c.Count(server.StatCASBadval)
+			return memcache.Exists
+		}
+		c.Count(server.StatCASMisses)
+		return memcache.NotFound
+	}
+	_, err := st.Store(store.ModeReplace, req.Key(), req.Value, req.Flags,
+		store.Deadline(req.Exptime, time.Now()), 0)
+	switch {
+	case err == nil:
+		c.Count(server.StatCASHits)
+		return memcache.Stored
+	case errors.Is(err, store.ErrNotStored):
+		c.Count(server.StatCASMisses)
+		return memcache.NotFound
+	}
+	return storeErrorLine(err)
+}
+
+var storeModes = [...]store.Mode{
+	memcache.CmdSet:     store.ModeSet,
+	memcache.CmdAdd:     store.ModeAdd,
+	memcache.CmdReplace: store.ModeReplace,
+	memcache.CmdAppend:  store.ModeAppend,
+	memcache.CmdPrepend: store.ModePrepend,
+	memcache.CmdCAS:     store.ModeCAS,
+}
+
+// storeErrorLine maps a store error to memcached's reply: the one place the
+// store's sentinels meet the wire.
+func storeErrorLine(err error) string {
+	switch {
+	case errors.Is(err, store.ErrNotStored):
+		return memcache.NotStored
+	case errors.Is(err, store.ErrExists):
+		return memcache.Exists
+	case errors.Is(err, store.ErrNotFound):
+		return memcache.NotFound
+	case errors.Is(err, store.ErrTooLarge):
+		return memcache.ServerErrorTooLarge
+	case errors.Is(err, store.ErrNoMemory):
+		return memcache.ServerErrorOutOfMemory
+	case errors.Is(err, store.ErrNotNumeric):
+		return memcache.ClientErrorNonNumeric
+	}
+	return "SERVER_ERROR " + err.Error()
+}
+
+// reply writes line unless the request asked for noreply.
+func (c *conn) reply(req *memcache.Request, line string) {
+	if !req.Noreply {
+		c.w.Line(line)
+	}
+}
+
+func (c *conn) casOut(cas uint64) uint64 {
+	if c.p.cfg.DisableCAS {
+		return 0
+	}
+	return cas
+}

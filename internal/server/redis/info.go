@@ -1,0 +1,334 @@
+package redis
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
+)
+
+// INFO and CONFIG of the RESP port. INFO speaks Redis's section format,
+// which redis-cli, redis_exporter and Grafana dashboards read:
+//
+//	# Server\r\n
+//	redis_version:7.2.0\r\n
+//	...\r\n
+//	\r\n
+//	# Clients\r\n
+//	...
+
+// infoSections are the sections of a plain INFO, in Redis's order.
+// "all" and "everything" add nothing: MiniKV keeps no per-command stats.
+var infoSections = []string{"server", "clients", "memory", "persistence", "stats",
+	"replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+
+// cmdInfo is INFO [section ...].
+func cmdInfo(rc *conn, argv [][]byte) {
+	want := make(map[string]bool)
+	for _, a := range argv[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["default"] || want["all"] || want["everything"]
+	var b bytes.Buffer
+	for _, sec := range infoSections {
+		if all || want[sec] {
+			if b.Len() > 0 {
+				b.WriteString("\r\n")
+			}
+			rc.writeInfoSection(&b, sec)
+		}
+	}
+	rc.w.Verbatim("txt", b.Bytes())
+}
+
+func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
+	p, s := rc.p, rc.p.srv
+	field := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
+	b.WriteString("# " + strings.ToUpper(sec[:1]) + sec[1:] + "\r\n")
+	switch sec {
+	case "server":
+		now := time.Now()
+		up := now.Sub(s.Started())
+		exe, _ := os.Executable()
+		field("redis_version", RedisVersion)
+		field("redis_git_sha1", "00000000")
+		field("redis_git_dirty", 0)
+		field("redis_build_id", "0")
+		field("redis_mode", "standalone")
+		field("os", osName())
+		field("arch_bits", strconv.IntSize)
+		field("monotonic_clock", "POSIX clock_gettime")
+		field("multiplexing_api", "goroutines")
+		field("go_version", runtime.Version())
+		field("process_id", os.Getpid())
+		field("process_supervised", "no")
+		field("run_id", fmt.Sprintf("%040x", s.Started().UnixNano()))
+		field("tcp_port", localPort(rc.LocalAddr()))
+		field("server_time_usec", now.UnixMicro())
+		field("uptime_in_seconds", int64(up/time.Second))
+		field("uptime_in_days", int64(up/(24*time.Hour)))
+		field("hz", 10)
+		field("configured_hz", 10)
+		field("lru_clock", now.Unix()&(1<<24-1))
+		field("executable", exe)
+		field("config_file", "")
+		field("io_threads_active", 0)
+		field("minikv_version", server.Release)
+		field("memcached_version", server.Version)
+	case "clients":
+		field("connected_clients", s.CurrConns())
+		field("cluster_connections", 0)
+		field("maxclients", p.cfg.MaxConns)
+		field("client_recent_max_input_buffer", 0)
+		field("client_recent_max_output_buffer", 0)
+		field("blocked_clients", 0)
+		field("tracking_clients", 0)
+		field("clients_in_timeout_table", 0)
+		field("total_blocking_keys", 0)
+	case "memory":
+		st := p.st.Stats()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		field("used_memory", st.Bytes)
+		field("used_memory_human", humanBytes(st.Bytes))
+		field("used_memory_rss", ms.Sys-ms.HeapReleased)
+		field("used_memory_rss_human", humanBytes(int64(ms.Sys-ms.HeapReleased)))
+		field("used_memory_dataset", st.Bytes)
+		field("used_memory_go_heap", ms.HeapAlloc)
+		field("maxmemory", st.Limit)
+		field("maxmemory_human", humanBytes(st.Limit))
+		field("maxmemory_policy", p.maxmemoryPolicy())
+		field("mem_allocator", "go")
+	case "persistence":
+		// Durable mode maps onto Redis's AOF fields (every write is in
+		// the log before its reply) and its RDB save fields (SAVE and
+		// BGSAVE checkpoint the engine).
+		ds := p.st.DiskStats()
+		lastSave, saveStatus, writeStatus := s.Started().Unix(), "ok", "ok"
+		if ds.Durable {
+			lastSave = ds.LastSave
+			if ds.SaveErr != nil {
+				saveStatus = "err"
+			}
+			if p.st.Sync() != nil {
+				writeStatus = "err"
+			}
+		}
+		field("loading", 0) // the ports open after recovery
+		field("async_loading", 0)
+		field("rdb_changes_since_last_save", ds.ChangesSinceSave)
+		field("rdb_bgsave_in_progress", b2i(p.bgsave.Load()))
+		field("rdb_last_save_time", lastSave)
+		field("rdb_last_bgsave_status", saveStatus)
+		field("aof_enabled", b2i(ds.Durable))
+		field("aof_rewrite_in_progress", 0)
+		field("aof_last_bgrewrite_status", "ok")
+		field("aof_last_write_status", writeStatus)
+		field("minikv_disk_writes", ds.Writes)
+		field("minikv_disk_hits", ds.Hits)
+		field("minikv_disk_read_errors", ds.ReadErrors)
+		field("minikv_disk_bytes", ds.Bytes)
+		field("minikv_disk_limit", ds.Limit)
+		field("minikv_disk_evictions", ds.Evictions)
+		field("minikv_disk_write_stalls", ds.WriteStalls)
+		field("minikv_disk_recovery_ms", ds.OpenTime.Milliseconds())
+	case "stats":
+		snap := s.Stats()
+		sum, st := snap.Count, snap.Store
+		field("total_connections_received", snap.TotalConns)
+		field("total_commands_processed", sum[server.StatCommands])
+		field("instantaneous_ops_per_sec", p.opsPerSec(sum[server.StatCommands], time.Now()))
+		field("total_net_input_bytes", sum[server.StatBytesRead])
+		field("total_net_output_bytes", sum[server.StatBytesWritten])
+		field("instantaneous_input_kbps", "0.00")
+		field("instantaneous_output_kbps", "0.00")
+		field("rejected_connections", snap.Rejected)
+		field("expired_keys", st.Reclaimed)
+		field("evicted_keys", st.Evictions)
+		field("keyspace_hits", sum[server.StatGetHits])
+		field("keyspace_misses", sum[server.StatGetMisses])
+		field("pubsub_channels", 0)
+		field("pubsub_patterns", 0)
+		field("latest_fork_usec", 0)
+		field("total_error_replies", 0)
+	case "replication":
+		field("role", "master")
+		field("connected_slaves", 0)
+		field("master_failover_state", "no-failover")
+		field("master_replid", strings.Repeat("0", 40))
+		field("master_repl_offset", 0)
+		field("second_repl_offset", -1)
+		field("repl_backlog_active", 0)
+	case "cpu":
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		field("used_cpu_sys", fmt.Sprintf("%d.%06d", ru.Stime.Sec, ru.Stime.Usec))
+		field("used_cpu_user", fmt.Sprintf("%d.%06d", ru.Utime.Sec, ru.Utime.Usec))
+		field("used_cpu_sys_children", "0.000000")
+		field("used_cpu_user_children", "0.000000")
+	case "cluster":
+		field("cluster_enabled", 0)
+	case "keyspace":
+		// In durable mode this walks the disk (store.Count).
+		if n, exp, err := p.st.Count(); err == nil && n > 0 {
+			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n, exp)
+		}
+	}
+}
+
+func osName() string {
+	var u syscall.Utsname
+	if syscall.Uname(&u) != nil {
+		return runtime.GOOS + " " + runtime.GOARCH
+	}
+	return utsString(u.Sysname[:]) + " " + utsString(u.Release[:]) + " " + utsString(u.Machine[:])
+}
+
+// utsString is a NUL-terminated Utsname field as a string; the field is
+// [65]int8 on amd64 and [65]uint8 on arm64.
+func utsString[T int8 | uint8](a []T) string {
+	var b []byte
+	for _, c := range a {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
+}
+
+func localPort(a net.Addr) int {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.Port
+	}
+	return 0
+}
+
+// humanBytes is Redis's bytesToHuman: B, K, M, G with two decimals.
+func humanBytes(n int64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.FormatInt(n, 10) + "B"
+	case n < 1<<20:
+		return fmt.Sprintf("%.2fK", f/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.2fM", f/(1<<20))
+	case n < 1<<40:
+		return fmt.Sprintf("%.2fG", f/(1<<30))
+	}
+	return fmt.Sprintf("%.2fT", f/(1<<40))
+}
+
+func (p *Protocol) maxmemoryPolicy() string {
+	if p.cfg.NoEvict {
+		return "noeviction"
+	}
+	return "allkeys-lru"
+}
+
+// configParams are the parameters CONFIG GET reports, with their values.
+func (rc *conn) configParams() [][2]string {
+	p := rc.p
+	st := p.st.Stats()
+	return [][2]string{
+		{"maxmemory", itoa64(st.Limit)},
+		{"maxmemory-policy", p.maxmemoryPolicy()},
+		{"maxclients", itoa64(int64(p.cfg.MaxConns))},
+		{"timeout", itoa64(int64(p.cfg.IdleTimeout / time.Second))},
+		{"save", ""},
+		{"appendonly", "no"},
+		{"databases", "1"},
+		{"port", itoa64(int64(localPort(rc.LocalAddr())))},
+		{"proto-max-bulk-len", itoa64(resp.MaxBulkLen)},
+		{"requirepass", ""},
+		{"hz", "10"},
+		{"io-threads", "1"},
+		{"cluster-enabled", "no"},
+	}
+}
+
+// cmdConfig is CONFIG GET pattern [pattern ...] | SET | RESETSTAT | HELP.
+func cmdConfig(rc *conn, argv [][]byte) {
+	sub := argv[1]
+	switch {
+	case is(sub, "get") && len(argv) >= 3:
+		params := rc.configParams()
+		var out [][2]string
+		for _, p := range params {
+			for _, pat := range argv[2:] {
+				if compileGlob(bytes.ToLower(pat)).match([]byte(p[0])) {
+					out = append(out, p)
+					break
+				}
+			}
+		}
+		rc.w.Map(len(out))
+		for _, p := range out {
+			rc.w.BulkString(p[0])
+			rc.w.BulkString(p[1])
+		}
+	case is(sub, "set") && len(argv) >= 4:
+		rc.w.Error("ERR CONFIG SET is not supported by MiniKV; restart it with the flag instead")
+	case is(sub, "resetstat") && len(argv) == 2:
+		rc.p.srv.ResetCounters()
+		rc.w.OK()
+	case is(sub, "rewrite") && len(argv) == 2:
+		rc.w.Error("ERR The server is running without a config file")
+	case is(sub, "help") && len(argv) == 2:
+		help := []string{
+			"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+			"SET <directive> <value>", "    Not supported by MiniKV.",
+			"RESETSTAT", "    Reset statistics reported by the INFO command.",
+			"HELP", "    Print this help.",
+		}
+		rc.w.Array(len(help))
+		for _, h := range help {
+			rc.w.Simple(h)
+		}
+	case is(sub, "get"), is(sub, "set"), is(sub, "resetstat"), is(sub, "rewrite"), is(sub, "help"):
+		rc.w.Error("ERR wrong number of arguments for 'config|" + strings.ToLower(string(sub)) + "' command")
+	default:
+		rc.unknownSubcommand(argv)
+	}
+}
+
+// b2i is 1 for true, as INFO writes flags.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// opsPerSec is INFO's instantaneous_ops_per_sec: the commands per second
+// between the previous sample and now, given total commands n at now.
+// Redis samples from a timer every 100 ms; MiniKV runs no timer and
+// samples when INFO is asked for, so the figure covers the time since the
+// previous INFO (redis-cli --stat asks every second). Samples closer than
+// 100 ms apart repeat the last rate rather than divide a few commands by
+// a tiny interval.
+func (p *Protocol) opsPerSec(n uint64, now time.Time) uint64 {
+	p.opsMu.Lock()
+	defer p.opsMu.Unlock()
+	dt := now.Sub(p.opsAt)
+	if dt < 100*time.Millisecond {
+		return p.opsRate
+	}
+	done := n - p.opsN
+	if n < p.opsN { // the counters were reset (stats reset, CONFIG RESETSTAT)
+		done = n
+	}
+	p.opsRate = uint64(float64(done) / dt.Seconds())
+	p.opsAt, p.opsN = now, n
+	return p.opsRate
+}

@@ -1,0 +1,419 @@
+package redis
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Keyspace commands of the RESP port: DEL, EXISTS, TYPE, the EXPIRE and
+// TTL families, KEYS, SCAN, RANDOMKEY, DBSIZE, FLUSHDB/FLUSHALL and the
+// persistence commands SAVE, BGSAVE and LASTSAVE.
+
+// cmdDel is DEL key [key ...] (and UNLINK, which frees memory at once
+// too: there is nothing to free lazily).
+func cmdDel(rc *conn, argv [][]byte) {
+	st := rc.st
+	var n int64
+	for _, key := range argv[1:] {
+		if st.Delete(key) == nil {
+			rc.Count(server.StatDeleteHits)
+			n++
+		} else {
+			rc.Count(server.StatDeleteMisses)
+		}
+	}
+	rc.w.Int(n)
+}
+
+// cmdExists is EXISTS key [key ...]; a key named twice counts twice.
+func cmdExists(rc *conn, argv [][]byte) {
+	st := rc.st
+	var n int64
+	for _, key := range argv[1:] {
+		if _, ok := st.Peek(key); ok {
+			n++
+		}
+	}
+	rc.w.Int(n)
+}
+
+// cmdType is TYPE key: every value is a string.
+func cmdType(rc *conn, argv [][]byte) {
+	if _, ok := rc.st.Peek(argv[1]); ok {
+		rc.w.Simple("string")
+	} else {
+		rc.w.Simple("none")
+	}
+}
+
+// Flags of EXPIRE's NX|XX|GT|LT options.
+const (
+	expireNX = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+// EXPIRE key s, PEXPIRE key ms, EXPIREAT key t, PEXPIREAT key t, each with
+// [NX|XX|GT|LT].
+func cmdExpire(rc *conn, argv [][]byte) {
+	rc.expire(argv, rc.nowMilli(), true)
+}
+
+func cmdPExpire(rc *conn, argv [][]byte) {
+	rc.expire(argv, rc.nowMilli(), false)
+}
+func cmdExpireAt(rc *conn, argv [][]byte)  { rc.expire(argv, 0, true) }
+func cmdPExpireAt(rc *conn, argv [][]byte) { rc.expire(argv, 0, false) }
+
+// expire is Redis's expireGenericCommand: options first, then the number,
+// then overflow checks, then the key. A time at or before now deletes the
+// key. The NX/XX/GT/LT comparison and the update happen in one
+// store.Update, so no write can make the condition stale in between.
+func (rc *conn) expire(argv [][]byte, basetime int64, seconds bool) {
+	var flag int
+	for _, opt := range argv[3:] {
+		switch {
+		case is(opt, "nx"):
+			flag |= expireNX
+		case is(opt, "xx"):
+			flag |= expireXX
+		case is(opt, "gt"):
+			flag |= expireGT
+		case is(opt, "lt"):
+			flag |= expireLT
+		default:
+			rc.w.Error("ERR Unsupported option " + string(cString(opt, len(opt))))
+			return
+		}
+	}
+	if flag&expireNX != 0 && flag&(expireXX|expireGT|expireLT) != 0 {
+		rc.w.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if flag&expireGT != 0 && flag&expireLT != 0 {
+		rc.w.Error("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	when, ok := rc.parseInt(argv[2])
+	if !ok {
+		return
+	}
+	cmd := string(rc.lower[:len(argv[0])])
+	if seconds {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			rc.w.Error(invalidExpire(cmd))
+			return
+		}
+		when *= 1000
+	}
+	if when > math.MaxInt64-basetime {
+		rc.w.Error(invalidExpire(cmd))
+		return
+	}
+	when += basetime
+	st := rc.st
+	key := argv[1]
+	var found, refused bool
+	_, _ = st.Update(key, func(it store.Item, ok bool) store.Change {
+		found, refused = ok, false
+		if !ok {
+			return store.Change{}
+		}
+		if flag != 0 {
+			cur := int64(-1)
+			if it.Deadline != 0 {
+				cur = it.Deadline / int64(time.Millisecond)
+			}
+			if flag&expireNX != 0 && cur != -1 ||
+				flag&expireXX != 0 && cur == -1 ||
+				flag&expireGT != 0 && (when <= cur || cur == -1) ||
+				flag&expireLT != 0 && when >= cur && cur != -1 {
+				refused = true
+				return store.Change{}
+			}
+		}
+		if when <= rc.nowMilli() {
+			return store.Change{Op: store.Remove}
+		}
+		return store.Change{Op: store.Retime, Deadline: msToDeadline(when)}
+	})
+	rc.Count(server.StatCmdTouch)
+	switch {
+	case !found:
+		rc.Count(server.StatTouchMisses)
+		rc.w.Int(0)
+	case refused:
+		rc.w.Int(0)
+	default:
+		rc.Count(server.StatTouchHits)
+		rc.w.Int(1)
+	}
+}
+
+// TTL key, PTTL key: -2 missing, -1 no deadline; TTL rounds to the
+// nearest second as Redis does.
+func cmdTTL(rc *conn, argv [][]byte)  { rc.ttl(argv[1], false, false) }
+func cmdPTTL(rc *conn, argv [][]byte) { rc.ttl(argv[1], true, false) }
+
+// EXPIRETIME key, PEXPIRETIME key: the absolute deadline.
+func cmdExpireTime(rc *conn, argv [][]byte)  { rc.ttl(argv[1], false, true) }
+func cmdPExpireTime(rc *conn, argv [][]byte) { rc.ttl(argv[1], true, true) }
+
+func (rc *conn) ttl(key []byte, ms, absolute bool) {
+	it, ok := rc.st.Peek(key)
+	switch {
+	case !ok:
+		rc.w.Int(-2)
+		return
+	case it.Deadline == 0:
+		rc.w.Int(-1)
+		return
+	}
+	at := it.Deadline / int64(time.Millisecond)
+	if absolute {
+		if !ms {
+			at /= 1000
+		}
+		rc.w.Int(at)
+		return
+	}
+	left := max(at-rc.nowMilli(), 0)
+	if !ms {
+		left = (left + 500) / 1000
+	}
+	rc.w.Int(left)
+}
+
+// cmdPersist is PERSIST key: 1 if a deadline was removed.
+func cmdPersist(rc *conn, argv [][]byte) {
+	st := rc.st
+	it, ok := st.Peek(argv[1])
+	if !ok || it.Deadline == 0 {
+		rc.w.Int(0)
+		return
+	}
+	if st.Touch(argv[1], 0) {
+		rc.w.Int(1)
+	} else {
+		rc.w.Int(0)
+	}
+}
+
+// keyList gathers keys copied out of the store in one buffer.
+type keyList struct {
+	buf  []byte
+	offs []int
+}
+
+func (l *keyList) add(k []byte) {
+	l.buf = append(l.buf, k...)
+	l.offs = append(l.offs, len(l.buf))
+}
+
+func (l *keyList) write(rc *conn) {
+	rc.w.Array(len(l.offs))
+	start := 0
+	for _, end := range l.offs {
+		rc.w.Bulk(l.buf[start:end])
+		start = end
+	}
+}
+
+// cmdKeys is KEYS pattern. It walks every shard, one lock at a time (in
+// durable mode, the disk).
+func cmdKeys(rc *conn, argv [][]byte) {
+	var g *glob // nil: "*", every key
+	if p := argv[1]; !(len(p) == 1 && p[0] == '*') {
+		g = compileGlob(p)
+	}
+	var keys keyList
+	err := rc.st.Keys(func(k []byte) {
+		if g == nil || g.match(k) {
+			keys.add(k)
+		}
+	})
+	if err != nil {
+		rc.w.Error("ERR " + err.Error())
+		return
+	}
+	keys.write(rc)
+}
+
+// cmdScan is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]. The
+// store's ScanKeys gives the cursor its meaning: in memory a shard index
+// (each call walks whole shards until it has COUNT keys, so a full
+// iteration ends after at most NumShards calls), in durable mode a place
+// in the disk's key order. Either way a full iteration returns every key
+// that was present throughout, as Redis guarantees.
+func cmdScan(rc *conn, argv [][]byte) {
+	cursor, ok := parseCursor(argv[1])
+	if !ok {
+		rc.w.Error("ERR invalid cursor")
+		return
+	}
+	count := int64(10)
+	var g *glob
+	typeOK := true
+	for i := 2; i < len(argv); {
+		more := len(argv) - i
+		switch {
+		case is(argv[i], "count") && more >= 2:
+			n, ok := rc.parseInt(argv[i+1])
+			if !ok {
+				return
+			}
+			if n < 1 {
+				rc.w.Error(errSyntax)
+				return
+			}
+			count = n
+		case is(argv[i], "match") && more >= 2:
+			if p := argv[i+1]; !(len(p) == 1 && p[0] == '*') {
+				g = compileGlob(p)
+			}
+		case is(argv[i], "type") && more >= 2:
+			typeOK = is(argv[i+1], "string")
+		default:
+			rc.w.Error(errSyntax)
+			return
+		}
+		i += 2
+	}
+	var keys keyList
+	next, err := rc.st.ScanKeys(cursor, int(min(count, math.MaxInt32)), func(k []byte) {
+		if typeOK && (g == nil || g.match(k)) {
+			keys.add(k)
+		}
+	})
+	if err != nil {
+		rc.w.Error("ERR " + err.Error())
+		return
+	}
+	rc.w.Array(2)
+	rc.w.Bulk(strconv.AppendUint(rc.scratch[:0], next, 10))
+	keys.write(rc)
+}
+
+// parseCursor reads a SCAN cursor as Redis does (strtoul): an empty
+// string is 0, a leading space or trailing junk is invalid, a '-' wraps.
+func parseCursor(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	if isCSpace(b[0]) {
+		return 0, false
+	}
+	neg := false
+	if b[0] == '+' || b[0] == '-' {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	n, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil || len(b) > 0 && (b[0] < '0' || b[0] > '9') {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// cmdRandomKey is RANDOMKEY.
+func cmdRandomKey(rc *conn, _ [][]byte) {
+	if k, ok := rc.st.RandomKey(); ok {
+		rc.w.Bulk(k)
+	} else {
+		rc.w.Null()
+	}
+}
+
+// cmdDBSize is DBSIZE: items held, including expired ones not yet
+// reclaimed (as Redis counts keys not yet expired by its cycle); in
+// durable mode the live items on disk, counted by one walk over it.
+func cmdDBSize(rc *conn, _ [][]byte) {
+	n, err := rc.st.Len()
+	if err != nil {
+		rc.w.Error("ERR " + err.Error())
+		return
+	}
+	rc.w.Int(n)
+}
+
+// cmdSave is SAVE: in durable mode every change so far is fsynced and the
+// engine checkpointed (its log moved into tables), which is what Redis's
+// SAVE gives: a state on disk that a restart comes back to. Without
+// --data-dir there is nowhere to save to.
+func cmdSave(rc *conn, _ [][]byte) {
+	if err := rc.st.Save(); err != nil {
+		rc.w.Error(saveError(err))
+		return
+	}
+	rc.w.OK()
+}
+
+// cmdBGSave is BGSAVE [SCHEDULE]: SAVE in the background.
+func cmdBGSave(rc *conn, argv [][]byte) {
+	if len(argv) > 2 || len(argv) == 2 && !is(argv[1], "schedule") {
+		rc.w.Error(errSyntax)
+		return
+	}
+	st := rc.st
+	if !st.Durable() {
+		rc.w.Error(saveError(store.ErrNotDurable))
+		return
+	}
+	if !rc.p.bgsave.CompareAndSwap(false, true) {
+		if len(argv) == 2 {
+			rc.w.Simple("Background saving scheduled")
+			return
+		}
+		rc.w.Error("ERR Background save already in progress")
+		return
+	}
+	go func() {
+		defer rc.p.bgsave.Store(false)
+		if err := st.Save(); err != nil {
+			rc.p.log.Error("BGSAVE failed", "err", err)
+		}
+	}()
+	rc.w.Simple("Background saving started")
+}
+
+// cmdLastSave is LASTSAVE: the Unix time of the last successful save (or
+// of the start, as in Redis before its first save).
+func cmdLastSave(rc *conn, _ [][]byte) {
+	if ds := rc.st.DiskStats(); ds.Durable {
+		rc.w.Int(ds.LastSave)
+		return
+	}
+	rc.w.Int(rc.p.srv.Started().Unix())
+}
+
+func saveError(err error) string {
+	if errors.Is(err, store.ErrNotDurable) {
+		return "ERR MiniKV runs without --data-dir: there is nothing to save to"
+	}
+	return "ERR " + err.Error()
+}
+
+// cmdFlushAll is FLUSHALL [ASYNC|SYNC] and FLUSHDB [ASYNC|SYNC]: both
+// flush everything, at once (the store's flush is already O(shards)).
+func cmdFlushAll(rc *conn, argv [][]byte) {
+	if len(argv) > 2 || len(argv) == 2 && !is(argv[1], "sync") && !is(argv[1], "async") {
+		rc.w.Error(errSyntax)
+		return
+	}
+	if rc.p.cfg.DisableFlushAll {
+		rc.w.Error("ERR FLUSHALL is disabled on this server (-F)")
+		return
+	}
+	rc.Count(server.StatCmdFlush)
+	rc.st.FlushAll(time.Now().UnixNano())
+	rc.w.OK()
+}

@@ -1,0 +1,374 @@
+package redis
+
+import (
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// RedisVersion is the Redis version MiniKV reports (HELLO, INFO). Clients
+// gate features on it, so it names the Redis release whose command
+// semantics the RESP port follows.
+const RedisVersion = "7.2.0"
+
+// Error replies shared by many commands, in Redis's exact words.
+const (
+	errSyntax     = "ERR syntax error"
+	errNotInt     = "ERR value is not an integer or out of range"
+	errNotFloat   = "ERR value is not a valid float"
+	errOverflow   = "ERR increment or decrement would overflow"
+	errOOM        = "OOM command not allowed when used memory > 'maxmemory'."
+	errTooLarge   = "ERR string exceeds maximum allowed size (max-item-size)"
+	errNoPassword = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	errWrongPass  = "WRONGPASS invalid username-password pair or user is disabled."
+)
+
+// Protocol is the Redis protocol, RESP2 and RESP3, over the server's
+// store. It holds what the RESP port keeps server-wide.
+type Protocol struct {
+	srv     *server.Server
+	st      *store.Store
+	cfg     server.Config // the server's, read once
+	log     *slog.Logger
+	maxBulk int         // maxBulkLen
+	bgsave  atomic.Bool // a BGSAVE is running
+
+	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
+	opsAt   time.Time  // when the last sample was taken
+	opsN    uint64     // total_commands_processed at opsAt
+	opsRate uint64     // the rate computed at opsAt
+}
+
+// New returns the Redis protocol for srv's listeners.
+func New(srv *server.Server) *Protocol {
+	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started()}
+	p.maxBulk = p.maxBulkLen()
+	return p
+}
+
+// MaxConnsReply is Redis's answer to a connection over maxclients.
+func (p *Protocol) MaxConnsReply() string { return "-ERR max number of clients reached\r\n" }
+
+// NewHandler returns the RESP state of a new connection.
+func (p *Protocol) NewHandler(c *server.Conn) server.Handler {
+	rc := &conn{Conn: c, p: p, st: p.st}
+	rc.w = resp.NewWriter(c, server.WriteBufSize)
+	rc.r = resp.NewReader(flushingReader{rc}, server.ReadBufSize, p.maxBulk)
+	rc.r.SetUnauthenticated(!c.Authed())
+	return rc
+}
+
+// conn is the RESP state of one connection: its codec, protocol
+// version and client name. It embeds the core's Conn for its counters and
+// auth state.
+type conn struct {
+	*server.Conn
+	p       *Protocol
+	st      *store.Store
+	r       *resp.Reader
+	w       *resp.Writer
+	name    string
+	lower   [32]byte // the command name, lower-cased, without allocating
+	scratch []byte   // values built by read-modify-write commands
+	quit    bool     // close after this reply (QUIT, cross-protocol attack)
+	nowMs   int64    // the batch's clock in Unix ms (nowMilli); 0: not read yet
+}
+
+// nowMilli is the clock of the batch being served, in Unix milliseconds,
+// read at the first command of the batch that needs it. Redis keeps
+// deadlines in milliseconds, so "SET k v PX 100000" then "PTTL k" gives
+// exactly 100000 when both run in the same millisecond; with one reading
+// per pipelined batch, a SET and a TTL read in one batch agree exactly
+// however long the batch takes to run (a loaded machine, -race), as they
+// would under Redis 7.2's command time snapshot. The connection forgets
+// the reading whenever it flushes or waits, so it is never older than one
+// batch.
+func (rc *conn) nowMilli() int64 {
+	if rc.nowMs == 0 {
+		rc.nowMs = time.Now().UnixMilli()
+	}
+	return rc.nowMs
+}
+
+// flushingReader is what the RESP reader reads from. Before it asks the
+// socket for more bytes it flushes the replies written so far: when a
+// request arrives in pieces (a pipeline cut by the read buffer, or a
+// client that writes a command in two calls), the replies to the complete
+// requests before it must not wait for the rest of it. With the flush on a
+// drained buffer in the loop, a pipelined batch still gets one write.
+type flushingReader struct{ rc *conn }
+
+func (f flushingReader) Read(p []byte) (int, error) {
+	f.rc.nowMs = 0 // the bytes to come may arrive much later
+	if f.rc.w.Buffered() > 0 {
+		if err := f.rc.w.Flush(); err != nil {
+			return 0, err
+		}
+	}
+	return f.rc.Conn.Read(p)
+}
+
+// Buffered reports the unparsed request bytes and the unflushed replies.
+func (rc *conn) Buffered() (requests, replies int) { return rc.r.Buffered(), rc.w.Buffered() }
+
+// Wait blocks until the next request's first byte has arrived. A new
+// batch starts: the clock is read again.
+func (rc *conn) Wait() (byte, error) {
+	rc.nowMs = 0
+	return rc.r.Wait()
+}
+
+// Flush writes the buffered replies and ends the batch: the clock is read
+// again.
+func (rc *conn) Flush() error {
+	rc.nowMs = 0
+	return rc.w.Flush()
+}
+
+// Serve reads one request and answers it. A protocol error is answered
+// and closes the connection, as in Redis.
+func (rc *conn) Serve() (server.Result, error) {
+	argv, err := rc.r.Read()
+	if err != nil {
+		var pe resp.ProtocolError
+		if errors.As(err, &pe) {
+			rc.w.Error(pe.Reply())
+			_ = rc.w.Flush()
+		}
+		return server.Closing, err
+	}
+	if len(argv) == 0 {
+		return server.Skipped, nil // empty inline line, "*0" or "*-1": Redis skips them
+	}
+	rc.dispatch(argv)
+	if rc.quit {
+		return server.Closing, rc.w.Flush()
+	}
+	return server.Served, nil
+}
+
+// maxBulkLen is the largest bulk string the reader keeps: the item size
+// limit, since no longer value could ever be stored. A longer bulk, up to
+// Redis's proto-max-bulk-len (resp.MaxBulkLen), is read and dropped and
+// its command refused with errTooLarge; only a longer one closes.
+func (p *Protocol) maxBulkLen() int {
+	if p.cfg.MaxItemSize > 0 {
+		return int(min(p.cfg.MaxItemSize, 1<<31-1))
+	}
+	return p.st.MaxValueLen(0) + store.ItemOverhead
+}
+
+// dispatch looks the command up, checks its arity and runs it.
+func (rc *conn) dispatch(argv [][]byte) {
+	name := argv[0]
+	cmd := rc.lookup(name)
+	if cmd == nil {
+		if isAttack(name) {
+			// "POST" or "Host:": an HTTP request sent to the Redis port
+			// (the cross-protocol attack Redis guards against). Close
+			// without a reply, as Redis does.
+			rc.p.log.Warn("possible security attack: HTTP request on the RESP port; connection closed",
+				"conn_id", rc.ID(), "remote", rc.RemoteAddr().String())
+			rc.quit = true
+			return
+		}
+		rc.w.Error(unknownCommand(argv))
+		return
+	}
+	if !cmd.arityOK(len(argv)) {
+		rc.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
+		return
+	}
+	// As in Redis, unknown commands and arity are reported before auth.
+	if !rc.Authed() && !cmd.noAuth {
+		rc.w.Error("NOAUTH Authentication required.")
+		return
+	}
+	if rc.r.TooLarge() {
+		// A bulk over the item size limit was read and dropped (the
+		// reader keeps no more than that): no command could store it,
+		// so it is refused whole, and the connection stays in step.
+		rc.Count(server.StatStoreTooLarge)
+		rc.w.Error(errTooLarge)
+		return
+	}
+	rc.Count(server.StatCommands)
+	cmd.run(rc, argv)
+}
+
+// lookup finds a command by its name in any case, or returns nil.
+func (rc *conn) lookup(name []byte) *respCommand {
+	if len(name) > len(rc.lower) {
+		return nil
+	}
+	lower := rc.lower[:len(name)]
+	for i, b := range name {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		lower[i] = b
+	}
+	return respCommands[string(lower)]
+}
+
+// Keys appends the keys of the complete requests that just arrived, at
+// the positions the command table gives, for the store to prefetch.
+// Arguments past the first 16 of a request are not looked at.
+func (rc *conn) Keys(keys [][]byte) [][]byte {
+	buf := rc.r.Pending()
+	var argv [16][]byte
+	for len(keys) < cap(keys) {
+		n, rest, ok := resp.Next(buf, argv[:])
+		if !ok {
+			break
+		}
+		buf = rest
+		cmd := rc.lookup(argv[0])
+		if cmd == nil || cmd.firstKey <= 0 || !cmd.arityOK(n) {
+			continue
+		}
+		last := cmd.lastKey
+		if last < 0 {
+			last += n
+		}
+		for i := cmd.firstKey; i <= last && i < min(n, len(argv)) && len(keys) < cap(keys); i += max(cmd.step, 1) {
+			keys = append(keys, argv[i])
+		}
+	}
+	return keys
+}
+
+func isAttack(name []byte) bool {
+	s := string(name)
+	return equalFold(s, "post") || equalFold(s, "host:")
+}
+
+// equalFold is an ASCII-only strings.EqualFold that does not allocate.
+func equalFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// is reports whether arg is the option opt (lower case), ignoring case.
+func is(arg []byte, opt string) bool { return equalFold(string(arg), opt) }
+
+// unknownCommand is Redis's error for an unknown command (server.c
+// processCommand): the name and the first arguments, quoted, each
+// followed by a space, the list cut once it passes 128 bytes. The C
+// string functions stop at a NUL byte, and so does this.
+func unknownCommand(argv [][]byte) string {
+	b := []byte("ERR unknown command '")
+	b = append(b, cString(argv[0], 128)...)
+	b = append(b, "', with args beginning with: "...)
+	n := 0
+	for _, a := range argv[1:] {
+		if n >= 128 {
+			break
+		}
+		a = cString(a, 128-n)
+		b = append(b, '\'')
+		b = append(b, a...)
+		b = append(b, "' "...)
+		n += len(a) + 3
+	}
+	return string(b)
+}
+
+// cString is b as C's "%.*s" prints it: up to the first NUL, at most max
+// bytes.
+func cString(b []byte, max int) []byte {
+	for i, c := range b {
+		if c == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	if len(b) > max {
+		b = b[:max]
+	}
+	return b
+}
+
+// respCommand is one entry of the command table: its name, arity (as
+// Redis: n exact, -n at least n), handler, and what COMMAND and COMMAND
+// DOCS report about it.
+type respCommand struct {
+	name       string
+	arity      int
+	flags      []string
+	firstKey   int
+	lastKey    int
+	step       int
+	group      string
+	since      string
+	summary    string
+	complexity string
+	args       []docArg
+	noAuth     bool // allowed before the connection has authenticated
+	run        func(rc *conn, argv [][]byte)
+}
+
+func (c *respCommand) arityOK(n int) bool {
+	if c.arity >= 0 {
+		return n == c.arity
+	}
+	return n >= -c.arity
+}
+
+// storeError writes the reply for a store error: the one place store
+// sentinels meet the RESP wire. It also counts the failure.
+func (rc *conn) storeError(err error) {
+	switch {
+	case errors.Is(err, store.ErrNoMemory):
+		rc.Count(server.StatStoreNoMemory)
+		rc.w.Error(errOOM)
+	case errors.Is(err, store.ErrTooLarge):
+		rc.Count(server.StatStoreTooLarge)
+		rc.w.Error(errTooLarge)
+	default:
+		rc.w.Error("ERR " + err.Error())
+	}
+}
+
+// parseInt parses an integer argument with Redis's rules, writing
+// Redis's error when it is not one.
+func (rc *conn) parseInt(arg []byte) (int64, bool) {
+	n, ok := resp.ParseInt(arg)
+	if !ok {
+		rc.w.Error(errNotInt)
+	}
+	return n, ok
+}
+
+// itoa formats n into the connection's scratch space.
+func (rc *conn) itoa(n int64) []byte {
+	rc.scratch = strconv.AppendInt(rc.scratch[:0], n, 10)
+	return rc.scratch
+}
+
+// writeValue writes a stored value, or the null reply when missing.
+func (rc *conn) writeValue(it store.Item, ok bool) {
+	if !ok {
+		rc.w.Null()
+		return
+	}
+	rc.w.Bulk(it.Value)
+}

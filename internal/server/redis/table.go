@@ -1,0 +1,372 @@
+package redis
+
+import (
+	"slices"
+	"strings"
+)
+
+// The RESP command table: name, arity, key positions and the
+// documentation COMMAND and COMMAND DOCS report (redis-cli builds its
+// interactive help and hints from COMMAND DOCS). Arity and key positions
+// are Redis 7.2's.
+
+// docArg is one argument in COMMAND DOCS: Redis's argument map (name,
+// type, token, flags optional/multiple, nested arguments for oneof and
+// block).
+type docArg struct {
+	name     string
+	typ      string // key, string, integer, double, pattern, unix-time, pure-token, oneof, block
+	token    string
+	optional bool
+	multiple bool
+	sub      []docArg
+}
+
+func key(name string) docArg   { return docArg{name: name, typ: "key"} }
+func keys(name string) docArg  { return docArg{name: name, typ: "key", multiple: true} }
+func str(name string) docArg   { return docArg{name: name, typ: "string"} }
+func integ(name string) docArg { return docArg{name: name, typ: "integer"} }
+func token(t string) docArg {
+	return docArg{name: strings.ToLower(t), typ: "pure-token", token: t}
+}
+func opt(a docArg) docArg { a.optional = true; return a }
+func oneOf(name string, optional bool, alts ...docArg) docArg {
+	return docArg{name: name, typ: "oneof", optional: optional, sub: alts}
+}
+func tokArg(t, name, typ string) docArg { return docArg{name: name, typ: typ, token: t} }
+
+var expireArgs = []docArg{
+	oneOf("expiration", true,
+		tokArg("EX", "seconds", "integer"), tokArg("PX", "milliseconds", "integer"),
+		tokArg("EXAT", "unix-time-seconds", "unix-time"), tokArg("PXAT", "unix-time-milliseconds", "unix-time")),
+}
+
+var expireCondition = opt(oneOf("condition", true, token("NX"), token("XX"), token("GT"), token("LT")))
+
+// respCommands maps lower-case names to commands. It is built once by
+// init (COMMAND's handler reads it, which a plain initializer would make
+// an initialization cycle) and never changed after.
+var respCommands map[string]*respCommand
+
+func init() {
+	w, r, f := []string{"write"}, []string{"readonly", "fast"}, []string{"fast"}
+	table := []respCommand{
+		// Strings.
+		{name: "get", arity: 2, flags: r, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns the string value of a key.", args: []docArg{key("key")}, run: cmdGet},
+		{name: "set", arity: -3, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
+			args: []docArg{key("key"), str("value"), oneOf("condition", true, token("NX"), token("XX")), opt(token("GET")),
+				oneOf("expiration", true, tokArg("EX", "seconds", "integer"), tokArg("PX", "milliseconds", "integer"),
+					tokArg("EXAT", "unix-time-seconds", "unix-time"), tokArg("PXAT", "unix-time-milliseconds", "unix-time"), token("KEEPTTL"))},
+			run: cmdSet},
+		{name: "setnx", arity: 3, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Set the string value of a key only when the key doesn't exist.", args: []docArg{key("key"), str("value")}, run: cmdSetNX},
+		{name: "setex", arity: 4, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.0.0", complexity: "O(1)",
+			summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
+			args:    []docArg{key("key"), integ("seconds"), str("value")}, run: cmdSetEX},
+		{name: "psetex", arity: 4, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.6.0", complexity: "O(1)",
+			summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
+			args:    []docArg{key("key"), integ("milliseconds"), str("value")}, run: cmdPSetEX},
+		{name: "getset", arity: 3, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns the previous string value of a key after setting it to a new value.", args: []docArg{key("key"), str("value")}, run: cmdGetSet},
+		{name: "getdel", arity: 2, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "6.2.0", complexity: "O(1)",
+			summary: "Returns the string value of a key after deleting the key.", args: []docArg{key("key")}, run: cmdGetDel},
+		{name: "getex", arity: -2, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "6.2.0", complexity: "O(1)",
+			summary: "Returns the string value of a key after setting its expiration time.",
+			args: []docArg{key("key"), oneOf("expiration", true, tokArg("EX", "seconds", "integer"), tokArg("PX", "milliseconds", "integer"),
+				tokArg("EXAT", "unix-time-seconds", "unix-time"), tokArg("PXAT", "unix-time-milliseconds", "unix-time"), token("PERSIST"))},
+			run: cmdGetEX},
+		{name: "mget", arity: -2, flags: r, firstKey: 1, lastKey: -1, step: 1, group: "string", since: "1.0.0", complexity: "O(N) where N is the number of keys to retrieve.",
+			summary: "Atomically returns the string values of one or more keys.", args: []docArg{keys("key")}, run: cmdMGet},
+		{name: "mset", arity: -3, flags: w, firstKey: 1, lastKey: -1, step: 2, group: "string", since: "1.0.1", complexity: "O(N) where N is the number of keys to set.",
+			summary: "Atomically creates or modifies the string values of one or more keys.",
+			args:    []docArg{{name: "data", typ: "block", multiple: true, sub: []docArg{key("key"), str("value")}}}, run: cmdMSet},
+		{name: "msetnx", arity: -3, flags: w, firstKey: 1, lastKey: -1, step: 2, group: "string", since: "1.0.1", complexity: "O(N) where N is the number of keys to set.",
+			summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.",
+			args:    []docArg{{name: "data", typ: "block", multiple: true, sub: []docArg{key("key"), str("value")}}}, run: cmdMSetNX},
+		{name: "append", arity: 3, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.0.0", complexity: "O(1).",
+			summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", args: []docArg{key("key"), str("value")}, run: cmdAppend},
+		{name: "strlen", arity: 2, flags: r, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.2.0", complexity: "O(1)",
+			summary: "Returns the length of a string value.", args: []docArg{key("key")}, run: cmdStrlen},
+		{name: "getrange", arity: 4, flags: []string{"readonly"}, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.4.0", complexity: "O(N) where N is the length of the returned string.",
+			summary: "Returns a substring of the string stored at a key.", args: []docArg{key("key"), integ("start"), integ("end")}, run: cmdGetRange},
+		// SUBSTR is GETRANGE's name before Redis 2.0, still served by 7.0.
+		{name: "substr", arity: 4, flags: []string{"readonly"}, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(N) where N is the length of the returned string.",
+			summary: "Returns a substring from a string value.", args: []docArg{key("key"), integ("start"), integ("end")}, run: cmdGetRange},
+		{name: "setrange", arity: 4, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.2.0", complexity: "O(1), not counting the time taken to copy the new string in place.",
+			summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.",
+			args:    []docArg{key("key"), integ("offset"), str("value")}, run: cmdSetRange},
+		{name: "incr", arity: 2, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", args: []docArg{key("key")}, run: cmdIncr},
+		{name: "decr", arity: 2, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", args: []docArg{key("key")}, run: cmdDecr},
+		{name: "incrby", arity: 3, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
+			args:    []docArg{key("key"), integ("increment")}, run: cmdIncrBy},
+		{name: "decrby", arity: 3, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.",
+			args:    []docArg{key("key"), integ("decrement")}, run: cmdDecrBy},
+		{name: "incrbyfloat", arity: 3, flags: w, firstKey: 1, lastKey: 1, step: 1, group: "string", since: "2.6.0", complexity: "O(1)",
+			summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
+			args:    []docArg{key("key"), {name: "increment", typ: "double"}}, run: cmdIncrByFloat},
+
+		// Keyspace.
+		{name: "del", arity: -2, flags: w, firstKey: 1, lastKey: -1, step: 1, group: "generic", since: "1.0.0", complexity: "O(N) where N is the number of keys that will be removed.",
+			summary: "Deletes one or more keys.", args: []docArg{keys("key")}, run: cmdDel},
+		{name: "unlink", arity: -2, flags: append(w, "fast"), firstKey: 1, lastKey: -1, step: 1, group: "generic", since: "4.0.0", complexity: "O(1) for each key removed regardless of its size.",
+			summary: "Asynchronously deletes one or more keys.", args: []docArg{keys("key")}, run: cmdDel},
+		{name: "exists", arity: -2, flags: r, firstKey: 1, lastKey: -1, step: 1, group: "generic", since: "1.0.0", complexity: "O(N) where N is the number of keys to check.",
+			summary: "Determines whether one or more keys exist.", args: []docArg{keys("key")}, run: cmdExists},
+		{name: "type", arity: 2, flags: r, firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "1.0.0", complexity: "O(1)",
+			summary: "Determines the type of value stored at a key.", args: []docArg{key("key")}, run: cmdType},
+		{name: "expire", arity: -3, flags: append(w, "fast"), firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "1.0.0", complexity: "O(1)",
+			summary: "Sets the expiration time of a key in seconds.", args: []docArg{key("key"), integ("seconds"), expireCondition}, run: cmdExpire},
+		{name: "pexpire", arity: -3, flags: append(w, "fast"), firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "2.6.0", complexity: "O(1)",
+			summary: "Sets the expiration time of a key in milliseconds.", args: []docArg{key("key"), integ("milliseconds"), expireCondition}, run: cmdPExpire},
+		{name: "expireat", arity: -3, flags: append(w, "fast"), firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "1.2.0", complexity: "O(1)",
+			summary: "Sets the expiration time of a key to a Unix timestamp.",
+			args:    []docArg{key("key"), {name: "unix-time-seconds", typ: "unix-time"}, expireCondition}, run: cmdExpireAt},
+		{name: "pexpireat", arity: -3, flags: append(w, "fast"), firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "2.6.0", complexity: "O(1)",
+			summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+			args:    []docArg{key("key"), {name: "unix-time-milliseconds", typ: "unix-time"}, expireCondition}, run: cmdPExpireAt},
+		{name: "ttl", arity: 2, flags: r, firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns the expiration time in seconds of a key.", args: []docArg{key("key")}, run: cmdTTL},
+		{name: "pttl", arity: 2, flags: r, firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "2.6.0", complexity: "O(1)",
+			summary: "Returns the expiration time in milliseconds of a key.", args: []docArg{key("key")}, run: cmdPTTL},
+		{name: "expiretime", arity: 2, flags: r, firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "7.0.0", complexity: "O(1)",
+			summary: "Returns the expiration time of a key as a Unix timestamp.", args: []docArg{key("key")}, run: cmdExpireTime},
+		{name: "pexpiretime", arity: 2, flags: r, firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "7.0.0", complexity: "O(1)",
+			summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", args: []docArg{key("key")}, run: cmdPExpireTime},
+		{name: "persist", arity: 2, flags: append(w, "fast"), firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "2.2.0", complexity: "O(1)",
+			summary: "Removes the expiration time of a key.", args: []docArg{key("key")}, run: cmdPersist},
+		{name: "keys", arity: 2, flags: []string{"readonly"}, group: "generic", since: "1.0.0", complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
+			summary: "Returns all key names that match a pattern.", args: []docArg{{name: "pattern", typ: "pattern"}}, run: cmdKeys},
+		{name: "scan", arity: -2, flags: []string{"readonly"}, group: "generic", since: "2.8.0", complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+			summary: "Iterates over the key names in the database.",
+			args:    []docArg{integ("cursor"), opt(tokArg("MATCH", "pattern", "pattern")), opt(tokArg("COUNT", "count", "integer")), opt(tokArg("TYPE", "type", "string"))},
+			run:     cmdScan},
+		{name: "randomkey", arity: 1, flags: []string{"readonly"}, group: "generic", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns a random key name from the database.", run: cmdRandomKey},
+		{name: "dbsize", arity: 1, flags: r, group: "server", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns the number of keys in the database.", run: cmdDBSize},
+		{name: "flushdb", arity: -1, flags: w, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
+			summary: "Remove all keys from the current database.", args: []docArg{oneOf("flush-type", true, token("ASYNC"), token("SYNC"))}, run: cmdFlushAll},
+		{name: "save", arity: 1, flags: []string{"admin", "noscript", "no_async_loading", "no_multi"}, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
+			summary: "Synchronously saves the database(s) to disk.", run: cmdSave},
+		{name: "bgsave", arity: -1, flags: []string{"admin", "noscript", "no_async_loading"}, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
+			summary: "Asynchronously saves the database(s) to disk.", args: []docArg{opt(token("SCHEDULE"))}, run: cmdBGSave},
+		{name: "lastsave", arity: 1, flags: []string{"random", "loading", "stale", "fast"}, group: "server", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns the Unix timestamp of the last successful save to disk.", run: cmdLastSave},
+		{name: "flushall", arity: -1, flags: w, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
+			summary: "Removes all keys from all databases.", args: []docArg{oneOf("flush-type", true, token("ASYNC"), token("SYNC"))}, run: cmdFlushAll},
+
+		// Connection and server.
+		{name: "ping", arity: -1, flags: f, group: "connection", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns the server's liveliness response.", args: []docArg{opt(str("message"))}, run: cmdPing},
+		{name: "echo", arity: 2, flags: f, group: "connection", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns the given string.", args: []docArg{str("message")}, run: cmdEcho},
+		{name: "hello", arity: -1, flags: []string{"noscript", "loading", "stale", "fast", "no_auth"}, group: "connection", since: "6.0.0", complexity: "O(1)",
+			summary: "Handshakes with the Redis server.",
+			args: []docArg{{name: "arguments", typ: "block", optional: true, sub: []docArg{integ("protover"),
+				{name: "auth", typ: "block", token: "AUTH", optional: true, sub: []docArg{str("username"), str("password")}},
+				opt(tokArg("SETNAME", "clientname", "string"))}}},
+			noAuth: true, run: cmdHello},
+		{name: "auth", arity: -2, flags: []string{"noscript", "loading", "stale", "fast", "no_auth"}, group: "connection", since: "1.0.0", complexity: "O(N) where N is the number of passwords defined for the user",
+			summary: "Authenticates the connection.", args: []docArg{opt(str("username")), str("password")}, noAuth: true, run: cmdAuth},
+		{name: "quit", arity: -1, flags: []string{"fast", "no_auth"}, group: "connection", since: "1.0.0", complexity: "O(1)",
+			summary: "Closes the connection.", noAuth: true, run: cmdQuit},
+		{name: "select", arity: 2, flags: []string{"loading", "stale", "fast"}, group: "connection", since: "1.0.0", complexity: "O(1)",
+			summary: "Changes the selected database.", args: []docArg{integ("index")}, run: cmdSelect},
+		{name: "client", arity: -2, group: "connection", since: "2.4.0", complexity: "Depends on subcommand.",
+			summary: "A container for client connection commands.", run: cmdClient},
+		{name: "info", arity: -1, flags: []string{"loading", "stale"}, group: "server", since: "1.0.0", complexity: "O(1)",
+			summary: "Returns information and statistics about the server.", args: []docArg{{name: "section", typ: "string", optional: true, multiple: true}}, run: cmdInfo},
+		{name: "config", arity: -2, group: "server", since: "2.0.0", complexity: "Depends on subcommand.",
+			summary: "A container for server configuration commands.", run: cmdConfig},
+		{name: "command", arity: -1, flags: []string{"loading", "stale"}, group: "server", since: "2.8.13", complexity: "O(N) where N is the total number of Redis commands",
+			summary: "Returns detailed information about all commands.", run: cmdCommand},
+		{name: "time", arity: 1, flags: []string{"loading", "stale", "fast"}, group: "server", since: "2.6.0", complexity: "O(1)",
+			summary: "Returns the server time.", run: cmdTime},
+	}
+	respCommands = make(map[string]*respCommand, len(table))
+	for i := range table {
+		respCommands[table[i].name] = &table[i]
+	}
+}
+
+// sortedCommands lists the table by name, so replies are stable.
+func sortedCommands() []*respCommand {
+	cmds := make([]*respCommand, 0, len(respCommands))
+	for _, c := range respCommands {
+		cmds = append(cmds, c)
+	}
+	slices.SortFunc(cmds, func(a, b *respCommand) int { return strings.Compare(a.name, b.name) })
+	return cmds
+}
+
+// cmdCommand is COMMAND [COUNT | LIST | INFO [name ...] | DOCS [name ...] | HELP].
+func cmdCommand(rc *conn, argv [][]byte) {
+	if len(argv) == 1 {
+		cmds := sortedCommands()
+		rc.w.Array(len(cmds))
+		for _, c := range cmds {
+			rc.writeCommandInfo(c)
+		}
+		return
+	}
+	sub := argv[1]
+	switch {
+	case is(sub, "count") && len(argv) == 2:
+		rc.w.Int(int64(len(respCommands)))
+	case is(sub, "list"):
+		cmds := sortedCommands()
+		rc.w.Array(len(cmds))
+		for _, c := range cmds {
+			rc.w.BulkString(c.name)
+		}
+	case is(sub, "info"):
+		if len(argv) == 2 {
+			cmds := sortedCommands()
+			rc.w.Array(len(cmds))
+			for _, c := range cmds {
+				rc.writeCommandInfo(c)
+			}
+			return
+		}
+		rc.w.Array(len(argv) - 2)
+		for _, name := range argv[2:] {
+			if c := respCommands[strings.ToLower(string(name))]; c != nil {
+				rc.writeCommandInfo(c)
+			} else {
+				rc.w.Null()
+			}
+		}
+	case is(sub, "docs"):
+		var cmds []*respCommand
+		if len(argv) == 2 {
+			cmds = sortedCommands()
+		} else {
+			for _, name := range argv[2:] {
+				if c := respCommands[strings.ToLower(string(name))]; c != nil {
+					cmds = append(cmds, c)
+				}
+			}
+		}
+		rc.w.Map(len(cmds))
+		for _, c := range cmds {
+			rc.w.BulkString(c.name)
+			rc.writeCommandDocs(c)
+		}
+	case is(sub, "help") && len(argv) == 2:
+		help := []string{
+			"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"(no subcommand)", "    Return details about all commands.",
+			"COUNT", "    Return the total number of commands.",
+			"DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
+			"INFO [<command-name> ...]", "    Return details about multiple commands.",
+			"LIST", "    Return a list of all commands.",
+			"HELP", "    Print this help.",
+		}
+		rc.w.Array(len(help))
+		for _, h := range help {
+			rc.w.Simple(h)
+		}
+	case is(sub, "count"), is(sub, "help"):
+		rc.w.Error("ERR wrong number of arguments for 'command|" + strings.ToLower(string(sub)) + "' command")
+	default:
+		rc.unknownSubcommand(argv)
+	}
+}
+
+// writeCommandInfo writes Redis 7's ten-element command info array:
+// name, arity, flags, first key, last key, step, ACL categories, tips,
+// key specs, subcommands.
+func (rc *conn) writeCommandInfo(c *respCommand) {
+	rc.w.Array(10)
+	rc.w.BulkString(c.name)
+	rc.w.Int(int64(c.arity))
+	rc.w.Set(len(c.flags))
+	for _, f := range c.flags {
+		rc.w.Simple(f)
+	}
+	rc.w.Int(int64(c.firstKey))
+	rc.w.Int(int64(c.lastKey))
+	rc.w.Int(int64(c.step))
+	rc.w.Set(1)
+	rc.w.Simple("@" + c.group)
+	rc.w.Set(0)
+	rc.w.Array(0)
+	rc.w.Array(0)
+}
+
+// writeCommandDocs writes the documentation map of one command.
+func (rc *conn) writeCommandDocs(c *respCommand) {
+	n := 4
+	if len(c.args) > 0 {
+		n++
+	}
+	rc.w.Map(n)
+	rc.w.BulkString("summary")
+	rc.w.BulkString(c.summary)
+	rc.w.BulkString("since")
+	rc.w.BulkString(c.since)
+	rc.w.BulkString("group")
+	rc.w.BulkString(c.group)
+	rc.w.BulkString("complexity")
+	rc.w.BulkString(c.complexity)
+	if len(c.args) > 0 {
+		rc.w.BulkString("arguments")
+		rc.writeDocArgs(c.args)
+	}
+}
+
+func (rc *conn) writeDocArgs(args []docArg) {
+	rc.w.Array(len(args))
+	for _, a := range args {
+		n := 2
+		if a.typ != "pure-token" && a.typ != "oneof" && a.typ != "block" {
+			n++ // display_text
+		}
+		if a.token != "" {
+			n++
+		}
+		if a.optional || a.multiple {
+			n++
+		}
+		if len(a.sub) > 0 {
+			n++
+		}
+		rc.w.Map(n)
+		rc.w.BulkString("name")
+		rc.w.BulkString(a.name)
+		rc.w.BulkString("type")
+		rc.w.BulkString(a.typ)
+		if a.typ != "pure-token" && a.typ != "oneof" && a.typ != "block" {
+			rc.w.BulkString("display_text")
+			rc.w.BulkString(a.name)
+		}
+		if a.token != "" {
+			rc.w.BulkString("token")
+			rc.w.BulkString(a.token)
+		}
+		if a.optional || a.multiple {
+			var flags []string
+			if a.optional {
+				flags = append(flags, "optional")
+			}
+			if a.multiple {
+				flags = append(flags, "multiple")
+			}
+			rc.w.BulkString("flags")
+			rc.w.Set(len(flags))
+			for _, f := range flags {
+				rc.w.Simple(f)
+			}
+		}
+		if len(a.sub) > 0 {
+			rc.w.BulkString("arguments")
+			rc.writeDocArgs(a.sub)
+		}
+	}
+}
