@@ -100,124 +100,161 @@ func (c *conn) Serve() (server.Result, error) {
 	return server.Served, nil
 }
 
-// dispatch executes one request and writes its reply. It reports false when
-// the connection must close.
+// dispatch runs one request and writes its reply. It is the routing step,
+// as memcached's process_command_ascii: one function per command (the meta
+// commands' are in meta.go, stats in stats.go, auth in auth.go). It
+// reports false when the connection must close.
 func (c *conn) dispatch(req *memcache.Request) bool {
-	w, st := c.w, c.st
+	w := c.w
 	switch req.Command {
 	case memcache.CmdGet, memcache.CmdGets, memcache.CmdMget:
-		withCAS := req.Command == memcache.CmdGets
-		for _, key := range req.Keys {
-			it, ok := st.Get(key)
-			c.Count(server.StatCmdGet)
-			if !ok {
-				c.Count(server.StatGetMisses)
-				continue
-			}
-			c.Count(server.StatGetHits)
-			w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
-		}
-		w.Line(memcache.End)
-
+		c.getCmd(req, w)
 	case memcache.CmdGat, memcache.CmdGats:
-		deadline := store.Deadline(req.Exptime, time.Now())
-		withCAS := req.Command == memcache.CmdGats
-		for _, key := range req.Keys {
-			it, ok := st.GetAndTouch(key, deadline)
-			c.Count(server.StatCmdTouch)
-			if !ok {
-				c.Count(server.StatTouchMisses)
-				continue
-			}
-			c.Count(server.StatTouchHits)
-			w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
-		}
-		w.Line(memcache.End)
-
+		c.gatCmd(req, w)
 	case memcache.CmdSet, memcache.CmdAdd, memcache.CmdReplace,
 		memcache.CmdAppend, memcache.CmdPrepend, memcache.CmdCAS:
 		c.reply(req, c.storeCmd(req))
-
 	case memcache.CmdDelete:
-		if st.Delete(req.Key()) == nil {
-			c.Count(server.StatDeleteHits)
-			c.reply(req, memcache.Deleted)
-		} else {
-			c.Count(server.StatDeleteMisses)
-			c.reply(req, memcache.NotFound)
-		}
-
+		c.deleteCmd(req)
 	case memcache.CmdIncr, memcache.CmdDecr:
-		decr := req.Command == memcache.CmdDecr
-		hits, misses := server.StatIncrHits, server.StatIncrMisses
-		if decr {
-			hits, misses = server.StatDecrHits, server.StatDecrMisses
-		}
-		v, _, err := st.Incr(req.Key(), req.Delta, decr)
-		switch {
-		case err == nil:
-			c.Count(hits)
-			if !req.Noreply {
-				w.Uint(v)
-			}
-		case errors.Is(err, store.ErrNotFound):
-			c.Count(misses)
-			c.reply(req, memcache.NotFound)
-		case errors.Is(err, store.ErrNotNumeric):
-			c.reply(req, memcache.ClientErrorNonNumeric)
-		default:
-			c.reply(req, storeErrorLine(err))
-		}
-
+		c.incrCmd(req, w)
 	case memcache.CmdTouch:
-		c.Count(server.StatCmdTouch)
-		if st.Touch(req.Key(), store.Deadline(req.Exptime, time.Now())) {
-			c.Count(server.StatTouchHits)
-			c.reply(req, memcache.Touched)
-		} else {
-			c.Count(server.StatTouchMisses)
-			c.reply(req, memcache.NotFound)
-		}
-
+		c.touchCmd(req)
 	case memcache.CmdFlushAll:
-		if c.p.cfg.DisableFlushAll {
-			c.reply(req, "CLIENT_ERROR flush_all not allowed")
-			break
-		}
-		c.Count(server.StatCmdFlush)
-		now := time.Now()
-		at := now.UnixNano()
-		if req.HasExptime && req.Exptime > 0 {
-			at = store.Deadline(req.Exptime, now)
-		}
-		st.FlushAll(at)
-		c.reply(req, memcache.OK)
-
+		c.flushAllCmd(req)
 	case memcache.CmdStats:
 		return c.statsCmd(req, w)
-
 	case memcache.CmdVersion:
 		w.Line("VERSION " + server.Version)
-
 	case memcache.CmdVerbosity:
-		if len(req.Args) > 0 {
-			if v, err := strconv.ParseInt(string(req.Args[0]), 10, 64); err == nil {
-				c.p.verbosity.Store(v)
-			}
-		}
-		c.reply(req, memcache.OK)
-
-	case memcache.CmdMetaGet, memcache.CmdMetaSet, memcache.CmdMetaDelete,
-		memcache.CmdMetaArithmetic, memcache.CmdMetaNoop, memcache.CmdMetaDebug:
-		c.dispatchMeta(req, w)
-
+		c.verbosityCmd(req)
+	case memcache.CmdMetaGet:
+		c.metaGet(req, w)
+	case memcache.CmdMetaSet:
+		c.metaSet(req, w)
+	case memcache.CmdMetaDelete:
+		c.metaDelete(req, w)
+	case memcache.CmdMetaArithmetic:
+		c.metaArith(req, w)
+	case memcache.CmdMetaNoop:
+		// mn exists to end a pipeline of quiet commands; the core's loop
+		// flushes when the read buffer is drained, as for any command.
+		w.Line("MN")
+	case memcache.CmdMetaDebug:
+		c.metaDebug(req, w)
 	case memcache.CmdAuth:
 		return c.authCommand(req, w)
-
 	default:
 		w.Line(memcache.Error)
 	}
 	return true
+}
+
+// getCmd is get, gets and mget: one store lookup per key, a VALUE line
+// per hit, then END.
+func (c *conn) getCmd(req *memcache.Request, w *memcache.Writer) {
+	withCAS := req.Command == memcache.CmdGets
+	for _, key := range req.Keys {
+		it, ok := c.st.Get(key)
+		c.Count(server.StatCmdGet)
+		if !ok {
+			c.Count(server.StatGetMisses)
+			continue
+		}
+		c.Count(server.StatGetHits)
+		w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
+	}
+	w.Line(memcache.End)
+}
+
+// gatCmd is gat and gats: get and touch, counted as touches.
+func (c *conn) gatCmd(req *memcache.Request, w *memcache.Writer) {
+	deadline := store.Deadline(req.Exptime, time.Now())
+	withCAS := req.Command == memcache.CmdGats
+	for _, key := range req.Keys {
+		it, ok := c.st.GetAndTouch(key, deadline)
+		c.Count(server.StatCmdTouch)
+		if !ok {
+			c.Count(server.StatTouchMisses)
+			continue
+		}
+		c.Count(server.StatTouchHits)
+		w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
+	}
+	w.Line(memcache.End)
+}
+
+// deleteCmd is delete.
+func (c *conn) deleteCmd(req *memcache.Request) {
+	if c.st.Delete(req.Key()) == nil {
+		c.Count(server.StatDeleteHits)
+		c.reply(req, memcache.Deleted)
+	} else {
+		c.Count(server.StatDeleteMisses)
+		c.reply(req, memcache.NotFound)
+	}
+}
+
+// incrCmd is incr and decr, one read-modify-write in the store.
+func (c *conn) incrCmd(req *memcache.Request, w *memcache.Writer) {
+	decr := req.Command == memcache.CmdDecr
+	hits, misses := server.StatIncrHits, server.StatIncrMisses
+	if decr {
+		hits, misses = server.StatDecrHits, server.StatDecrMisses
+	}
+	v, _, err := c.st.Incr(req.Key(), req.Delta, decr)
+	switch {
+	case err == nil:
+		c.Count(hits)
+		if !req.Noreply {
+			w.Uint(v)
+		}
+	case errors.Is(err, store.ErrNotFound):
+		c.Count(misses)
+		c.reply(req, memcache.NotFound)
+	case errors.Is(err, store.ErrNotNumeric):
+		c.reply(req, memcache.ClientErrorNonNumeric)
+	default:
+		c.reply(req, storeErrorLine(err))
+	}
+}
+
+// touchCmd is touch.
+func (c *conn) touchCmd(req *memcache.Request) {
+	c.Count(server.StatCmdTouch)
+	if c.st.Touch(req.Key(), store.Deadline(req.Exptime, time.Now())) {
+		c.Count(server.StatTouchHits)
+		c.reply(req, memcache.Touched)
+	} else {
+		c.Count(server.StatTouchMisses)
+		c.reply(req, memcache.NotFound)
+	}
+}
+
+// flushAllCmd is flush_all [delay], refused under -F.
+func (c *conn) flushAllCmd(req *memcache.Request) {
+	if c.p.cfg.DisableFlushAll {
+		c.reply(req, "CLIENT_ERROR flush_all not allowed")
+		return
+	}
+	c.Count(server.StatCmdFlush)
+	now := time.Now()
+	at := now.UnixNano()
+	if req.HasExptime && req.Exptime > 0 {
+		at = store.Deadline(req.Exptime, now)
+	}
+	c.st.FlushAll(at)
+	c.reply(req, memcache.OK)
+}
+
+// verbosityCmd is verbosity <level>: recorded for "stats settings" only.
+func (c *conn) verbosityCmd(req *memcache.Request) {
+	if len(req.Args) > 0 {
+		if v, err := strconv.ParseInt(string(req.Args[0]), 10, 64); err == nil {
+			c.p.verbosity.Store(v)
+		}
+	}
+	c.reply(req, memcache.OK)
 }
 
 // storeCmd runs a set-family command and returns its reply line.

@@ -11,30 +11,10 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// Meta commands (mg, ms, md, ma, mn, me) map onto the store's Meta*
-// operations. Return flags are written in the order the request gave them;
+// Meta commands (mg, ms, md, ma, me; mn is answered in dispatch) map onto
+// the store's Meta* operations. Return flags are written in the order the request gave them;
 // q hides only the "nothing to report" code of each command (EN for mg, HD
 // for ms and md, HD or VA for ma), never an error.
-
-// dispatchMeta executes one meta command and writes its reply.
-func (c *conn) dispatchMeta(req *memcache.Request, w *memcache.Writer) {
-	switch req.Command {
-	case memcache.CmdMetaGet:
-		c.metaGet(req, w)
-	case memcache.CmdMetaSet:
-		c.metaSet(req, w)
-	case memcache.CmdMetaDelete:
-		c.metaDelete(req, w)
-	case memcache.CmdMetaArithmetic:
-		c.metaArith(req, w)
-	case memcache.CmdMetaNoop:
-		// mn exists to end a pipeline of quiet commands; the connection
-		// loop flushes when the read buffer is drained, as for any command.
-		w.Line("MN")
-	case memcache.CmdMetaDebug:
-		c.metaDebug(req, w)
-	}
-}
 
 // metaKey writes the k flag: the key as sent, or base64 when it is binary,
 // followed by the b flag that tells the client so.

@@ -109,7 +109,7 @@ func TestMetaDispatchZeroAllocs(t *testing.T) {
 			if err := r.Read(&req); err != nil {
 				t.Fatalf("Read(%q): %v", tc.in, err)
 			}
-			c.dispatchMeta(&req, w)
+			c.dispatch(&req)
 		}
 		for range 10 {
 			serve()
