@@ -170,7 +170,7 @@ func cmdHello(rc *conn, argv [][]byte) {
 	rc.w.BulkString("server")
 	rc.w.BulkString("redis")
 	rc.w.BulkString("version")
-	rc.w.BulkString(RedisVersion)
+	rc.w.BulkString(Version)
 	rc.w.BulkString("proto")
 	rc.w.Int(proto)
 	rc.w.BulkString("id")

@@ -288,7 +288,7 @@ func testGoRedisCommands(t *testing.T, rdb *redis.Client, resp2 bool) {
 
 	// Server.
 	info := rdb.Info(ctx).Val()
-	for _, f := range []string{"redis_version:" + RedisVersion, "connected_clients:", "used_memory:", "maxmemory:",
+	for _, f := range []string{"redis_version:" + Version, "connected_clients:", "used_memory:", "maxmemory:",
 		"role:master", "cluster_enabled:0", "keyspace_hits:", "total_connections_received:", "# Keyspace"} {
 		if !strings.Contains(info, f) {
 			t.Errorf("INFO lacks %q", f)
@@ -330,7 +330,7 @@ func testGoRedisCommands(t *testing.T, rdb *redis.Client, resp2 bool) {
 	wantErr("CLIENT SETNAME space", conn.ClientSetName(ctx, "a b").Err(), "ERR Client names cannot contain spaces, newlines or special characters.")
 	hello, err := conn.Do(ctx, "HELLO", "3", "SETNAME", "w2").Result()
 	noErr("HELLO 3", err)
-	if m, ok := hello.(map[any]any); !ok || m["proto"] != int64(3) || m["version"] != RedisVersion {
+	if m, ok := hello.(map[any]any); !ok || m["proto"] != int64(3) || m["version"] != Version {
 		t.Errorf("HELLO 3 = %#v", hello)
 	}
 	check("HELLO SETNAME", conn.ClientGetName(ctx).Val(), "w2")

@@ -58,7 +58,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		now := time.Now()
 		up := now.Sub(s.Started())
 		exe, _ := os.Executable()
-		field("redis_version", RedisVersion)
+		field("redis_version", Version)
 		field("redis_git_sha1", "00000000")
 		field("redis_git_dirty", 0)
 		field("redis_build_id", "0")

@@ -13,10 +13,10 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// RedisVersion is the Redis version MiniKV reports (HELLO, INFO). Clients
+// Version is the Redis version MiniKV reports (HELLO, INFO). Clients
 // gate features on it, so it names the Redis release whose command
 // semantics the RESP port follows.
-const RedisVersion = "7.2.0"
+const Version = "7.2.0"
 
 // Error replies shared by many commands, in Redis's exact words.
 const (

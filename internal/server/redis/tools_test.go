@@ -152,7 +152,7 @@ func TestRedisCLIInfoAndHelp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("redis-cli INFO: %v\n%s", err, out)
 	}
-	for _, f := range []string{"# Server", "redis_version:" + RedisVersion, "# Clients", "connected_clients:", "# Memory",
+	for _, f := range []string{"# Server", "redis_version:" + Version, "# Clients", "connected_clients:", "# Memory",
 		"used_memory_human:", "# Stats", "instantaneous_ops_per_sec:", "# Replication", "role:master", "# Keyspace"} {
 		if !strings.Contains(out, f) {
 			t.Errorf("redis-cli INFO lacks %q", f)
