@@ -8,7 +8,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
 .PHONY: build run test deps test-go test-python test-k8s race vet lint fuzz bench clean smoke \
-	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline bench-perf
+	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline bench-perf bench-scaleout
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv ./cmd/minikv
@@ -118,6 +118,12 @@ bench-sweep-conns: build
 
 bench-sweep-pipeline: build
 	./$(BIN)/minikv-bench --compare minikv,minikv-resp,memcached,redis --sweep P=1,4,16,32 -c 50 --ratio 1:9 -d 32 --keys 100000 --prefill -t 5s --repeat $(BENCH_REPEAT) --chart docs/bench-sweep-pipeline.svg $(BENCH_FLAGS)
+
+# 1, 2 and 3 MiniKV on this machine, directly, through twemproxy and with
+# client-side ketama, with each one's CPU per request (docs/scale-out.md;
+# scripts/bench-scaleout.sh, whose environment knobs size the run).
+bench-scaleout: build
+	./scripts/bench-scaleout.sh
 
 clean:
 	rm -rf $(BIN)

@@ -127,9 +127,12 @@ join_addr() {
 # free_port: a port of 127.0.0.1 nobody accepts on now. The server's own
 # bind is the real test: local retries with other ports if it fails.
 free_port() {
-	local p
+	local p lo=32768 _
+	# Below the kernel's ephemeral range, which outgoing connections use.
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	[ "$lo" -gt 12000 ] || lo=65536
 	while :; do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		p=$((10000 + (RANDOM * 32768 + RANDOM) % (lo - 10000)))
 		accepting 127.0.0.1 "$p" || {
 			echo "$p"
 			return
