@@ -222,6 +222,74 @@ func (it *blockIter) seekGE(target []byte, cmp func(a, b []byte) int) bool {
 	return true
 }
 
+// last positions at the block's last entry: it decodes forward from the
+// last restart point, since prefix compression lets a key be read only
+// after the keys before it, back to a restart point.
+func (it *blockIter) last() bool {
+	if !it.seekRestart(it.nrestart - 1) {
+		return false
+	}
+	for it.next < len(it.data) {
+		if !it.decodeAt(it.next) {
+			return false
+		}
+	}
+	return true
+}
+
+// prev moves to the entry before the current one. Entries link only
+// forward, so it finds the last restart point before the current entry and
+// decodes forward from there (at most restartInterval entries), as
+// LevelDB's Block::Iter::Prev does.
+func (it *blockIter) prev() bool {
+	if !it.valid {
+		return false
+	}
+	target := it.off
+	if target == 0 {
+		it.valid = false
+		return false
+	}
+	// The last restart point whose offset is below the current entry.
+	lo, hi := 0, it.nrestart
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if it.restart(mid) < target {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		return it.corrupt() // restart 0 is offset 0, below every other entry
+	}
+	if !it.seekRestart(lo - 1) {
+		return false
+	}
+	for it.next < target {
+		if !it.decodeAt(it.next) {
+			return false
+		}
+	}
+	if it.next != target {
+		// The restart points and the entries disagree about where the
+		// current entry starts.
+		return it.corrupt()
+	}
+	return true
+}
+
+// seekLT positions at the last entry whose key is < target under cmp.
+func (it *blockIter) seekLT(target []byte, cmp func(a, b []byte) int) bool {
+	if !it.seekGE(target, cmp) {
+		if it.err != nil {
+			return false
+		}
+		return it.last() // every key is < target
+	}
+	return it.prev()
+}
+
 // seekUser is seekGE for the common point lookup: the first entry whose user
 // key is >= ukey and, for an equal user key, whose sequence number is <= seq.
 // It is seekGE written out without a comparison closure, which is the

@@ -9,6 +9,7 @@
 //	err = db.Delete(key)
 //	var b lsm.Batch; b.Put(k1, v1); b.Delete(k2); err = db.Apply(&b) // atomic
 //	it, err := db.NewIter(&lsm.IterOptions{LowerBound: lo, UpperBound: hi})
+//	for ok := it.First(); ok; ok = it.Next() {} // or Last/Prev, SeekGE/SeekLT, mixed
 //	err = db.DeleteRange(start, end)     // atomic; cost grows with the keys in range
 //	err = db.Flush(); err = db.Compact(); m := db.Metrics(); err = db.Close()
 //

@@ -132,6 +132,36 @@ func ExampleDB_NewIter() {
 	// seek: cherry
 }
 
+func ExampleIterator_Prev() {
+	db, done := tempDB(lsm.Options{})
+	defer done()
+	for _, k := range []string{"apple", "banana", "cherry", "date"} {
+		_ = db.Put([]byte(k), []byte("fruit"))
+	}
+	it, err := db.NewIter(&lsm.IterOptions{UpperBound: []byte("d")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer it.Close()
+	// Descending: Last is the last key below the upper bound.
+	for ok := it.Last(); ok; ok = it.Prev() {
+		fmt.Println(string(it.Key()))
+	}
+	// SeekLT finds the last key before "c"; the direction may change at
+	// any point.
+	it.SeekLT([]byte("c"))
+	fmt.Print("seek: ", string(it.Key()))
+	it.Next()
+	fmt.Print(", next: ", string(it.Key()))
+	it.Prev()
+	fmt.Println(", prev:", string(it.Key()))
+	// Output:
+	// cherry
+	// banana
+	// apple
+	// seek: banana, next: cherry, prev: banana
+}
+
 func ExampleDB_DeleteRange() {
 	db, done := tempDB(lsm.Options{})
 	defer done()

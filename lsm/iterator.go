@@ -8,11 +8,18 @@ import (
 	"time"
 )
 
-// internalIterator walks internal keys in order.
+// internalIterator walks internal keys in order, in either direction.
+// After a move that returns false the iterator is invalid; it is then only
+// repositioned (first, last, a seek), never moved with next or prev. The
+// merging iterator and the Iterator above it keep to that rule, which
+// saves every layer from remembering which end it fell off.
 type internalIterator interface {
 	first() bool
+	last() bool
 	seekGE(ikey []byte) bool
+	seekLT(ikey []byte) bool
 	next() bool
+	prev() bool
 	valid() bool
 	key() []byte
 	value() []byte
@@ -33,7 +40,7 @@ type levelIter struct {
 func (it *levelIter) open(i int) {
 	it.i = i
 	it.cur = nil
-	if i < len(it.files) {
+	if i >= 0 && i < len(it.files) {
 		it.cur = newTableIter(it.files[i].t, it.fillCache)
 	}
 }
@@ -56,12 +63,39 @@ func (it *levelIter) skipExhausted(ok bool) bool {
 	return true
 }
 
+// skipBack is skipExhausted for reverse iteration.
+func (it *levelIter) skipBack(ok bool) bool {
+	for !ok {
+		if it.cur == nil {
+			return false
+		}
+		if err := it.cur.error(); err != nil {
+			it.err = err
+			return false
+		}
+		it.open(it.i - 1)
+		if it.cur == nil {
+			return false
+		}
+		ok = it.cur.last()
+	}
+	return true
+}
+
 func (it *levelIter) first() bool {
 	it.open(0)
 	if it.cur == nil {
 		return false
 	}
 	return it.skipExhausted(it.cur.first())
+}
+
+func (it *levelIter) last() bool {
+	it.open(len(it.files) - 1)
+	if it.cur == nil {
+		return false
+	}
+	return it.skipBack(it.cur.last())
 }
 
 func (it *levelIter) seekGE(ikey []byte) bool {
@@ -75,11 +109,30 @@ func (it *levelIter) seekGE(ikey []byte) bool {
 	return it.skipExhausted(it.cur.seekGE(ikey))
 }
 
+func (it *levelIter) seekLT(ikey []byte) bool {
+	// The last table whose smallest key is < ikey.
+	i := sort.Search(len(it.files), func(i int) bool {
+		return compareInternal(it.files[i].smallest, ikey) >= 0
+	})
+	it.open(i - 1)
+	if it.cur == nil {
+		return false
+	}
+	return it.skipBack(it.cur.seekLT(ikey))
+}
+
 func (it *levelIter) next() bool {
 	if it.cur == nil {
 		return false
 	}
 	return it.skipExhausted(it.cur.next())
+}
+
+func (it *levelIter) prev() bool {
+	if it.cur == nil {
+		return false
+	}
+	return it.skipBack(it.cur.prev())
 }
 
 func (it *levelIter) valid() bool   { return it.err == nil && it.cur != nil && it.cur.valid() }
@@ -88,26 +141,50 @@ func (it *levelIter) value() []byte { return it.cur.value() }
 func (it *levelIter) error() error  { return it.err }
 func (it *levelIter) close() error  { return nil }
 
-// mergingIter merges several internal iterators with a min-heap. Children
-// earlier in the list hold newer data, but the order does not matter for
-// correctness: equal user keys are ordered by sequence number.
+// mergingIter merges several internal iterators with a heap: a min-heap
+// moving forward, a max-heap moving backward. Children earlier in the list
+// hold newer data, but the order does not matter for correctness: equal
+// user keys are ordered by sequence number.
+//
+// Only the children in the heap are positioned consistently with the
+// direction (every one at or after the current key moving forward, at or
+// before it moving backward); a change of direction therefore repositions
+// every child around the current key, as LevelDB's and Pebble's merging
+// iterators do.
 type mergingIter struct {
 	children []internalIterator
 	h        iterHeap
 	err      error
+	turn     []byte // the current key, copied when the direction changes
 }
 
-type iterHeap []internalIterator
+type iterHeap struct {
+	items   []internalIterator
+	reverse bool // a max-heap, for moving backward
+}
 
-func (h iterHeap) Len() int           { return len(h) }
-func (h iterHeap) Less(i, j int) bool { return compareInternal(h[i].key(), h[j].key()) < 0 }
-func (h iterHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *iterHeap) Push(x any)        { *h = append(*h, x.(internalIterator)) }
+func (h *iterHeap) Len() int { return len(h.items) }
+func (h *iterHeap) Less(i, j int) bool {
+	c := compareInternal(h.items[i].key(), h.items[j].key())
+	if h.reverse {
+		return c > 0
+	}
+	return c < 0
+}
+func (h *iterHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *iterHeap) Push(x any)    { h.items = append(h.items, x.(internalIterator)) }
 func (h *iterHeap) Pop() any {
-	old := *h
+	old := h.items
 	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+	h.items = old[:len(old)-1]
 	return x
+}
+
+// reset empties the heap for a positioning in the given direction.
+func (m *mergingIter) reset(reverse bool) {
+	clear(m.h.items)
+	m.h.items = m.h.items[:0]
+	m.h.reverse = reverse
 }
 
 func (m *mergingIter) build() bool {
@@ -118,34 +195,71 @@ func (m *mergingIter) build() bool {
 		}
 	}
 	heap.Init(&m.h)
-	return len(m.h) > 0
+	return len(m.h.items) > 0
 }
 
 func (m *mergingIter) first() bool {
-	m.h = m.h[:0]
+	m.reset(false)
 	for _, c := range m.children {
 		if c.first() {
-			m.h = append(m.h, c)
+			m.h.items = append(m.h.items, c)
+		}
+	}
+	return m.build()
+}
+
+func (m *mergingIter) last() bool {
+	m.reset(true)
+	for _, c := range m.children {
+		if c.last() {
+			m.h.items = append(m.h.items, c)
 		}
 	}
 	return m.build()
 }
 
 func (m *mergingIter) seekGE(ikey []byte) bool {
-	m.h = m.h[:0]
+	m.reset(false)
 	for _, c := range m.children {
 		if c.seekGE(ikey) {
-			m.h = append(m.h, c)
+			m.h.items = append(m.h.items, c)
+		}
+	}
+	return m.build()
+}
+
+func (m *mergingIter) seekLT(ikey []byte) bool {
+	m.reset(true)
+	for _, c := range m.children {
+		if c.seekLT(ikey) {
+			m.h.items = append(m.h.items, c)
 		}
 	}
 	return m.build()
 }
 
 func (m *mergingIter) next() bool {
-	if len(m.h) == 0 || m.err != nil {
+	if len(m.h.items) == 0 || m.err != nil {
 		return false
 	}
-	top := m.h[0]
+	if m.h.reverse {
+		// Every child moves to its first key after the current one.
+		// Internal keys are unique, so a child at the current key is the
+		// one that holds it.
+		m.turn = append(m.turn[:0], m.key()...)
+		m.reset(false)
+		for _, c := range m.children {
+			ok := c.seekGE(m.turn)
+			if ok && compareInternal(c.key(), m.turn) == 0 {
+				ok = c.next()
+			}
+			if ok {
+				m.h.items = append(m.h.items, c)
+			}
+		}
+		return m.build()
+	}
+	top := m.h.items[0]
 	if top.next() {
 		heap.Fix(&m.h, 0)
 	} else {
@@ -155,12 +269,34 @@ func (m *mergingIter) next() bool {
 		}
 		heap.Pop(&m.h)
 	}
-	return len(m.h) > 0
+	return len(m.h.items) > 0
 }
 
-func (m *mergingIter) valid() bool   { return m.err == nil && len(m.h) > 0 }
-func (m *mergingIter) key() []byte   { return m.h[0].key() }
-func (m *mergingIter) value() []byte { return m.h[0].value() }
+func (m *mergingIter) prev() bool {
+	if len(m.h.items) == 0 || m.err != nil {
+		return false
+	}
+	if !m.h.reverse {
+		// Every child moves to its last key before the current one.
+		m.turn = append(m.turn[:0], m.key()...)
+		return m.seekLT(m.turn)
+	}
+	top := m.h.items[0]
+	if top.prev() {
+		heap.Fix(&m.h, 0)
+	} else {
+		if err := top.error(); err != nil {
+			m.err = err
+			return false
+		}
+		heap.Pop(&m.h)
+	}
+	return len(m.h.items) > 0
+}
+
+func (m *mergingIter) valid() bool   { return m.err == nil && len(m.h.items) > 0 }
+func (m *mergingIter) key() []byte   { return m.h.items[0].key() }
+func (m *mergingIter) value() []byte { return m.h.items[0].value() }
 func (m *mergingIter) error() error  { return m.err }
 func (m *mergingIter) close() error {
 	var err error
@@ -177,9 +313,39 @@ type IterOptions struct {
 	UpperBound []byte
 }
 
-// Iterator walks the live keys of a DB in ascending order, as of the moment
-// it was created (later writes are not visible). It is not safe for
-// concurrent use; Close releases the tables it pins.
+// iterPos says where an Iterator stands, and so what the merged iterator
+// under it points at.
+type iterPos uint8
+
+const (
+	// posNone: not positioned yet, or stopped by an error or Close.
+	posNone iterPos = iota
+	// posForward: at a key, reached moving forward; the merged iterator
+	// is at the newest visible version of the key.
+	posForward
+	// posReverse: at a key, reached moving backward; the merged iterator
+	// is before every version of the key (at an entry of a smaller key,
+	// not yet looked at, or exhausted).
+	posReverse
+	// posAfterLast: moved past the last key; Prev goes to the last key.
+	posAfterLast
+	// posBeforeFirst: moved before the first key; Next goes to the first.
+	posBeforeFirst
+)
+
+// Iterator walks the live keys of a DB, in either direction, as of the
+// moment it was created (later writes are not visible) or as of the
+// Snapshot it was created from. It skips deleted and expired keys and
+// every version of a key but the newest one it may see.
+//
+// Next and Prev may be mixed freely, as in Pebble: Next after Prev
+// returns the key after the current one, and a move that runs off one end
+// leaves the iterator invalid there, from where the move the other way
+// returns the key at that end (Next after the first key's Prev returns the
+// first key again).
+//
+// An Iterator is not safe for concurrent use; Close releases the tables it
+// pins.
 type Iterator struct {
 	rs     *readState
 	iter   mergingIter
@@ -191,12 +357,14 @@ type Iterator struct {
 	val    []byte
 	exp    int64
 	valid  bool
+	pos    iterPos
 	err    error
 	closed bool
 	seek   []byte
 }
 
-// NewIter returns an iterator over a consistent snapshot of the DB.
+// NewIter returns an iterator over a consistent snapshot of the DB. It is
+// safe for concurrent use (the returned Iterator is not).
 func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 	rs, err := d.acquireReadState()
 	if err != nil {
@@ -206,7 +374,12 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 	// compaction finished before that may already have dropped versions
 	// older than the newest one of a key, so a seq read earlier could
 	// fall below every version the pinned tables still hold.
-	seq := d.visibleSeq.Load()
+	return newIterator(rs, d.visibleSeq.Load(), o), nil
+}
+
+// newIterator returns an iterator over rs at seq; it takes over the
+// caller's reference to rs.
+func newIterator(rs *readState, seq uint64, o *IterOptions) *Iterator {
 	it := &Iterator{rs: rs, seq: seq, now: time.Now().UnixNano()}
 	if o != nil {
 		it.lower = append([]byte(nil), o.LowerBound...)
@@ -225,7 +398,7 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 			it.iter.children = append(it.iter.children, &levelIter{files: files, fillCache: true})
 		}
 	}
-	return it, nil
+	return it
 }
 
 // First moves to the first key at or above the lower bound.
@@ -237,6 +410,17 @@ func (it *Iterator) First() bool {
 		return false
 	}
 	return it.findNext(it.iter.first())
+}
+
+// Last moves to the last key below the upper bound.
+func (it *Iterator) Last() bool {
+	if it.upper != nil {
+		return it.SeekLT(it.upper)
+	}
+	if it.closed {
+		return false
+	}
+	return it.findPrev(it.iter.last())
 }
 
 // SeekGE moves to the first key >= key (and >= the lower bound).
@@ -251,23 +435,66 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	return it.findNext(it.iter.seekGE(it.seek))
 }
 
-// Next moves to the next key.
-func (it *Iterator) Next() bool {
-	if !it.valid {
+// SeekLT moves to the last key < key (and < the upper bound).
+func (it *Iterator) SeekLT(key []byte) bool {
+	if it.closed {
 		return false
 	}
-	// Skip the remaining (older) versions of the current key.
-	ok := it.iter.next()
-	for ok && bytes.Equal(userKey(it.iter.key()), it.key) {
-		ok = it.iter.next()
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
 	}
-	return it.findNext(ok)
+	// (key, maxSeq, kindMax) sorts before every version of key, so the
+	// entries before it are those of smaller keys.
+	it.seek = appendInternalKey(it.seek[:0], key, maxSeq, kindMax)
+	return it.findPrev(it.iter.seekLT(it.seek))
+}
+
+// Next moves to the next key. After the iterator moved before the first
+// key, Next moves to the first key.
+func (it *Iterator) Next() bool {
+	switch it.pos {
+	case posForward:
+		// Skip the remaining (older) versions of the current key.
+		ok := it.iter.next()
+		for ok && bytes.Equal(userKey(it.iter.key()), it.key) {
+			ok = it.iter.next()
+		}
+		return it.findNext(ok)
+	case posReverse:
+		// The merged iterator is before the current key: seek past
+		// every version of it ((key, 0, delete) sorts after them all).
+		it.seek = appendInternalKey(it.seek[:0], it.key, 0, kindDelete)
+		ok := it.iter.seekGE(it.seek)
+		for ok && bytes.Equal(userKey(it.iter.key()), it.key) {
+			ok = it.iter.next()
+		}
+		return it.findNext(ok)
+	case posBeforeFirst:
+		return it.First()
+	}
+	return false
+}
+
+// Prev moves to the previous key. After the iterator moved past the last
+// key, Prev moves to the last key.
+func (it *Iterator) Prev() bool {
+	switch it.pos {
+	case posReverse:
+		return it.findPrev(it.iter.valid())
+	case posForward:
+		it.seek = appendInternalKey(it.seek[:0], it.key, maxSeq, kindMax)
+		return it.findPrev(it.iter.seekLT(it.seek))
+	case posAfterLast:
+		return it.Last()
+	}
+	return false
 }
 
 // findNext settles on the newest visible, live version of the first user
 // key at or after the merged iterator's position.
 func (it *Iterator) findNext(ok bool) bool {
 	it.valid = false
+	it.pos = posAfterLast
 	for ok {
 		ik := it.iter.key()
 		uk := userKey(ik)
@@ -290,19 +517,73 @@ func (it *Iterator) findNext(ok bool) bool {
 			continue
 		}
 		it.key = append(it.key[:0], uk...)
-		it.exp = 0
-		if k == kindSetExpiring {
-			it.exp = int64(leUint64(v))
-			v = v[8:]
-		}
-		it.val = v
+		it.setValue(k, v)
 		it.valid = true
+		it.pos = posForward
 		return true
 	}
 	if err := it.iter.error(); err != nil {
 		it.err = err
+		it.pos = posNone
 	}
 	return false
+}
+
+// findPrev settles on the last user key at or before the merged
+// iterator's position whose newest visible version is live. Moving
+// backward, a key's versions come oldest first, so the newest visible one
+// is known only when the walk reaches a smaller key; the walk stops there,
+// with the merged iterator at that smaller key's entry (LevelDB's
+// DBIter::FindPrevUserEntry).
+func (it *Iterator) findPrev(ok bool) bool {
+	it.valid = false
+	it.pos = posBeforeFirst
+	live := false
+	var k kind
+	var v []byte
+	for ok {
+		ik := it.iter.key()
+		uk := userKey(ik)
+		if it.lower != nil && bytes.Compare(uk, it.lower) < 0 {
+			break
+		}
+		if t := trailer(ik); seqOf(t) <= it.seq {
+			if live && !bytes.Equal(uk, it.key) {
+				break // it.key is complete, and live
+			}
+			k, v = kindOf(t), it.iter.value()
+			live = k != kindDelete && !expired(k, v, it.now)
+			if live {
+				it.key = append(it.key[:0], uk...)
+			}
+		}
+		ok = it.iter.prev()
+	}
+	if err := it.iter.error(); err != nil {
+		it.err = err
+		it.pos = posNone
+		return false
+	}
+	if !live {
+		return false
+	}
+	// v aliases a memtable's arena or a cached block, which are never
+	// rewritten, so it survives the moves past it.
+	it.setValue(k, v)
+	it.valid = true
+	it.pos = posReverse
+	return true
+}
+
+// setValue sets the current value from an entry of kind k (set or
+// expiring).
+func (it *Iterator) setValue(k kind, v []byte) {
+	it.exp = 0
+	if k == kindSetExpiring {
+		it.exp = int64(leUint64(v))
+		v = v[8:]
+	}
+	it.val = v
 }
 
 // Valid reports whether the iterator is at a key.
@@ -332,6 +613,7 @@ func (it *Iterator) Close() error {
 	}
 	it.closed = true
 	it.valid = false
+	it.pos = posNone
 	err := it.iter.close()
 	it.rs.release()
 	if err == nil {

@@ -225,6 +225,56 @@ func (it *memIter) next() bool {
 	return it.node != 0
 }
 
+// last positions at the last node. Nodes have no back pointers (an insert
+// links only forward, without CAS), so the reverse moves are searches from
+// the head: O(log n) each, as in LevelDB's skiplist.
+func (it *memIter) last() bool {
+	x := it.m.head
+	for level := int(it.m.height.Load()) - 1; level >= 0; level-- {
+		for {
+			nx := it.m.nextPtr(x, level).Load()
+			if nx == 0 {
+				break
+			}
+			x = nx
+		}
+	}
+	it.node = x
+	if x == it.m.head {
+		it.node = 0
+	}
+	return it.node != 0
+}
+
+// seekLT positions at the last node whose key is < ikey. A node linked
+// while the search runs may be missed; its sequence number is above any
+// reader's (a write becomes visible only after its insert returns), so no
+// reader loses a key it may see.
+func (it *memIter) seekLT(ikey []byte) bool {
+	x := it.m.head
+	for level := int(it.m.height.Load()) - 1; level >= 0; level-- {
+		for {
+			nx := it.m.nextPtr(x, level).Load()
+			if nx == 0 || compareInternal(it.m.nodeKey(nx), ikey) >= 0 {
+				break
+			}
+			x = nx
+		}
+	}
+	it.node = x
+	if x == it.m.head {
+		it.node = 0
+	}
+	return it.node != 0
+}
+
+func (it *memIter) prev() bool {
+	if it.node == 0 {
+		return false
+	}
+	return it.seekLT(it.m.nodeKey(it.node))
+}
+
 func (it *memIter) valid() bool   { return it.node != 0 }
 func (it *memIter) key() []byte   { return it.m.nodeKey(it.node) }
 func (it *memIter) value() []byte { _, v := it.m.nodeKV(it.node); return v }

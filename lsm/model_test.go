@@ -147,12 +147,30 @@ func runModel(t *testing.T, seed uint64, mode SyncMode, ops int) {
 			} else if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("op %d: Get(%s) = %q, %v; want %q", i, k, got, err, want)
 			}
-		case r < 960:
+		case r < 940:
 			lo, hi := key(), key()
 			if bytes.Compare(lo, hi) > 0 {
 				lo, hi = hi, lo
 			}
 			checkRange(t, i, db, m, lo, hi)
+		case r < 960:
+			var lo, hi []byte
+			if rng.IntN(2) == 0 {
+				lo, hi = key(), key()
+				if bytes.Compare(lo, hi) > 0 {
+					lo, hi = hi, lo
+				}
+			}
+			it, err := db.NewIter(&IterOptions{LowerBound: lo, UpperBound: hi})
+			if err != nil {
+				t.Fatalf("op %d: NewIter: %v", i, err)
+			}
+			checkWalk(t, i, it, m, lo, hi, rng, 50, func() []byte {
+				return append(key(), "\x00"[:rng.IntN(2)]...) // between keys, too
+			})
+			if err := it.Close(); err != nil {
+				t.Fatalf("op %d: iter: %v", i, err)
+			}
 		case r < 970:
 			if err := db.Flush(); err != nil {
 				t.Fatalf("op %d: Flush: %v", i, err)
@@ -205,10 +223,28 @@ func checkRange(t *testing.T, op int, db *DB, m model, lo, hi []byte) {
 		}
 		i++
 	}
+	if i != len(want) {
+		t.Fatalf("op %d: iter [%q,%q) saw %d keys, want %d", op, lo, hi, i, len(want))
+	}
+	// The same range backward.
+	i = len(want) - 1
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if i < 0 || string(it.Key()) != want[i] {
+			w := "start"
+			if i >= 0 {
+				w = want[i]
+			}
+			t.Fatalf("op %d: reverse iter [%q,%q) key %d = %q, want %q", op, lo, hi, i, it.Key(), w)
+		}
+		if !bytes.Equal(it.Value(), m[want[i]]) {
+			t.Fatalf("op %d: reverse iter value of %q = %q, want %q", op, it.Key(), it.Value(), m[want[i]])
+		}
+		i--
+	}
 	if err := it.Close(); err != nil {
 		t.Fatalf("op %d: iter: %v", op, err)
 	}
-	if i != len(want) {
-		t.Fatalf("op %d: iter [%q,%q) saw %d keys, want %d", op, lo, hi, i, len(want))
+	if i != -1 {
+		t.Fatalf("op %d: reverse iter [%q,%q) saw %d keys, want %d", op, lo, hi, len(want)-1-i, len(want))
 	}
 }

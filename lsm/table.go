@@ -494,6 +494,7 @@ func (it *tableIter) settle(ok bool) bool {
 }
 
 func (it *tableIter) first() bool {
+	it.data.valid = false // until a block is loaded and positioned
 	if it.err != nil || !it.index.first() || !it.loadBlock() {
 		if it.index.err != nil && it.err == nil {
 			it.err = corruptf(it.t.num, it.t.indexOff, "bad index block entry")
@@ -504,6 +505,7 @@ func (it *tableIter) first() bool {
 }
 
 func (it *tableIter) seekGE(ikey []byte) bool {
+	it.data.valid = false // until a block is loaded and positioned
 	if it.err != nil || !it.index.seekGE(ikey, compareInternal) || !it.loadBlock() {
 		if it.index.err != nil && it.err == nil {
 			it.err = corruptf(it.t.num, it.t.indexOff, "bad index block entry")
@@ -518,6 +520,67 @@ func (it *tableIter) next() bool {
 		return false
 	}
 	return it.settle(it.data.nextEntry())
+}
+
+// settleBack is settle for reverse iteration: it moves to the last entry
+// of the previous block while the current one is exhausted.
+func (it *tableIter) settleBack(ok bool) bool {
+	for !ok {
+		if it.data.err != nil {
+			it.err = corruptf(it.t.num, it.blockOff, "bad data block entry")
+			return false
+		}
+		if it.err != nil || !it.index.prev() || !it.loadBlock() {
+			if it.index.err != nil && it.err == nil {
+				it.err = corruptf(it.t.num, it.t.indexOff, "bad index block entry")
+			}
+			return false
+		}
+		ok = it.data.last()
+	}
+	if !entryOK(it.data.key, it.data.val) {
+		it.err = corruptf(it.t.num, it.blockOff, "bad entry kind or expiry")
+		return false
+	}
+	return true
+}
+
+func (it *tableIter) last() bool {
+	it.data.valid = false // until a block is loaded and positioned
+	if it.err != nil || !it.index.last() || !it.loadBlock() {
+		if it.index.err != nil && it.err == nil {
+			it.err = corruptf(it.t.num, it.t.indexOff, "bad index block entry")
+		}
+		return false
+	}
+	return it.settleBack(it.data.last())
+}
+
+// seekLT positions at the last entry < ikey: in the first block whose last
+// key is >= ikey, or else at the table's last entry.
+func (it *tableIter) seekLT(ikey []byte) bool {
+	it.data.valid = false // until a block is loaded and positioned
+	if it.err != nil {
+		return false
+	}
+	if !it.index.seekGE(ikey, compareInternal) {
+		if it.index.err != nil {
+			it.err = corruptf(it.t.num, it.t.indexOff, "bad index block entry")
+			return false
+		}
+		return it.last()
+	}
+	if !it.loadBlock() {
+		return false
+	}
+	return it.settleBack(it.data.seekLT(ikey, compareInternal))
+}
+
+func (it *tableIter) prev() bool {
+	if it.err != nil {
+		return false
+	}
+	return it.settleBack(it.data.prev())
 }
 
 func (it *tableIter) valid() bool   { return it.err == nil && it.data.valid }
