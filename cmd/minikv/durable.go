@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/durable"
+	"github.com/minikv/minikv/internal/store"
 	"github.com/minikv/minikv/lsm"
 	"github.com/minikv/minikv/lsm/vfs"
-	"github.com/minikv/minikv/internal/store"
 )
 
 // engineOptionsKey is the context key under which a test hands run a

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/lsm"
 	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm"
 )
 
 // scanAll walks the keyspace from cursor 0 to 0 in steps of count keys and

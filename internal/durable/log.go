@@ -26,8 +26,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/minikv/minikv/lsm"
 	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm"
 )
 
 const (

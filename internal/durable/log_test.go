@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikv/minikv/internal/store"
 	"github.com/minikv/minikv/lsm"
 	"github.com/minikv/minikv/lsm/vfs"
-	"github.com/minikv/minikv/internal/store"
 )
 
 // durableStore is a Store over a Log over an lsm.DB in dir.
