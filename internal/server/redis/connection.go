@@ -3,7 +3,6 @@ package redis
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
@@ -201,55 +200,71 @@ func cmdTime(rc *conn, _ [][]byte) {
 	rc.w.BulkInt(int64(now.Nanosecond() / 1000))
 }
 
-// cmdClient is CLIENT ID|SETNAME|GETNAME|SETINFO|LIST|INFO|HELP.
-func cmdClient(rc *conn, argv [][]byte) {
-	sub := argv[1]
-	switch {
-	case is(sub, "id") && len(argv) == 2:
-		rc.w.Int(int64(rc.ID()))
-	case is(sub, "setname") && len(argv) == 3:
-		if msg := validateClientName(argv[2]); msg != "" {
-			rc.w.Error(msg)
-			return
-		}
-		rc.name = string(argv[2])
-		rc.w.OK()
-	case is(sub, "getname") && len(argv) == 2:
-		if rc.name == "" {
-			rc.w.Null()
-			return
-		}
-		rc.w.BulkString(rc.name)
-	case is(sub, "setinfo") && len(argv) == 4:
-		if !is(argv[2], "lib-name") && !is(argv[2], "lib-ver") {
-			rc.w.Error("ERR Unrecognized option '" + string(cString(argv[2], len(argv[2]))) + "'")
-			return
-		}
-		rc.w.OK()
-	case is(sub, "list") && len(argv) == 2, is(sub, "info") && len(argv) == 2:
-		rc.w.Verbatim("txt", []byte(rc.clientLine(is(sub, "list"))))
-	case is(sub, "help") && len(argv) == 2:
-		help := []string{
-			"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"GETNAME", "    Return the name of the current connection.",
-			"ID", "    Return the ID of the current connection.",
-			"INFO", "    Return information about the current client connection.",
-			"LIST", "    Return information about the current client connection (MiniKV lists only the caller).",
-			"SETINFO <option> <value>", "    Set client meta attr. Options are LIB-NAME and LIB-VER.",
-			"SETNAME <name>", "    Assign the name <name> to the current connection.",
-			"HELP", "    Print this help.",
-		}
-		rc.w.Array(len(help))
-		for _, h := range help {
-			rc.w.Simple(h)
-		}
-	case is(sub, "id"), is(sub, "setname"), is(sub, "getname"), is(sub, "setinfo"),
-		is(sub, "list"), is(sub, "info"), is(sub, "help"):
-		rc.w.Error("ERR wrong number of arguments for 'client|" + strings.ToLower(string(sub)) + "' command")
-	default:
-		rc.unknownSubcommand(argv)
+// CLIENT's subcommands (the table lists them under "client").
+
+func cmdClientID(rc *conn, _ [][]byte) { rc.w.Int(int64(rc.ID())) }
+
+func cmdClientSetName(rc *conn, argv [][]byte) {
+	if msg := validateClientName(argv[2]); msg != "" {
+		rc.w.Error(msg)
+		return
 	}
+	rc.name = string(argv[2])
+	rc.w.OK()
 }
+
+func cmdClientGetName(rc *conn, _ [][]byte) {
+	if rc.name == "" {
+		rc.w.Null()
+		return
+	}
+	rc.w.BulkString(rc.name)
+}
+
+func cmdClientSetInfo(rc *conn, argv [][]byte) {
+	if !is(argv[2], "lib-name") && !is(argv[2], "lib-ver") {
+		rc.w.Error("ERR Unrecognized option '" + string(cString(argv[2], len(argv[2]))) + "'")
+		return
+	}
+	rc.w.OK()
+}
+
+// cmdClientList is CLIENT LIST [TYPE type] [ID id ...], listing only the
+// caller (see docs/redis.md) when the filters let it through.
+func cmdClientList(rc *conn, argv [][]byte) {
+	show := true
+	switch {
+	case len(argv) == 2:
+	case len(argv) == 4 && is(argv[2], "type"):
+		switch t := argv[3]; {
+		case is(t, "normal"):
+		case is(t, "master"), is(t, "replica"), is(t, "slave"), is(t, "pubsub"):
+			show = false
+		default:
+			rc.w.Error("ERR Unknown client type '" + string(cString(t, len(t))) + "'")
+			return
+		}
+	case len(argv) >= 4 && is(argv[2], "id"):
+		show = false
+		for _, a := range argv[3:] {
+			id, err := strconv.ParseInt(string(a), 10, 64)
+			if err != nil || id <= 0 {
+				rc.w.Error("ERR Invalid client ID")
+				return
+			}
+			show = show || uint64(id) == rc.ID()
+		}
+	default:
+		rc.w.Error("ERR syntax error")
+		return
+	}
+	line := ""
+	if show {
+		line = rc.clientLine(true)
+	}
+	rc.w.Verbatim("txt", []byte(line))
+}
+func cmdClientInfo(rc *conn, _ [][]byte) { rc.w.Verbatim("txt", []byte(rc.clientLine(false))) }
 
 // clientLine is the caller's line of CLIENT LIST / CLIENT INFO, in Redis's
 // field format (the fields MiniKV has).
@@ -267,13 +282,6 @@ func (rc *conn) clientLine(newline bool) string {
 		s += "\n"
 	}
 	return s
-}
-
-// unknownSubcommand is Redis's error for a container command (CLIENT,
-// CONFIG, COMMAND) with a subcommand it does not have.
-func (rc *conn) unknownSubcommand(argv [][]byte) {
-	rc.w.Error("ERR unknown subcommand '" + string(cString(argv[1], 128)) + "'. Try " +
-		strings.ToUpper(string(argv[0])) + " HELP.")
 }
 
 // itoa64 formats n for INFO and CONFIG values.

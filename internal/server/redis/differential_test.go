@@ -143,6 +143,9 @@ var respSessions = []respSession{
 	{name: "config", in: mb("CONFIG", "GET", "appendonly") + mb("CONFIG", "GET", "databasesx") + mb("CONFIG", "GET") + mb("CONFIG", "FOO") + mb("CONFIG")},
 	{name: "flush errors", in: mb("FLUSHALL", "NOW") + mb("FLUSHDB", "ASYNC", "x") + mb("FLUSHDB", "x")},
 	{name: "command", in: mb("COMMAND", "FOO") + mb("COMMAND", "INFO", "nosuchcommand") + mb("COMMAND", "DOCS", "nosuchcommand")},
+	{name: "subcommand arity", in: mb("COMMAND", "COUNT", "x") + mb("config", "help", "x") + mb("CONFIG", "RESETSTAT", "x") +
+		mb("CLIENT", "ID", "x") + mb("CLIENT", "LIST", "TYPE") + mb("CLIENT", "LIST", "TYPE", "pubsub") + mb("CLIENT", "LIST", "TYPE", "nope") +
+		mb("CLIENT", "LIST", "ID", "x") + mb("CLIENT", "LIST", "FOO") + mb("Client", "Foo", "bar")},
 	{name: "pipeline split", in: mb("SET", "p:a", "1") + "*2\r\n$3\r\nGET\r\n$3\r\np:a\r\n" + "*3\r\n$6\r\nINCRBY\r\n$3\r\np:a\r\n$2\r\n10\r\n"},
 	{name: "empty requests", in: "*0\r\n*-1\r\n*-10\r\n\r\n\n" + mb("PING")},
 	{name: "binary values", in: mb("SET", "b:a", "\x00\xff\r\n") + mb("GET", "b:a") + mb("STRLEN", "b:a") + mb("SET", "", "empty key") + mb("GET", "")},

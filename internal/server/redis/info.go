@@ -256,50 +256,38 @@ func (rc *conn) configParams() [][2]string {
 	}
 }
 
-// cmdConfig is CONFIG GET pattern [pattern ...] | SET | RESETSTAT | HELP.
-func cmdConfig(rc *conn, argv [][]byte) {
-	sub := argv[1]
-	switch {
-	case is(sub, "get") && len(argv) >= 3:
-		params := rc.configParams()
-		var out [][2]string
-		for _, p := range params {
-			for _, pat := range argv[2:] {
-				if compileGlob(bytes.ToLower(pat)).match([]byte(p[0])) {
-					out = append(out, p)
-					break
-				}
+// CONFIG's subcommands (the table lists them under "config").
+
+// cmdConfigGet is CONFIG GET pattern [pattern ...].
+func cmdConfigGet(rc *conn, argv [][]byte) {
+	params := rc.configParams()
+	var out [][2]string
+	for _, p := range params {
+		for _, pat := range argv[2:] {
+			if compileGlob(bytes.ToLower(pat)).match([]byte(p[0])) {
+				out = append(out, p)
+				break
 			}
 		}
-		rc.w.Map(len(out))
-		for _, p := range out {
-			rc.w.BulkString(p[0])
-			rc.w.BulkString(p[1])
-		}
-	case is(sub, "set") && len(argv) >= 4:
-		rc.w.Error("ERR CONFIG SET is not supported by MiniKV; restart it with the flag instead")
-	case is(sub, "resetstat") && len(argv) == 2:
-		rc.p.srv.ResetCounters()
-		rc.w.OK()
-	case is(sub, "rewrite") && len(argv) == 2:
-		rc.w.Error("ERR The server is running without a config file")
-	case is(sub, "help") && len(argv) == 2:
-		help := []string{
-			"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-			"SET <directive> <value>", "    Not supported by MiniKV.",
-			"RESETSTAT", "    Reset statistics reported by the INFO command.",
-			"HELP", "    Print this help.",
-		}
-		rc.w.Array(len(help))
-		for _, h := range help {
-			rc.w.Simple(h)
-		}
-	case is(sub, "get"), is(sub, "set"), is(sub, "resetstat"), is(sub, "rewrite"), is(sub, "help"):
-		rc.w.Error("ERR wrong number of arguments for 'config|" + strings.ToLower(string(sub)) + "' command")
-	default:
-		rc.unknownSubcommand(argv)
 	}
+	rc.w.Map(len(out))
+	for _, p := range out {
+		rc.w.BulkString(p[0])
+		rc.w.BulkString(p[1])
+	}
+}
+
+func cmdConfigSet(rc *conn, _ [][]byte) {
+	rc.w.Error("ERR CONFIG SET is not supported by MiniKV; restart it with the flag instead")
+}
+
+func cmdConfigResetStat(rc *conn, _ [][]byte) {
+	rc.p.srv.ResetCounters()
+	rc.w.OK()
+}
+
+func cmdConfigRewrite(rc *conn, _ [][]byte) {
+	rc.w.Error("ERR The server is running without a config file")
 }
 
 // b2i is 1 for true, as INFO writes flags.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,6 +187,19 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
 		return
 	}
+	if len(cmd.subs) > 0 && (len(argv) > 1 || cmd.run == nil) {
+		sc := cmd.subcommand(argv[1])
+		if sc == nil {
+			rc.w.Error("ERR unknown subcommand '" + string(cString(argv[1], 128)) + "'. Try " +
+				strings.ToUpper(cmd.name) + " HELP.")
+			return
+		}
+		if !sc.arityOK(len(argv)) {
+			rc.w.Error("ERR wrong number of arguments for '" + sc.name + "' command")
+			return
+		}
+		cmd = sc
+	}
 	// As in Redis, unknown commands and arity are reported before auth.
 	if !rc.Authed() && !cmd.noAuth {
 		rc.w.Error("NOAUTH Authentication required.")
@@ -324,6 +338,13 @@ type respCommand struct {
 	args       []docArg
 	noAuth     bool // allowed before the connection has authenticated
 	run        func(rc *conn, argv [][]byte)
+
+	// A container command (CLIENT, CONFIG, COMMAND) lists its
+	// subcommands; its run, if any, serves the call without one.
+	subs      []*respCommand
+	noSubHelp string // HELP's line for the call without a subcommand
+	usage     string // a subcommand's usage in its container's HELP
+	help      string // and what it does
 }
 
 func (c *respCommand) arityOK(n int) bool {

@@ -179,20 +179,88 @@ func init() {
 		{name: "select", arity: 2, flags: []string{"loading", "stale", "fast"}, group: "connection", since: "1.0.0", complexity: "O(1)",
 			summary: "Changes the selected database.", args: []docArg{integ("index")}, run: cmdSelect},
 		{name: "client", arity: -2, group: "connection", since: "2.4.0", complexity: "Depends on subcommand.",
-			summary: "A container for client connection commands.", run: cmdClient},
+			summary: "A container for client connection commands.", subs: []*respCommand{
+				sub("client|getname", 2, "2.6.9", "Returns the name of the connection.", "GETNAME",
+					"Return the name of the current connection.", cmdClientGetName),
+				sub("client|id", 2, "5.0.0", "Returns the unique client ID of the connection.", "ID",
+					"Return the ID of the current connection.", cmdClientID),
+				sub("client|info", 2, "6.2.0", "Returns information about the connection.", "INFO",
+					"Return information about the current client connection.", cmdClientInfo),
+				sub("client|list", -2, "2.4.0", "Lists open connections.", "LIST",
+					"Return information about the current client connection (MiniKV lists only the caller).", cmdClientList),
+				sub("client|setinfo", 4, "7.2.0", "Sets information specific to the client or connection.", "SETINFO <option> <value>",
+					"Set client meta attr. Options are LIB-NAME and LIB-VER.", cmdClientSetInfo,
+					oneOf("attr", false, tokArg("LIB-NAME", "libname", "string"), tokArg("LIB-VER", "libver", "string"))),
+				sub("client|setname", 3, "2.6.9", "Sets the connection name.", "SETNAME <name>",
+					"Assign the name <name> to the current connection.", cmdClientSetName, str("connection-name")),
+				helpSub("client"),
+			}},
 		{name: "info", arity: -1, flags: []string{"loading", "stale"}, group: "server", since: "1.0.0", complexity: "O(1)",
 			summary: "Returns information and statistics about the server.", args: []docArg{{name: "section", typ: "string", optional: true, multiple: true}}, run: cmdInfo},
 		{name: "config", arity: -2, group: "server", since: "2.0.0", complexity: "Depends on subcommand.",
-			summary: "A container for server configuration commands.", run: cmdConfig},
+			summary: "A container for server configuration commands.", subs: []*respCommand{
+				sub("config|get", -3, "2.0.0", "Returns the effective values of configuration parameters.", "GET <pattern>",
+					"Return parameters matching the glob-like <pattern> and their values.", cmdConfigGet,
+					docArg{name: "parameter", typ: "string", multiple: true}),
+				sub("config|set", -4, "2.0.0", "Sets configuration parameters in-flight.", "SET <directive> <value>",
+					"Not supported by MiniKV.", cmdConfigSet,
+					docArg{name: "data", typ: "block", multiple: true, sub: []docArg{str("parameter"), str("value")}}),
+				sub("config|resetstat", 2, "2.0.0", "Resets the server's statistics.", "RESETSTAT",
+					"Reset statistics reported by the INFO command.", cmdConfigResetStat),
+				sub("config|rewrite", 2, "2.8.0", "Persists the effective configuration to file.", "REWRITE",
+					"Not supported: MiniKV runs without a config file.", cmdConfigRewrite),
+				helpSub("config"),
+			}},
 		{name: "command", arity: -1, flags: []string{"loading", "stale"}, group: "server", since: "2.8.13", complexity: "O(N) where N is the total number of Redis commands",
-			summary: "Returns detailed information about all commands.", run: cmdCommand},
+			summary: "Returns detailed information about all commands.", run: cmdCommand, noSubHelp: "Return details about all commands.",
+			subs: []*respCommand{
+				sub("command|count", 2, "2.8.13", "Returns a count of commands.", "COUNT",
+					"Return the total number of commands.", cmdCommandCount),
+				sub("command|docs", -2, "7.0.0", "Returns documentary information about one, multiple or all commands.", "DOCS [<command-name> ...]",
+					"Return documentation details about multiple commands.", cmdCommandDocs,
+					docArg{name: "command-name", typ: "string", optional: true, multiple: true}),
+				sub("command|info", -2, "2.8.13", "Returns information about one, multiple or all commands.", "INFO [<command-name> ...]",
+					"Return details about multiple commands.", cmdCommandInfo,
+					docArg{name: "command-name", typ: "string", optional: true, multiple: true}),
+				sub("command|list", -2, "7.0.0", "Returns a list of command names.", "LIST",
+					"Return a list of all commands.", cmdCommandList),
+				helpSub("command"),
+			}},
 		{name: "time", arity: 1, flags: []string{"loading", "stale", "fast"}, group: "server", since: "2.6.0", complexity: "O(1)",
 			summary: "Returns the server time.", run: cmdTime},
 	}
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
-		respCommands[table[i].name] = &table[i]
+		c := &table[i]
+		respCommands[c.name] = c
+		for _, sc := range c.subs {
+			sc.flags, sc.group, sc.noAuth = c.flags, c.group, c.noAuth
+		}
 	}
+}
+
+// sub is a subcommand's table entry: full name ("client|setname"), arity
+// (counting the container's name, as Redis does), docs, and the usage and
+// help lines its container's HELP prints.
+func sub(name string, arity int, since, summary, usage, help string, run func(*conn, [][]byte), args ...docArg) *respCommand {
+	return &respCommand{name: name, arity: arity, since: since, summary: summary, complexity: "O(1)",
+		usage: usage, help: help, args: args, run: run}
+}
+
+// helpSub is the HELP subcommand of container.
+func helpSub(container string) *respCommand {
+	return sub(container+"|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",
+		"Print this help.", cmdHelp)
+}
+
+// subcommand finds the subcommand of c named name, in any case, or nil.
+func (c *respCommand) subcommand(name []byte) *respCommand {
+	for _, sc := range c.subs {
+		if short := sc.name[len(c.name)+1:]; len(short) == len(name) && is(name, short) {
+			return sc
+		}
+	}
+	return nil
 }
 
 // sortedCommands lists the table by name, so replies are stable.
@@ -205,77 +273,80 @@ func sortedCommands() []*respCommand {
 	return cmds
 }
 
-// cmdCommand is COMMAND [COUNT | LIST | INFO [name ...] | DOCS [name ...] | HELP].
-func cmdCommand(rc *conn, argv [][]byte) {
-	if len(argv) == 1 {
-		cmds := sortedCommands()
-		rc.w.Array(len(cmds))
-		for _, c := range cmds {
-			rc.writeCommandInfo(c)
-		}
+// COMMAND with no subcommand, and its subcommands (the table lists them
+// under "command").
+
+func cmdCommand(rc *conn, _ [][]byte) { rc.writeCommandInfos(sortedCommands()) }
+
+func cmdCommandCount(rc *conn, _ [][]byte) { rc.w.Int(int64(len(respCommands))) }
+
+func cmdCommandList(rc *conn, _ [][]byte) {
+	cmds := sortedCommands()
+	rc.w.Array(len(cmds))
+	for _, c := range cmds {
+		rc.w.BulkString(c.name)
+	}
+}
+
+func cmdCommandInfo(rc *conn, argv [][]byte) {
+	if len(argv) == 2 {
+		rc.writeCommandInfos(sortedCommands())
 		return
 	}
-	sub := argv[1]
-	switch {
-	case is(sub, "count") && len(argv) == 2:
-		rc.w.Int(int64(len(respCommands)))
-	case is(sub, "list"):
-		cmds := sortedCommands()
-		rc.w.Array(len(cmds))
-		for _, c := range cmds {
-			rc.w.BulkString(c.name)
+	rc.w.Array(len(argv) - 2)
+	for _, name := range argv[2:] {
+		if c := respCommands[strings.ToLower(string(name))]; c != nil {
+			rc.writeCommandInfo(c)
+		} else {
+			rc.w.Null()
 		}
-	case is(sub, "info"):
-		if len(argv) == 2 {
-			cmds := sortedCommands()
-			rc.w.Array(len(cmds))
-			for _, c := range cmds {
-				rc.writeCommandInfo(c)
-			}
-			return
-		}
-		rc.w.Array(len(argv) - 2)
+	}
+}
+
+func cmdCommandDocs(rc *conn, argv [][]byte) {
+	var cmds []*respCommand
+	if len(argv) == 2 {
+		cmds = sortedCommands()
+	} else {
 		for _, name := range argv[2:] {
 			if c := respCommands[strings.ToLower(string(name))]; c != nil {
-				rc.writeCommandInfo(c)
-			} else {
-				rc.w.Null()
+				cmds = append(cmds, c)
 			}
 		}
-	case is(sub, "docs"):
-		var cmds []*respCommand
-		if len(argv) == 2 {
-			cmds = sortedCommands()
-		} else {
-			for _, name := range argv[2:] {
-				if c := respCommands[strings.ToLower(string(name))]; c != nil {
-					cmds = append(cmds, c)
-				}
-			}
-		}
-		rc.w.Map(len(cmds))
-		for _, c := range cmds {
-			rc.w.BulkString(c.name)
-			rc.writeCommandDocs(c)
-		}
-	case is(sub, "help") && len(argv) == 2:
-		help := []string{
-			"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"(no subcommand)", "    Return details about all commands.",
-			"COUNT", "    Return the total number of commands.",
-			"DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
-			"INFO [<command-name> ...]", "    Return details about multiple commands.",
-			"LIST", "    Return a list of all commands.",
-			"HELP", "    Print this help.",
-		}
-		rc.w.Array(len(help))
-		for _, h := range help {
-			rc.w.Simple(h)
-		}
-	case is(sub, "count"), is(sub, "help"):
-		rc.w.Error("ERR wrong number of arguments for 'command|" + strings.ToLower(string(sub)) + "' command")
-	default:
-		rc.unknownSubcommand(argv)
+	}
+	rc.writeCommandDocsMap(cmds)
+}
+
+func (rc *conn) writeCommandInfos(cmds []*respCommand) {
+	rc.w.Array(len(cmds))
+	for _, c := range cmds {
+		rc.writeCommandInfo(c)
+	}
+}
+
+func (rc *conn) writeCommandDocsMap(cmds []*respCommand) {
+	rc.w.Map(len(cmds))
+	for _, c := range cmds {
+		rc.w.BulkString(c.name)
+		rc.writeCommandDocs(c)
+	}
+}
+
+// cmdHelp is the HELP subcommand of every container command: its lines
+// come from the table (each subcommand's usage and help text, in table
+// order).
+func cmdHelp(rc *conn, argv [][]byte) {
+	c := respCommands[strings.ToLower(string(argv[0]))]
+	lines := []string{strings.ToUpper(c.name) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}
+	if c.noSubHelp != "" {
+		lines = append(lines, "(no subcommand)", "    "+c.noSubHelp)
+	}
+	for _, sc := range c.subs {
+		lines = append(lines, sc.usage, "    "+sc.help)
+	}
+	rc.w.Array(len(lines))
+	for _, l := range lines {
+		rc.w.Simple(l)
 	}
 }
 
@@ -297,13 +368,19 @@ func (rc *conn) writeCommandInfo(c *respCommand) {
 	rc.w.Simple("@" + c.group)
 	rc.w.Set(0)
 	rc.w.Array(0)
-	rc.w.Array(0)
+	rc.w.Array(len(c.subs))
+	for _, sc := range c.subs {
+		rc.writeCommandInfo(sc)
+	}
 }
 
 // writeCommandDocs writes the documentation map of one command.
 func (rc *conn) writeCommandDocs(c *respCommand) {
 	n := 4
 	if len(c.args) > 0 {
+		n++
+	}
+	if len(c.subs) > 0 {
 		n++
 	}
 	rc.w.Map(n)
@@ -318,6 +395,10 @@ func (rc *conn) writeCommandDocs(c *respCommand) {
 	if len(c.args) > 0 {
 		rc.w.BulkString("arguments")
 		rc.writeDocArgs(c.args)
+	}
+	if len(c.subs) > 0 {
+		rc.w.BulkString("subcommands")
+		rc.writeCommandDocsMap(c.subs)
 	}
 }
 
