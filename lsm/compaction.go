@@ -86,9 +86,15 @@ func (d *DB) logAndApply(e *versionEdit, install func()) error {
 }
 
 // writeMemTable writes a memtable to a new table file, keeping only the
-// newest version of each key (nothing older can be visible: readers of the
-// memtable keep reading the memtable itself).
+// newest version of each key in each snapshot stripe (see stripe): an
+// older one is visible to no snapshot, and the readers of the DB that
+// could still see it keep reading the memtable itself.
 func (d *DB) writeMemTable(m *memTable, num uint64) (*fileMeta, error) {
+	// m takes no more writes, so a snapshot taken after this has a
+	// sequence number at or above all of m's.
+	d.mu.Lock()
+	snaps := d.snapshots.seqsLocked()
+	d.mu.Unlock()
 	f, err := d.fs.Create(d.path(tableName(num)))
 	if err != nil {
 		return nil, fmt.Errorf("lsm: create table: %w", err)
@@ -96,12 +102,14 @@ func (d *DB) writeMemTable(m *memTable, num uint64) (*fileMeta, error) {
 	w := newTableWriter(f, num, &d.opts)
 	it := memIter{m: m}
 	var last []byte
+	lastStripe := 0
 	for ok := it.first(); ok; ok = it.next() {
 		k := it.key()
-		if last != nil && bytes.Equal(userKey(k), last) {
+		s := stripe(snaps, seqOf(trailer(k)))
+		if last != nil && bytes.Equal(userKey(k), last) && s == lastStripe {
 			continue
 		}
-		last = userKey(k)
+		last, lastStripe = userKey(k), s
 		w.add(k, it.value())
 	}
 	meta, err := w.finish()
@@ -246,6 +254,10 @@ type compaction struct {
 	// any key (full compaction), so tombstones always drop.
 	bottom bool
 	v      *version
+	// snaps are the sequence numbers of the snapshots live when the
+	// compaction was picked (ascending): the compaction keeps the newest
+	// version of each key in each stripe between them.
+	snaps []uint64
 }
 
 func (c *compaction) files() []*fileMeta {
@@ -296,7 +308,7 @@ func (d *DB) pickCompactionLocked() *compaction {
 	if best < 0 {
 		return nil
 	}
-	c := &compaction{outLevel: best + 1, v: v}
+	c := &compaction{outLevel: best + 1, v: v, snaps: d.snapshots.seqsLocked()}
 	if best == 0 {
 		// Start from the oldest L0 table and take every L0 table that
 		// overlaps the growing range, so no older version of a key is left
@@ -455,9 +467,11 @@ func (d *DB) mergeParallel(c *compaction) ([]*fileMeta, error) {
 }
 
 // mergeTables merges the inputs of c into new tables of at most
-// TargetFileSize, keeping only the newest version of each key. An expired
-// value becomes a tombstone; a tombstone is dropped when no deeper level can
-// hold an older version of its key.
+// TargetFileSize, keeping only the newest version of each key in each
+// snapshot stripe (without snapshots, the newest version). An expired
+// value, or one Options.Drop rejects, becomes a tombstone; a tombstone is
+// dropped when no deeper level can hold an older version of its key and no
+// snapshot is older than it (then every older version is in its stripe).
 func (d *DB) mergeTables(c *compaction, lo, hi []byte) (outputs []*fileMeta, err error) {
 	var mi mergingIter
 	for level, files := range c.inputs {
@@ -519,6 +533,7 @@ func (d *DB) mergeTables(c *compaction, lo, hi []byte) (outputs []*fileMeta, err
 		return nil
 	}
 	var last []byte
+	lastStripe := 0
 	var tomb []byte
 	n := 0
 	var ok bool
@@ -540,11 +555,16 @@ func (d *DB) mergeTables(c *compaction, lo, hi []byte) (outputs []*fileMeta, err
 		if hi != nil && bytes.Compare(uk, hi) >= 0 {
 			break
 		}
-		if last != nil && bytes.Equal(uk, last) {
-			continue
-		}
-		last = append(last[:0], uk...)
 		t := trailer(ik)
+		s := stripe(c.snaps, seqOf(t))
+		newKey := last == nil || !bytes.Equal(uk, last)
+		if !newKey && s == lastStripe {
+			continue // hidden by a newer version from every snapshot
+		}
+		if newKey {
+			last = append(last[:0], uk...)
+		}
+		lastStripe = s
 		k, val := kindOf(t), mi.value()
 		if expired(k, val, now) {
 			d.m.expiredDropped.Add(1)
@@ -555,8 +575,16 @@ func (d *DB) mergeTables(c *compaction, lo, hi []byte) (outputs []*fileMeta, err
 			tomb = appendInternalKey(tomb[:0], uk, seqOf(t), kindDelete)
 			ik, k, val = tomb, kindDelete, nil
 		}
-		if k == kindDelete && baseLevelFor(uk) {
+		if k == kindDelete && s == 0 && baseLevelFor(uk) {
 			continue
+		}
+		if w != nil && newKey && w.size() >= d.opts.TargetFileSize {
+			// Cut between user keys only: the versions of a key a
+			// snapshot keeps stay in one table, so the tables of a level
+			// never share a user key.
+			if err := finishOutput(); err != nil {
+				return outputs, err
+			}
 		}
 		if w == nil {
 			d.mu.Lock()
@@ -570,11 +598,6 @@ func (d *DB) mergeTables(c *compaction, lo, hi []byte) (outputs []*fileMeta, err
 			w = newTableWriter(f, wnum, &d.opts)
 		}
 		w.add(ik, val)
-		if w.size() >= d.opts.TargetFileSize {
-			if err := finishOutput(); err != nil {
-				return outputs, err
-			}
-		}
 	}
 	if err := mi.error(); err != nil {
 		if w != nil {
@@ -605,7 +628,7 @@ func (d *DB) Compact() error {
 		return ErrClosed
 	}
 	v := d.current
-	c := &compaction{outLevel: numLevels - 1, bottom: true, v: v}
+	c := &compaction{outLevel: numLevels - 1, bottom: true, v: v, snaps: d.snapshots.seqsLocked()}
 	total := 0
 	for level, files := range v.levels {
 		c.inputs[level] = files

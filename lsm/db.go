@@ -52,6 +52,7 @@ type DB struct {
 	compactPointer [numLevels][]byte
 	bgCond         sync.Cond // signalled when a flush or compaction ends
 	flushing       bool
+	snapshots      snapshotList // live snapshots, oldest first (snapshot.go)
 
 	// manifestMu serializes version changes (logAndApply); it is taken
 	// before mu, never after.
@@ -202,6 +203,11 @@ func (d *DB) GetEntry(key []byte) ([]byte, time.Time, error) {
 	// fall below every version the pinned tables still hold.
 	seq := d.visibleSeq.Load()
 	defer rs.release()
+	return d.entryAt(rs, key, seq)
+}
+
+// entryAt is GetEntry at sequence number seq, in a pinned read state.
+func (d *DB) entryAt(rs *readState, key []byte, seq uint64) ([]byte, time.Time, error) {
 	k, v, found, err := d.getFrom(rs, key, seq)
 	if err != nil || !found {
 		if err == nil {

@@ -10,13 +10,14 @@
 //	var b lsm.Batch; b.Put(k1, v1); b.Delete(k2); err = db.Apply(&b) // atomic
 //	it, err := db.NewIter(&lsm.IterOptions{LowerBound: lo, UpperBound: hi})
 //	for ok := it.First(); ok; ok = it.Next() {} // or Last/Prev, SeekGE/SeekLT, mixed
+//	s := db.NewSnapshot(); v, err = s.Get(key); it, err = s.NewIter(nil); s.Close()
 //	err = db.DeleteRange(start, end)     // atomic; cost grows with the keys in range
 //	err = db.Flush(); err = db.Compact(); m := db.Metrics(); err = db.Close()
 //
 // Errors are sentinels to test with errors.Is: ErrNotFound (absent or
 // expired), ErrClosed (after Close), ErrCorrupt (damage, wrapped with the
-// file's name and the reason). A DB is safe for concurrent use by many
-// goroutines; an Iterator or a Batch is not.
+// file's name and the reason). A DB and a Snapshot are safe for concurrent
+// use by many goroutines; an Iterator or a Batch is not.
 //
 // # Compatibility
 //
@@ -126,6 +127,9 @@
 // level; a table that overlaps nothing below moves down without a rewrite.
 // Compactions keep only the newest version of each key, turn expired values
 // into tombstones, and drop tombstones when no deeper level can hold the key.
+// A live Snapshot splits the versions of a key into stripes at its sequence
+// number: compactions and flushes keep the newest version in each stripe,
+// and drop a tombstone only when no snapshot is older than it.
 // Compact merges everything into the last level.
 //
 // # Damaged files

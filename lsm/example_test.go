@@ -162,6 +162,42 @@ func ExampleIterator_Prev() {
 	// seek: banana, next: cherry, prev: banana
 }
 
+func ExampleDB_NewSnapshot() {
+	db, done := tempDB(lsm.Options{})
+	defer done()
+	_ = db.Put([]byte("balance:alice"), []byte("100"))
+	_ = db.Put([]byte("balance:bob"), []byte("50"))
+
+	// The snapshot reads the DB as it is now, whatever happens after.
+	snap := db.NewSnapshot()
+	defer snap.Close()
+
+	b := lsm.NewBatch() // a transfer
+	b.Put([]byte("balance:alice"), []byte("70"))
+	b.Put([]byte("balance:bob"), []byte("80"))
+	_ = db.Apply(b)
+	_ = db.Compact() // compactions keep what a live snapshot reads
+
+	v, _ := snap.Get([]byte("balance:alice"))
+	fmt.Println("snapshot:", string(v))
+	v, _ = db.Get([]byte("balance:alice"))
+	fmt.Println("now:", string(v))
+
+	it, err := snap.NewIter(&lsm.IterOptions{LowerBound: []byte("balance:")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		fmt.Printf("%s=%s\n", it.Key(), it.Value())
+	}
+	// Output:
+	// snapshot: 100
+	// now: 70
+	// balance:alice=100
+	// balance:bob=50
+}
+
 func ExampleDB_DeleteRange() {
 	db, done := tempDB(lsm.Options{})
 	defer done()

@@ -67,7 +67,27 @@ func main() {
 	}
 	check(n == 90, fmt.Sprint("iterated ", n, " keys, want 90"))
 	check(it.SeekGE([]byte("k055")) && string(it.Key()) == "k060", "SeekGE over the deleted range")
+	check(it.Prev() && string(it.Key()) == "k049", "Prev over the deleted range")
+	check(it.SeekLT([]byte("k060")) && string(it.Key()) == "k049", "SeekLT over the deleted range")
+	check(it.Last() && string(it.Key()) == "k099", "Last")
+	n = 0
+	for ok := it.Last(); ok; ok = it.Prev() {
+		n++
+	}
+	check(n == 90, fmt.Sprint("iterated ", n, " keys backward, want 90"))
 	check(it.Error() == nil && it.Close() == nil, "iterator Close")
+
+	snap := db.NewSnapshot()
+	check(db.Put([]byte("k000"), []byte("new")) == nil, "Put after NewSnapshot")
+	v, err = snap.Get([]byte("k000"))
+	check(err == nil && string(v) == "v", "Snapshot.Get reads the old value")
+	_, _, err = snap.GetEntry([]byte("k055"))
+	check(errors.Is(err, lsm.ErrNotFound), "Snapshot.GetEntry of a deleted key")
+	sit, err := snap.NewIter(nil)
+	check(err == nil && sit.First() && string(sit.Value()) == "v" && sit.Close() == nil, "Snapshot.NewIter")
+	check(snap.Close() == nil, "Snapshot.Close")
+	_, err = snap.Get([]byte("k000"))
+	check(errors.Is(err, lsm.ErrClosed), "Snapshot.Get after Close is ErrClosed")
 
 	check(db.Flush() == nil, "Flush")
 	check(db.Compact() == nil, "Compact")

@@ -73,11 +73,12 @@ type Options struct {
 	// to shape the tree); Compact still works.
 	DisableAutoCompaction bool
 	// Drop, if set, is asked by compactions about the newest live value of
-	// each key they rewrite (value without its expiry); when it returns
-	// true the key is deleted as if it had expired. It lets the owner
-	// forget records by a rule of its own (MiniKV's flush fence). It is
-	// called from compaction goroutines, concurrently, and must be quick
-	// and must not call back into the DB.
+	// each key they rewrite (value without its expiry), and about the
+	// older values they keep for live snapshots; when it returns true
+	// that value is deleted as if it had expired, for snapshots too. It
+	// lets the owner forget records by a rule of its own (MiniKV's flush
+	// fence). It is called from compaction goroutines, concurrently, and
+	// must be quick and must not call back into the DB.
 	Drop func(key, value []byte) bool
 }
 
