@@ -144,11 +144,11 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 // and one scraped through memcached_exporter report the same numbers.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	snap := c.srv.Stats()
-	st, n := snap.Store, snap.Counters
+	st, n := snap.Store, &snap.Count
 	emit := func(m metric, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(m.desc, m.typ, v, labels...)
 	}
-	u := func(name string) float64 { return float64(n[name]) }
+	u := func(st server.Stat) float64 { return float64(n[st]) }
 
 	emit(c.up, boolFloat(c.srv.Listening()))
 	emit(c.uptime, float64(snap.Uptime/time.Second))
@@ -160,23 +160,33 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.rusageSystem, timeval(ru.Stime))
 	}
 
-	for _, op := range []string{"get", "delete", "incr", "decr", "cas", "touch"} {
-		emit(c.commands, u(op+"_hits"), op, "hit")
-		emit(c.commands, u(op+"_misses"), op, "miss")
+	for _, op := range []struct {
+		name         string
+		hits, misses server.Stat
+	}{
+		{"get", server.StatGetHits, server.StatGetMisses},
+		{"delete", server.StatDeleteHits, server.StatDeleteMisses},
+		{"incr", server.StatIncrHits, server.StatIncrMisses},
+		{"decr", server.StatDecrHits, server.StatDecrMisses},
+		{"cas", server.StatCASHits, server.StatCASMisses},
+		{"touch", server.StatTouchHits, server.StatTouchMisses},
+	} {
+		emit(c.commands, u(op.hits), op.name, "hit")
+		emit(c.commands, u(op.misses), op.name, "miss")
 	}
-	emit(c.commands, u("cas_badval"), "cas", "badval")
-	emit(c.commands, u("cmd_flush"), "flush", "hit")
+	emit(c.commands, u(server.StatCASBadval), "cas", "badval")
+	emit(c.commands, u(server.StatCmdFlush), "flush", "hit")
 	// cmd_set counts cas commands too, as memcached's does; the exporter
 	// takes them out again.
-	emit(c.commands, u("cmd_set")-u("cas_misses")-u("cas_hits")-u("cas_badval"), "set", "hit")
+	emit(c.commands, u(server.StatCmdSet)-u(server.StatCASMisses)-u(server.StatCASHits)-u(server.StatCASBadval), "set", "hit")
 
-	emit(c.bytesRead, u("bytes_read"))
-	emit(c.bytesWritten, u("bytes_written"))
+	emit(c.bytesRead, u(server.StatBytesRead))
+	emit(c.bytesWritten, u(server.StatBytesWritten))
 	emit(c.currConns, float64(snap.CurrConns))
 	emit(c.maxConns, float64(c.srv.MaxConns()))
 	emit(c.connsTotal, float64(snap.TotalConns))
 	emit(c.connsRejected, float64(snap.Rejected))
-	emit(c.connsYielded, u("conn_yields"))
+	emit(c.connsYielded, u(server.StatConnYields))
 	emit(c.listenerDisabled, 0) // MiniKV answers and closes instead of disabling accept
 	emit(c.accepting, boolFloat(c.srv.Listening()))
 
@@ -187,8 +197,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	emit(c.itemsTotal, float64(st.TotalItems))
 	emit(c.evicted, float64(st.Evictions))
 	emit(c.reclaimed, float64(st.Reclaimed))
-	emit(c.tooLarge, u("store_too_large"))
-	emit(c.noMemory, u("store_no_memory"))
+	emit(c.tooLarge, u(server.StatStoreTooLarge))
+	emit(c.noMemory, u(server.StatStoreNoMemory))
 
 	if ds := c.store.DiskStats(); ds.Durable {
 		emit(c.diskWrites, float64(ds.Writes))
@@ -214,7 +224,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.slabItems, float64(st.Items), "1")
 		emit(c.slabEvicted, float64(st.Evictions), "1")
 		emit(c.slabReclaimed, float64(st.Reclaimed), "1")
-		emit(c.slabOutOfMem, u("store_no_memory"), "1")
+		emit(c.slabOutOfMem, u(server.StatStoreNoMemory), "1")
 		emit(c.slabExpiredUnfetched, float64(st.ExpiredUnfetched), "1")
 		emit(c.slabEvictedUnfetched, float64(st.EvictedUnfetched), "1")
 	}

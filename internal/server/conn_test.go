@@ -116,8 +116,8 @@ func TestThousandPipelinedConnections(t *testing.T) {
 	}
 	waitFor(t, func() bool { return ts.srv.CurrConns() == 0 })
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= baseG && countFDs(t) <= baseFD })
-	if s := ts.srv.Stats(); s.Counters["cmd_get"] != conns*rounds*depth || s.Counters["get_hits"] != conns*rounds*depth {
-		t.Errorf("cmd_get %d get_hits %d, want %d", s.Counters["cmd_get"], s.Counters["get_hits"], conns*rounds*depth)
+	if s := ts.srv.Stats(); s.Count[server.StatCmdGet] != conns*rounds*depth || s.Count[server.StatGetHits] != conns*rounds*depth {
+		t.Errorf("cmd_get %d get_hits %d, want %d", s.Count[server.StatCmdGet], s.Count[server.StatGetHits], conns*rounds*depth)
 	}
 }
 
@@ -248,8 +248,8 @@ func TestIdleTimeoutCountsFromLastCompleteCommand(t *testing.T) {
 		if d := <-closed; d != 10*time.Second {
 			t.Errorf("slow client closed %v after its last complete command, want 10s", d)
 		}
-		if s := srv.Stats(); s.Counters["command_timeouts"] != 1 {
-			t.Errorf("command_timeouts = %d, want 1 (the client had started a command)", s.Counters["command_timeouts"])
+		if s := srv.Stats(); s.Count[server.StatCommandTimeouts] != 1 {
+			t.Errorf("command_timeouts = %d, want 1 (the client had started a command)", s.Count[server.StatCommandTimeouts])
 		}
 
 		// A connection that sends nothing at all is an idle kick.
@@ -261,8 +261,8 @@ func TestIdleTimeoutCountsFromLastCompleteCommand(t *testing.T) {
 		if d := time.Since(start); d != 10*time.Second {
 			t.Errorf("idle connection closed after %v, want 10s", d)
 		}
-		if s := srv.Stats(); s.Counters["idle_kicks"] != 1 {
-			t.Errorf("idle_kicks = %d, want 1", s.Counters["idle_kicks"])
+		if s := srv.Stats(); s.Count[server.StatIdleKicks] != 1 {
+			t.Errorf("idle_kicks = %d, want 1", s.Count[server.StatIdleKicks])
 		}
 	})
 }
@@ -298,8 +298,8 @@ func TestCommandTimeoutWithoutIdleTimeout(t *testing.T) {
 		if _, ok := st.Get([]byte("k")); ok {
 			t.Error("half-sent set was stored")
 		}
-		if s := srv.Stats(); s.Counters["command_timeouts"] != 1 || s.Counters["idle_kicks"] != 0 {
-			t.Errorf("command_timeouts %d idle_kicks %d, want 1 and 0", s.Counters["command_timeouts"], s.Counters["idle_kicks"])
+		if s := srv.Stats(); s.Count[server.StatCommandTimeouts] != 1 || s.Count[server.StatIdleKicks] != 0 {
+			t.Errorf("command_timeouts %d idle_kicks %d, want 1 and 0", s.Count[server.StatCommandTimeouts], s.Count[server.StatIdleKicks])
 		}
 	})
 }
@@ -336,8 +336,8 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 		if d := time.Since(start); d > 4*time.Second {
 			t.Errorf("never-reading client cut off after %v, want ~3s", d)
 		}
-		if s := srv.Stats(); s.Counters["write_timeouts"] != 1 {
-			t.Errorf("write_timeouts = %d, want 1", s.Counters["write_timeouts"])
+		if s := srv.Stats(); s.Count[server.StatWriteTimeouts] != 1 {
+			t.Errorf("write_timeouts = %d, want 1", s.Count[server.StatWriteTimeouts])
 		}
 		nc.Close()
 	})
@@ -367,8 +367,8 @@ func TestWriteDeadlineAfterSilentBatch(t *testing.T) {
 		}
 		time.Sleep(30 * time.Second)
 		c.Expect("get big\r\n", fmt.Sprintf("VALUE big 0 %d", len(big)), big, "END")
-		if s := srv.Stats(); s.Counters["write_timeouts"] != 0 {
-			t.Errorf("write_timeouts = %d, want 0", s.Counters["write_timeouts"])
+		if s := srv.Stats(); s.Count[server.StatWriteTimeouts] != 0 {
+			t.Errorf("write_timeouts = %d, want 0", s.Count[server.StatWriteTimeouts])
 		}
 	})
 }

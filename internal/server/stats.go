@@ -91,8 +91,7 @@ func (c *counters) addFrom(o *counters) {
 // Snapshot is a consistent-enough copy of the server's counters: each value
 // is read atomically, the set as a whole is not a single instant.
 type Snapshot struct {
-	Count      [NumStats]uint64  // the counters, indexed by Stat
-	Counters   map[string]uint64 // the same, by memcached's names
+	Count      [NumStats]uint64 // the counters, indexed by Stat (Stat.String is memcached's name)
 	CurrConns  int64
 	TotalConns uint64
 	Rejected   uint64
@@ -118,14 +117,8 @@ func (s *Server) sumCounters() [NumStats]uint64 {
 // Stats returns the server's counters, for stats, INFO and operators'
 // tools.
 func (s *Server) Stats() Snapshot {
-	sum := s.sumCounters()
-	m := make(map[string]uint64, NumStats)
-	for i, v := range sum {
-		m[statNames[i]] = v
-	}
 	return Snapshot{
-		Count:      sum,
-		Counters:   m,
+		Count:      s.sumCounters(),
 		CurrConns:  s.currConns.Load(),
 		TotalConns: s.totalConns.Load(),
 		Rejected:   s.rejected.Load(),

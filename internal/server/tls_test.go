@@ -89,8 +89,8 @@ func TestTLSIdlePastCommandTimeout(t *testing.T) {
 	c.Expect("set k 0 0 2\r\nhi\r\n", "STORED")
 	time.Sleep(700 * time.Millisecond) // three and a half command timeouts
 	c.Expect("get k\r\n", "VALUE k 0 2", "hi", "END")
-	if s := srv.Stats(); s.Counters["command_timeouts"] != 0 || s.Counters["idle_kicks"] != 0 {
-		t.Errorf("command_timeouts %d idle_kicks %d, want 0 and 0", s.Counters["command_timeouts"], s.Counters["idle_kicks"])
+	if s := srv.Stats(); s.Count[server.StatCommandTimeouts] != 0 || s.Count[server.StatIdleKicks] != 0 {
+		t.Errorf("command_timeouts %d idle_kicks %d, want 0 and 0", s.Count[server.StatCommandTimeouts], s.Count[server.StatIdleKicks])
 	}
 }
 

@@ -38,8 +38,8 @@ func TestAuthTable(t *testing.T) {
 			}
 		})
 	}
-	if s := locked.srv.Stats(); s.Counters["auth_cmds"] != 2 || s.Counters["auth_errors"] != 1 {
-		t.Errorf("auth_cmds %d auth_errors %d", s.Counters["auth_cmds"], s.Counters["auth_errors"])
+	if s := locked.srv.Stats(); s.Count[server.StatAuthCmds] != 2 || s.Count[server.StatAuthErrors] != 1 {
+		t.Errorf("auth_cmds %d auth_errors %d", s.Count[server.StatAuthCmds], s.Count[server.StatAuthErrors])
 	}
 }
 

@@ -160,9 +160,9 @@ func TestRESPStatsAgree(t *testing.T) {
 	rc.Do("DEL", "a", "zz")
 	rc.Do("INCR", "n")
 	rc.Do("INCR", "n")
-	snap := rs.srv.Stats().Counters
-	want := map[string]uint64{"cmd_set": 1, "cmd_get": 5, "get_hits": 2, "get_misses": 3,
-		"delete_hits": 1, "delete_misses": 1, "incr_hits": 1, "incr_misses": 1}
+	snap := rs.srv.Stats().Count
+	want := map[server.Stat]uint64{server.StatCmdSet: 1, server.StatCmdGet: 5, server.StatGetHits: 2, server.StatGetMisses: 3,
+		server.StatDeleteHits: 1, server.StatDeleteMisses: 1, server.StatIncrHits: 1, server.StatIncrMisses: 1}
 	for k, v := range want {
 		if snap[k] != v {
 			t.Errorf("stats %s = %d, want %d", k, snap[k], v)
