@@ -27,10 +27,12 @@ const Release = "0.1.0"
 // ProtocolVersion is the memcached version whose text protocol MiniKV speaks.
 const ProtocolVersion = "1.6.38"
 
-// Config holds the server settings. Zero fields take the defaults noted.
+// Config holds the server settings. One convention for every field, as in
+// store.Config and lsm.Options: the zero value is the default noted, and a
+// negative duration turns that timeout off. (IdleTimeout's default is off.)
 type Config struct {
 	MaxConns        int               // simultaneous connections; default 1024
-	IdleTimeout     time.Duration     // 0 = never; counted from the last complete command
+	IdleTimeout     time.Duration     // counted from the last complete command; default (0) and <0: never
 	CommandTimeout  time.Duration     // a started command (and a TLS handshake) must finish within this; default 30s, <0 = never
 	WriteTimeout    time.Duration     // a reply write must make progress within this; default 30s, <0 = never
 	AuthToken       []byte            // when set, "auth <token>" (memcached) / AUTH (RESP) must come first

@@ -29,14 +29,16 @@ const (
 	ModeCAS                 // only if the key exists and its CAS equals the given one
 )
 
-// Config sets up a Store. Zero fields take defaults.
+// Config sets up a Store. As in server.Config and lsm.Options, the zero
+// value of every field is its default, and a negative one turns the thing
+// off where off is not the default.
 type Config struct {
 	MemoryLimit   int64         // bytes; default 64 MiB
 	MaxItemSize   int64         // key+value+ItemOverhead must fit; default 1 MiB; capped at 4 GiB-1
 	Shards        int           // 0 = auto (next power of two of 4*GOMAXPROCS); rounded up to a power of two in [16, 65536]
 	NoEvict       bool          // memory full is an error instead of evicting live items (dead items are still reclaimed)
 	SweepInterval time.Duration // active expiry tick; default 100ms; <0 disables the sweeper and the disk limit's loop (tests call TrimDisk)
-	DiskLimit     int64         // durable mode: bytes the Disk may hold (disklimit.go); 0 = no limit
+	DiskLimit     int64         // durable mode: bytes the Disk may hold (disklimit.go); default (0): no limit
 }
 
 // Item is a snapshot of one stored entry. Value aliases the store's copy,
