@@ -13,6 +13,7 @@ FUZZTIME ?= 60s
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv ./cmd/minikv
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv-bench ./cmd/minikv-bench
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/minikv-lsm ./cmd/minikv-lsm
 
 # Starts MiniKV with its defaults: 127.0.0.1:11211, 64 MiB.
 run: build
