@@ -456,3 +456,63 @@ func TestReadManifest(t *testing.T) {
 		t.Errorf("last edit (Close's flush) = %v", last)
 	}
 }
+
+// TestCheckDamagedLogRecordAndTheCut flips a byte in a log record that
+// valid records follow: damage, naming the log and the record's offset.
+// Cutting the log there (the operator's decision docs/durability.md
+// describes) leaves a healthy directory that keeps the records before it.
+func TestCheckDamagedLogRecordAndTheCut(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := Open("/db", Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 100 {
+		if err := db.Put(fmt.Appendf(nil, "k%03d", i), []byte("value")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := fs.CrashClone(true)
+	logs := filesWithSuffix(crashed, ".log")
+	if len(logs) != 1 {
+		t.Fatalf("logs %v, want one", logs)
+	}
+	const victim = 40 // the record of the 41st Put
+	buf, _ := readAll(crashed, logs[0])
+	r := recordReader{buf: buf}
+	for range victim {
+		r.next()
+	}
+	recOff := r.off
+	if err := crashed.Corrupt(logs[0], int64(recOff+recordHeaderLen+2), 0x01); err != nil {
+		t.Fatal(err)
+	}
+	rep := mustCheck(t, "/db", InspectOptions{FS: crashed})
+	name := filepath.Base(logs[0])
+	if got := damagedFiles(rep); !slices.Equal(got, []string{name}) {
+		t.Fatalf("damaged %v, want [%s]", rep.Damage, name)
+	}
+	if want := fmt.Sprintf("%s offset %d: ", name, recOff); !strings.Contains(rep.Damage[0].Err.Error(), want) {
+		t.Fatalf("damage %q, want it to say %q", rep.Damage[0].Err, want)
+	}
+
+	f, err := crashed.Create(logs[0]) // truncate -s OFFSET
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(buf[:recOff])
+	f.Close()
+	if rep := mustCheck(t, "/db", InspectOptions{FS: crashed}); !rep.OK() {
+		t.Fatalf("after cutting the log at offset %d: %v", recOff, rep.Damage)
+	}
+	in, err := Inspect("/db", InspectOptions{FS: crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	s, err := in.Stats()
+	if err != nil || s.LiveKeys != victim {
+		t.Fatalf("after the cut: %d live keys (%v), want the %d written before the damaged record", s.LiveKeys, err, victim)
+	}
+}

@@ -140,7 +140,8 @@ type logInfo struct {
 }
 
 // readLog reads log num with recovery's rules (a torn tail is dropped,
-// other damage is ErrCorrupt naming the log) and calls fn with each entry.
+// other damage is ErrCorrupt naming the log and the offset of the record at
+// fault) and calls fn with each entry.
 func readLog(fsys vfs.FS, dir string, num uint64, fn func(k kind, key, value []byte, seq uint64) error) (logInfo, error) {
 	info := logInfo{tornAt: -1}
 	buf, err := readAll(fsys, dirPath(dir, walName(num)))
@@ -150,6 +151,7 @@ func readLog(fsys vfs.FS, dir string, num uint64, fn func(k kind, key, value []b
 	info.size = len(buf)
 	r := recordReader{buf: buf, name: walName(num)}
 	for {
+		off := r.off // the record's start: where an operator may cut the log
 		rec, err := r.next()
 		if err != nil {
 			return info, err
@@ -160,12 +162,12 @@ func readLog(fsys vfs.FS, dir string, num uint64, fn func(k kind, key, value []b
 		info.records++
 		it, err := newBatchIter(rec)
 		if err != nil {
-			return info, fmt.Errorf("%w: %s offset %d: %v", ErrCorrupt, walName(num), r.validEnd, err)
+			return info, fmt.Errorf("%w: %s offset %d: %v", ErrCorrupt, walName(num), off, err)
 		}
 		for {
 			k, key, value, seq, ok, err := it.next()
 			if err != nil {
-				return info, fmt.Errorf("%w: %s: %v", ErrCorrupt, walName(num), err)
+				return info, fmt.Errorf("%w: %s offset %d: %v", ErrCorrupt, walName(num), off, err)
 			}
 			if !ok {
 				break

@@ -33,8 +33,9 @@ func checkFlags(*flag.FlagSet) func(string, []string, io.Writer, io.Writer) int 
 		if r == nil {
 			return fail(stderr, "check", err)
 		}
-		fmt.Fprintf(stdout, "checked %s: manifest %s, %d tables (%d blocks, %d entries), %d logs (%d records)\n",
-			r.Dir, orNone(r.Manifest), r.Tables, r.Blocks, r.Entries, r.Logs, r.Records)
+		fmt.Fprintf(stdout, "checked %s: manifest %s, %d %s (%d blocks, %d entries), %d %s (%d records)\n",
+			r.Dir, orNone(r.Manifest), r.Tables, plural(r.Tables, "table", "tables"), r.Blocks, r.Entries,
+			r.Logs, plural(r.Logs, "log", "logs"), r.Records)
 		for _, n := range r.Notes {
 			fmt.Fprintf(stdout, "note: %s\n", n)
 		}
@@ -184,8 +185,8 @@ func getFlags(fs *flag.FlagSet) func(string, []string, io.Writer, io.Writer) int
 const statsAbout = `Prints, per level and for the live logs, the files, bytes, entries (every
 version and tombstone), tombstones, values with an expiry and expired values,
 then the live keys (what scan prints) and the last sequence number. It reads
-every entry; --quick answers from the manifest alone (expired values and live
-keys unknown, logs not read).
+every entry; --quick answers from the manifest alone (no expired values, no
+live keys, the logs' writes not counted).
 `
 
 func statsFlags(fs *flag.FlagSet) func(string, []string, io.Writer, io.Writer) int {
