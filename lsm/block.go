@@ -285,9 +285,18 @@ func (it *blockIter) seekLT(target []byte, cmp func(a, b []byte) int) bool {
 		if it.err != nil {
 			return false
 		}
-		return it.last() // every key is < target
+		if !it.last() { // every key is < target
+			return false
+		}
+	} else if !it.prev() {
+		return false
 	}
-	return it.prev()
+	if cmp(it.key, target) >= 0 {
+		// Only keys out of order put an entry >= target before the
+		// first one >= target.
+		return it.corrupt()
+	}
+	return true
 }
 
 // seekUser is seekGE for the common point lookup: the first entry whose user

@@ -9,12 +9,13 @@ import (
 )
 
 // FuzzBlock feeds arbitrary bytes to the block decoder directly (no
-// checksum in the way). Iteration, seekGE and seekUser must terminate
-// without a panic, return only internal keys, and report ErrCorrupt where
-// the block is inconsistent. On a block whose entries decode in order and
-// whose restart points all land on whole-key entries, both seeks must agree
-// with a linear scan. The input also names keys for a block built with
-// blockBuilder, which must read back exactly and seek like a linear scan.
+// checksum in the way). Iteration in both directions, seekGE, seekLT and
+// seekUser must terminate without a panic, return only internal keys, and
+// report ErrCorrupt where the block is inconsistent. On a block whose
+// entries decode in order and whose restart points all land on whole-key
+// entries, the seeks and the backward scan must agree with a linear scan.
+// The input also names keys for a block built with blockBuilder, which
+// must read back exactly and seek like a linear scan.
 func FuzzBlock(f *testing.F) {
 	var w blockBuilder
 	for _, interval := range []int{1, 2, 16} {
@@ -135,6 +136,48 @@ func checkSeeks(t *testing.T, data, ikey, ukey []byte, seq uint64, keys, vals []
 		if ok != (i < len(keys)) || su.err != nil || (ok && !bytes.Equal(su.key, keys[i])) {
 			t.Fatalf("seekUser(%q, %d) = %v at %q (err %v), linear scan finds entry %d of %d", ukey, seq, ok, su.key, su.err, i, len(keys))
 		}
+	}
+
+	var lt blockIter
+	_ = lt.init(data)
+	ok = lt.seekLT(ikey, compareInternal)
+	if ok && (len(lt.key) < trailerLen || compareInternal(lt.key, ikey) >= 0) {
+		t.Fatalf("seekLT(%q) landed on %q at or above it", ikey, lt.key)
+	}
+	if !ok && lt.err != nil && !errors.Is(lt.err, ErrCorrupt) {
+		t.Fatalf("seekLT: %v is not ErrCorrupt", lt.err)
+	}
+	if consistent {
+		i, _ := slices.BinarySearchFunc(keys, ikey, compareInternal)
+		i--
+		if ok != (i >= 0) || lt.err != nil || (ok && (!bytes.Equal(lt.key, keys[i]) || !bytes.Equal(lt.val, vals[i]))) {
+			t.Fatalf("seekLT(%q) = %v at %q (err %v), linear scan finds entry %d of %d", ikey, ok, lt.key, lt.err, i, len(keys))
+		}
+	}
+
+	// A backward scan ends (each prev lands on an entry before the
+	// current one, or stops) and, on a consistent block, reads the
+	// entries in reverse.
+	var bw blockIter
+	_ = bw.init(data)
+	n := 0
+	for ok := bw.last(); ok; ok = bw.prev() {
+		n++
+		if n > len(data) {
+			t.Fatalf("backward scan does not end")
+		}
+		if len(bw.key) < trailerLen {
+			t.Fatalf("backward scan landed on short key %q", bw.key)
+		}
+		if consistent && (n > len(keys) || !bytes.Equal(bw.key, keys[len(keys)-n]) || !bytes.Equal(bw.val, vals[len(keys)-n])) {
+			t.Fatalf("backward scan entry %d = %q, want entry %d of %d", n, bw.key, len(keys)-n, len(keys))
+		}
+	}
+	if bw.err != nil && !errors.Is(bw.err, ErrCorrupt) {
+		t.Fatalf("backward scan: %v is not ErrCorrupt", bw.err)
+	}
+	if consistent && (n != len(keys) || bw.err != nil) {
+		t.Fatalf("backward scan read %d entries (err %v), want %d", n, bw.err, len(keys))
 	}
 }
 

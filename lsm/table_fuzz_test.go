@@ -186,6 +186,25 @@ func checkTable(t *testing.T, file []byte, want []tableEntry) {
 		}
 	}
 
+	// Backward scans, both paths.
+	for _, fill := range []bool{true, false} {
+		it := newTableIter(tbl, fill)
+		n := 0
+		for ok := it.last(); ok; ok = it.prev() {
+			wellFormed("backward scan", it.key(), it.value())
+			if want != nil && (n >= len(want) || !bytes.Equal(it.key(), want[len(want)-1-n].key) || !bytes.Equal(it.value(), want[len(want)-1-n].value)) {
+				t.Fatalf("backward scan entry %d = %q %q, want %+v", n, it.key(), it.value(), want[max(len(want)-1-n, 0)])
+			}
+			if n++; n > len(file) {
+				t.Fatalf("backward scan does not end")
+			}
+		}
+		corruptOnly("backward scan", it.error())
+		if want != nil && it.error() == nil && n != len(want) {
+			t.Fatalf("backward scan ended after %d of %d entries without an error", n, len(want))
+		}
+	}
+
 	// Seeks and point lookups for each user key and around them.
 	targets := [][]byte{nil, corruptionKey(-1), []byte("zzz")}
 	for _, e := range fuzzTableEntries() {
@@ -200,6 +219,12 @@ func checkTable(t *testing.T, file []byte, want []tableEntry) {
 				wellFormed("seekGE", it.key(), it.value())
 			}
 			corruptOnly("seekGE", it.error())
+			lt := newTableIter(tbl, true)
+			ltOK := lt.seekLT(ik)
+			if ltOK {
+				wellFormed("seekLT", lt.key(), lt.value())
+			}
+			corruptOnly("seekLT", lt.error())
 			var bloom int64
 			k, v, found, err := tbl.get(uk, hash64(uk), seq, &bloom)
 			corruptOnly("get", err)
@@ -212,6 +237,9 @@ func checkTable(t *testing.T, file []byte, want []tableEntry) {
 			i, _ := slices.BinarySearchFunc(want, ik, func(e tableEntry, ik []byte) int { return compareInternal(e.key, ik) })
 			if it.error() == nil && (ok != (i < len(want)) || (ok && !bytes.Equal(it.key(), want[i].key))) {
 				t.Fatalf("seekGE(%q) = %v at %q, want entry %d", ik, ok, it.key(), i)
+			}
+			if lt.error() == nil && (ltOK != (i > 0) || (ltOK && !bytes.Equal(lt.key(), want[i-1].key))) {
+				t.Fatalf("seekLT(%q) = %v at %q, want entry %d", ik, ltOK, lt.key(), i-1)
 			}
 			wantFound := i < len(want) && bytes.Equal(userKey(want[i].key), uk)
 			if err == nil && (found != wantFound || (found && (k != kindOf(trailer(want[i].key)) || !bytes.Equal(v, want[i].value)))) {
