@@ -162,6 +162,11 @@
 // log: dropping acknowledged writes from the middle of a log is a decision
 // for an operator (restore, or move the log aside), not for start-up.
 //
+// Check verifies a directory that no process has open completely, every
+// data block included, and reports every damaged file at once; Inspect
+// reads one without writing (scans, gets, stats) and ReadManifest decodes
+// its version edits. The minikv-lsm command (cmd/minikv-lsm) wraps them.
+//
 // # Testing seams
 //
 // All file access goes through package vfs; its MemFS simulates power loss
