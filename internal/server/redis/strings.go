@@ -336,43 +336,33 @@ func (rc *conn) checkPairs(argv [][]byte, name string) bool {
 
 // cmdMSetNX is MSETNX key value [key value ...]: 1 if every key was
 // missing and all were set, else 0 and nothing set. A key given twice is
-// set once, to its last value, as in Redis. Keys are added one by one; if
-// another client creates one of them in between, the keys already added
-// by this command are deleted again and the reply is 0.
+// set once, to its last value, as in Redis. The check and the writes are
+// one store.AddAll, atomic across the keys' shards.
 func cmdMSetNX(rc *conn, argv [][]byte) {
 	if !rc.checkPairs(argv, "msetnx") {
 		return
 	}
-	st := rc.st
-	for i := 1; i < len(argv); i += 2 {
-		if _, found := st.Peek(argv[i]); found {
-			rc.w.Int(0)
-			return
-		}
-	}
 	last := lastOfEachKey(argv)
+	keys := make([][]byte, 0, len(argv)/2)
+	values := make([][]byte, 0, len(argv)/2)
 	for i := 1; i < len(argv); i += 2 {
-		if !last(i) {
-			continue
+		if last(i) {
+			keys = append(keys, argv[i])
+			values = append(values, argv[i+1])
 		}
-		rc.Count(server.StatCmdSet)
-		_, err := st.Store(store.ModeAdd, argv[i], argv[i+1], 0, 0, 0)
-		if err == nil {
-			continue
-		}
-		for k := 1; k < i; k += 2 {
-			if last(k) {
-				_ = st.Delete(argv[k])
-			}
-		}
-		if errors.Is(err, store.ErrNotStored) {
-			rc.w.Int(0)
-		} else {
-			rc.storeError(err)
-		}
-		return
 	}
-	rc.w.Int(1)
+	added, err := rc.st.AddAll(keys, values)
+	switch {
+	case err != nil:
+		rc.storeError(err)
+	case added:
+		for range keys {
+			rc.Count(server.StatCmdSet)
+		}
+		rc.w.Int(1)
+	default:
+		rc.w.Int(0)
+	}
 }
 
 // lastOfEachKey returns a test of whether the key at argv[i] (keys at odd

@@ -1,0 +1,82 @@
+package store
+
+import "slices"
+
+// AddAll stores each keys[i] with values[i] (flags 0, no deadline) if none
+// of the keys holds a live item, and reports whether it did: Redis's
+// MSETNX. It is atomic: the shards of all the keys are locked together (in
+// shard order, so two calls cannot deadlock), no other write of those keys
+// falls between the check and the writes, and no reader sees some of the
+// keys written and not the others. The keys must be distinct.
+//
+// A value too large for MaxItemSize fails the call with ErrTooLarge before
+// anything is looked at. When the writes need memory that other shards
+// must give up, the writes made so far are taken back before the locks are
+// released (nobody saw them), room is made, and the call starts over, up
+// to the same number of attempts as a single write; ErrNoMemory if room
+// cannot be made. Either way nothing is left written on failure.
+func (s *Store) AddAll(keys, values [][]byte) (bool, error) {
+	for i := range keys {
+		if s.tooLarge(len(keys[i]), len(values[i])) {
+			return false, ErrTooLarge
+		}
+	}
+	hashes := make([]uint64, len(keys))
+	order := make([]int, 0, len(keys)) // shard indexes, ascending, distinct
+	for i, k := range keys {
+		hashes[i] = s.hash(k)
+		order = append(order, int(hashes[i]&s.mask))
+	}
+	slices.Sort(order)
+	order = slices.Compact(order)
+
+	for attempt := 0; ; attempt++ {
+		var clk clock
+		s.pollFlush(&clk)
+		for _, i := range order {
+			s.shards[i].mu.Lock()
+		}
+		added, short, deficit, err := s.addAllLocked(&clk, keys, values, hashes)
+		for _, i := range slices.Backward(order) {
+			s.shards[i].mu.Unlock()
+		}
+		if deficit == 0 || err != nil {
+			return added, err
+		}
+		if attempt == maxRoomAttempts || !s.makeRoom(short, deficit) {
+			return false, ErrNoMemory
+		}
+	}
+}
+
+// addAllLocked is one attempt of AddAll with every shard of keys locked.
+// A positive deficit (with short, the shard that lacked it) means nothing
+// was left written and the attempt must be repeated once that many bytes
+// have been freed elsewhere.
+func (s *Store) addAllLocked(clk *clock, keys, values [][]byte, hashes []uint64) (added bool, short *shard, deficit int64, err error) {
+	var e entry
+	for i, k := range keys {
+		if s.lookupLocked(s.shardFor(hashes[i]), hashes[i], k, clk, false, &e) {
+			return false, nil, 0, nil
+		}
+	}
+	for i, k := range keys {
+		sh := s.shardFor(hashes[i])
+		p := put{tag: tagOf(hashes[i])}
+		_, d, perr := s.putLocked(sh, clk, nil, k, values[i], nil, &p)
+		if d == 0 && perr == nil {
+			continue
+		}
+		// Take back the writes of this attempt: under the locks, so no one
+		// has seen them.
+		for j := range i {
+			o := s.shardFor(hashes[j])
+			if o.findLocked(hashes[j], keys[j], &e) {
+				s.dropLocked(o, &e, dropDeleted)
+				o.totalItems--
+			}
+		}
+		return false, sh, d, perr
+	}
+	return true, nil, 0, nil
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+func TestAddAll(t *testing.T) {
+	s := newTestStore(t, Config{})
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	vals := [][]byte{[]byte("1"), []byte("2"), []byte("3")}
+	if ok, err := s.AddAll(keys, vals); !ok || err != nil {
+		t.Fatalf("AddAll on empty store = %v, %v", ok, err)
+	}
+	for i, k := range keys {
+		if it, ok := s.Peek(k); !ok || !bytes.Equal(it.Value, vals[i]) {
+			t.Fatalf("%s = %q, %v", k, it.Value, ok)
+		}
+	}
+	// One key exists: nothing is written, the existing one is untouched.
+	before := captureKey(s, "c")
+	ok, err := s.AddAll([][]byte{[]byte("x"), []byte("c")}, [][]byte{[]byte("9"), []byte("9")})
+	if ok || err != nil {
+		t.Fatalf("AddAll over an existing key = %v, %v", ok, err)
+	}
+	if _, found := s.Peek([]byte("x")); found {
+		t.Fatal("AddAll wrote x although c exists")
+	}
+	if after := captureKey(s, "c"); !after.equal(before) {
+		t.Fatalf("c changed:\n%v\n%v", before, after)
+	}
+	// Too large: refused before anything is looked at.
+	_, err = s.AddAll([][]byte{[]byte("y"), []byte("z")}, [][]byte{[]byte("1"), make([]byte, defaultMaxItemSize)})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("too large: %v", err)
+	}
+	if _, found := s.Peek([]byte("y")); found {
+		t.Fatal("a refused AddAll wrote y")
+	}
+	checkInvariants(t, s)
+}
+
+// TestAddAllIsAtomic races AddAll calls over the same keys, listed in
+// different orders, with different values: exactly one wins each round,
+// and every key holds the winner's value. A check-then-write without the
+// locks held together lets two win, or mixes their values.
+func TestAddAllIsAtomic(t *testing.T) {
+	s := newTestStore(t, Config{})
+	const writers = 4
+	for round := range 300 {
+		keys := make([][]byte, 6)
+		for i := range keys {
+			keys[i] = fmt.Appendf(nil, "r%d-k%d", round, i)
+		}
+		var wg sync.WaitGroup
+		wins := make([]bool, writers)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ks := make([][]byte, len(keys))
+				vs := make([][]byte, len(keys))
+				for i := range keys {
+					j := (i + w) % len(keys) // each writer lists the keys in its own order
+					ks[i], vs[i] = keys[j], fmt.Appendf(nil, "w%d", w)
+				}
+				ok, err := s.AddAll(ks, vs)
+				if err != nil {
+					t.Error(err)
+				}
+				wins[w] = ok
+			}()
+		}
+		wg.Wait()
+		winner := -1
+		for w, ok := range wins {
+			if ok {
+				if winner >= 0 {
+					t.Fatalf("round %d: writers %d and %d both won", round, winner, w)
+				}
+				winner = w
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no writer won", round)
+		}
+		for _, k := range keys {
+			if it, _ := s.Peek(k); string(it.Value) != fmt.Sprintf("w%d", winner) {
+				t.Fatalf("round %d: %s = %q, want the winner's w%d", round, k, it.Value, winner)
+			}
+		}
+	}
+	checkInvariants(t, s)
+}
+
+// TestAddAllUnderMemoryPressure fills a small store so the writes must
+// make room in other shards; afterwards every AddAll either wrote all its
+// keys or none, and the accounting holds.
+func TestAddAllUnderMemoryPressure(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20})
+	value := bytes.Repeat([]byte("v"), 3000)
+	for round := range 2000 {
+		keys := make([][]byte, 5)
+		vals := make([][]byte, 5)
+		for i := range keys {
+			keys[i] = fmt.Appendf(nil, "p%d-%d", round, i)
+			vals[i] = value
+		}
+		ok, err := s.AddAll(keys, vals)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if !ok {
+			t.Fatalf("round %d: fresh keys refused", round)
+		}
+		for _, k := range keys {
+			if _, found := s.Peek(k); !found {
+				t.Fatalf("round %d: %s missing right after AddAll", round, k)
+			}
+		}
+	}
+	if s.Stats().Evictions == 0 {
+		t.Fatal("no evictions: the test did not test pressure")
+	}
+	checkInvariants(t, s)
+}
