@@ -7,7 +7,7 @@ LDFLAGS  := -X main.commit=$(COMMIT)
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
-.PHONY: build run test deps test-go test-python test-k8s race vet lint fuzz bench clean smoke \
+.PHONY: build run test deps test-go test-invariants test-python test-k8s race vet lint fuzz bench clean smoke \
 	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline bench-perf bench-scaleout
 
 build:
@@ -25,7 +25,7 @@ run: build
 # prometheus-redis-exporter for the RESP INFO test, nutcracker (twemproxy)
 # for the proxy test, shellcheck for scripts/cluster.sh, pymemcache,
 # redis-py and pylibmc for the Python client suites), then runs every test.
-test: deps vet build test-go test-python test-k8s
+test: deps vet build test-go test-invariants test-python test-k8s
 
 deps:
 	@pkgs=""; command -v memcached >/dev/null 2>&1 || pkgs="$$pkgs memcached"; \
@@ -42,11 +42,20 @@ deps:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags invariants ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # MINIKV_REQUIRE_PEERS makes tests that need memcached fail instead of skip.
 test-go:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 8m ./...
+
+# The whole suite once more, built with -tags invariants: the store runs
+# its deep check on the shard each operation touched, the LSM on every
+# version it installs (internal/store/invariants_on.go,
+# lsm/invariants_on.go); a broken invariant panics. No -race, to keep it
+# short: about a minute on two cores.
+test-invariants:
+	MINIKV_REQUIRE_PEERS=1 $(GO) test -tags invariants -count=1 -timeout 8m ./...
 
 # MINIKV_REQUIRE_PEERS: the twemproxy, pylibmc and shellcheck tests fail
 # instead of skipping when their tool is missing.

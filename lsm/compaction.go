@@ -34,6 +34,7 @@ func (d *DB) logAndApply(e *versionEdit, install func()) error {
 	if err != nil {
 		return err
 	}
+	assertVersion(nv, e.nextFile)
 	if len(e.added) > 0 {
 		// New tables' directory entries must be durable before the
 		// manifest refers to them.

@@ -267,6 +267,7 @@ func (s *Store) withRoom(sh *shard, clk *clock, op func() (deficit int64)) bool 
 		s.pollFlush(clk)
 		sh.mu.Lock()
 		deficit := op()
+		s.assertShardLocked(sh, "write")
 		sh.mu.Unlock()
 		if deficit == 0 {
 			return true
@@ -299,6 +300,7 @@ func (s *Store) makeRoom(sh *shard, deficit int64) bool {
 		o.mu.Lock()
 		_, f := s.reclaimLocked(o, &clk, fence, math.MaxInt, deficit-freed)
 		o.compactLocked()
+		s.assertShardLocked(o, "makeRoom")
 		corrected = corrected || f == 0 && !o.mayHoldDead(clk.now(), fence)
 		o.mu.Unlock()
 		freed += f
@@ -323,6 +325,7 @@ func (s *Store) makeRoom(sh *shard, deficit int64) bool {
 			freed += c
 		}
 		o.compactLocked()
+		s.assertShardLocked(o, "makeRoom")
 		o.mu.Unlock()
 	}
 	return freed > 0

@@ -126,6 +126,7 @@ func (s *Store) FlushAll(at int64) {
 		if sh.sweptFence.Load() < fence {
 			sh.sweptFence.Store(fence)
 		}
+		s.assertShardLocked(sh, "FlushAll")
 		sh.mu.Unlock()
 	}
 }
@@ -200,6 +201,7 @@ func (s *Store) sweep() {
 		sh.mu.Lock()
 		s.reclaimLocked(sh, &clk, fence, sweepBatch, math.MaxInt64)
 		sh.compactLocked()
+		s.assertShardLocked(sh, "sweep")
 		sh.mu.Unlock()
 	}
 }

@@ -296,6 +296,7 @@ func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
 	default:
 		s.dropLocked(sh, &e, dropDeleted)
 	}
+	s.assertShardLocked(sh, "MetaDelete")
 	return nil
 }
 

@@ -33,6 +33,7 @@ func (s *Store) Take(key []byte) (Item, bool) {
 	}
 	snap := sh.snapshot(&e)
 	s.dropLocked(sh, &e, dropDeleted)
+	s.assertShardLocked(sh, "Take")
 	return snap, true
 }
 

@@ -196,7 +196,9 @@ func (s *Store) lockLive(key []byte, clk *clock, read bool, e *entry) (*shard, b
 	h := s.hash(key)
 	sh := s.shardFor(h)
 	sh.mu.Lock()
-	return sh, s.lookupLocked(sh, h, key, clk, read, e)
+	ok := s.lookupLocked(sh, h, key, clk, read, e)
+	s.assertShardLocked(sh, "lookup")
+	return sh, ok
 }
 
 // Get returns the live item under key and records the use for the
@@ -231,6 +233,7 @@ func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 	e.deadline = deadline
 	sh.commitLocked(&e)
 	s.persistLocked(sh, &e)
+	s.assertShardLocked(sh, "GetAndTouch")
 	return sh.snapshot(&e), true
 }
 
@@ -249,6 +252,7 @@ func (s *Store) Touch(key []byte, deadline int64) bool {
 	e.deadline = deadline
 	sh.commitLocked(&e)
 	s.persistLocked(sh, &e)
+	s.assertShardLocked(sh, "Touch")
 	return true
 }
 
@@ -263,6 +267,7 @@ func (s *Store) Delete(key []byte) error {
 		return ErrNotFound
 	}
 	s.dropLocked(sh, &e, dropDeleted)
+	s.assertShardLocked(sh, "Delete")
 	return nil
 }
 
