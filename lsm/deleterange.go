@@ -19,23 +19,11 @@ func (d *DB) DeleteRange(start, end []byte) error {
 	if end != nil && bytes.Compare(start, end) >= 0 {
 		return nil
 	}
-	w := &writer{}
-	w.cond.L = &d.mu
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.writers = append(d.writers, w)
-	for d.writers[0] != w {
-		w.cond.Wait()
-	}
 	// At the head of the queue: no other commit runs until this one has,
 	// and every commit before it is visible to the scan.
-	var err error
-	switch {
-	case d.closed:
-		err = ErrClosed
-	case d.bgErr != nil:
-		err = d.bgErr
-	}
+	err := d.headLocked()
 	var b *Batch
 	if err == nil {
 		d.mu.Unlock() // the scan reads tables; background work goes on
@@ -43,17 +31,42 @@ func (d *DB) DeleteRange(start, end []byte) error {
 		d.mu.Lock()
 	}
 	if err == nil && b.count > 0 {
-		w.batch = b
+		d.writers[0].batch = b
 		return d.leadLocked()
 	}
-	// Nothing to commit: leave the queue to the next writer.
+	d.leaveHeadLocked() // nothing to commit
+	return err
+}
+
+// headLocked queues a writer without a batch and waits until it is at the
+// head of the commit queue, where no commit runs but its own (Flush and
+// DeleteRange work there). It returns ErrClosed or the background error
+// that makes working there pointless. Every call is followed by
+// leaveHeadLocked or leadLocked. d.mu is held.
+func (d *DB) headLocked() error {
+	w := &writer{}
+	w.cond.L = &d.mu
+	d.writers = append(d.writers, w)
+	for d.writers[0] != w {
+		w.cond.Wait()
+	}
+	switch {
+	case d.closed:
+		return ErrClosed
+	case d.bgErr != nil:
+		return d.bgErr
+	}
+	return nil
+}
+
+// leaveHeadLocked leaves the head of the commit queue to the next writer.
+func (d *DB) leaveHeadLocked() {
 	d.writers = d.writers[1:]
 	if len(d.writers) > 0 {
 		d.writers[0].cond.Signal()
 	} else if d.closed {
 		d.bgCond.Broadcast()
 	}
-	return err
 }
 
 // rangeTombstones returns a batch deleting every live key in [start, end).

@@ -430,29 +430,13 @@ func (d *DB) syncLoop() {
 func (d *DB) Flush() error {
 	// Rotating the memtable needs the commit lead, or a leader could still
 	// be inserting into the memtable being handed to the flush.
-	w := &writer{}
-	w.cond.L = &d.mu
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.writers = append(d.writers, w)
-	for d.writers[0] != w {
-		w.cond.Wait()
-	}
-	var err error
-	switch {
-	case d.closed:
-		err = ErrClosed
-	case d.bgErr != nil:
-		err = d.bgErr
-	case !d.mem.empty():
+	err := d.headLocked()
+	if err == nil && !d.mem.empty() {
 		err = d.rotateMemLocked(0)
 	}
-	d.writers = d.writers[1:]
-	if len(d.writers) > 0 {
-		d.writers[0].cond.Signal()
-	} else if d.closed {
-		d.bgCond.Broadcast()
-	}
+	d.leaveHeadLocked()
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,11 @@ func cmdAppend(rc *conn, argv [][]byte) {
 		}
 		return store.Change{Op: store.Put, Value: old.Value, Suffix: add, Flags: old.Flags, Deadline: old.Deadline}
 	})
+	rc.lengthReply(n, tooLarge, err)
+}
+
+// lengthReply answers APPEND and SETRANGE: the new length, or why not.
+func (rc *conn) lengthReply(n int, tooLarge bool, err error) {
 	switch {
 	case tooLarge:
 		rc.Count(server.StatStoreTooLarge)
@@ -114,15 +119,7 @@ func cmdSetRange(rc *conn, argv [][]byte) {
 		copy(rc.scratch[offset:], val)
 		return store.Change{Op: store.Put, Value: rc.scratch, Flags: old.Flags, Deadline: old.Deadline}
 	})
-	switch {
-	case tooLarge:
-		rc.Count(server.StatStoreTooLarge)
-		rc.w.Error(errTooLarge)
-	case err != nil:
-		rc.storeError(err)
-	default:
-		rc.w.Int(int64(n))
-	}
+	rc.lengthReply(n, tooLarge, err)
 }
 
 // INCR key, DECR key, INCRBY key n, DECRBY key n.
