@@ -75,7 +75,14 @@ func main() {
 		n++
 	}
 	check(n == 90, fmt.Sprint("iterated ", n, " keys backward, want 90"))
+	check(it.Last() && string(it.Key()) == "k099", "Last")
+	check(it.Prev() && string(it.Key()) == "k098", "Prev")
+	check(it.SeekLT([]byte("k060")) && string(it.Key()) == "k049", "SeekLT over the deleted range")
+	check(it.Next() && string(it.Key()) == "k060", "Next after Prev")
 	check(it.Error() == nil && it.Close() == nil, "iterator Close")
+
+	report, err := lsm.Check(dir, lsm.InspectOptions{})
+	check(errors.Is(err, lsm.ErrInUse) || err == nil && report != nil, fmt.Sprint("Check of an open directory: ", err))
 
 	snap := db.NewSnapshot()
 	check(db.Put([]byte("k000"), []byte("new")) == nil, "Put after NewSnapshot")
@@ -106,14 +113,18 @@ func main() {
 	v, err = db.Get([]byte("k099"))
 	check(err == nil && string(v) == "v", "data survives reopen")
 	check(db.Close() == nil, "Close")
+	report, err = lsm.Check(dir, lsm.InspectOptions{})
+	check(err == nil && len(report.Damage) == 0, fmt.Sprint("Check of a healthy closed directory: ", err))
 	_ = lsm.ErrCorrupt
 	fmt.Println("ok")
 }
 `
 
 // TestExternalModule builds and runs a program in a separate module that
-// imports the package through a replace directive: the public API is
-// usable from outside this module (issue 19's acceptance).
+// imports the package through a replace directive: the public API
+// (point operations, TTLs, batches, DeleteRange, iterators both ways,
+// snapshots, Flush, Compact, Metrics, Check, the sentinels) is usable from
+// outside this module (issue 19's acceptance).
 func TestExternalModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a separate module")
