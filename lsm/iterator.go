@@ -180,9 +180,10 @@ func (h *iterHeap) Pop() any {
 	return x
 }
 
-// reset empties the heap for a positioning in the given direction.
+// reset empties the heap for a positioning in the given direction. (The
+// stale entries past the new length are children, which m.children keeps
+// alive anyway.)
 func (m *mergingIter) reset(reverse bool) {
-	clear(m.h.items)
 	m.h.items = m.h.items[:0]
 	m.h.reverse = reverse
 }
