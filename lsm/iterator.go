@@ -2,7 +2,6 @@ package lsm
 
 import (
 	"bytes"
-	"container/heap"
 	"errors"
 	"sort"
 	"time"
@@ -158,26 +157,56 @@ type mergingIter struct {
 	turn     []byte // the current key, copied when the direction changes
 }
 
+// iterHeap is a binary heap of children ordered by their current keys:
+// the smallest on top moving forward, the largest moving backward. It is
+// written out instead of using container/heap, whose Less and Swap are
+// interface calls: a merge compares keys at every step of a scan.
 type iterHeap struct {
 	items   []internalIterator
 	reverse bool // a max-heap, for moving backward
 }
 
-func (h *iterHeap) Len() int { return len(h.items) }
-func (h *iterHeap) Less(i, j int) bool {
+func (h *iterHeap) less(i, j int) bool {
 	c := compareInternal(h.items[i].key(), h.items[j].key())
 	if h.reverse {
 		return c > 0
 	}
 	return c < 0
 }
-func (h *iterHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *iterHeap) Push(x any)    { h.items = append(h.items, x.(internalIterator)) }
-func (h *iterHeap) Pop() any {
-	old := h.items
-	x := old[len(old)-1]
-	h.items = old[:len(old)-1]
-	return x
+
+func (h *iterHeap) init() {
+	n := len(h.items)
+	for i := n/2 - 1; i >= 0; i-- {
+		h.down(i, n)
+	}
+}
+
+// fixTop restores the order after the top child moved.
+func (h *iterHeap) fixTop() { h.down(0, len(h.items)) }
+
+// popTop removes the top child.
+func (h *iterHeap) popTop() {
+	n := len(h.items) - 1
+	h.items[0] = h.items[n]
+	h.items = h.items[:n]
+	h.down(0, n)
+}
+
+func (h *iterHeap) down(i, n int) {
+	for {
+		j := 2*i + 1
+		if j >= n {
+			return
+		}
+		if j2 := j + 1; j2 < n && h.less(j2, j) {
+			j = j2
+		}
+		if !h.less(j, i) {
+			return
+		}
+		h.items[i], h.items[j] = h.items[j], h.items[i]
+		i = j
+	}
 }
 
 // reset empties the heap for a positioning in the given direction. (The
@@ -195,7 +224,7 @@ func (m *mergingIter) build() bool {
 			return false
 		}
 	}
-	heap.Init(&m.h)
+	m.h.init()
 	return len(m.h.items) > 0
 }
 
@@ -262,13 +291,13 @@ func (m *mergingIter) next() bool {
 	}
 	top := m.h.items[0]
 	if top.next() {
-		heap.Fix(&m.h, 0)
+		m.h.fixTop()
 	} else {
 		if err := top.error(); err != nil {
 			m.err = err
 			return false
 		}
-		heap.Pop(&m.h)
+		m.h.popTop()
 	}
 	return len(m.h.items) > 0
 }
@@ -284,13 +313,13 @@ func (m *mergingIter) prev() bool {
 	}
 	top := m.h.items[0]
 	if top.prev() {
-		heap.Fix(&m.h, 0)
+		m.h.fixTop()
 	} else {
 		if err := top.error(); err != nil {
 			m.err = err
 			return false
 		}
-		heap.Pop(&m.h)
+		m.h.popTop()
 	}
 	return len(m.h.items) > 0
 }
