@@ -38,6 +38,12 @@ var rules = []rule{
 		why:     "the store uses the standard library only and declares the persistence interface it consumes",
 	},
 	{
+		name:    "cluster is stdlib-only",
+		from:    []string{"internal/cluster"},
+		stdOnly: true,
+		why:     "the static slot map (file format, key slots, node ids) is a leaf both cmd/minikv and the Redis commands use",
+	},
+	{
 		name: "store knows no engine and no wire",
 		from: []string{"internal/store"},
 		deny: []string{"lsm/...", "internal/durable/...", "internal/protocol/...", "internal/server/...", "internal/admin/...", "cmd/..."},
