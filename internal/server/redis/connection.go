@@ -44,6 +44,10 @@ func cmdSelect(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
+	if n != 0 && rc.p.cluster != nil {
+		rc.w.Error("ERR SELECT is not allowed in cluster mode")
+		return
+	}
 	if n != 0 {
 		rc.w.Error("ERR DB index is out of range")
 		return
@@ -175,7 +179,7 @@ func cmdHello(rc *conn, argv [][]byte) {
 	rc.w.BulkString("id")
 	rc.w.Int(int64(rc.ID()))
 	rc.w.BulkString("mode")
-	rc.w.BulkString("standalone")
+	rc.w.BulkString(rc.p.redisMode())
 	rc.w.BulkString("role")
 	rc.w.BulkString("master")
 	rc.w.BulkString("modules")

@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -293,7 +294,8 @@ func runRESPSession(addr string, s respSession) respDiffResult {
 
 // startRedisServer runs redis-server on a free loopback port until the
 // test ends, or skips (fails under MINIKV_REQUIRE_PEERS=1) without it.
-func startRedisServer(t *testing.T) string {
+// extra are more redis-server options ("--cluster-enabled", "yes").
+func startRedisServer(t *testing.T, extra ...string) string {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -311,8 +313,20 @@ func startRedisServer(t *testing.T) string {
 		addr := ln.Addr().String()
 		_, port, _ := net.SplitHostPort(addr)
 		ln.Close()
-		cmd := exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-			"--protected-mode", "no", "--dir", t.TempDir())
+		args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--protected-mode", "no", "--dir", t.TempDir()}, extra...)
+		if slices.Contains(extra, "--cluster-enabled") {
+			// The cluster bus port, port+10000 by default, may be out
+			// of range or taken: a free one too.
+			bus, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, busPort, _ := net.SplitHostPort(bus.Addr().String())
+			bus.Close()
+			args = append(args, "--cluster-port", busPort)
+		}
+		cmd := exec.Command(path, args...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {

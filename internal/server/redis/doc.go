@@ -17,7 +17,9 @@
 //	         ▼
 //	         conn.Serve → conn.dispatch (redis.go)
 //	         │  lookup in the command table (table.go): unknown command,
-//	         │  arity, NOAUTH, too-large argument answered here
+//	         │  arity, NOAUTH, too-large argument answered here; in cluster
+//	         │  mode (--cluster-config) keys of another node's slot get
+//	         │  -MOVED and keys of several slots -CROSSSLOT (cluster.go)
 //	         ▼
 //	         the command's function, named in its table entry:
 //	         │
@@ -30,6 +32,7 @@
 //	         │  RANDOMKEY DBSIZE FLUSHDB FLUSHALL SAVE BGSAVE LASTSAVE   keys.go
 //	         ├─ PING ECHO HELLO AUTH QUIT SELECT CLIENT TIME         connection.go
 //	         ├─ INFO CONFIG                                         info.go
+//	         ├─ CLUSTER READONLY READWRITE ASKING                   cluster.go
 //	         └─ COMMAND [COUNT|LIST|INFO|DOCS]                      table.go
 //	         ▼
 //	         store.Store: Get, Store, Update (read-modify-write under the

@@ -62,7 +62,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("redis_git_sha1", "00000000")
 		field("redis_git_dirty", 0)
 		field("redis_build_id", "0")
-		field("redis_mode", "standalone")
+		field("redis_mode", p.redisMode())
 		field("os", osName())
 		field("arch_bits", strconv.IntSize)
 		field("monotonic_clock", "POSIX clock_gettime")
@@ -175,7 +175,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("used_cpu_sys_children", "0.000000")
 		field("used_cpu_user_children", "0.000000")
 	case "cluster":
-		field("cluster_enabled", 0)
+		field("cluster_enabled", b2i(p.cluster != nil))
 	case "keyspace":
 		// In durable mode this walks the disk (store.Count).
 		if n, exp, err := p.st.Count(); err == nil && n > 0 {
@@ -252,7 +252,7 @@ func (rc *conn) configParams() [][2]string {
 		{"requirepass", ""},
 		{"hz", "10"},
 		{"io-threads", "1"},
-		{"cluster-enabled", "no"},
+		{"cluster-enabled", map[bool]string{false: "no", true: "yes"}[p.cluster != nil]},
 	}
 }
 

@@ -41,6 +41,9 @@ type Protocol struct {
 	maxBulk int         // maxBulkLen
 	bgsave  atomic.Bool // a BGSAVE is running
 
+	// cluster is the slot map in cluster mode (NewCluster), else nil.
+	cluster *clusterState
+
 	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
 	opsAt   time.Time  // when the last sample was taken
 	opsN    uint64     // total_commands_processed at opsAt
@@ -211,6 +214,12 @@ func (rc *conn) dispatch(argv [][]byte) {
 		// so it is refused whole, and the connection stays in step.
 		rc.Count(server.StatStoreTooLarge)
 		rc.w.Error(errTooLarge)
+		return
+	}
+	// Cluster mode: keys this node does not own are redirected, after
+	// the checks above, as in Redis's processCommand. Off, it costs one
+	// nil test.
+	if rc.p.cluster != nil && cmd.firstKey > 0 && !rc.routed(cmd, argv) {
 		return
 	}
 	rc.Count(server.StatCommands)

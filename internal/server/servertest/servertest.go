@@ -65,11 +65,18 @@ func (s *Server) Listen(t testing.TB, p server.Protocol) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Serve(ln, p)
+	return ln.Addr().String()
+}
+
+// Serve serves p on ln, a listener the test opened itself (so that it
+// knows the address before the protocol is built, as a cluster's slot
+// map must), until Stop.
+func (s *Server) Serve(ln net.Listener, p server.Protocol) {
 	done := make(chan error, 1)
 	s.done = append(s.done, done)
 	srv := s.Server
 	go func() { done <- srv.Serve(ln, p) }()
-	return ln.Addr().String()
 }
 
 // Stop shuts the server down (within 5 s), checks that every listener's
