@@ -46,6 +46,8 @@ type config struct {
 	Fsync           string
 	DiskLimit       size
 	LogFormat       string
+	ClusterConfig   string
+	ClusterNode     string
 	ConfigFile      string
 	ShowVersion     bool
 	ShowHelp        bool
@@ -203,6 +205,8 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	str(&cfg.Fsync, "fsync", "", "everysec", "durable mode: when the log is fsynced: always (before each reply), everysec, or no")
 	sz(&cfg.DiskLimit, "disk-limit", "", 0, 1<<20, "durable mode: bound on the data directory in megabytes (or k/m/g); over it, expired then least recently written items go (0 = no bound)")
 	str(&cfg.LogFormat, "log-format", "", "text", "log format: text or json")
+	str(&cfg.ClusterConfig, "cluster-config", "", "", "Redis Cluster mode: the static slot map file (lines of NAME HOST:PORT SLOTS...); \"\" = off")
+	str(&cfg.ClusterNode, "cluster-node", "", "", "cluster mode: this node's NAME in --cluster-config (default: the node whose address is --listen:--resp-port)")
 	str(&cfg.ConfigFile, "config", "", "", "key = value config file (keys are long flag names)")
 	boolean(&cfg.ShowVersion, "version", "V", "print version and exit")
 	boolean(&cfg.ShowHelp, "help", "h", "print this help and exit")
@@ -374,6 +378,12 @@ func (c *config) validate() error {
 	}
 	if c.CommandTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 {
 		errs = append(errs, errors.New("timeouts must not be negative"))
+	}
+	if c.ClusterNode != "" && c.ClusterConfig == "" {
+		errs = append(errs, errors.New("--cluster-node needs --cluster-config"))
+	}
+	if c.ClusterConfig != "" && c.RESPPort == 0 {
+		errs = append(errs, errors.New("--cluster-config needs the RESP port (--resp-port is 0)"))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("log format %q: want text or json", c.LogFormat))

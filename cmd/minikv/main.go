@@ -94,6 +94,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	var clusterCfg redis.ClusterConfig
+	if cfg.ClusterConfig != "" {
+		if clusterCfg, err = loadCluster(cfg, sec.tls != nil); err != nil {
+			return err
+		}
+	}
 
 	scfg := store.Config{
 		MemoryLimit: cfg.MemoryLimit.bytes,
@@ -135,6 +141,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:          log,
 	}, st)
 
+	var respProto server.Protocol = redis.New(srv)
+	if clusterCfg.Map != nil {
+		if respProto, err = redis.NewCluster(srv, clusterCfg); err != nil {
+			return err
+		}
+		self := clusterCfg.Self
+		log.Info("Redis Cluster mode", "config", cfg.ClusterConfig, "node", self.Name, "id", self.ID,
+			"addr", self.Addr, "nodes", len(clusterCfg.Map.Nodes), "slots", slotCount(self))
+	}
+
 	// Listen on every port before serving any, so a port in use fails
 	// start-up cleanly instead of leaving a half-started server.
 	type listener struct {
@@ -149,7 +165,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		proto    string
 	}{
 		{cfg.Port, memcache.New(srv), "memcache"},
-		{cfg.RESPPort, redis.New(srv), "resp"},
+		{cfg.RESPPort, respProto, "resp"},
 	} {
 		if l.proto == "resp" && l.port == 0 {
 			continue
