@@ -620,6 +620,17 @@ func (b *bundle) checkCluster(cmName, conf string) {
 	if !slices.Contains(owner.template.Spec.Containers[0].Args, "--cluster-config="+path) {
 		t.Errorf("StatefulSet %s: args %v lack --cluster-config=%s", owner.name, owner.template.Spec.Containers[0].Args, path)
 	}
+	// The pods listen on 0.0.0.0, which is no address of the file: each
+	// names its own line, the pod name, through the downward API.
+	named := false
+	for _, e := range owner.template.Spec.Containers[0].Env {
+		if e.Name == "MINIKV_CLUSTER_NODE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name" {
+			named = true
+		}
+	}
+	if !named {
+		t.Errorf("StatefulSet %s: no MINIKV_CLUSTER_NODE from metadata.name: a node would not find its line in cluster.conf", owner.name)
+	}
 	var slots [16384]int
 	nodes := map[string]bool{}
 	for n, line := range strings.Split(conf, "\n") {
