@@ -43,11 +43,14 @@ type Config struct {
 
 // Item is a snapshot of one stored entry. Value aliases the store's copy,
 // which is never modified after it is stored: callers must not write to it.
+// An item whose Kind is not KindString is a collection: its Value is the
+// store's encoding of it, which only the collection handles read.
 type Item struct {
 	Value    []byte
 	Flags    uint32
 	CAS      uint64
 	Deadline int64 // Unix nanoseconds; 0 = never expires
+	Kind     Kind
 }
 
 // Stats are the store's counters.

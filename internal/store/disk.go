@@ -313,6 +313,12 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 	if s.disk == nil {
 		return
 	}
+	if e.isBig() {
+		// The object's flat encoding: whole, on every change. (A big
+		// collection costs O(size) per write in durable mode.)
+		s.persistItem(sh.key(e), sh.object(e).appendFlat(nil), nil, e)
+		return
+	}
 	s.persistItem(sh.key(e), sh.value(e), nil, e)
 }
 
@@ -360,12 +366,26 @@ func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry
 		return false // flushed or expired: gone
 	}
 	value := rec[diskHeader:]
-	cost := int64(len(key)+len(value)) + ItemOverhead
-	if cost > s.limit {
+	var obj object
+	var objSize int64
+	if n.isBig() {
+		o, err := decodeFlat(sh.seed, kindOf(n.meta), value)
+		if err != nil {
+			s.readFailed(fmt.Errorf("store: key %q: %w", key, err))
+			return false
+		}
+		obj, objSize = o, o.size()
+		value = make([]byte, 4) // the object's number, set below
+	}
+	cost := int64(len(key)+len(value)) + ItemOverhead + objSize
+	if obj == nil && cost > s.limit {
 		return false // cannot be held in memory at all; cannot happen
 	}
 	if s.reserveLocked(sh, clk, cost, nil) > 0 {
 		s.used.Add(cost)
+	}
+	if obj != nil {
+		binary.LittleEndian.PutUint32(value, sh.newObjLocked(obj, objSize))
 	}
 	n.atime = s.nowSec(clk)
 	sh.insertLocked(&n, key, value, nil)

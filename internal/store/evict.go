@@ -76,13 +76,14 @@ const maxRoomAttempts = 16
 // items does not make one write copy it all.
 const maxMoves = 128
 
-// dropLocked removes e from sh and from the global count.
-func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) {
+// dropLocked removes e from sh and from the global count, and returns
+// what it was charged.
+func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) int64 {
 	if why == dropDeleted {
 		s.unpersist(sh.key(e))
 	}
-	sh.removeLocked(e)
-	s.used.Add(-e.cost())
+	c := sh.removeLocked(e)
+	s.used.Add(-c)
 	switch why {
 	case dropExpired:
 		sh.reclaimed++
@@ -97,15 +98,16 @@ func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) {
 			sh.evictedUnfetched++
 		}
 	}
+	return c
 }
 
-// dropDeadLocked removes an item already known not to be live.
-func (s *Store) dropDeadLocked(sh *shard, e *entry, state liveness) {
+// dropDeadLocked removes an item already known not to be live, and
+// returns what it was charged.
+func (s *Store) dropDeadLocked(sh *shard, e *entry, state liveness) int64 {
 	if state == flushed {
-		s.dropLocked(sh, e, dropFlushed)
-	} else {
-		s.dropLocked(sh, e, dropExpired)
+		return s.dropLocked(sh, e, dropFlushed)
 	}
+	return s.dropLocked(sh, e, dropExpired)
 }
 
 // tryReserve charges n bytes to the budget if they fit.
@@ -198,13 +200,11 @@ func (s *Store) evictOneLocked(sh *shard, clk *clock, keep *entry) int64 {
 		isKeep := keep != nil && keep.seg == e.seg && keep.off == e.off
 		if !isKeep {
 			if state := s.stateOf(&e, clk); state != live {
-				s.dropDeadLocked(sh, &e, state)
-				return e.cost()
+				return s.dropDeadLocked(sh, &e, state)
 			}
 			f := e.freq()
 			if f == 0 || moved >= maxMoves {
-				s.dropLocked(sh, &e, dropEvicted)
-				return e.cost()
+				return s.dropLocked(sh, &e, dropEvicted)
 			}
 			e.setFreq(f - 1)
 			moved++

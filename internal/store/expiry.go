@@ -270,9 +270,8 @@ func (s *Store) reclaimLocked(sh *shard, clk *clock, fence uint64, maxItems int,
 				continue
 			}
 			e.tag = sh.tagOf(sh.key(&e))
-			s.dropDeadLocked(sh, &e, state)
+			freed += s.dropDeadLocked(sh, &e, state)
 			n++
-			freed += e.cost()
 			if sh.segs[seg].id != c.id {
 				break // that was its last live record: the segment is gone
 			}

@@ -97,7 +97,7 @@ func (s *Store) verifyShardLocked(i int, sh *shard) (int64, int, error) {
 			}
 			live++
 			segLive += e.size()
-			bytes += e.cost()
+			bytes += sh.costOf(&e)
 			if e.deadline != 0 {
 				ttl++
 				minDeadline = min(minDeadline, e.deadline)

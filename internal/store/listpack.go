@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strconv"
 )
 
@@ -139,6 +140,22 @@ func lpStringToInt64(s []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
+}
+
+// lpEncodedSize is the size of s's entry: encoding, data and backlen.
+func lpEncodedSize(s []byte) int {
+	if len(s) <= 20 {
+		var buf [32]byte
+		return len(lpAppendEncoded(buf[:0], s))
+	}
+	h := 5
+	switch n := len(s); {
+	case n < 64:
+		h = 1
+	case n < 4096:
+		h = 2
+	}
+	return h + len(s) + lpBacklenSize(uint64(h+len(s)))
 }
 
 // lpAppendEncoded appends the entry (encoding, data, backlen) for s.
@@ -339,17 +356,11 @@ func signExtend(u uint64, bits uint) int64 {
 // lpInsert returns lp with s inserted before the entry at p (p the end
 // byte's offset: appended). lp is reused when its capacity allows.
 func lpInsert(lp []byte, p int, s []byte) []byte {
-	var buf [lpMaxIntEncLen + lpMaxBacklenLen + 5]byte
-	var ent []byte
-	if len(s) <= 16 {
-		ent = lpAppendEncoded(buf[:0], s)
-	} else {
-		ent = lpAppendEncoded(make([]byte, 0, len(s)+10), s)
-	}
 	n := len(lp)
-	lp = append(lp, ent...) // grow
-	copy(lp[p+len(ent):], lp[p:n])
-	copy(lp[p:], ent)
+	size := lpEncodedSize(s)
+	lp = slices.Grow(lp, size)[:n+size]
+	copy(lp[p+size:], lp[p:n])
+	lpAppendEncoded(lp[p:p], s) // fills lp[p:p+size], within capacity
 	binary.LittleEndian.PutUint32(lp, uint32(len(lp)))
 	if c := binary.LittleEndian.Uint16(lp[4:]); c != lpCountUnknown {
 		lpSetCount(lp, int(c)+1)

@@ -79,6 +79,9 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, h uint64, key []byte, o Get
 		return mi, true, 0
 	}
 	mi := s.metaSnapshot(sh, &e, clk)
+	if mi.Kind != KindString {
+		return mi, true, 0 // the caller refuses it: nothing changes
+	}
 	if !o.NoBump {
 		e.info |= infoFetched
 		e.used()
@@ -179,6 +182,8 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, h uint64, key, value []byte
 	stale := false
 	mode := o.Mode
 	switch {
+	case found && (mode == ModeAppend || mode == ModePrepend) && kindOf(old.meta) != KindString:
+		return 0, 0, 0, ErrWrongType
 	case mode == ModeAdd && found:
 		// protocol.txt has memcached bump the item an add collided with;
 		// MiniKV's rule is that a failed write changes nothing, recency
@@ -355,6 +360,8 @@ func (s *Store) metaArithLocked(sh *shard, clk *clock, h uint64, key []byte, o A
 	var deadline int64
 	flags := uint32(0)
 	switch {
+	case it != nil && kindOf(it.meta) != KindString:
+		return res, 0, ErrWrongType
 	case it == nil && !o.Vivify:
 		return res, 0, ErrNotFound
 	case it == nil:

@@ -84,7 +84,8 @@ const (
 	presence = infoDeadline | infoFlags | infoMeta | infoCAS32
 )
 
-// Bits of the meta byte.
+// Bits of the meta byte; bits 3-7 say the value's kind and encoding
+// (kind.go), all zero for a string.
 const (
 	metaStale     = 1 << iota // invalidated by md I or ms I: served with X until rewritten
 	metaWinSent               // a client has been given the recache win (W); others see Z

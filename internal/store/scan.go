@@ -32,6 +32,9 @@ func (s *Store) Take(key []byte) (Item, bool) {
 		return Item{}, false
 	}
 	snap := sh.snapshot(&e)
+	if snap.Kind != KindString {
+		return snap, true // the caller refuses it: nothing changes
+	}
 	s.dropLocked(sh, &e, dropDeleted)
 	s.assertShardLocked(sh, "Take")
 	return snap, true

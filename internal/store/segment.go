@@ -345,5 +345,5 @@ func (sh *shard) value(e *entry) []byte {
 
 // snapshot returns the exported view of e.
 func (sh *shard) snapshot(e *entry) Item {
-	return Item{Value: sh.value(e), Flags: e.flags, CAS: e.cas, Deadline: e.deadline}
+	return Item{Value: sh.value(e), Flags: e.flags, CAS: e.cas, Deadline: e.deadline, Kind: kindOf(e.meta)}
 }

@@ -17,20 +17,24 @@ import (
 type shard struct {
 	mu sync.Mutex // protects every field up to and including the counters
 
-	seed     maphash.Seed // the Store's seed, to rehash the key of a record being moved
-	index    index
-	segs     []segment
-	freeSegs []uint32 // free segment slots
-	active   uint32   // the open segment, or noSeg
-	oldest   uint32   // the list of segments in the order they were opened
-	newest   uint32   //
-	segID    uint64   // last segment.id handed out
-	segBytes int64    // bytes of all segments
-	dead     int64    // bytes of segments not holding live records
-	bytes    int64    // sum of cost() over live records
-	moves    uint64   // records moved by eviction walks and compaction
-	walking  bool     // a walk is under way: no compaction, which would move records under it
-	cursor   cursor   // where the last reclaim walk stopped
+	seed        maphash.Seed // the Store's seed, to rehash the key of a record being moved
+	index       index
+	segs        []segment
+	freeSegs    []uint32  // free segment slots
+	active      uint32    // the open segment, or noSeg
+	oldest      uint32    // the list of segments in the order they were opened
+	newest      uint32    //
+	segID       uint64    // last segment.id handed out
+	segBytes    int64     // bytes of all segments
+	dead        int64     // bytes of segments not holding live records
+	bytes       int64     // sum of cost() over live records
+	moves       uint64    // records moved by eviction walks and compaction
+	walking     bool      // a walk is under way: no compaction, which would move records under it
+	cursor      cursor    // where the last reclaim walk stopped
+	objs        []objSlot // big collections' structures, named by their records (object.go)
+	freeObjs    []uint32  // free slots of objs
+	scratch     []byte    // a collection's encoding while a command changes it (coll.go)
+	scratchBusy bool      // scratch is in use by a collection handle
 
 	// Counters, summed by Store.Stats.
 	totalItems       uint64
@@ -64,6 +68,7 @@ func (sh *shard) resetLocked() {
 	sh.cursor = cursor{seg: noSeg}
 	sh.nextExpiry.Store(math.MaxInt64)
 	sh.bytes = 0
+	sh.objs, sh.freeObjs = nil, nil
 }
 
 // tagOf is the index tag of key, for records whose hash is not at hand.
@@ -115,15 +120,24 @@ func (sh *shard) insertLocked(e *entry, key, a, b []byte) {
 func (sh *shard) replaceLocked(e *entry, key, a, b []byte, old *entry) {
 	sh.appendLocked(e, key, a, b)
 	sh.index.replace(e.tag, loc(old.seg, old.off), loc(e.seg, e.off), old.pos)
+	if old.isBig() && (!e.isBig() || sh.objID(e) != sh.objID(old)) {
+		sh.freeObjLocked(sh.objID(old)) // the caller settles its charge
+	}
 	sh.freeRecordLocked(old)
 }
 
-// removeLocked takes e out of the index, frees its record and takes it out
-// of the shard's byte count. The caller settles the global count.
-func (sh *shard) removeLocked(e *entry) {
+// removeLocked takes e out of the index, frees its record (and object)
+// and takes it out of the shard's byte count, and returns what it was
+// charged. The caller settles the global count.
+func (sh *shard) removeLocked(e *entry) int64 {
+	c := sh.costOf(e)
 	sh.index.remove(slotOf(e.tag, loc(e.seg, e.off)), e.pos)
-	sh.bytes -= e.cost()
+	sh.bytes -= c
+	if e.isBig() {
+		sh.freeObjLocked(sh.objID(e))
+	}
 	sh.freeRecordLocked(e)
+	return c
 }
 
 // commitLocked writes e's changed header fields back. Changes that keep

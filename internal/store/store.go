@@ -28,6 +28,7 @@ type Store struct {
 	limit   int64
 	maxItem int64
 	noEvict bool
+	lim     limits // collections' encoding limits (coll.go)
 
 	used   atomic.Int64  // bytes charged to stored items; never above limit
 	cas    atomic.Uint64 // last CAS token handed out
@@ -101,6 +102,7 @@ func open(cfg Config, d Disk) (*Store, error) {
 		quit:    make(chan struct{}),
 		disk:    d,
 	}
+	s.SetLimits(DefaultLimits)
 	for i := range s.shards {
 		s.shards[i].init(s.seed)
 	}
@@ -226,6 +228,9 @@ func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 	defer sh.mu.Unlock()
 	if !ok {
 		return Item{}, false
+	}
+	if kindOf(e.meta) != KindString {
+		return sh.snapshot(&e), true // the caller refuses it: nothing changes
 	}
 	e.info |= infoFetched
 	e.used()

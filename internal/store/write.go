@@ -60,6 +60,9 @@ func (s *Store) storeLocked(sh *shard, clk *clock, h uint64, mode Mode, key, val
 		if !found {
 			return 0, 0, ErrNotStored
 		}
+		if mode != ModeReplace && kindOf(old.meta) != KindString {
+			return 0, 0, ErrWrongType
+		}
 	case ModeCAS:
 		if !found {
 			return 0, 0, ErrNotFound
@@ -118,7 +121,7 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 	}
 	var oldCost int64
 	if old != nil {
-		oldCost = old.cost()
+		oldCost = sh.costOf(old)
 	}
 	if grow := cost - oldCost; grow > 0 {
 		// The eviction walk may move old (and then updates it); a and b
@@ -175,6 +178,9 @@ func (s *Store) incrLocked(sh *shard, clk *clock, h uint64, key []byte, delta ui
 	var it entry
 	if !s.lookupLocked(sh, h, key, clk, false, &it) {
 		return 0, 0, 0, ErrNotFound
+	}
+	if kindOf(it.meta) != KindString {
+		return 0, 0, 0, ErrWrongType
 	}
 	n, ok := parseDecimal(sh.value(&it))
 	if !ok {

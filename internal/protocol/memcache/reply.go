@@ -28,6 +28,9 @@ const (
 	ClientErrorAuthNotConfigured = "CLIENT_ERROR auth not configured"
 	ServerErrorTooLarge          = "SERVER_ERROR object too large for cache"
 	ServerErrorOutOfMemory       = "SERVER_ERROR out of memory storing object"
+	// ServerErrorWrongType answers a read or change of a key that holds a
+	// Redis collection (a hash, list, set or sorted set), in Redis's words.
+	ServerErrorWrongType = "SERVER_ERROR WRONGTYPE Operation against a key holding the wrong kind of value"
 )
 
 // Errors returned by Reader.Read. Those with a reply are answered and the

@@ -151,7 +151,9 @@ func (c *conn) dispatch(req *memcache.Request) bool {
 }
 
 // getCmd is get, gets and mget: one store lookup per key, a VALUE line
-// per hit, then END.
+// per hit, then END. A key holding a Redis collection ends the reply with
+// a SERVER_ERROR line instead of END, as memcached ends a get it cannot
+// finish, so the client raises an error rather than take it for a miss.
 func (c *conn) getCmd(req *memcache.Request, w *memcache.Writer) {
 	withCAS := req.Command == memcache.CmdGets
 	for _, key := range req.Keys {
@@ -160,6 +162,10 @@ func (c *conn) getCmd(req *memcache.Request, w *memcache.Writer) {
 		if !ok {
 			c.Count(server.StatGetMisses)
 			continue
+		}
+		if it.Kind != store.KindString {
+			w.Line(memcache.ServerErrorWrongType)
+			return
 		}
 		c.Count(server.StatGetHits)
 		w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
@@ -177,6 +183,10 @@ func (c *conn) gatCmd(req *memcache.Request, w *memcache.Writer) {
 		if !ok {
 			c.Count(server.StatTouchMisses)
 			continue
+		}
+		if it.Kind != store.KindString {
+			w.Line(memcache.ServerErrorWrongType)
+			return
 		}
 		c.Count(server.StatTouchHits)
 		w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
@@ -339,6 +349,8 @@ func storeErrorLine(err error) string {
 		return memcache.ServerErrorOutOfMemory
 	case errors.Is(err, store.ErrNotNumeric):
 		return memcache.ClientErrorNonNumeric
+	case errors.Is(err, store.ErrWrongType):
+		return memcache.ServerErrorWrongType
 	}
 	return "SERVER_ERROR " + err.Error()
 }

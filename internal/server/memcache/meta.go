@@ -98,6 +98,10 @@ func (c *conn) metaGet(req *memcache.Request, w *memcache.Writer) {
 		w.MetaEnd()
 		return
 	}
+	if mi.Kind != store.KindString {
+		w.Line(memcache.ServerErrorWrongType)
+		return
+	}
 	value := m.Has('v')
 	if value {
 		w.MetaValue(len(mi.Value))

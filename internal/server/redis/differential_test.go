@@ -136,6 +136,9 @@ var respSessions = []respSession{
 		mb("AUTH", "default", "pw") + mb("AUTH", "bob", "pw") + mb("AUTH", "a", "b", "c") + mb("AUTH")},
 	{name: "hello errors", in: mb("HELLO", "4") + mb("HELLO", "1") + mb("HELLO", "x") + mb("HELLO", "3", "FOO") + mb("HELLO", "3", "AUTH", "bob", "pw") +
 		mb("HELLO", "3", "AUTH", "bob") + mb("HELLO", "3", "SETNAME", "a b") + mb("GET", "he:nope")},
+	{name: "hashes resp3", skip: 1, in: mb("HELLO", "3") + mb("HSET", "h3:a", "f1", "v1", "f2", "2") + mb("HGETALL", "h3:a") + mb("HGETALL", "h3:nope") +
+		mb("HKEYS", "h3:a") + mb("HRANDFIELD", "h3:a", "5", "WITHVALUES") + mb("HRANDFIELD", "h3:a", "5") + mb("HSCAN", "h3:a", "0") +
+		mb("HINCRBYFLOAT", "h3:a", "f2", "0.5") + mb("HMGET", "h3:a", "f1", "x")},
 	{name: "resp3", skip: 1, in: mb("HELLO", "3") + mb("GET", "r3:nope") + mb("SET", "r3:a", "1") + mb("MGET", "r3:a", "r3:nope") +
 		mb("INCR", "r3:a") + mb("CONFIG", "GET", "appendonly") + mb("CLIENT", "GETNAME") + mb("SET", "r3:a", "2", "GET") +
 		mb("SET", "r3:a", "2", "NX") + mb("GETDEL", "r3:nope") + mb("GETEX", "r3:nope") + mb("RANDOMKEY", "x") + mb("INCRBYFLOAT", "r3:f", "1.5")},
@@ -147,6 +150,27 @@ var respSessions = []respSession{
 	{name: "subcommand arity", in: mb("COMMAND", "COUNT", "x") + mb("config", "help", "x") + mb("CONFIG", "RESETSTAT", "x") +
 		mb("CLIENT", "ID", "x") + mb("CLIENT", "LIST", "TYPE") + mb("CLIENT", "LIST", "TYPE", "pubsub") + mb("CLIENT", "LIST", "TYPE", "nope") +
 		mb("CLIENT", "LIST", "ID", "x") + mb("CLIENT", "LIST", "FOO") + mb("Client", "Foo", "bar")},
+	{name: "hashes", in: mb("HSET", "h:a", "f1", "v1", "f2", "2", "f3", "-300") + mb("HSET", "h:a", "f1", "new", "f4", "x") + mb("HGETALL", "h:a") +
+		mb("HGET", "h:a", "f2") + mb("HGET", "h:a", "nope") + mb("HGET", "h:nope", "f") + mb("HMGET", "h:a", "f1", "nope", "f3") + mb("HMGET", "h:nope", "a") +
+		mb("HLEN", "h:a") + mb("HLEN", "h:nope") + mb("HEXISTS", "h:a", "f1") + mb("HEXISTS", "h:a", "x") + mb("HSTRLEN", "h:a", "f3") + mb("HSTRLEN", "h:a", "x") +
+		mb("HKEYS", "h:a") + mb("HVALS", "h:a") + mb("HKEYS", "h:nope") + mb("HSETNX", "h:a", "f1", "z") + mb("HSETNX", "h:a", "f9", "z") +
+		mb("HMSET", "h:b", "a", "1", "b", "2") + mb("HDEL", "h:b", "a", "a", "nope") + mb("HDEL", "h:b", "b") + mb("EXISTS", "h:b") + mb("TYPE", "h:a") +
+		mb("HSCAN", "h:a", "0") + mb("HSCAN", "h:a", "0", "MATCH", "f[12]", "COUNT", "1") + mb("HSCAN", "h:a", "x") + mb("HSCAN", "h:a", "0", "COUNT", "0") +
+		mb("HRANDFIELD", "h:nope") + mb("HRANDFIELD", "h:nope", "3") + mb("HRANDFIELD", "h:a", "0") + mb("HRANDFIELD", "h:a", "10") +
+		mb("HRANDFIELD", "h:a", "10", "WITHVALUES") + mb("HRANDFIELD", "h:a", "1", "FOO") + mb("HRANDFIELD", "h:a", "x")},
+	{name: "hash errors and arity", in: mb("HSET", "he:a", "f") + mb("HSET", "he:a", "f", "v", "g") + mb("HMSET", "he:a", "f", "v", "g") +
+		mb("HSET", "he:a") + mb("HGET", "he:a") + mb("HDEL", "he:a") + mb("HINCRBY", "he:a", "f", "x") + mb("HINCRBYFLOAT", "he:a", "f", "x") +
+		mb("HSET", "he:a", "s", "str", "big", "9223372036854775807") + mb("HINCRBY", "he:a", "s", "1") + mb("HINCRBY", "he:a", "big", "1") +
+		mb("HINCRBY", "he:a", "n", "-5") + mb("HINCRBY", "he:a", "n", "10") + mb("HINCRBYFLOAT", "he:a", "s", "1") +
+		mb("HINCRBYFLOAT", "he:a", "fl", "10.5") + mb("HINCRBYFLOAT", "he:a", "fl", "0.1") + mb("HINCRBYFLOAT", "he:a", "fl", "inf") +
+		mb("HINCRBYFLOAT", "he:a", "n", "1.5e3") + mb("HGETALL", "he:a")},
+	{name: "wrong type", in: mb("HSET", "wt:h", "f", "v") + mb("SET", "wt:s", "v") + mb("GET", "wt:h") + mb("APPEND", "wt:h", "x") +
+		mb("INCR", "wt:h") + mb("INCRBYFLOAT", "wt:h", "1") + mb("STRLEN", "wt:h") + mb("GETRANGE", "wt:h", "0", "1") + mb("SETRANGE", "wt:h", "0", "x") +
+		mb("SETRANGE", "wt:h", "0", "") + mb("GETDEL", "wt:h") + mb("GETEX", "wt:h", "EX", "100") + mb("TTL", "wt:h") + mb("SET", "wt:h", "x", "GET") +
+		mb("MGET", "wt:h", "wt:s") + mb("HGET", "wt:s", "f") + mb("HSET", "wt:s", "f", "v") + mb("HLEN", "wt:s") + mb("HGETALL", "wt:s") +
+		mb("SETNX", "wt:h", "v") + mb("EXPIRE", "wt:h", "100") + mb("TTL", "wt:h") + mb("HSET", "wt:h", "g", "w") + mb("TTL", "wt:h") +
+		mb("PERSIST", "wt:h") + mb("TTL", "wt:h") + mb("SET", "wt:h", "now a string", "KEEPTTL") + mb("TYPE", "wt:h") + mb("GET", "wt:h") +
+		mb("HSET", "wt:d", "f", "v") + mb("DEL", "wt:d") + mb("HGETALL", "wt:d")},
 	{name: "pipeline split", in: mb("SET", "p:a", "1") + "*2\r\n$3\r\nGET\r\n$3\r\np:a\r\n" + "*3\r\n$6\r\nINCRBY\r\n$3\r\np:a\r\n$2\r\n10\r\n"},
 	{name: "empty requests", in: "*0\r\n*-1\r\n*-10\r\n\r\n\n" + mb("PING")},
 	{name: "binary values", in: mb("SET", "b:a", "\x00\xff\r\n") + mb("GET", "b:a") + mb("STRLEN", "b:a") + mb("SET", "", "empty key") + mb("GET", "")},

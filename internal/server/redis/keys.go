@@ -42,10 +42,10 @@ func cmdExists(rc *conn, argv [][]byte) {
 	rc.w.Int(n)
 }
 
-// cmdType is TYPE key: every value is a string.
+// cmdType is TYPE key.
 func cmdType(rc *conn, argv [][]byte) {
-	if _, ok := rc.st.Peek(argv[1]); ok {
-		rc.w.Simple("string")
+	if it, ok := rc.st.Peek(argv[1]); ok {
+		rc.w.Simple(it.Kind.String())
 	} else {
 		rc.w.Simple("none")
 	}

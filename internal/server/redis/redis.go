@@ -26,6 +26,7 @@ const (
 	errNotFloat   = "ERR value is not a valid float"
 	errOverflow   = "ERR increment or decrement would overflow"
 	errOOM        = "OOM command not allowed when used memory > 'maxmemory'."
+	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	errTooLarge   = "ERR string exceeds maximum allowed size (max-item-size)"
 	errNoPassword = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 	errWrongPass  = "WRONGPASS invalid username-password pair or user is disabled."
@@ -373,6 +374,8 @@ func (rc *conn) storeError(err error) {
 	case errors.Is(err, store.ErrTooLarge):
 		rc.Count(server.StatStoreTooLarge)
 		rc.w.Error(errTooLarge)
+	case errors.Is(err, store.ErrWrongType):
+		rc.w.Error(errWrongType)
 	default:
 		rc.w.Error("ERR " + err.Error())
 	}
@@ -394,11 +397,32 @@ func (rc *conn) itoa(n int64) []byte {
 	return rc.scratch
 }
 
-// writeValue writes a stored value, or the null reply when missing.
+// writeValue writes a stored string, the null reply when missing, or
+// WRONGTYPE for a collection.
 func (rc *conn) writeValue(it store.Item, ok bool) {
-	if !ok {
+	switch {
+	case !ok:
 		rc.w.Null()
-		return
+	case it.Kind != store.KindString:
+		rc.w.Error(errWrongType)
+	default:
+		rc.w.Bulk(it.Value)
 	}
-	rc.w.Bulk(it.Value)
+}
+
+// updateString is store.Update for the commands that read and change a
+// string: a key holding a collection is store.ErrWrongType and fn does
+// not run.
+func (rc *conn) updateString(key []byte, fn func(old store.Item, found bool) store.Change) (uint64, error) {
+	wrong := false
+	cas, err := rc.st.Update(key, func(old store.Item, found bool) store.Change {
+		if wrong = found && old.Kind != store.KindString; wrong {
+			return store.Change{}
+		}
+		return fn(old, found)
+	})
+	if wrong && err == nil {
+		err = store.ErrWrongType
+	}
+	return cas, err
 }

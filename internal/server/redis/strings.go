@@ -175,8 +175,13 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 	}
 	var old store.Item
 	var found bool
+	wrong := false
 	_, err := st.Update(key, func(it store.Item, ok bool) store.Change {
 		old, found = it, ok
+		// SET overwrites any kind of value; only GET must read a string.
+		if wrong = flags&optGET != 0 && ok && it.Kind != store.KindString; wrong {
+			return store.Change{}
+		}
 		if flags&optNX != 0 && ok || flags&optXX != 0 && !ok {
 			return store.Change{}
 		}
@@ -186,6 +191,9 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 		}
 		return store.Change{Op: store.Put, Value: value, Deadline: dl}
 	})
+	if wrong && err == nil {
+		err = store.ErrWrongType
+	}
 	rc.setReply(flags, old, found, err)
 }
 
@@ -238,9 +246,9 @@ func cmdGetSet(rc *conn, argv [][]byte) { rc.set(argv[1], argv[2], optGET, 0) }
 
 // cmdGetDel is GETDEL key.
 func cmdGetDel(rc *conn, argv [][]byte) {
-	it, ok := rc.st.Take(argv[1])
+	it, ok := rc.st.Take(argv[1]) // a collection is left, and refused below
 	rc.countGet(ok)
-	if ok {
+	if ok && it.Kind == store.KindString {
 		rc.Count(server.StatDeleteHits)
 	}
 	rc.writeValue(it, ok)
@@ -290,6 +298,7 @@ func cmdMGet(rc *conn, argv [][]byte) {
 	rc.w.Array(len(argv) - 1)
 	for _, key := range argv[1:] {
 		it, ok := st.Get(key)
+		ok = ok && it.Kind == store.KindString // Redis: nil, not WRONGTYPE
 		rc.countGet(ok)
 		rc.writeValue(it, ok)
 	}

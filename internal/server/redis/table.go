@@ -229,6 +229,7 @@ func init() {
 		{name: "time", arity: 1, flags: []string{"loading", "stale", "fast"}, group: "server", since: "2.6.0", complexity: "O(1)",
 			summary: "Returns the server time.", run: cmdTime},
 	}
+	table = append(table, hashCommands()...)
 	table = append(table, clusterCommands()...) // cluster.go
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {

@@ -24,7 +24,7 @@ func cmdAppend(rc *conn, argv [][]byte) {
 	maxLen := rc.st.MaxValueLen(len(key))
 	rc.Count(server.StatCmdSet)
 	n, tooLarge := 0, false
-	_, err := rc.st.Update(key, func(old store.Item, _ bool) store.Change {
+	_, err := rc.updateString(key, func(old store.Item, _ bool) store.Change {
 		n = len(old.Value) + len(add)
 		if tooLarge = n > maxLen; tooLarge {
 			return store.Change{}
@@ -50,6 +50,10 @@ func (rc *conn) lengthReply(n int, tooLarge bool, err error) {
 // cmdStrlen is STRLEN key.
 func cmdStrlen(rc *conn, argv [][]byte) {
 	it, _ := rc.st.Peek(argv[1])
+	if it.Kind != store.KindString {
+		rc.w.Error(errWrongType)
+		return
+	}
 	rc.w.Int(int64(len(it.Value)))
 }
 
@@ -65,6 +69,10 @@ func cmdGetRange(rc *conn, argv [][]byte) {
 	}
 	it, found := rc.st.Get(argv[1])
 	rc.countGet(found)
+	if it.Kind != store.KindString {
+		rc.w.Error(errWrongType)
+		return
+	}
 	n := int64(len(it.Value))
 	if start < 0 && end < 0 && start > end {
 		rc.w.BulkString("")
@@ -102,7 +110,7 @@ func cmdSetRange(rc *conn, argv [][]byte) {
 	maxLen := int64(rc.st.MaxValueLen(len(key)))
 	rc.Count(server.StatCmdSet)
 	n, tooLarge := 0, false
-	_, err := rc.st.Update(key, func(old store.Item, _ bool) store.Change {
+	_, err := rc.updateString(key, func(old store.Item, _ bool) store.Change {
 		n, tooLarge = len(old.Value), false
 		if len(val) == 0 {
 			return store.Change{} // Redis answers the length and writes nothing
@@ -155,7 +163,7 @@ func (rc *conn) incrBy(key []byte, delta int64) {
 	var v int64
 	var found bool
 	var errMsg string
-	_, err := rc.st.Update(key, func(old store.Item, ok bool) store.Change {
+	_, err := rc.updateString(key, func(old store.Item, ok bool) store.Change {
 		v, found, errMsg = 0, ok, ""
 		if ok {
 			var parsed bool
@@ -198,7 +206,7 @@ func cmdIncrByFloat(rc *conn, argv [][]byte) {
 	}
 	rc.Count(server.StatCmdSet)
 	var errMsg string
-	_, err := rc.st.Update(argv[1], func(old store.Item, found bool) store.Change {
+	_, err := rc.updateString(argv[1], func(old store.Item, found bool) store.Change {
 		errMsg = ""
 		var v big.Float
 		if !found {

@@ -1,0 +1,248 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync/atomic"
+)
+
+// Collections: a key holding a hash (or, later, a list, set or sorted set)
+// is an item like any other, whose record says its kind and encoding in
+// the meta byte (kind.go). A small collection is one block of bytes in
+// the record, a listpack as Redis keeps it; it is rewritten whole on each
+// change, which for at most a few hundred small elements costs less than
+// any pointer structure would (and is what Redis does). One that grows
+// past the encoding limits (Limits) becomes a big object, changed in
+// place (object.go). Commands reach a collection through a handle (Hash)
+// under the shard lock, for as long as a function they pass runs: every
+// element they look at and every change they make is one atomic step, as
+// a Redis command is.
+
+// Limits are Redis's encoding parameters: how large a collection may grow
+// before it leaves its compact encoding (CONFIG SET hash-max-listpack-
+// entries and the others). A collection never goes back.
+type Limits struct {
+	HashEntries int64 // hash-max-listpack-entries; default 128
+	HashValue   int64 // hash-max-listpack-value; default 64
+}
+
+// DefaultLimits are Redis 7's defaults.
+var DefaultLimits = Limits{HashEntries: 128, HashValue: 64}
+
+// limits is the Store's Limits, read without a lock on every write.
+type limits struct {
+	hashEntries, hashValue atomic.Int64
+}
+
+// SetLimits changes the encoding limits; collections already big stay big.
+func (s *Store) SetLimits(l Limits) {
+	s.lim.hashEntries.Store(l.HashEntries)
+	s.lim.hashValue.Store(l.HashValue)
+}
+
+// Limits returns the encoding limits.
+func (s *Store) Limits() Limits {
+	return Limits{HashEntries: s.lim.hashEntries.Load(), HashValue: s.lim.hashValue.Load()}
+}
+
+var errFlat = errors.New("store: malformed collection encoding")
+
+// coll is the state a handle shares with Store.collection: the record,
+// its encoding, and what the function changed.
+type coll struct {
+	s       *Store
+	sh      *shard
+	clk     clock // one reading of the time for the whole call
+	write   bool
+	found   bool  // the key held a collection of the kind when the call began
+	e       entry // its record, when found
+	enc     uint8
+	lp      []byte // encCompact, encIntset: the encoding; the record's bytes until owned
+	owned   bool   // lp is a private copy, changed in place
+	scratch bool   // that copy is the shard's scratch buffer
+	obj     object // encBig
+	dirty   bool
+	num     [24]byte // an integer element in its string form, for one read
+	fnum    [24]byte // and an integer field beside it
+}
+
+// collection runs fn with the collection of kind under key, with the shard
+// locked. A key holding another kind is ErrWrongType, and fn does not run;
+// a missing key is an empty collection. A write (write set) that left the
+// collection changed is stored under a new CAS token, keeping the key's
+// deadline; one that left it empty deletes the key.
+//
+// A write is never refused for memory once fn has run (that would undo it
+// halfway): memory is made afterwards, evicting as any write would, and a
+// Store with NoEvict refuses the write up front when the budget is
+// already spent, as Redis refuses commands that may grow memory with
+// -OOM.
+func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func() error) (err error) {
+	if write && s.noEvict && s.used.Load() >= s.limit {
+		return ErrNoMemory
+	}
+	h := s.hash(key)
+	sh := s.shardFor(h)
+	*c = coll{s: s, sh: sh, write: write}
+	clk := &c.clk
+	s.pollFlush(clk)
+	sh.mu.Lock()
+	unlocked := false
+	defer func() {
+		if !unlocked {
+			sh.mu.Unlock()
+		}
+	}()
+	if s.lookupLocked(sh, h, key, clk, !write, &c.e) {
+		if k := kindOf(c.e.meta); k != kind {
+			return ErrWrongType
+		}
+		c.found = true
+		c.enc = encOf(c.e.meta)
+		if c.enc == encBig {
+			c.obj = sh.object(&c.e)
+		} else {
+			c.lp = sh.value(&c.e)
+		}
+	}
+	err = fn()
+	switch {
+	case c.dirty:
+		s.settleLocked(c, key, h, kind)
+	case c.found && !write:
+		sh.markUsedLocked(&c.e, s.nowSec(clk))
+	}
+	s.assertShardLocked(sh, "collection")
+	sh.scratchBusy = false
+	if sh.scratchTooBig() {
+		sh.scratch = nil
+	}
+	sh.mu.Unlock()
+	unlocked = true
+	if over := s.used.Load() - s.limit; over > 0 && c.dirty {
+		s.shed(sh, over)
+	}
+	return err
+}
+
+// settleLocked stores what fn left in c: a new record for a compact
+// encoding or a new object, the new size of an object changed in place,
+// or the key's removal when the collection is empty.
+func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
+	sh := c.sh
+	if c.length() == 0 {
+		if c.found {
+			s.dropLocked(sh, &c.e, dropDeleted)
+		}
+		return
+	}
+	if c.found && c.e.isBig() && c.obj == sh.object(&c.e) {
+		slot := &sh.objs[sh.objID(&c.e)]
+		grow := c.obj.size() - slot.charged
+		slot.charged += grow
+		sh.bytes += grow
+		s.used.Add(grow)
+		c.e.cas = s.nextCAS()
+		c.e.atime = s.nowSec(&c.clk)
+		c.e.used()
+		sh.commitLocked(&c.e)
+		s.persistLocked(sh, &c.e)
+		sh.totalItems++
+		return
+	}
+	e := entry{tag: tagOf(h), meta: typeMeta(kind, c.enc)}
+	var idBuf [4]byte
+	value := c.lp
+	cost := int64(len(key)) + ItemOverhead
+	if c.enc == encBig {
+		size := c.obj.size()
+		binary.LittleEndian.PutUint32(idBuf[:], sh.newObjLocked(c.obj, size))
+		value = idBuf[:]
+		cost += size
+	}
+	cost += int64(len(value))
+	e.cas = s.nextCAS()
+	e.atime = s.nowSec(&c.clk)
+	var oldCost int64
+	if c.found {
+		e.deadline = c.e.deadline
+		e.setFreq(c.e.freq() + 1)
+		oldCost = sh.costOf(&c.e)
+		sh.replaceLocked(&e, key, value, nil, &c.e)
+	} else {
+		sh.insertLocked(&e, key, value, nil)
+	}
+	sh.bytes += cost - oldCost
+	s.used.Add(cost - oldCost)
+	s.persistLocked(sh, &e)
+	sh.totalItems++
+}
+
+// shed brings the budget back under the limit after a collection write
+// overdrew it: dead and then live items in other shards, then in sh.
+func (s *Store) shed(sh *shard, over int64) {
+	if s.makeRoom(sh, over) && s.used.Load() <= s.limit || s.noEvict {
+		return
+	}
+	var clk clock
+	sh.mu.Lock()
+	for s.used.Load() > s.limit && s.evictOneLocked(sh, &clk, nil) > 0 {
+	}
+	s.assertShardLocked(sh, "shed")
+	sh.mu.Unlock()
+}
+
+// length is the number of elements in c: of entries in a listpack (two
+// per hash field), of members or fields in an object.
+func (c *coll) length() int {
+	switch {
+	case c.obj != nil:
+		return c.obj.len()
+	case c.lp == nil:
+		return 0
+	default:
+		return lpCount(c.lp)
+	}
+}
+
+// own makes c.lp a private copy that may be changed in place (the
+// record's bytes never change), creating an empty listpack for a new
+// collection, and marks c changed.
+func (c *coll) own() {
+	c.dirty = true
+	if c.owned {
+		return
+	}
+	c.owned = true
+	src := c.lp
+	if src == nil {
+		src = lpNew()
+	}
+	if c.sh.scratchBusy {
+		c.lp = append([]byte(nil), src...) // a second collection of the shard in one step
+		return
+	}
+	c.sh.scratchBusy, c.scratch = true, true
+	c.lp = append(c.sh.scratch[:0], src...)
+}
+
+// keep hands c.lp back to the shard as its scratch buffer once an append
+// may have moved it, so the next command reuses the larger buffer.
+func (c *coll) keep() {
+	if c.scratch {
+		c.sh.scratch = c.lp
+	}
+}
+
+// scratchTooBig reports whether the scratch buffer is larger than worth
+// keeping between commands.
+func (sh *shard) scratchTooBig() bool { return cap(sh.scratch) > 64<<10 }
+
+// element returns the string form of a listpack entry; an integer is
+// formatted into c.num, valid until the next call.
+func (c *coll) element(en lpEntry) []byte {
+	if en.Str != nil {
+		return en.Str
+	}
+	return en.appendTo(c.num[:0])
+}

@@ -1,0 +1,81 @@
+package store
+
+import "hash/maphash"
+
+// Objects: collections too large to keep as one block of bytes. A record
+// whose encoding is encBig holds, as its value, the 4-byte number of a
+// slot in its shard's object table; the slot holds the structure (a big
+// hash's table, ...) and the bytes charged for it. The record stays the
+// item for everything else (index, deadline, CAS, eviction walk,
+// compaction, which copies the number along), and the object lives and
+// dies with it: removing or replacing the record frees the slot.
+//
+// The structures are built of a few large pointer-free slices, so a
+// million-field hash is a handful of objects for the collector, and an
+// object's size is the capacity of those slices: what it is charged
+// is what it holds.
+
+// object is a big collection's structure.
+type object interface {
+	// size is the bytes the structure holds.
+	size() int64
+	// len is the number of elements.
+	len() int
+	// appendFlat appends the flat encoding persistence writes (flat.go).
+	appendFlat(b []byte) []byte
+}
+
+// objSlot is one entry of a shard's object table.
+type objSlot struct {
+	obj     object
+	charged int64 // bytes counted in sh.bytes and Store.used for obj
+}
+
+// costOf is what e is charged: its record and, when it is big, its object.
+func (sh *shard) costOf(e *entry) int64 {
+	c := e.cost()
+	if e.isBig() {
+		c += sh.objs[sh.objID(e)].charged
+	}
+	return c
+}
+
+// object returns the structure a big record names.
+func (sh *shard) object(e *entry) object {
+	return sh.objs[sh.objID(e)].obj
+}
+
+// newObjLocked puts o in a free slot, charged at charged bytes (which the
+// caller has counted), and returns the slot's number.
+func (sh *shard) newObjLocked(o object, charged int64) uint32 {
+	var id uint32
+	if n := len(sh.freeObjs); n > 0 {
+		id = sh.freeObjs[n-1]
+		sh.freeObjs = sh.freeObjs[:n-1]
+	} else {
+		id = uint32(len(sh.objs))
+		sh.objs = append(sh.objs, objSlot{})
+	}
+	sh.objs[id] = objSlot{obj: o, charged: charged}
+	return id
+}
+
+// freeObjLocked empties slot id; its charge is the caller's to settle.
+func (sh *shard) freeObjLocked(id uint32) {
+	sh.objs[id] = objSlot{}
+	sh.freeObjs = append(sh.freeObjs, id)
+}
+
+// decodeFlat rebuilds a big collection of kind k from the flat encoding
+// persistence wrote (appendFlat), checking it: the bytes come from disk.
+func decodeFlat(seed maphash.Seed, k Kind, b []byte) (object, error) {
+	switch k {
+	case KindHash:
+		t, err := tableFromFlat(seed, b)
+		if err != nil {
+			return nil, err
+		}
+		return &bigHash{t: t}, nil
+	}
+	return nil, errFlat
+}
