@@ -74,6 +74,9 @@ func keyOn(m *cluster.Map, node *cluster.Node, prefix string) string {
 	}
 }
 
+// tagOf is key as a hash tag: "{key}", which shares key's slot.
+func tagOf(key string) string { return "{" + key + "}" }
+
 func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
 
 // TestClusterTopologyReplies checks CLUSTER SLOTS, SHARDS, NODES, INFO,
@@ -164,6 +167,9 @@ func TestClusterRedirects(t *testing.T) {
 	c.Expect(multibulk("SET", remote, "v"), moved(remote, n2))
 	c.Expect(multibulk("GET", "foo"), "-MOVED 12182 "+nodes[2].addr+"\r\n")
 	c.Expect(multibulk("GET", "{user1}.a"), moved("{user1}.a", n1)) // slot 8106
+	// Any command with a key spec in the table, collections too.
+	c.Expect(multibulk("HSET", remote, "f", "v"), moved(remote, n2))
+	c.Expect(multibulk("HSET", tagOf(local)+"h", "f", "v"), ":1\r\n")
 
 	// Multi-key commands: every key at its spec's positions must hash to
 	// one slot, checked before ownership.
@@ -184,7 +190,7 @@ func TestClusterRedirects(t *testing.T) {
 	c.Expect(multibulk("GET"), "-ERR wrong number of arguments for 'get' command\r\n")
 	c.Expect(multibulk("GET", remote, "x"), "-ERR wrong number of arguments for 'get' command\r\n")
 	c.Expect(multibulk("PING"), "+PONG\r\n")
-	c.Expect(multibulk("DBSIZE"), ":3\r\n")
+	c.Expect(multibulk("DBSIZE"), ":4\r\n")
 	c.Expect(multibulk("ECHO", remote), bulk(remote))
 
 	// SELECT, READONLY, READWRITE, ASKING as in a cluster Redis.
