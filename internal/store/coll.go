@@ -52,6 +52,9 @@ var errFlat = errors.New("store: malformed collection encoding")
 type coll struct {
 	s       *Store
 	sh      *shard
+	key     []byte
+	h       uint64 // key's hash
+	kind    Kind
 	clk     clock // one reading of the time for the whole call
 	write   bool
 	found   bool  // the key held a collection of the kind when the call began
@@ -83,7 +86,7 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	}
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	*c = coll{s: s, sh: sh, write: write}
+	*c = coll{s: s, sh: sh, write: write, key: key, h: h, kind: kind}
 	clk := &c.clk
 	s.pollFlush(clk)
 	sh.mu.Lock()
@@ -181,7 +184,7 @@ func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
 // shed brings the budget back under the limit after a collection write
 // overdrew it: dead and then live items in other shards, then in sh.
 func (s *Store) shed(sh *shard, over int64) {
-	if s.makeRoom(sh, over) && s.used.Load() <= s.limit || s.noEvict {
+	if s.makeRoom(sh, over) && s.used.Load() <= s.limit || s.noEvict || sh == nil {
 		return
 	}
 	var clk clock

@@ -165,6 +165,9 @@ func (s *Store) reclaimOneLocked(sh *shard, clk *clock) int64 {
 // evictOneLocked runs the eviction walk of sh until it has removed one
 // item other than keep, and returns its cost, or 0 if sh holds none.
 func (s *Store) evictOneLocked(sh *shard, clk *clock, keep *entry) int64 {
+	if sh.walking {
+		return 0 // a Tx holds the shard: its records must stay put
+	}
 	others := sh.len()
 	if keep != nil {
 		others--

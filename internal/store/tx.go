@@ -1,0 +1,250 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+)
+
+// Tx is a command's hold on several keys at once (LMOVE, SMOVE,
+// SINTERSTORE, ZUNIONSTORE, RENAME, ...): the shards of its keys are
+// locked together, in shard order so that two Tx never wait on each
+// other, for one function call, which is one atomic step for every other
+// command. Inside it, handles are opened on the keys as with UpdateHash,
+// and settled (stored, recharged, or deleted when empty) when the
+// function returns or when a handle's Done method (DoneHash, ...) is called.
+//
+// While a Tx holds a shard, no record of the shard moves: compaction
+// waits for the end of the Tx and the eviction walk does not run there
+// (memory is made afterwards, as after any collection write), so every
+// open handle's record stays where its handle found it.
+type Tx struct {
+	s      *Store
+	clk    clock
+	shards []*shard
+	opened []*coll
+	wrote  bool // a handle was settled with changes, or a key cleared or copied
+}
+
+// maxTxShards bounds the shards one Tx locks; beyond it the Tx locks
+// every shard (a command over thousands of keys).
+const maxTxShards = 64
+
+// Tx runs fn with the shards of keys locked. Keys opened inside fn must
+// be among keys. A write that overdraws the memory budget is paid for
+// after the shards are unlocked, by eviction as for any collection write.
+func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
+	tx := &Tx{s: s}
+	s.pollFlush(&tx.clk)
+	if len(keys) > maxTxShards {
+		for i := range s.shards {
+			tx.shards = append(tx.shards, &s.shards[i])
+		}
+	} else {
+		for _, k := range keys {
+			sh := s.shardFor(s.hash(k))
+			if !slices.Contains(tx.shards, sh) {
+				tx.shards = append(tx.shards, sh)
+			}
+		}
+		slices.SortFunc(tx.shards, func(a, b *shard) int { return s.shardIndex(a) - s.shardIndex(b) })
+	}
+	for _, sh := range tx.shards {
+		sh.mu.Lock()
+		sh.walking = true
+	}
+	defer tx.end()
+	return fn(tx)
+}
+
+// shardIndex is sh's position in s.shards.
+func (s *Store) shardIndex(sh *shard) int {
+	for i := range s.shards {
+		if &s.shards[i] == sh {
+			return i
+		}
+	}
+	panic("store: shard not in its store")
+}
+
+// end settles what is still open, lets compaction catch up, unlocks in
+// the reverse order and makes room if the Tx overdrew the budget.
+func (tx *Tx) end() {
+	s := tx.s
+	dirty := false
+	for len(tx.opened) > 0 {
+		c := tx.opened[len(tx.opened)-1]
+		dirty = dirty || c.dirty
+		tx.done(c)
+	}
+	for i := len(tx.shards) - 1; i >= 0; i-- {
+		sh := tx.shards[i]
+		sh.walking = false
+		sh.compactLocked()
+		sh.scratchBusy = false
+		if sh.scratchTooBig() {
+			sh.scratch = nil
+		}
+		s.assertShardLocked(sh, "Tx")
+		sh.mu.Unlock()
+	}
+	if over := s.used.Load() - s.limit; over > 0 && (dirty || tx.wrote) {
+		s.shed(nil, over)
+	}
+}
+
+// lockedShard returns key's shard and hash, which the Tx must hold.
+func (tx *Tx) lockedShard(key []byte) (*shard, uint64) {
+	h := tx.s.hash(key)
+	sh := tx.s.shardFor(h)
+	if !slices.Contains(tx.shards, sh) {
+		panic("store: Tx used a key it did not lock")
+	}
+	return sh, h
+}
+
+// open binds c to the collection of kind under key, as collection does:
+// ErrWrongType for another kind, an empty collection for a missing key.
+// A key may be open in one handle at a time.
+func (tx *Tx) open(key []byte, kind Kind, write bool, c *coll) error {
+	for _, o := range tx.opened {
+		if bytes.Equal(o.key, key) {
+			panic("store: Tx opened a key twice")
+		}
+	}
+	sh, h := tx.lockedShard(key)
+	*c = coll{s: tx.s, sh: sh, write: write, clk: tx.clk, key: key, h: h, kind: kind}
+	if tx.s.lookupLocked(sh, h, key, &c.clk, !write, &c.e) {
+		if kindOf(c.e.meta) != kind {
+			return ErrWrongType
+		}
+		c.found = true
+		c.enc = encOf(c.e.meta)
+		if c.enc == encBig {
+			c.obj = sh.object(&c.e)
+		} else {
+			c.lp = sh.value(&c.e)
+		}
+	}
+	tx.opened = append(tx.opened, c)
+	return nil
+}
+
+// done settles a handle opened in the Tx now: its key may then be opened
+// again, and the handle must not be used.
+func (tx *Tx) done(c *coll) {
+	i := slices.Index(tx.opened, c)
+	if i < 0 {
+		return
+	}
+	tx.opened = slices.Delete(tx.opened, i, i+1)
+	switch {
+	case c.dirty:
+		tx.wrote = true
+		tx.s.settleLocked(c, c.key, c.h, c.kind)
+	case c.found && !c.write:
+		c.sh.markUsedLocked(&c.e, tx.s.nowSec(&c.clk))
+	}
+}
+
+// Kind reports the kind of the live value under key, if there is one.
+// The key must not be open.
+func (tx *Tx) Kind(key []byte) (Kind, bool) {
+	sh, h := tx.lockedShard(key)
+	var e entry
+	if !tx.s.lookupLocked(sh, h, key, &tx.clk, false, &e) {
+		return 0, false
+	}
+	return kindOf(e.meta), true
+}
+
+// Clear deletes whatever key holds (a *STORE destination, which Redis
+// overwrites whatever its type) and reports whether it held anything. The
+// key must not be open.
+func (tx *Tx) Clear(key []byte) bool {
+	sh, h := tx.lockedShard(key)
+	var e entry
+	if !tx.s.lookupLocked(sh, h, key, &tx.clk, false, &e) {
+		return false
+	}
+	tx.s.dropLocked(sh, &e, dropDeleted)
+	tx.wrote = true
+	return true
+}
+
+// Hash opens the hash under key in the Tx, as UpdateHash (write) or
+// ViewHash would.
+func (tx *Tx) Hash(key []byte, h *Hash, write bool) error {
+	return tx.open(key, KindHash, write, &h.c)
+}
+
+// DoneHash settles h now: its key may be opened again, and h must not be
+// used.
+func (tx *Tx) DoneHash(h *Hash) { tx.done(&h.c) }
+
+// Copy copies the value under src, of any kind, with its deadline and
+// flags, to dst under a new CAS token (Redis's COPY; replace says whether
+// a value already under dst is overwritten). It reports whether it
+// copied: not when src is missing or dst exists without replace. Neither
+// key may be open; src and dst differ.
+func (tx *Tx) Copy(src, dst []byte, replace bool) bool {
+	return tx.transfer(src, dst, replace, false)
+}
+
+// Rename moves the value under src, of any kind, with its deadline and
+// flags, to dst (Redis's RENAME; nx refuses when dst exists). It reports
+// whether it moved. Neither key may be open; src and dst differ.
+func (tx *Tx) Rename(src, dst []byte, nx bool) bool {
+	return tx.transfer(src, dst, !nx, true)
+}
+
+func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
+	s := tx.s
+	ssh, sh := tx.lockedShard(src)
+	dsh, dh := tx.lockedShard(dst)
+	var se, de entry
+	if !s.lookupLocked(ssh, sh, src, &tx.clk, false, &se) {
+		return false
+	}
+	found := s.lookupLocked(dsh, dh, dst, &tx.clk, false, &de)
+	if found && !replace {
+		return false
+	}
+	if found {
+		s.dropLocked(dsh, &de, dropDeleted)
+	}
+	// The source's record may not have moved: the Tx holds its shard.
+	e := entry{tag: tagOf(dh), meta: se.meta &^ metaWinSent, flags: se.flags, deadline: se.deadline}
+	e.cas = s.nextCAS()
+	e.atime = s.nowSec(&tx.clk)
+	value := ssh.value(&se)
+	var cost int64
+	if se.isBig() {
+		var obj object
+		if move {
+			obj = ssh.object(&se)
+		} else {
+			o, err := decodeFlat(dsh.seed, kindOf(se.meta), ssh.object(&se).appendFlat(nil))
+			if err != nil {
+				panic("store: a big value does not read back its own encoding")
+			}
+			obj = o
+		}
+		size := obj.size()
+		var id [4]byte
+		binary.LittleEndian.PutUint32(id[:], dsh.newObjLocked(obj, size))
+		value = id[:]
+		cost = size
+	}
+	cost += int64(len(dst)+len(value)) + ItemOverhead
+	dsh.insertLocked(&e, dst, value, nil)
+	dsh.bytes += cost
+	s.used.Add(cost)
+	dsh.totalItems++
+	s.persistLocked(dsh, &e)
+	if move {
+		s.dropLocked(ssh, &se, dropDeleted)
+	}
+	tx.wrote = true
+	return true
+}
