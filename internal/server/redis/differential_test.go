@@ -171,6 +171,16 @@ var respSessions = []respSession{
 		mb("SETNX", "wt:h", "v") + mb("EXPIRE", "wt:h", "100") + mb("TTL", "wt:h") + mb("HSET", "wt:h", "g", "w") + mb("TTL", "wt:h") +
 		mb("PERSIST", "wt:h") + mb("TTL", "wt:h") + mb("SET", "wt:h", "now a string", "KEEPTTL") + mb("TYPE", "wt:h") + mb("GET", "wt:h") +
 		mb("HSET", "wt:d", "f", "v") + mb("DEL", "wt:d") + mb("HGETALL", "wt:d")},
+	{name: "rename copy", in: mb("SET", "rn:a", "1", "EX", "100") + mb("RENAME", "rn:a", "rn:b") + mb("GET", "rn:a") + mb("GET", "rn:b") + mb("TTL", "rn:b") +
+		mb("RENAME", "rn:nope", "rn:x") + mb("RENAMENX", "rn:nope", "rn:x") + mb("RENAME", "rn:b", "rn:b") + mb("RENAMENX", "rn:b", "rn:b") +
+		mb("HSET", "rn:h", "f", "v", "g", "w") + mb("RENAMENX", "rn:h", "rn:b") + mb("RENAMENX", "rn:h", "rn:h2") + mb("HGETALL", "rn:h2") + mb("TYPE", "rn:h") +
+		mb("RENAME", "rn:h2", "rn:b") + mb("TYPE", "rn:b") + mb("HGET", "rn:b", "g") + mb("RENAME", "rn:a") +
+		mb("COPY", "rn:b", "rn:c") + mb("COPY", "rn:b", "rn:c") + mb("COPY", "rn:b", "rn:c", "REPLACE") + mb("HGETALL", "rn:c") + mb("COPY", "rn:b", "rn:b") +
+		mb("COPY", "rn:nope", "rn:d") + mb("COPY", "rn:b", "rn:d", "FOO") + mb("COPY", "rn:b", "rn:d", "DB") + mb("COPY", "rn:b", "rn:d", "DB", "x") +
+		mb("COPY", "rn:b", "rn:d", "DB", "0", "REPLACE") + mb("HDEL", "rn:d", "f") + mb("HGETALL", "rn:b") + mb("HGETALL", "rn:d") +
+		mb("SET", "rn:s", "str", "PX", "100000") + mb("COPY", "rn:s", "rn:s2") + mb("GET", "rn:s2") + mb("PTTL", "rn:s2")},
+	{name: "scan type", in: mb("HSET", "st:h", "f", "v") + mb("SET", "st:s", "v") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "hash") +
+		mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "STRING") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "nosuchtype")},
 	{name: "pipeline split", in: mb("SET", "p:a", "1") + "*2\r\n$3\r\nGET\r\n$3\r\np:a\r\n" + "*3\r\n$6\r\nINCRBY\r\n$3\r\np:a\r\n$2\r\n10\r\n"},
 	{name: "empty requests", in: "*0\r\n*-1\r\n*-10\r\n\r\n\n" + mb("PING")},
 	{name: "binary values", in: mb("SET", "b:a", "\x00\xff\r\n") + mb("GET", "b:a") + mb("STRLEN", "b:a") + mb("SET", "", "empty key") + mb("GET", "")},

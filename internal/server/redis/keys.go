@@ -216,6 +216,19 @@ func (l *keyList) add(k []byte) {
 	l.offs = append(l.offs, len(l.buf))
 }
 
+// filter returns the keys for which keep is true.
+func (l *keyList) filter(keep func(k []byte) bool) keyList {
+	var out keyList
+	start := 0
+	for _, end := range l.offs {
+		if k := l.buf[start:end]; keep(k) {
+			out.add(k)
+		}
+		start = end
+	}
+	return out
+}
+
 func (l *keyList) write(rc *conn) {
 	rc.w.Array(len(l.offs))
 	start := 0
@@ -259,7 +272,7 @@ func cmdScan(rc *conn, argv [][]byte) {
 	}
 	count := int64(10)
 	var g *glob
-	typeOK := true
+	var typ []byte // TYPE: only keys of this type (a name Redis does not know matches nothing)
 	for i := 2; i < len(argv); {
 		more := len(argv) - i
 		switch {
@@ -278,7 +291,7 @@ func cmdScan(rc *conn, argv [][]byte) {
 				g = compileGlob(p)
 			}
 		case is(argv[i], "type") && more >= 2:
-			typeOK = is(argv[i+1], "string")
+			typ = argv[i+1]
 		default:
 			rc.w.Error(errSyntax)
 			return
@@ -287,13 +300,19 @@ func cmdScan(rc *conn, argv [][]byte) {
 	}
 	var keys keyList
 	next, err := rc.st.ScanKeys(cursor, int(min(count, math.MaxInt32)), func(k []byte) {
-		if typeOK && (g == nil || g.match(k)) {
+		if g == nil || g.match(k) {
 			keys.add(k)
 		}
 	})
 	if err != nil {
 		rc.w.Error("ERR " + err.Error())
 		return
+	}
+	if typ != nil {
+		keys = keys.filter(func(k []byte) bool {
+			it, ok := rc.st.Peek(k)
+			return ok && is(typ, it.Kind.String())
+		})
 	}
 	rc.w.Array(2)
 	rc.w.Bulk(strconv.AppendUint(rc.scratch[:0], next, 10))

@@ -230,6 +230,7 @@ func init() {
 			summary: "Returns the server time.", run: cmdTime},
 	}
 	table = append(table, hashCommands()...)
+	table = append(table, keyspaceCommands()...)
 	table = append(table, clusterCommands()...) // cluster.go
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {

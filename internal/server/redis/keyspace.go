@@ -1,0 +1,90 @@
+package redis
+
+import (
+	"bytes"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// RENAME, RENAMENX and COPY: commands that move or duplicate a value of
+// any kind between two keys, each one store.Tx over both.
+
+func keyspaceCommands() []respCommand {
+	w := []string{"write"}
+	two := func(name string, arity int, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
+		return respCommand{name: name, arity: arity, flags: w, firstKey: 1, lastKey: 2, step: 1, group: "generic",
+			since: since, complexity: complexity, summary: summary, args: args, run: run}
+	}
+	return []respCommand{
+		two("rename", 3, "1.0.0", "O(1)", "Renames a key and overwrites the destination.", []docArg{key("key"), key("newkey")}, cmdRename),
+		two("renamenx", 3, "1.0.0", "O(1)", "Renames a key only when the target key name doesn't exist.", []docArg{key("key"), key("newkey")}, cmdRenameNX),
+		two("copy", -3, "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
+			"Copies the value of a key to a new key.",
+			[]docArg{key("source"), key("destination"), opt(tokArg("DB", "destination-db", "integer")), opt(token("REPLACE"))}, cmdCopy),
+	}
+}
+
+// cmdRename is RENAME key newkey: the value, its TTL and kind move.
+func cmdRename(rc *conn, argv [][]byte) { rc.rename(argv[1], argv[2], false) }
+
+// cmdRenameNX is RENAMENX key newkey: 1 if renamed, 0 if newkey exists.
+func cmdRenameNX(rc *conn, argv [][]byte) { rc.rename(argv[1], argv[2], true) }
+
+func (rc *conn) rename(src, dst []byte, nx bool) {
+	found, done := false, false
+	_ = rc.st.Tx([][]byte{src, dst}, func(tx *store.Tx) error {
+		if _, found = tx.Kind(src); !found {
+			return nil
+		}
+		if bytes.Equal(src, dst) {
+			done = !nx // Redis: OK for RENAME, 0 for RENAMENX
+			return nil
+		}
+		done = tx.Rename(src, dst, nx)
+		return nil
+	})
+	switch {
+	case !found:
+		rc.w.Error("ERR no such key")
+	case nx:
+		rc.w.Int(int64(b2i(done)))
+	default:
+		rc.w.OK()
+	}
+}
+
+// cmdCopy is COPY source destination [DB destination-db] [REPLACE].
+// MiniKV has one database, 0.
+func cmdCopy(rc *conn, argv [][]byte) {
+	src, dst := argv[1], argv[2]
+	replace := false
+	for i := 3; i < len(argv); i++ {
+		switch {
+		case is(argv[i], "replace"):
+			replace = true
+		case is(argv[i], "db") && i+1 < len(argv):
+			i++
+			db, ok := rc.parseInt(argv[i])
+			if !ok {
+				return
+			}
+			if db != 0 {
+				rc.w.Error("ERR DB index is out of range")
+				return
+			}
+		default:
+			rc.w.Error(errSyntax)
+			return
+		}
+	}
+	if bytes.Equal(src, dst) {
+		rc.w.Error("ERR source and destination objects are the same")
+		return
+	}
+	copied := false
+	_ = rc.st.Tx([][]byte{src, dst}, func(tx *store.Tx) error {
+		copied = tx.Copy(src, dst, replace)
+		return nil
+	})
+	rc.w.Int(int64(b2i(copied)))
+}
