@@ -179,6 +179,10 @@ var respSessions = []respSession{
 		mb("COPY", "rn:nope", "rn:d") + mb("COPY", "rn:b", "rn:d", "FOO") + mb("COPY", "rn:b", "rn:d", "DB") + mb("COPY", "rn:b", "rn:d", "DB", "x") +
 		mb("COPY", "rn:b", "rn:d", "DB", "0", "REPLACE") + mb("HDEL", "rn:d", "f") + mb("HGETALL", "rn:b") + mb("HGETALL", "rn:d") +
 		mb("SET", "rn:s", "str", "PX", "100000") + mb("COPY", "rn:s", "rn:s2") + mb("GET", "rn:s2") + mb("PTTL", "rn:s2")},
+	{name: "config set encoding", in: mb("CONFIG", "SET", "hash-max-listpack-entries", "x") + mb("CONFIG", "SET", "hash-max-listpack-entries", "-1") +
+		mb("CONFIG", "SET", "nosuchparam", "1") + mb("CONFIG", "SET", "hash-max-ziplist-entries", "1", "nosuchparam", "2") +
+		mb("CONFIG", "SET", "hash-max-listpack-entries", "128", "hash-max-listpack-value", "64") +
+		mb("CONFIG", "GET", "hash-max-ziplist-entries") + mb("CONFIG", "GET", "hash-max-listpack-value")},
 	{name: "scan type", in: mb("HSET", "st:h", "f", "v") + mb("SET", "st:s", "v") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "hash") +
 		mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "STRING") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "nosuchtype")},
 	{name: "pipeline split", in: mb("SET", "p:a", "1") + "*2\r\n$3\r\nGET\r\n$3\r\np:a\r\n" + "*3\r\n$6\r\nINCRBY\r\n$3\r\np:a\r\n$2\r\n10\r\n"},

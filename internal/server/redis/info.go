@@ -239,7 +239,7 @@ func (p *Protocol) maxmemoryPolicy() string {
 func (rc *conn) configParams() [][2]string {
 	p := rc.p
 	st := p.st.Stats()
-	return [][2]string{
+	return append([][2]string{
 		{"maxmemory", itoa64(st.Limit)},
 		{"maxmemory-policy", p.maxmemoryPolicy()},
 		{"maxclients", itoa64(int64(p.cfg.MaxConns))},
@@ -253,7 +253,7 @@ func (rc *conn) configParams() [][2]string {
 		{"hz", "10"},
 		{"io-threads", "1"},
 		{"cluster-enabled", map[bool]string{false: "no", true: "yes"}[p.cluster != nil]},
-	}
+	}, rc.encodingConfig()...)
 }
 
 // CONFIG's subcommands (the table lists them under "config").
@@ -275,10 +275,6 @@ func cmdConfigGet(rc *conn, argv [][]byte) {
 		rc.w.BulkString(p[0])
 		rc.w.BulkString(p[1])
 	}
-}
-
-func cmdConfigSet(rc *conn, _ [][]byte) {
-	rc.w.Error("ERR CONFIG SET is not supported by MiniKV; restart it with the flag instead")
 }
 
 func cmdConfigResetStat(rc *conn, _ [][]byte) {

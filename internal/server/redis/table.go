@@ -203,7 +203,7 @@ func init() {
 					"Return parameters matching the glob-like <pattern> and their values.", cmdConfigGet,
 					docArg{name: "parameter", typ: "string", multiple: true}),
 				sub("config|set", -4, "2.0.0", "Sets configuration parameters in-flight.", "SET <directive> <value>",
-					"Not supported by MiniKV.", cmdConfigSet,
+					"Set the encoding parameters (hash-max-listpack-entries, ...); the rest are start-up flags.", cmdConfigSet,
 					docArg{name: "data", typ: "block", multiple: true, sub: []docArg{str("parameter"), str("value")}}),
 				sub("config|resetstat", 2, "2.0.0", "Resets the server's statistics.", "RESETSTAT",
 					"Reset statistics reported by the INFO command.", cmdConfigResetStat),

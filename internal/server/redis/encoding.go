@@ -1,0 +1,87 @@
+package redis
+
+import (
+	"strconv"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Redis's encoding parameters: how large a collection grows before it
+// leaves its compact encoding. CONFIG GET reads and CONFIG SET changes
+// them (store.Limits); the ziplist names are Redis's older aliases.
+// Collections already converted stay as they are, as in Redis.
+
+// encodingParam is one parameter and the Limits field it sets.
+type encodingParam struct {
+	name  string
+	field func(l *store.Limits) *int64
+	min   int64
+}
+
+var encodingParams = []encodingParam{
+	{"hash-max-listpack-entries", func(l *store.Limits) *int64 { return &l.HashEntries }, 0},
+	{"hash-max-listpack-value", func(l *store.Limits) *int64 { return &l.HashValue }, 0},
+	{"hash-max-ziplist-entries", func(l *store.Limits) *int64 { return &l.HashEntries }, 0},
+	{"hash-max-ziplist-value", func(l *store.Limits) *int64 { return &l.HashValue }, 0},
+}
+
+// encodingConfig is the parameters with their current values, for CONFIG
+// GET.
+func (rc *conn) encodingConfig() [][2]string {
+	l := rc.p.st.Limits()
+	out := make([][2]string, 0, len(encodingParams))
+	for _, p := range encodingParams {
+		out = append(out, [2]string{p.name, strconv.FormatInt(*p.field(&l), 10)})
+	}
+	return out
+}
+
+// cmdConfigSet is CONFIG SET parameter value [parameter value ...]: the
+// encoding parameters, all or none (as Redis 7 applies a multi-parameter
+// SET). Other parameters are fixed at start-up by flags.
+func cmdConfigSet(rc *conn, argv [][]byte) {
+	if len(argv)%2 != 0 {
+		rc.w.Error("ERR wrong number of arguments for 'config|set' command")
+		return
+	}
+	l := rc.p.st.Limits()
+	for i := 2; i < len(argv); i += 2 {
+		var param *encodingParam
+		for j := range encodingParams {
+			if is(argv[i], encodingParams[j].name) {
+				param = &encodingParams[j]
+			}
+		}
+		if param == nil {
+			if _, known := rc.configValue(argv[i]); known {
+				rc.w.Error("ERR CONFIG SET is not supported by MiniKV for '" + string(argv[i]) + "'; restart it with the flag instead")
+			} else {
+				rc.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(argv[i]) + "'")
+			}
+			return
+		}
+		failed := "ERR CONFIG SET failed (possibly related to argument '" + string(argv[i]) + "') - "
+		v, err := strconv.ParseInt(string(argv[i+1]), 10, 64)
+		switch {
+		case err != nil:
+			rc.w.Error(failed + "argument couldn't be parsed into an integer")
+			return
+		case v < param.min:
+			rc.w.Error(failed + "argument must be between " + strconv.FormatInt(param.min, 10) + " and 9223372036854775807 inclusive")
+			return
+		}
+		*param.field(&l) = v
+	}
+	rc.p.st.SetLimits(l)
+	rc.w.OK()
+}
+
+// configValue looks a parameter up among those CONFIG GET reports.
+func (rc *conn) configValue(name []byte) (string, bool) {
+	for _, p := range rc.configParams() {
+		if is(name, p[0]) {
+			return p[1], true
+		}
+	}
+	return "", false
+}
