@@ -89,11 +89,11 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	*c = coll{s: s, sh: sh, write: write, key: key, h: h, kind: kind}
 	clk := &c.clk
 	s.pollFlush(clk)
-	sh.mu.Lock()
+	s.lock(sh)
 	unlocked := false
 	defer func() {
 		if !unlocked {
-			sh.mu.Unlock()
+			s.unlock(sh)
 		}
 	}()
 	if s.lookupLocked(sh, h, key, clk, !write, &c.e) {
@@ -120,7 +120,7 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	if sh.scratchTooBig() {
 		sh.scratch = nil
 	}
-	sh.mu.Unlock()
+	s.unlock(sh)
 	unlocked = true
 	if over := s.used.Load() - s.limit; over > 0 && c.dirty {
 		s.shed(sh, over)
@@ -188,11 +188,11 @@ func (s *Store) shed(sh *shard, over int64) {
 		return
 	}
 	var clk clock
-	sh.mu.Lock()
+	s.lock(sh)
 	for s.used.Load() > s.limit && s.evictOneLocked(sh, &clk, nil) > 0 {
 	}
 	s.assertShardLocked(sh, "shed")
-	sh.mu.Unlock()
+	s.unlock(sh)
 }
 
 // length is the number of elements in c: of entries in a listpack (two

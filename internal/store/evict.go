@@ -268,10 +268,10 @@ func (s *Store) withRoom(sh *shard, clk *clock, op func() (deficit int64)) bool 
 	for attempt := 0; ; attempt++ {
 		*clk = clock{}
 		s.pollFlush(clk)
-		sh.mu.Lock()
+		s.lock(sh)
 		deficit := op()
 		s.assertShardLocked(sh, "write")
-		sh.mu.Unlock()
+		s.unlock(sh)
 		if deficit == 0 {
 			return true
 		}
@@ -300,12 +300,12 @@ func (s *Store) makeRoom(sh *shard, deficit int64) bool {
 		if o == sh || !o.mayHoldDead(clk.now(), fence) {
 			continue
 		}
-		o.mu.Lock()
+		s.lock(o)
 		_, f := s.reclaimLocked(o, &clk, fence, math.MaxInt, deficit-freed)
 		o.compactLocked()
 		s.assertShardLocked(o, "makeRoom")
 		corrected = corrected || f == 0 && !o.mayHoldDead(clk.now(), fence)
-		o.mu.Unlock()
+		s.unlock(o)
 		freed += f
 	}
 	if freed > 0 || s.noEvict {
@@ -319,7 +319,7 @@ func (s *Store) makeRoom(sh *shard, deficit int64) bool {
 		if o == sh {
 			continue
 		}
-		o.mu.Lock()
+		s.lock(o)
 		for freed < deficit {
 			c := s.evictOneLocked(o, &clk, nil)
 			if c == 0 {
@@ -329,7 +329,7 @@ func (s *Store) makeRoom(sh *shard, deficit int64) bool {
 		}
 		o.compactLocked()
 		s.assertShardLocked(o, "makeRoom")
-		o.mu.Unlock()
+		s.unlock(o)
 	}
 	return freed > 0
 }

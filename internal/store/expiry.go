@@ -119,7 +119,7 @@ func (s *Store) FlushAll(at int64) {
 	s.flushMu.Unlock()
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.mu.Lock()
+		s.lock(sh)
 		n, bytes := sh.clearLocked()
 		s.used.Add(-bytes)
 		sh.reclaimed += uint64(n)
@@ -127,7 +127,7 @@ func (s *Store) FlushAll(at int64) {
 			sh.sweptFence.Store(fence)
 		}
 		s.assertShardLocked(sh, "FlushAll")
-		sh.mu.Unlock()
+		s.unlock(sh)
 	}
 }
 
@@ -198,11 +198,11 @@ func (s *Store) sweep() {
 		if !sh.mayHoldDead(now, fence) {
 			continue
 		}
-		sh.mu.Lock()
+		s.lock(sh)
 		s.reclaimLocked(sh, &clk, fence, sweepBatch, math.MaxInt64)
 		sh.compactLocked()
 		s.assertShardLocked(sh, "sweep")
-		sh.mu.Unlock()
+		s.unlock(sh)
 	}
 }
 
@@ -228,8 +228,9 @@ type cursor struct {
 // up to which no flushed item is left.
 func (s *Store) reclaimLocked(sh *shard, clk *clock, fence uint64, maxItems int, maxBytes int64) (n int, freed int64) {
 	now := clk.now()
+	walking := sh.walking // a Tx may hold the shard with handles open
 	sh.walking = true
-	defer func() { sh.walking = false }()
+	defer func() { sh.walking = walking }()
 	visits := reclaimVisits
 	var e entry
 	nsegs := len(sh.segs)

@@ -128,7 +128,7 @@ func (s *Store) MetaDebug(key []byte) (MetaItem, bool) {
 	var clk clock
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh)
 	if !ok {
 		return MetaItem{}, false
 	}
@@ -262,7 +262,7 @@ func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
 	var clk clock
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh)
 	if !ok {
 		return ErrNotFound
 	}

@@ -34,11 +34,11 @@ func (s *Store) AddAll(keys, values [][]byte) (bool, error) {
 		var clk clock
 		s.pollFlush(&clk)
 		for _, i := range order {
-			s.shards[i].mu.Lock()
+			s.lock(&s.shards[i])
 		}
 		added, short, deficit, err := s.addAllLocked(&clk, keys, values, hashes)
 		for _, i := range slices.Backward(order) {
-			s.shards[i].mu.Unlock()
+			s.unlock(&s.shards[i])
 		}
 		if deficit == 0 || err != nil {
 			return added, err

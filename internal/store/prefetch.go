@@ -19,16 +19,16 @@ func (s *Store) Prefetch(keys [][]byte) {
 		h := s.hash(k)
 		hs[i] = h
 		sh := s.shardFor(h)
-		sh.mu.Lock()
+		s.lock(sh)
 		p := unsafe.Pointer(&sh.index.slots[sh.index.home(tagOf(h))])
-		sh.mu.Unlock()
+		s.unlock(sh)
 		prefetch(p)
 	}
 	for _, h := range hs[:n] {
 		sh := s.shardFor(h)
-		sh.mu.Lock()
+		s.lock(sh)
 		p, q := sh.recordAddrLocked(h)
-		sh.mu.Unlock()
+		s.unlock(sh)
 		if p != nil {
 			prefetch(p)
 			prefetch(q)

@@ -7,11 +7,11 @@ func (s *Store) Expires() int64 {
 	var n int64
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.mu.Lock()
+		s.lock(sh)
 		for i := range sh.segs {
 			n += int64(sh.segs[i].ttl)
 		}
-		sh.mu.Unlock()
+		s.unlock(sh)
 	}
 	return n
 }

@@ -15,7 +15,7 @@ func (s *Store) Peek(key []byte) (Item, bool) {
 	var clk clock
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh)
 	if !ok {
 		return Item{}, false
 	}
@@ -27,7 +27,7 @@ func (s *Store) Take(key []byte) (Item, bool) {
 	var clk clock
 	var e entry
 	sh, ok := s.lockLive(key, &clk, true, &e)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh)
 	if !ok {
 		return Item{}, false
 	}
@@ -53,8 +53,8 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 	var clk clock
 	s.pollFlush(&clk)
 	sh := &s.shards[i]
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	s.lock(sh)
+	defer s.unlock(sh)
 	slots := sh.index.slots
 	// Start at a random slot so RandomKey does not keep returning the
 	// same key.

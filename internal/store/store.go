@@ -22,6 +22,15 @@ const (
 // Store is the sharded in-memory cache. All methods are safe for concurrent
 // use. See the package documentation for the design.
 type Store struct {
+	*core
+	// excl is set in the view Exclusive hands out: that Tx holds every
+	// shard, so the view's methods lock nothing.
+	excl *Tx
+}
+
+// core is a Store's state, shared by the Store and the views Exclusive
+// hands out.
+type core struct {
 	shards  []shard
 	mask    uint64
 	seed    maphash.Seed
@@ -92,7 +101,7 @@ func open(cfg Config, d Disk) (*Store, error) {
 		cfg.SweepInterval = defaultSweepInterval
 	}
 	n := shardCount(cfg.Shards)
-	s := &Store{
+	s := &Store{core: &core{
 		shards:  make([]shard, n),
 		mask:    uint64(n - 1),
 		seed:    maphash.MakeSeed(),
@@ -101,7 +110,7 @@ func open(cfg Config, d Disk) (*Store, error) {
 		noEvict: cfg.NoEvict,
 		quit:    make(chan struct{}),
 		disk:    d,
-	}
+	}}
 	s.SetLimits(DefaultLimits)
 	for i := range s.shards {
 		s.shards[i].init(s.seed)
@@ -197,7 +206,7 @@ func (s *Store) lockLive(key []byte, clk *clock, read bool, e *entry) (*shard, b
 	s.pollFlush(clk)
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	sh.mu.Lock()
+	s.lock(sh)
 	ok := s.lookupLocked(sh, h, key, clk, read, e)
 	s.assertShardLocked(sh, "lookup")
 	return sh, ok
@@ -209,7 +218,7 @@ func (s *Store) Get(key []byte) (Item, bool) {
 	var clk clock
 	var e entry
 	sh, ok := s.lockLive(key, &clk, true, &e)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh)
 	if !ok {
 		return Item{}, false
 	}
@@ -225,7 +234,7 @@ func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 	var clk clock
 	var e entry
 	sh, ok := s.lockLive(key, &clk, true, &e)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh)
 	if !ok {
 		return Item{}, false
 	}
@@ -248,7 +257,7 @@ func (s *Store) Touch(key []byte, deadline int64) bool {
 	var clk clock
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh)
 	if !ok {
 		return false
 	}
@@ -267,7 +276,7 @@ func (s *Store) Delete(key []byte) error {
 	var clk clock
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh)
 	if !ok {
 		return ErrNotFound
 	}
@@ -299,7 +308,7 @@ func (s *Store) Stats() Stats {
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.mu.Lock()
+		s.lock(sh)
 		n := int64(sh.len())
 		st.Items += n
 		st.Bytes += sh.bytes
@@ -312,7 +321,7 @@ func (s *Store) Stats() Stats {
 		st.GetFlushed += sh.getFlushed
 		st.MinShardItems = min(st.MinShardItems, n)
 		st.MaxShardItems = max(st.MaxShardItems, n)
-		sh.mu.Unlock()
+		s.unlock(sh)
 	}
 	return st
 }

@@ -23,7 +23,7 @@ type Tx struct {
 	clk    clock
 	shards []*shard
 	opened []*coll
-	wrote  bool // a handle was settled with changes, or a key cleared or copied
+	nested bool // run inside Exclusive, whose Tx holds the shards
 }
 
 // maxTxShards bounds the shards one Tx locks; beyond it the Tx locks
@@ -34,6 +34,17 @@ const maxTxShards = 64
 // be among keys. A write that overdraws the memory budget is paid for
 // after the shards are unlocked, by eviction as for any collection write.
 func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
+	if s.excl != nil {
+		// Inside Exclusive: every shard is held already; only keep
+		// records in place while the handles are open.
+		tx := &Tx{s: s, shards: s.excl.shards, nested: true}
+		s.pollFlush(&tx.clk)
+		for _, sh := range tx.shards {
+			sh.walking = true
+		}
+		defer tx.end()
+		return fn(tx)
+	}
 	tx := &Tx{s: s}
 	s.pollFlush(&tx.clk)
 	if len(keys) > maxTxShards {
@@ -71,11 +82,14 @@ func (s *Store) shardIndex(sh *shard) int {
 // the reverse order and makes room if the Tx overdrew the budget.
 func (tx *Tx) end() {
 	s := tx.s
-	dirty := false
 	for len(tx.opened) > 0 {
-		c := tx.opened[len(tx.opened)-1]
-		dirty = dirty || c.dirty
-		tx.done(c)
+		tx.done(tx.opened[len(tx.opened)-1])
+	}
+	if tx.nested {
+		for _, sh := range tx.shards {
+			sh.walking = false // the exclusive Tx unlocks and makes room
+		}
+		return
 	}
 	for i := len(tx.shards) - 1; i >= 0; i-- {
 		sh := tx.shards[i]
@@ -88,7 +102,7 @@ func (tx *Tx) end() {
 		s.assertShardLocked(sh, "Tx")
 		sh.mu.Unlock()
 	}
-	if over := s.used.Load() - s.limit; over > 0 && (dirty || tx.wrote) {
+	if over := s.used.Load() - s.limit; over > 0 {
 		s.shed(nil, over)
 	}
 }
@@ -140,7 +154,6 @@ func (tx *Tx) done(c *coll) {
 	tx.opened = slices.Delete(tx.opened, i, i+1)
 	switch {
 	case c.dirty:
-		tx.wrote = true
 		tx.s.settleLocked(c, c.key, c.h, c.kind)
 	case c.found && !c.write:
 		c.sh.markUsedLocked(&c.e, tx.s.nowSec(&c.clk))
@@ -168,7 +181,6 @@ func (tx *Tx) Clear(key []byte) bool {
 		return false
 	}
 	tx.s.dropLocked(sh, &e, dropDeleted)
-	tx.wrote = true
 	return true
 }
 
@@ -245,6 +257,37 @@ func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
 	if move {
 		s.dropLocked(ssh, &se, dropDeleted)
 	}
-	tx.wrote = true
 	return true
+}
+
+// lock and unlock take and release a shard's lock, except in a view from
+// Exclusive, whose Tx already holds every shard.
+func (s *Store) lock(sh *shard) {
+	if s.excl == nil {
+		sh.mu.Lock()
+	}
+}
+
+func (s *Store) unlock(sh *shard) {
+	if s.excl == nil {
+		sh.mu.Unlock()
+	}
+}
+
+// Exclusive runs fn with every shard locked, handing it a view of the
+// Store whose methods take no lock, since the caller holds them all: a
+// Redis transaction (EXEC) is one step for every other client, on either
+// port, as in Redis's single thread. The view is valid only inside fn and
+// only on the calling goroutine; a Tx started on it nests in the
+// exclusive one. Writes inside fn evict as they do outside it.
+func (s *Store) Exclusive(fn func(v *Store) error) error {
+	tx := &Tx{s: s}
+	s.pollFlush(&tx.clk)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		tx.shards = append(tx.shards, sh)
+		sh.mu.Lock()
+	}
+	defer tx.end()
+	return fn(&Store{core: s.core, excl: tx})
 }
