@@ -116,13 +116,18 @@ func (s *Server) sumCounters() [NumStats]uint64 {
 
 // Stats returns the server's counters, for stats, INFO and operators'
 // tools.
-func (s *Server) Stats() Snapshot {
+func (s *Server) Stats() Snapshot { return s.StatsOf(s.store) }
+
+// StatsOf is Stats with the store's counters read through st: the view a
+// Redis transaction runs on (store.Exclusive), whose shards the caller
+// already holds.
+func (s *Server) StatsOf(st *store.Store) Snapshot {
 	return Snapshot{
 		Count:      s.sumCounters(),
 		CurrConns:  s.currConns.Load(),
 		TotalConns: s.totalConns.Load(),
 		Rejected:   s.rejected.Load(),
-		Store:      s.store.Stats(),
+		Store:      st.Stats(),
 		Uptime:     time.Since(s.start),
 	}
 }

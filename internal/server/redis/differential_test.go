@@ -183,6 +183,15 @@ var respSessions = []respSession{
 		mb("CONFIG", "SET", "nosuchparam", "1") + mb("CONFIG", "SET", "hash-max-ziplist-entries", "1", "nosuchparam", "2") +
 		mb("CONFIG", "SET", "hash-max-listpack-entries", "128", "hash-max-listpack-value", "64") +
 		mb("CONFIG", "GET", "hash-max-ziplist-entries") + mb("CONFIG", "GET", "hash-max-listpack-value")},
+	{name: "multi exec", in: "MULTI\r\nMULTI\r\nSET mx:a 1\r\nEXEC\r\nMULTI\r\nWATCH mx:a\r\nEXEC\r\nMULTI\r\nFOO\r\nSET mx:a\r\nEXEC\r\n" +
+		"EXEC\r\nDISCARD\r\nMULTI\r\nDISCARD\r\nMULTI\r\nSET mx:a 1\r\nINCR mx:a\r\nHSET mx:a f v\r\nGET mx:a\r\nEXEC\r\n" +
+		"WATCH mx:a\r\nSET mx:a 2\r\nMULTI\r\nGET mx:a\r\nEXEC\r\nMULTI\r\nEXEC\r\nWATCH\r\nUNWATCH\r\nMULTI\r\nUNWATCH\r\nPING\r\nEXEC\r\n" +
+		"WATCH mx:a mx:nope\r\nMULTI\r\nINCR mx:a\r\nEXEC\r\nWATCH mx:nope\r\nSET mx:nope 1\r\nMULTI\r\nINCR mx:a\r\nEXEC\r\n" +
+		"WATCH mx:a\r\nEXPIRE mx:a 100\r\nMULTI\r\nINCR mx:a\r\nEXEC\r\nWATCH mx:a\r\nMULTI\r\nDISCARD\r\nSET mx:a 9\r\nMULTI\r\nGET mx:a\r\nEXEC\r\n" +
+		"MULTI\r\nSET mx:b x\r\nRENAME mx:b mx:c\r\nHSET mx:h f 1\r\nHINCRBY mx:h f 5\r\nCOPY mx:h mx:h2\r\nHGETALL mx:h2\r\nTYPE mx:c\r\nEXISTS mx:c mx:b\r\nEXEC\r\n" +
+		"MULTI\r\nCONFIG FOO\r\nEXEC\r\nMULTI\r\nQUIT\r\n"},
+	{name: "multi exec resp3", skip: 1, in: mb("HELLO", "3") + mb("WATCH", "m3:a") + mb("SET", "m3:a", "1") + mb("MULTI") + mb("GET", "m3:a") + mb("EXEC") +
+		mb("MULTI") + mb("HSET", "m3:h", "a", "1") + mb("HGETALL", "m3:h") + mb("EXEC")},
 	{name: "scan type", in: mb("HSET", "st:h", "f", "v") + mb("SET", "st:s", "v") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "hash") +
 		mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "STRING") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "nosuchtype")},
 	{name: "pipeline split", in: mb("SET", "p:a", "1") + "*2\r\n$3\r\nGET\r\n$3\r\np:a\r\n" + "*3\r\n$6\r\nINCRBY\r\n$3\r\np:a\r\n$2\r\n10\r\n"},

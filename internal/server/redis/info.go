@@ -94,7 +94,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("clients_in_timeout_table", 0)
 		field("total_blocking_keys", 0)
 	case "memory":
-		st := p.st.Stats()
+		st := rc.st.Stats()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		field("used_memory", st.Bytes)
@@ -111,14 +111,14 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		// Durable mode maps onto Redis's AOF fields (every write is in
 		// the log before its reply) and its RDB save fields (SAVE and
 		// BGSAVE checkpoint the engine).
-		ds := p.st.DiskStats()
+		ds := rc.st.DiskStats()
 		lastSave, saveStatus, writeStatus := s.Started().Unix(), "ok", "ok"
 		if ds.Durable {
 			lastSave = ds.LastSave
 			if ds.SaveErr != nil {
 				saveStatus = "err"
 			}
-			if p.st.Sync() != nil {
+			if rc.st.Sync() != nil {
 				writeStatus = "err"
 			}
 		}
@@ -141,7 +141,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("minikv_disk_write_stalls", ds.WriteStalls)
 		field("minikv_disk_recovery_ms", ds.OpenTime.Milliseconds())
 	case "stats":
-		snap := s.Stats()
+		snap := s.StatsOf(rc.st)
 		sum, st := snap.Count, snap.Store
 		field("total_connections_received", snap.TotalConns)
 		field("total_commands_processed", sum[server.StatCommands])
@@ -178,7 +178,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("cluster_enabled", b2i(p.cluster != nil))
 	case "keyspace":
 		// In durable mode this walks the disk (store.Count).
-		if n, exp, err := p.st.Count(); err == nil && n > 0 {
+		if n, exp, err := rc.st.Count(); err == nil && n > 0 {
 			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n, exp)
 		}
 	}
@@ -238,7 +238,7 @@ func (p *Protocol) maxmemoryPolicy() string {
 // configParams are the parameters CONFIG GET reports, with their values.
 func (rc *conn) configParams() [][2]string {
 	p := rc.p
-	st := p.st.Stats()
+	st := rc.st.Stats()
 	return append([][2]string{
 		{"maxmemory", itoa64(st.Limit)},
 		{"maxmemory-policy", p.maxmemoryPolicy()},

@@ -80,10 +80,12 @@ type conn struct {
 	r       *resp.Reader
 	w       *resp.Writer
 	name    string
-	lower   [32]byte // the command name, lower-cased, without allocating
-	scratch []byte   // values built by read-modify-write commands
-	quit    bool     // close after this reply (QUIT, cross-protocol attack)
-	nowMs   int64    // the batch's clock in Unix ms (nowMilli); 0: not read yet
+	lower   [32]byte     // the command name, lower-cased, without allocating
+	scratch []byte       // values built by read-modify-write commands
+	quit    bool         // close after this reply (QUIT, cross-protocol attack)
+	multi   multiState   // MULTI ... EXEC (multi.go)
+	watched []watchedKey // WATCH
+	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,
@@ -184,29 +186,29 @@ func (rc *conn) dispatch(argv [][]byte) {
 			rc.quit = true
 			return
 		}
-		rc.w.Error(unknownCommand(argv))
+		rc.reject(unknownCommand(argv))
 		return
 	}
 	if !cmd.arityOK(len(argv)) {
-		rc.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
+		rc.reject("ERR wrong number of arguments for '" + cmd.name + "' command")
 		return
 	}
 	if len(cmd.subs) > 0 && (len(argv) > 1 || cmd.run == nil) {
 		sc := cmd.subcommand(argv[1])
 		if sc == nil {
-			rc.w.Error("ERR unknown subcommand '" + string(cString(argv[1], 128)) + "'. Try " +
+			rc.reject("ERR unknown subcommand '" + string(cString(argv[1], 128)) + "'. Try " +
 				strings.ToUpper(cmd.name) + " HELP.")
 			return
 		}
 		if !sc.arityOK(len(argv)) {
-			rc.w.Error("ERR wrong number of arguments for '" + sc.name + "' command")
+			rc.reject("ERR wrong number of arguments for '" + sc.name + "' command")
 			return
 		}
 		cmd = sc
 	}
 	// As in Redis, unknown commands and arity are reported before auth.
 	if !rc.Authed() && !cmd.noAuth {
-		rc.w.Error("NOAUTH Authentication required.")
+		rc.reject("NOAUTH Authentication required.")
 		return
 	}
 	if rc.r.TooLarge() {
@@ -214,13 +216,18 @@ func (rc *conn) dispatch(argv [][]byte) {
 		// reader keeps no more than that): no command could store it,
 		// so it is refused whole, and the connection stays in step.
 		rc.Count(server.StatStoreTooLarge)
-		rc.w.Error(errTooLarge)
+		rc.reject(errTooLarge)
 		return
 	}
 	// Cluster mode: keys this node does not own are redirected, after
 	// the checks above, as in Redis's processCommand. Off, it costs one
 	// nil test.
 	if rc.p.cluster != nil && cmd.firstKey > 0 && !rc.routed(cmd, argv) {
+		rc.rejected()
+		return
+	}
+	if rc.multi.active && !runsInMulti(cmd) {
+		rc.enqueue(argv)
 		return
 	}
 	rc.Count(server.StatCommands)
