@@ -34,7 +34,7 @@ type table struct {
 
 const (
 	minTableSlots = 16
-	tableOverhead = 64 // the struct and its slice headers, charged with the slices
+	tableOverhead = 128 // the struct, its wrapper and its object-table slot, charged with the slices
 )
 
 func newTable(seed maphash.Seed, n int) *table {
