@@ -232,6 +232,7 @@ func init() {
 	table = append(table, hashCommands()...)
 	table = append(table, keyspaceCommands()...)
 	table = append(table, multiCommands()...)
+	table = append(table, objectCommands()...)  // object.go
 	table = append(table, clusterCommands()...) // cluster.go
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
