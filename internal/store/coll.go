@@ -24,25 +24,37 @@ import (
 type Limits struct {
 	HashEntries int64 // hash-max-listpack-entries; default 128
 	HashValue   int64 // hash-max-listpack-value; default 64
+
+	SetIntsetEntries   int64 // set-max-intset-entries; default 512
+	SetListpackEntries int64 // set-max-listpack-entries (Redis 7.2); default 128
+	SetListpackValue   int64 // set-max-listpack-value (Redis 7.2); default 64
 }
 
 // DefaultLimits are Redis 7's defaults.
-var DefaultLimits = Limits{HashEntries: 128, HashValue: 64}
+var DefaultLimits = Limits{HashEntries: 128, HashValue: 64,
+	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64}
 
 // limits is the Store's Limits, read without a lock on every write.
 type limits struct {
 	hashEntries, hashValue atomic.Int64
+
+	setIntsetEntries, setListpackEntries, setListpackValue atomic.Int64
 }
 
 // SetLimits changes the encoding limits; collections already big stay big.
 func (s *Store) SetLimits(l Limits) {
 	s.lim.hashEntries.Store(l.HashEntries)
 	s.lim.hashValue.Store(l.HashValue)
+	s.lim.setIntsetEntries.Store(l.SetIntsetEntries)
+	s.lim.setListpackEntries.Store(l.SetListpackEntries)
+	s.lim.setListpackValue.Store(l.SetListpackValue)
 }
 
 // Limits returns the encoding limits.
 func (s *Store) Limits() Limits {
-	return Limits{HashEntries: s.lim.hashEntries.Load(), HashValue: s.lim.hashValue.Load()}
+	return Limits{HashEntries: s.lim.hashEntries.Load(), HashValue: s.lim.hashValue.Load(),
+		SetIntsetEntries: s.lim.setIntsetEntries.Load(), SetListpackEntries: s.lim.setListpackEntries.Load(),
+		SetListpackValue: s.lim.setListpackValue.Load()}
 }
 
 var errFlat = errors.New("store: malformed collection encoding")
@@ -203,6 +215,8 @@ func (c *coll) length() int {
 		return c.obj.len()
 	case c.lp == nil:
 		return 0
+	case c.enc == encIntset:
+		return isLen(c.lp)
 	default:
 		return lpCount(c.lp)
 	}

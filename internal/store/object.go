@@ -76,6 +76,12 @@ func decodeFlat(seed maphash.Seed, k Kind, b []byte) (object, error) {
 			return nil, err
 		}
 		return &bigHash{t: t}, nil
+	case KindSet:
+		t, err := tableFromFlat(seed, b)
+		if err != nil {
+			return nil, err
+		}
+		return setFromFlat(t)
 	}
 	return nil, errFlat
 }
