@@ -299,10 +299,6 @@ func cmdHIncrByFloat(rc *conn, argv [][]byte) {
 // rules: a positive count gives distinct fields (at most the hash's
 // size), a negative one |count| fields that may repeat.
 func cmdHRandField(rc *conn, argv [][]byte) {
-	if len(argv) > 4 || len(argv) == 4 && !is(argv[3], "withvalues") {
-		rc.w.Error(errSyntax)
-		return
-	}
 	var h store.Hash
 	if len(argv) == 2 {
 		rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
@@ -316,8 +312,17 @@ func cmdHRandField(rc *conn, argv [][]byte) {
 		}))
 		return
 	}
+	// As t_hash.c: the count first, then the other arguments.
 	count, ok := rc.parseInt(argv[2])
 	if !ok {
+		return
+	}
+	if count == math.MinInt64 {
+		rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	if len(argv) > 4 || len(argv) == 4 && !is(argv[3], "withvalues") {
+		rc.w.Error(errSyntax)
 		return
 	}
 	withValues := len(argv) == 4
@@ -386,16 +391,27 @@ func sampleIndexes(n, k int) []bool {
 	return picked
 }
 
-// cmdHScan is HSCAN key cursor [MATCH pattern] [COUNT count].
+// cmdHScan is HSCAN key cursor [MATCH pattern] [COUNT count]. As in
+// Redis, the cursor is checked first, then the key (missing: an empty
+// scan, whatever the options say; another type: WRONGTYPE), then the
+// options.
 func cmdHScan(rc *conn, argv [][]byte) {
-	cursor, g, count, ok := rc.parseScanArgs(argv, 2)
-	if !ok {
+	if _, ok := parseCursor(argv[2]); !ok {
+		rc.w.Error("ERR invalid cursor")
 		return
 	}
 	var h store.Hash
 	var out keyList
 	var next uint64
+	bad := false
 	err := rc.st.ViewHash(argv[1], &h, func() error {
+		if !h.Exists() {
+			return nil
+		}
+		cursor, g, count, ok := rc.parseScanArgs(argv, 2)
+		if bad = !ok; bad {
+			return nil
+		}
 		next = h.Scan(cursor, count, func(f, v []byte) {
 			if g == nil || g.match(f) {
 				out.add(f)
@@ -407,6 +423,9 @@ func cmdHScan(rc *conn, argv [][]byte) {
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	if bad {
+		return // parseScanArgs answered
 	}
 	rc.w.Array(2)
 	rc.w.Bulk(strconv.AppendUint(rc.scratch[:0], next, 10))

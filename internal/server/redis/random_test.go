@@ -488,6 +488,42 @@ var randKinds = []randKind{
 	{"SCAN", 2, (*randGen).scan},
 	{"DBSIZE", 2, func(*randGen) []string { return nil }},
 	{"RANDOMKEY", 1, func(*randGen) []string { return nil }},
+	{"RENAME", 1, func(g *randGen) []string { return g.keys(2) }},
+	{"RENAMENX", 1, func(g *randGen) []string { return g.keys(2) }},
+	{"COPY", 1, func(g *randGen) []string { return append(g.keys(2), g.options([][]string{{"REPLACE"}})...) }},
+	// Hashes, on the same keys as the strings: WRONGTYPE both ways.
+	{"HSET", 6, func(g *randGen) []string { return append([]string{g.key()}, g.fieldValues(1+g.r.IntN(3))...) }},
+	{"HSETNX", 2, func(g *randGen) []string { return []string{g.key(), g.field(), g.value()} }},
+	{"HGET", 4, func(g *randGen) []string { return []string{g.key(), g.field()} }},
+	{"HMGET", 2, func(g *randGen) []string { return []string{g.key(), g.field(), g.field()} }},
+	{"HDEL", 3, func(g *randGen) []string { return []string{g.key(), g.field(), g.field()} }},
+	{"HEXISTS", 1, func(g *randGen) []string { return []string{g.key(), g.field()} }},
+	{"HLEN", 1, randOne},
+	{"HSTRLEN", 1, func(g *randGen) []string { return []string{g.key(), g.field()} }},
+	{"HKEYS", 1, randOne},
+	{"HVALS", 1, randOne},
+	{"HGETALL", 2, randOne},
+	{"HINCRBY", 3, func(g *randGen) []string { return []string{g.key(), g.field(), g.intArg()} }},
+	{"HINCRBYFLOAT", 2, func(g *randGen) []string { return []string{g.key(), g.field(), g.pick(randFloats)} }},
+	{"HRANDFIELD", 1, func(g *randGen) []string {
+		return append([]string{g.key()}, g.options([][]string{{g.pick([]string{"1", "3", "10", "-2", "-5", "0", "x"})}, {"WITHVALUES"}})...)
+	}},
+	{"HSCAN", 1, func(g *randGen) []string {
+		return append([]string{g.key(), "0"}, g.options([][]string{{"MATCH", g.pick([]string{"f*", "*", "?"})}, {"COUNT", "100"}})...)
+	}},
+}
+
+// randFields are the hash fields: few, so commands meet each other's.
+var randFields = []string{"f1", "f2", "f3", "10", "", "bin\x00\xff"}
+
+func (g *randGen) field() string { return g.pick(randFields) }
+
+func (g *randGen) fieldValues(n int) []string {
+	var out []string
+	for range n {
+		out = append(out, g.field(), g.value())
+	}
+	return out
 }
 
 // next returns the next command. 3% of them get a wrong arity: the last
@@ -553,8 +589,27 @@ func randCompare(args []string, redis, minikv string) (same bool, known string) 
 		return sortedReply(redis, true) == sortedReply(minikv, true), ""
 	case "randomkey": // a key, any key
 		return redis[0] == '$' && minikv[0] == '$' && (redis == "$-1\r\n") == (minikv == "$-1\r\n"), ""
+	case "hkeys", "hvals", "hgetall":
+		// A hash past its listpack limits is a table, whose order is
+		// each server's own (the sessions pin the listpack order).
+		return sortedReply(redis, false) == sortedReply(minikv, false), ""
+	case "hscan":
+		return sortedReply(redis, true) == sortedReply(minikv, true), ""
+	case "hrandfield": // random picks: the same kind and number of them
+		return randShape(redis) == randShape(minikv), ""
 	}
 	return false, ""
+}
+
+// randShape is a reply's type and, for an array, its length.
+func randShape(reply string) string {
+	if reply[0] == '*' {
+		return reply[:strings.IndexByte(reply, '\n')]
+	}
+	if reply[0] == '$' && reply != "$-1\r\n" {
+		return "$"
+	}
+	return reply
 }
 
 func randInt(reply string) (int64, bool) {

@@ -267,10 +267,13 @@ func cmdGetEX(rc *conn, argv [][]byte) {
 	if expire != nil {
 		var msg string
 		if deadline, msg = expireDeadline(expire, flags, "getex", rc.nowMilli()); msg != "" {
-			if _, found := st.Peek(key); !found {
+			switch it, found := st.Peek(key); {
+			case !found:
 				rc.countGet(false)
 				rc.w.Null()
-			} else {
+			case it.Kind != store.KindString:
+				rc.w.Error(errWrongType) // the type is checked before the expiry
+			default:
 				rc.w.Error(msg)
 			}
 			return

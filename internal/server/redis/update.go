@@ -201,7 +201,12 @@ func (rc *conn) incrBy(key []byte, delta int64) {
 func cmdIncrByFloat(rc *conn, argv [][]byte) {
 	var incr big.Float
 	if !parseLongDouble(&incr, argv[2]) {
-		rc.w.Error(errNotFloat)
+		// Redis looks the key's type up before it parses the increment.
+		if it, ok := rc.st.Peek(argv[1]); ok && it.Kind != store.KindString {
+			rc.w.Error(errWrongType)
+		} else {
+			rc.w.Error(errNotFloat)
+		}
 		return
 	}
 	rc.Count(server.StatCmdSet)
