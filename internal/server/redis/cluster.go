@@ -72,12 +72,24 @@ func NewCluster(srv *server.Server, cc ClusterConfig) (*Protocol, error) {
 // redirection: CROSSSLOT if the keys hash to different slots, MOVED to the
 // slot's owner otherwise. No allocation unless it redirects.
 func (rc *conn) routed(cmd *respCommand, argv [][]byte) bool {
-	cs := rc.p.cluster
+	slot := -1
+	if cmd.keysOf != nil {
+		var buf [8][]byte
+		ks, _ := cmd.keysOf(argv, buf[:0])
+		for _, k := range ks {
+			s := cluster.KeySlot(k)
+			if slot >= 0 && s != slot {
+				rc.w.Error(errCrossSlot)
+				return false
+			}
+			slot = s
+		}
+		return rc.ownsSlot(slot)
+	}
 	last := cmd.lastKey
 	if last < 0 {
 		last += len(argv)
 	}
-	slot := -1
 	for i := cmd.firstKey; i <= last && i < len(argv); i += max(cmd.step, 1) {
 		s := cluster.KeySlot(argv[i])
 		if slot >= 0 && s != slot {
@@ -86,6 +98,13 @@ func (rc *conn) routed(cmd *respCommand, argv [][]byte) bool {
 		}
 		slot = s
 	}
+	return rc.ownsSlot(slot)
+}
+
+// ownsSlot reports whether this node serves slot (-1: no key), and
+// answers MOVED if not.
+func (rc *conn) ownsSlot(slot int) bool {
+	cs := rc.p.cluster
 	if slot < 0 || cs.m.OwnerIndex(slot) == cs.index {
 		return true
 	}

@@ -192,6 +192,10 @@ var respSessions = []respSession{
 		"MULTI\r\nCONFIG FOO\r\nEXEC\r\nMULTI\r\nQUIT\r\n"},
 	{name: "multi exec resp3", skip: 1, in: mb("HELLO", "3") + mb("WATCH", "m3:a") + mb("SET", "m3:a", "1") + mb("MULTI") + mb("GET", "m3:a") + mb("EXEC") +
 		mb("MULTI") + mb("HSET", "m3:h", "a", "1") + mb("HGETALL", "m3:h") + mb("EXEC")},
+	{name: "command getkeys", in: mb("COMMAND", "GETKEYS", "SET", "a", "b") + mb("COMMAND", "GETKEYS", "GET") + mb("COMMAND", "GETKEYS", "FOO", "a") +
+		mb("COMMAND", "GETKEYS", "PING") + mb("COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2") + mb("COMMAND", "GETKEYS", "MSET", "a") +
+		mb("COMMAND", "GETKEYS", "CONFIG", "GET", "x") + mb("COMMAND", "GETKEYS", "RENAME", "a", "b") + mb("COMMAND", "GETKEYS", "HSET", "h", "f", "v") +
+		mb("COMMAND", "GETKEYS", "COPY", "a", "b", "REPLACE") + mb("COMMAND", "GETKEYS", "WATCH", "a", "b", "c") + mb("COMMAND", "GETKEYS")},
 	{name: "scan type", in: mb("HSET", "st:h", "f", "v") + mb("SET", "st:s", "v") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "hash") +
 		mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "STRING") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "nosuchtype")},
 	{name: "pipeline split", in: mb("SET", "p:a", "1") + "*2\r\n$3\r\nGET\r\n$3\r\np:a\r\n" + "*3\r\n$6\r\nINCRBY\r\n$3\r\np:a\r\n$2\r\n10\r\n"},

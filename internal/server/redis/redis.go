@@ -222,7 +222,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 	// Cluster mode: keys this node does not own are redirected, after
 	// the checks above, as in Redis's processCommand. Off, it costs one
 	// nil test.
-	if rc.p.cluster != nil && cmd.firstKey > 0 && !rc.routed(cmd, argv) {
+	if rc.p.cluster != nil && (cmd.firstKey > 0 || cmd.keysOf != nil) && !rc.routed(cmd, argv) {
 		rc.rejected()
 		return
 	}
@@ -262,7 +262,21 @@ func (rc *conn) Keys(keys [][]byte) [][]byte {
 		}
 		buf = rest
 		cmd := rc.lookup(argv[0])
-		if cmd == nil || cmd.firstKey <= 0 || !cmd.arityOK(n) {
+		if cmd == nil || cmd.firstKey <= 0 && cmd.keysOf == nil || !cmd.arityOK(n) {
+			continue
+		}
+		if cmd.keysOf != nil {
+			// A copy, so that argv (which keysOf might keep) stays on
+			// the stack for every other command.
+			var call [16][]byte
+			m := copy(call[:], argv[:min(n, len(argv))])
+			var buf [8][]byte
+			ks, _ := cmd.keysOf(call[:m], buf[:0])
+			for _, k := range ks {
+				if len(keys) < cap(keys) {
+					keys = append(keys, k)
+				}
+			}
 			continue
 		}
 		last := cmd.lastKey
@@ -355,6 +369,11 @@ type respCommand struct {
 	args       []docArg
 	noAuth     bool // allowed before the connection has authenticated
 	run        func(rc *conn, argv [][]byte)
+	// keysOf, when set, finds the keys of a command whose key positions
+	// depend on its arguments (numkeys: ZUNIONSTORE, LMPOP, ...), and
+	// reports false when the arguments do not say (a bad numkeys); the
+	// others' keys are firstKey..lastKey by step. See keys.
+	keysOf func(argv [][]byte, dst [][]byte) ([][]byte, bool)
 
 	// A container command (CLIENT, CONFIG, COMMAND) lists its
 	// subcommands; its run, if any, serves the call without one.
@@ -362,6 +381,48 @@ type respCommand struct {
 	noSubHelp string // HELP's line for the call without a subcommand
 	usage     string // a subcommand's usage in its container's HELP
 	help      string // and what it does
+}
+
+// keys appends the keys of argv (a call of c with a valid arity) to dst:
+// what cluster routing, prefetching and COMMAND GETKEYS look at.
+func (c *respCommand) keys(argv [][]byte, dst [][]byte) [][]byte {
+	if c.keysOf != nil {
+		dst, _ = c.keysOf(argv, dst)
+		return dst
+	}
+	if c.firstKey <= 0 {
+		return dst
+	}
+	last := c.lastKey
+	if last < 0 {
+		last += len(argv)
+	}
+	for i := c.firstKey; i <= last && i < len(argv); i += max(c.step, 1) {
+		dst = append(dst, argv[i])
+	}
+	return dst
+}
+
+// numKeys is a keysOf for commands whose argument at numAt says how many
+// keys follow it, after the keys at fixed (destinations, as ZUNIONSTORE's
+// at 1). A numkeys that is not a number in range gives only the fixed
+// keys and false; the command itself reports the error.
+func numKeys(numAt int, fixed ...int) func(argv [][]byte, dst [][]byte) ([][]byte, bool) {
+	return func(argv [][]byte, dst [][]byte) ([][]byte, bool) {
+		for _, i := range fixed {
+			if i < len(argv) {
+				dst = append(dst, argv[i])
+			}
+		}
+		if numAt >= len(argv) {
+			return dst, false
+		}
+		n, ok := resp.ParseInt(argv[numAt])
+		if !ok || n <= 0 || n > int64(len(argv)-numAt-1) {
+			return dst, false
+		}
+		return append(dst, argv[numAt+1:numAt+1+int(n)]...), true
+	}
 }
 
 func (c *respCommand) arityOK(n int) bool {

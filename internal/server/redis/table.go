@@ -222,6 +222,9 @@ func init() {
 				sub("command|info", -2, "2.8.13", "Returns information about one, multiple or all commands.", "INFO [<command-name> ...]",
 					"Return details about multiple commands.", cmdCommandInfo,
 					docArg{name: "command-name", typ: "string", optional: true, multiple: true}),
+				sub("command|getkeys", -4, "2.8.13", "Extracts the key names from an arbitrary command.", "GETKEYS <full-command>",
+					"Return the keys from a full Redis command.", cmdCommandGetKeys,
+					str("command"), docArg{name: "arg", typ: "string", optional: true, multiple: true}),
 				sub("command|list", -2, "7.0.0", "Returns a list of command names.", "LIST",
 					"Return a list of all commands.", cmdCommandList),
 				helpSub("command"),
@@ -284,6 +287,42 @@ func sortedCommands() []*respCommand {
 func cmdCommand(rc *conn, _ [][]byte) { rc.writeCommandInfos(sortedCommands()) }
 
 func cmdCommandCount(rc *conn, _ [][]byte) { rc.w.Int(int64(len(respCommands))) }
+
+// cmdCommandGetKeys is COMMAND GETKEYS command [arg ...]: the keys the
+// command table finds in the call, with Redis's errors.
+func cmdCommandGetKeys(rc *conn, argv [][]byte) {
+	call := argv[2:]
+	cmd := rc.lookup(call[0])
+	if cmd != nil && len(cmd.subs) > 0 && len(call) > 1 {
+		cmd = cmd.subcommand(call[1])
+	}
+	switch {
+	case cmd == nil:
+		rc.w.Error("ERR Invalid command specified")
+		return
+	case !cmd.arityOK(len(call)):
+		rc.w.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	var keys [][]byte
+	if cmd.keysOf != nil {
+		var ok bool
+		if keys, ok = cmd.keysOf(call, nil); !ok {
+			rc.w.Error("ERR Invalid arguments specified for command")
+			return
+		}
+	} else {
+		keys = cmd.keys(call, nil)
+	}
+	if len(keys) == 0 {
+		rc.w.Error("ERR The command has no key arguments")
+		return
+	}
+	rc.w.Array(len(keys))
+	for _, k := range keys {
+		rc.w.Bulk(k)
+	}
+}
 
 func cmdCommandList(rc *conn, _ [][]byte) {
 	cmds := sortedCommands()
