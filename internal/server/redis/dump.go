@@ -1,0 +1,241 @@
+package redis
+
+import (
+	"errors"
+	"math"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// DUMP and RESTORE in Redis 7.0's serialization format (rdb.go), so
+// values move between Redis and MiniKV both ways.
+//
+// DUMP writes a small collection's listpack (or intset) as it is: MiniKV
+// keeps them in Redis's byte format. RESTORE decodes and checks the whole
+// payload before it touches the key, then, in one store.Tx over the key,
+// checks BUSYKEY, clears the key (REPLACE) and builds the value: a hash
+// listpack that fits MiniKV's limits is stored as it came, anything else
+// is built element by element through the kind's handle, which picks the
+// encoding as a command would. IDLETIME sets the record's access time;
+// FREQ, Redis's 0-255 LFU counter, sets the record's 0-3 access count
+// (saturating).
+
+func dumpCommands() []respCommand {
+	return []respCommand{
+		{name: "dump", arity: 2, flags: []string{"readonly"}, firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "2.6.0",
+			complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+			summary:    "Returns a serialized representation of the value stored at a key.", args: []docArg{key("key")}, run: cmdDump},
+		{name: "restore", arity: -4, flags: []string{"write", "denyoom"}, firstKey: 1, lastKey: 1, step: 1, group: "generic", since: "2.6.0",
+			complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+			summary:    "Creates a key from the serialized representation of a value.",
+			args: []docArg{key("key"), integ("ttl"), str("serialized-value"), opt(token("REPLACE")), opt(token("ABSTTL")),
+				opt(tokArg("IDLETIME", "seconds", "integer")), opt(tokArg("FREQ", "frequency", "integer"))},
+			run: cmdRestore},
+	}
+}
+
+// cmdDump is DUMP key: the payload, or null for a missing key.
+func cmdDump(rc *conn, argv [][]byte) {
+	p, ok, err := dumpKey(rc.st, argv[1])
+	switch {
+	case err != nil:
+		rc.storeError(err)
+	case !ok:
+		rc.w.Null()
+	default:
+		rc.w.Bulk(p)
+	}
+}
+
+// dumpKey serializes the value under key. The kind is read first, then
+// the value through its handle; a key that changes kind in between is
+// read again.
+func dumpKey(st *store.Store, key []byte) ([]byte, bool, error) {
+	for {
+		it, ok := st.Peek(key)
+		if !ok {
+			return nil, false, nil
+		}
+		var p []byte
+		var err error
+		switch it.Kind {
+		case store.KindString:
+			p = rdbAppendString([]byte{rdbTypeString}, it.Value)
+		case store.KindHash:
+			var h store.Hash
+			err = st.ViewHash(key, &h, func() error {
+				if !h.Exists() {
+					return nil
+				}
+				if lp := h.HashListpack(); lp != nil {
+					p = rdbAppendString([]byte{rdbTypeHashListpack}, lp)
+					return nil
+				}
+				p = rdbAppendLen([]byte{rdbTypeHash}, uint64(h.Len()))
+				h.Each(func(f, v []byte) bool {
+					p = rdbAppendString(rdbAppendString(p, f), v)
+					return true
+				})
+				return nil
+			})
+		default:
+			p, err = dumpOther(st, key, it.Kind)
+		}
+		if errors.Is(err, store.ErrWrongType) {
+			continue // changed kind since Peek
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if p == nil {
+			return nil, false, nil // deleted since Peek
+		}
+		return rdbSeal(p), true, nil
+	}
+}
+
+// dumpOther serializes the kinds whose handles DUMP does not read yet.
+func dumpOther(st *store.Store, key []byte, k store.Kind) ([]byte, error) {
+	return nil, errors.New("DUMP of a " + k.String() + " is not supported yet")
+}
+
+// Errors of RESTORE, as Redis words them.
+const (
+	errBusyKey     = "BUSYKEY Target key name already exists."
+	errBadPayload  = "ERR DUMP payload version or checksum are wrong"
+	errBadFormat   = "ERR Bad data format"
+	errInvalidTTL  = "ERR Invalid TTL value, must be >= 0"
+	errInvalidIdle = "ERR Invalid IDLETIME value, must be >= 0"
+	errInvalidFreq = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+)
+
+// cmdRestore is RESTORE key ttl serialized-value [REPLACE] [ABSTTL]
+// [IDLETIME seconds] [FREQ frequency], with Redis's order of checks:
+// options, then BUSYKEY, then the TTL, then the payload's footer and
+// contents.
+func cmdRestore(rc *conn, argv [][]byte) {
+	replace, absTTL := false, false
+	idle, freq := int64(-1), int64(-1)
+	for j := 4; j < len(argv); j++ {
+		more := len(argv) - j - 1
+		switch {
+		case is(argv[j], "replace"):
+			replace = true
+		case is(argv[j], "absttl"):
+			absTTL = true
+		case is(argv[j], "idletime") && more >= 1 && freq == -1:
+			v, ok := rc.parseInt(argv[j+1])
+			if !ok {
+				return
+			}
+			if v < 0 {
+				rc.w.Error(errInvalidIdle)
+				return
+			}
+			idle = v
+			j++
+		case is(argv[j], "freq") && more >= 1 && idle == -1:
+			v, ok := rc.parseInt(argv[j+1])
+			if !ok {
+				return
+			}
+			if v < 0 || v > 255 {
+				rc.w.Error(errInvalidFreq)
+				return
+			}
+			freq = v
+			j++
+		default:
+			rc.w.Error(errSyntax)
+			return
+		}
+	}
+	key := argv[1]
+	// Everything that does not depend on the key is worked out first;
+	// errors are answered in Redis's order inside the Tx.
+	ttl, ttlOK := resp.ParseInt(argv[2])
+	var v *rdbValue
+	payloadErr := ""
+	if obj, ok := rdbVerify(argv[3]); !ok {
+		payloadErr = errBadPayload
+	} else if dv, err := rdbDecode(obj); err != nil {
+		payloadErr = errBadFormat
+	} else {
+		v = dv
+	}
+	var reply string // an error, or "" for OK
+	var storeErr error
+	_ = rc.st.Tx([][]byte{key}, func(tx *store.Tx) error {
+		_, exists := tx.Kind(key)
+		switch {
+		case exists && !replace:
+			reply = errBusyKey
+			return nil
+		case !ttlOK:
+			reply = errNotInt
+			return nil
+		case ttl < 0:
+			reply = errInvalidTTL
+			return nil
+		case payloadErr != "":
+			reply = payloadErr
+			return nil
+		}
+		if exists {
+			tx.Clear(key)
+		}
+		var deadline int64
+		if ttl > 0 {
+			at := ttl
+			if !absTTL {
+				at = min(ttl, math.MaxInt64-rc.nowMilli()) + rc.nowMilli()
+			}
+			if at <= rc.nowMilli() {
+				return nil // already expired: the key is deleted (REPLACE) and nothing stored
+			}
+			deadline = msToDeadline(at)
+		}
+		storeErr = restoreValue(tx, key, v)
+		if storeErr == nil {
+			tx.SetRestored(key, deadline, idle, int(min(freq, math.MaxInt32)))
+		}
+		return nil
+	})
+	switch {
+	case reply != "":
+		rc.w.Error(reply)
+	case storeErr != nil:
+		rc.storeError(storeErr)
+	default:
+		rc.w.OK()
+	}
+}
+
+// restoreValue builds v under key, which holds nothing, in tx.
+func restoreValue(tx *store.Tx, key []byte, v *rdbValue) error {
+	switch v.kind {
+	case store.KindString:
+		return tx.PutString(key, v.str)
+	case store.KindHash:
+		if v.lp != nil && tx.RestoreHashListpack(key, v.lp) {
+			return nil
+		}
+		var h store.Hash
+		if err := tx.Hash(key, &h, true); err != nil {
+			return err
+		}
+		for i := 0; i < len(v.elems); i += 2 {
+			h.Set(v.elems[i], v.elems[i+1])
+		}
+		tx.DoneHash(&h)
+		return nil
+	default:
+		return restoreOther(tx, key, v)
+	}
+}
+
+// restoreOther builds the kinds whose handles RESTORE does not use yet.
+func restoreOther(tx *store.Tx, key []byte, v *rdbValue) error {
+	return errors.New("RESTORE of a " + v.kind.String() + " is not supported yet")
+}

@@ -1,0 +1,231 @@
+package redis
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// dumpCase is a value built by the same commands on both servers.
+type dumpCase struct {
+	key  string
+	cmds [][]any
+}
+
+func dumpCases() []dumpCase {
+	var cases []dumpCase
+	str := func(k, v string) { cases = append(cases, dumpCase{k, [][]any{{"SET", k, v}}}) }
+	str("s:short", "hello")
+	str("s:empty", "")
+	str("s:int", "12345")
+	str("s:neg", "-7")
+	str("s:i8", "-128")
+	str("s:i16", "32767")
+	str("s:i32", "-2147483648")
+	str("s:i64", "4294967296")
+	str("s:lead0", "0123")
+	str("s:lzf", strings.Repeat("x", 100))
+	str("s:lzf2", strings.Repeat("abcdefgh", 2000))
+	str("s:bin", "\x00\xff\r\n\x01"+strings.Repeat("\x00", 40))
+	var sb strings.Builder
+	for i := range 3000 {
+		sb.WriteString(strconv.Itoa(i * 7919 % 1000))
+	}
+	str("s:text", sb.String())
+	hash := func(k string, n, vlen int, oneByOne bool) {
+		var cmds [][]any
+		args := []any{"HSET", k}
+		for i := range n {
+			f, v := "f"+strconv.Itoa(i), strings.Repeat("v", vlen)+strconv.Itoa(i*31)
+			if i%3 == 0 {
+				v = strconv.Itoa(i * 1000003) // integers in the listpack
+			}
+			if oneByOne {
+				cmds = append(cmds, []any{"HSET", k, f, v})
+			} else {
+				args = append(args, f, v)
+			}
+		}
+		if !oneByOne {
+			cmds = append(cmds, args)
+		}
+		cases = append(cases, dumpCase{k, cmds})
+	}
+	hash("h:small", 3, 2, false)
+	hash("h:100", 100, 5, true)
+	hash("h:big", 600, 5, true)
+	hash("h:longval", 5, 100, false)
+	return cases
+}
+
+// readBack is a value's contents in a comparable form.
+func readBack(t *testing.T, c *redis.Client, key string) string {
+	t.Helper()
+	ctx := context.Background()
+	typ, err := c.Type(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch typ {
+	case "string":
+		v, _ := c.Get(ctx, key).Result()
+		return "string " + strconv.Quote(v)
+	case "hash":
+		m, _ := c.HGetAll(ctx, key).Result()
+		var pairs []string
+		for f, v := range m {
+			pairs = append(pairs, f+"="+v)
+		}
+		slices.Sort(pairs)
+		return "hash " + strings.Join(pairs, ",")
+	case "list":
+		l, _ := c.LRange(ctx, key, 0, -1).Result()
+		return "list " + strings.Join(l, ",")
+	case "set":
+		l, _ := c.SMembers(ctx, key).Result()
+		slices.Sort(l)
+		return "set " + strings.Join(l, ",")
+	case "zset":
+		l, _ := c.ZRangeWithScores(ctx, key, 0, -1).Result()
+		return "zset " + fmt.Sprint(l)
+	}
+	return typ
+}
+
+// TestDumpRestoreWithRedis moves every kind of value both ways: DUMP on
+// redis-server and RESTORE on MiniKV, DUMP on MiniKV and RESTORE on
+// redis-server, small and big encodings, and compares the contents.
+func TestDumpRestoreWithRedis(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{MemoryLimit: 256 << 20})
+	ctx := context.Background()
+	rc := redis.NewClient(&redis.Options{Addr: redisAddr, Protocol: 2})
+	mc := redis.NewClient(&redis.Options{Addr: rs.respAddr, Protocol: 2})
+	t.Cleanup(func() { rc.Close(); mc.Close() })
+	for _, dc := range dumpCases() {
+		t.Run(dc.key, func(t *testing.T) {
+			for _, c := range []*redis.Client{rc, mc} {
+				for _, cmd := range dc.cmds {
+					if err := c.Do(ctx, cmd...).Err(); err != nil {
+						t.Fatalf("%v: %v", cmd, err)
+					}
+				}
+			}
+			want := readBack(t, rc, dc.key)
+			if got := readBack(t, mc, dc.key); got != want {
+				t.Fatalf("setup differs: minikv %.200s, redis %.200s", got, want)
+			}
+			// Redis -> MiniKV.
+			p, err := rc.Dump(ctx, dc.key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mc.Restore(ctx, "from-redis:"+dc.key, 0, p).Err(); err != nil {
+				t.Fatalf("RESTORE of redis's DUMP %q: %v", p, err)
+			}
+			if got := readBack(t, mc, "from-redis:"+dc.key); got != want {
+				t.Errorf("redis -> minikv: got %.200s, want %.200s", got, want)
+			}
+			if re, me := rc.ObjectEncoding(ctx, dc.key).Val(), mc.ObjectEncoding(ctx, "from-redis:"+dc.key).Val(); re != me {
+				t.Errorf("encoding after RESTORE: minikv %s, redis %s", me, re)
+			}
+			// MiniKV -> Redis.
+			mp, err := mc.Dump(ctx, dc.key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rc.Restore(ctx, "from-minikv:"+dc.key, 0, mp).Err(); err != nil {
+				t.Fatalf("redis RESTORE of MiniKV's DUMP %q: %v", mp, err)
+			}
+			if got := readBack(t, rc, "from-minikv:"+dc.key); got != want {
+				t.Errorf("minikv -> redis: got %.200s, want %.200s", got, want)
+			}
+			// And MiniKV's own payload back into MiniKV, with a TTL.
+			if err := mc.RestoreReplace(ctx, "self:"+dc.key, 100_000_000_000, mp).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if got := readBack(t, mc, "self:"+dc.key); got != want {
+				t.Errorf("minikv -> minikv: got %.200s, want %.200s", got, want)
+			}
+			if ttl := mc.TTL(ctx, "self:"+dc.key).Val(); ttl <= 0 {
+				t.Errorf("TTL after RESTORE: %v", ttl)
+			}
+			// Short values serialize byte for byte as Redis does.
+			if len(p) < 64 && !bytes.Equal([]byte(p), []byte(mp)) {
+				t.Errorf("DUMP differs: minikv %q, redis %q", mp, p)
+			}
+		})
+	}
+}
+
+// FuzzRDBDecode feeds RESTORE's decoder arbitrary objects (the footer
+// already cut off): it must never panic, and what it accepts must be
+// restorable and dump back to a payload it accepts again.
+func FuzzRDBDecode(f *testing.F) {
+	for _, p := range [][]byte{
+		[]byte("\x00\x05hello"), []byte("\x00\xc190"), []byte("\x00\xc3\t@d\x01xx\xe0W\x00\x01xx"),
+		[]byte("\x10\x16\x16\x00\x00\x00\x04\x00\x81a\x02\x01\x01\x81b\x02\x85hello\x06\xff"),
+		[]byte("\x04\x02\x01a\x01b\x01c\x01d"),
+		[]byte("\x02\x02\x01a\x01b"), []byte("\x0b\x0c\x02\x00\x00\x00\x02\x00\x00\x00\x01\x00\x02\x00"),
+		[]byte("\x05\x01\x01a\x00\x00\x00\x00\x00\x00\xf0\x3f"),
+		[]byte("\x12\x01\x02\x0b\x0b\x00\x00\x00\x02\x00\x81a\x02\x01\x01\xff"),
+		[]byte("\x12\x01\x01\x03abc"),
+	} {
+		f.Add(p)
+	}
+	st := store.New(store.Config{MemoryLimit: 64 << 20})
+	defer st.Close()
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		v, err := rdbDecode(obj)
+		if err != nil {
+			return
+		}
+		key := []byte("k")
+		_ = st.Delete(key)
+		var rerr error
+		_ = st.Tx([][]byte{key}, func(tx *store.Tx) error {
+			rerr = restoreValue(tx, key, v)
+			return nil
+		})
+		if rerr != nil {
+			return // a kind RESTORE does not build yet, or too large
+		}
+		p, ok, err := dumpKey(st, key)
+		if err != nil || !ok {
+			t.Fatalf("DUMP after RESTORE: %v %v", ok, err)
+		}
+		obj2, ok := rdbVerify(p)
+		if !ok {
+			t.Fatalf("DUMP's own payload fails its footer check")
+		}
+		if _, err := rdbDecode(obj2); err != nil {
+			t.Fatalf("DUMP's own payload does not decode: %v", err)
+		}
+	})
+}
+
+// FuzzLZF checks the compressor against the decompressor.
+func FuzzLZF(f *testing.F) {
+	f.Add([]byte(strings.Repeat("abc", 40)))
+	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"))
+	f.Fuzz(func(t *testing.T, s []byte) {
+		c := lzfCompress(s)
+		if c == nil {
+			return
+		}
+		d, ok := lzfDecompress(c, len(s))
+		if !ok || !bytes.Equal(d, s) {
+			t.Fatalf("round trip of %q: %q %v", s, d, ok)
+		}
+		_, _ = lzfDecompress(s, len(s)*3) // arbitrary input must not panic
+	})
+}
