@@ -101,6 +101,8 @@ type DiskStats struct {
 	Limit            int64  // Config.DiskLimit; 0: none
 	Evictions        uint64 // items dropped for good to keep under Limit
 	Trims            uint64 // times the disk went over Limit and was trimmed
+	Rewriting        bool   // a Rewrite (BGREWRITEAOF) is running
+	RewriteErr       error  // the last Rewrite's error
 	DiskUsage
 }
 
@@ -111,14 +113,40 @@ func (s *Store) DiskStats() DiskStats {
 	}
 	s.ds.mu.Lock()
 	lastSave, saveErr, saved, readErr := s.ds.lastSave, s.ds.saveErr, s.ds.savedWrites, s.ds.readErr
+	rewriteErr := s.ds.rewriteErr
 	s.ds.mu.Unlock()
 	w := s.diskWrites.Load()
 	return DiskStats{
 		Durable: true, Writes: w, ChangesSinceSave: w - saved, LastSave: lastSave,
 		Hits: s.diskHits.Load(), ReadErrors: s.diskErrors.Load(), LastReadErr: readErr, SaveErr: saveErr,
 		Limit: s.ds.limit, Evictions: s.ds.evictions.Load(), Trims: s.ds.trims.Load(),
+		Rewriting: s.ds.rewriting.Load(), RewriteErr: rewriteErr,
 		DiskUsage: s.disk.Usage(),
 	}
+}
+
+// Rewrite compacts the whole disk in the background, dropping overwritten
+// versions and expired, deleted and flushed records, so the directory
+// holds about what is live: Redis's BGREWRITEAOF. It reports false if a
+// rewrite is already running; without a Disk it is ErrNotDurable. Close
+// waits for it.
+func (s *Store) Rewrite() (bool, error) {
+	if s.disk == nil {
+		return false, ErrNotDurable
+	}
+	if !s.ds.rewriting.CompareAndSwap(false, true) {
+		return false, nil
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.ds.rewriting.Store(false)
+		err := s.disk.Compact()
+		s.ds.mu.Lock()
+		s.ds.rewriteErr = err
+		s.ds.mu.Unlock()
+	}()
+	return true, nil
 }
 
 // Save makes every change so far durable (fsynced, whatever the mode) and
@@ -172,6 +200,9 @@ type diskState struct {
 	limit     int64 // Config.DiskLimit
 	evictions atomic.Uint64
 	trims     atomic.Uint64
+
+	rewriting  atomic.Bool // a Rewrite is running
+	rewriteErr error       // the last Rewrite's error (under mu)
 }
 
 const (

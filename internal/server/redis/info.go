@@ -129,8 +129,12 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("rdb_last_save_time", lastSave)
 		field("rdb_last_bgsave_status", saveStatus)
 		field("aof_enabled", b2i(ds.Durable))
-		field("aof_rewrite_in_progress", 0)
-		field("aof_last_bgrewrite_status", "ok")
+		rewriteStatus := "ok"
+		if ds.RewriteErr != nil {
+			rewriteStatus = "err"
+		}
+		field("aof_rewrite_in_progress", b2i(ds.Rewriting))
+		field("aof_last_bgrewrite_status", rewriteStatus)
 		field("aof_last_write_status", writeStatus)
 		field("minikv_disk_writes", ds.Writes)
 		field("minikv_disk_hits", ds.Hits)

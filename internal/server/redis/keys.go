@@ -404,6 +404,21 @@ func cmdBGSave(rc *conn, argv [][]byte) {
 	rc.w.Simple("Background saving started")
 }
 
+// cmdBGRewriteAOF is BGREWRITEAOF: in durable mode, a full compaction of
+// the engine in the background (store.Rewrite), after which the data
+// directory holds about the live items, as a rewritten AOF does.
+func cmdBGRewriteAOF(rc *conn, _ [][]byte) {
+	started, err := rc.st.Rewrite()
+	switch {
+	case err != nil:
+		rc.w.Error(saveError(err))
+	case !started:
+		rc.w.Error("ERR Background append only file rewriting already in progress")
+	default:
+		rc.w.Simple("Background append only file rewriting started")
+	}
+}
+
 // cmdLastSave is LASTSAVE: the Unix time of the last successful save (or
 // of the start, as in Redis before its first save).
 func cmdLastSave(rc *conn, _ [][]byte) {

@@ -156,6 +156,8 @@ func init() {
 			summary: "Synchronously saves the database(s) to disk.", run: cmdSave},
 		{name: "bgsave", arity: -1, flags: []string{"admin", "noscript", "no_async_loading"}, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
 			summary: "Asynchronously saves the database(s) to disk.", args: []docArg{opt(token("SCHEDULE"))}, run: cmdBGSave},
+		{name: "bgrewriteaof", arity: 1, flags: []string{"admin", "noscript", "no_async_loading"}, group: "server", since: "1.0.0", complexity: "O(1)",
+			summary: "Asynchronously rewrites the append-only file to disk.", run: cmdBGRewriteAOF},
 		{name: "lastsave", arity: 1, flags: []string{"random", "loading", "stale", "fast"}, group: "server", since: "1.0.0", complexity: "O(1)",
 			summary: "Returns the Unix timestamp of the last successful save to disk.", run: cmdLastSave},
 		{name: "flushall", arity: -1, flags: w, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
