@@ -24,6 +24,8 @@ import (
 type Limits struct {
 	HashEntries int64 // hash-max-listpack-entries; default 128
 	HashValue   int64 // hash-max-listpack-value; default 64
+	ZSetEntries int64 // zset-max-listpack-entries; default 128
+	ZSetValue   int64 // zset-max-listpack-value; default 64
 
 	SetIntsetEntries   int64 // set-max-intset-entries; default 512
 	SetListpackEntries int64 // set-max-listpack-entries (Redis 7.2); default 128
@@ -31,12 +33,13 @@ type Limits struct {
 }
 
 // DefaultLimits are Redis 7's defaults.
-var DefaultLimits = Limits{HashEntries: 128, HashValue: 64,
+var DefaultLimits = Limits{HashEntries: 128, HashValue: 64, ZSetEntries: 128, ZSetValue: 64,
 	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64}
 
 // limits is the Store's Limits, read without a lock on every write.
 type limits struct {
 	hashEntries, hashValue atomic.Int64
+	zsetEntries, zsetValue atomic.Int64
 
 	setIntsetEntries, setListpackEntries, setListpackValue atomic.Int64
 }
@@ -45,6 +48,8 @@ type limits struct {
 func (s *Store) SetLimits(l Limits) {
 	s.lim.hashEntries.Store(l.HashEntries)
 	s.lim.hashValue.Store(l.HashValue)
+	s.lim.zsetEntries.Store(l.ZSetEntries)
+	s.lim.zsetValue.Store(l.ZSetValue)
 	s.lim.setIntsetEntries.Store(l.SetIntsetEntries)
 	s.lim.setListpackEntries.Store(l.SetListpackEntries)
 	s.lim.setListpackValue.Store(l.SetListpackValue)
@@ -53,6 +58,7 @@ func (s *Store) SetLimits(l Limits) {
 // Limits returns the encoding limits.
 func (s *Store) Limits() Limits {
 	return Limits{HashEntries: s.lim.hashEntries.Load(), HashValue: s.lim.hashValue.Load(),
+		ZSetEntries: s.lim.zsetEntries.Load(), ZSetValue: s.lim.zsetValue.Load(),
 		SetIntsetEntries: s.lim.setIntsetEntries.Load(), SetListpackEntries: s.lim.setListpackEntries.Load(),
 		SetListpackValue: s.lim.setListpackValue.Load()}
 }

@@ -82,6 +82,8 @@ func decodeFlat(seed maphash.Seed, k Kind, b []byte) (object, error) {
 			return nil, err
 		}
 		return setFromFlat(t)
+	case KindZSet:
+		return zsetFromFlat(seed, b)
 	}
 	return nil, errFlat
 }

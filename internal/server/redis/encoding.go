@@ -23,6 +23,10 @@ var encodingParams = []encodingParam{
 	{"hash-max-listpack-value", func(l *store.Limits) *int64 { return &l.HashValue }, 0},
 	{"hash-max-ziplist-entries", func(l *store.Limits) *int64 { return &l.HashEntries }, 0},
 	{"hash-max-ziplist-value", func(l *store.Limits) *int64 { return &l.HashValue }, 0},
+	{"zset-max-listpack-entries", func(l *store.Limits) *int64 { return &l.ZSetEntries }, 0},
+	{"zset-max-listpack-value", func(l *store.Limits) *int64 { return &l.ZSetValue }, 0},
+	{"zset-max-ziplist-entries", func(l *store.Limits) *int64 { return &l.ZSetEntries }, 0},
+	{"zset-max-ziplist-value", func(l *store.Limits) *int64 { return &l.ZSetValue }, 0},
 }
 
 // encodingConfig is the parameters with their current values, for CONFIG

@@ -235,6 +235,7 @@ func init() {
 			summary: "Returns the server time.", run: cmdTime},
 	}
 	table = append(table, hashCommands()...)
+	table = append(table, zsetCommands()...)
 	table = append(table, keyspaceCommands()...)
 	table = append(table, multiCommands()...)
 	table = append(table, objectCommands()...)  // object.go
