@@ -132,3 +132,12 @@ func (h *Hash) HashListpack() []byte {
 	}
 	return h.c.lp
 }
+
+// Intset returns a small all-integer set's intset (Redis's bytes, which
+// DUMP writes as they are), or nil for a set in another encoding.
+func (st *Set) Intset() []byte {
+	if !st.isIntset() {
+		return nil
+	}
+	return st.c.lp
+}

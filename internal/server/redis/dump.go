@@ -79,6 +79,25 @@ func dumpKey(st *store.Store, key []byte) ([]byte, bool, error) {
 				})
 				return nil
 			})
+		case store.KindSet:
+			var s store.Set
+			err = st.ViewSet(key, &s, func() error {
+				if !s.Exists() {
+					return nil
+				}
+				if is := s.Intset(); is != nil {
+					p = rdbAppendString([]byte{rdbTypeSetIntset}, is)
+					return nil
+				}
+				// A listpack set is Redis 7.2's encoding, which 7.0
+				// cannot read: written as RDB_TYPE_SET, as a big one.
+				p = rdbAppendLen([]byte{rdbTypeSet}, uint64(s.Len()))
+				s.Each(func(m []byte) bool {
+					p = rdbAppendString(p, m)
+					return true
+				})
+				return nil
+			})
 		default:
 			p, err = dumpOther(st, key, it.Kind)
 		}
@@ -229,6 +248,17 @@ func restoreValue(tx *store.Tx, key []byte, v *rdbValue) error {
 			h.Set(v.elems[i], v.elems[i+1])
 		}
 		tx.DoneHash(&h)
+		return nil
+	case store.KindSet:
+		var s store.Set
+		if err := tx.Set(key, &s, true); err != nil {
+			return err
+		}
+		s.Prepare(v.elems[0], len(v.elems))
+		for _, m := range v.elems {
+			s.Add(m)
+		}
+		tx.DoneSet(&s)
 		return nil
 	default:
 		return restoreOther(tx, key, v)
