@@ -30,11 +30,13 @@ type Limits struct {
 	SetIntsetEntries   int64 // set-max-intset-entries; default 512
 	SetListpackEntries int64 // set-max-listpack-entries (Redis 7.2); default 128
 	SetListpackValue   int64 // set-max-listpack-value (Redis 7.2); default 64
+
+	ListPackSize int64 // list-max-listpack-size: < 0 a node's bytes (-2 = 8 KiB), > 0 its entries; default -2
 }
 
 // DefaultLimits are Redis 7's defaults.
 var DefaultLimits = Limits{HashEntries: 128, HashValue: 64, ZSetEntries: 128, ZSetValue: 64,
-	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64}
+	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64, ListPackSize: -2}
 
 // limits is the Store's Limits, read without a lock on every write.
 type limits struct {
@@ -42,6 +44,8 @@ type limits struct {
 	zsetEntries, zsetValue atomic.Int64
 
 	setIntsetEntries, setListpackEntries, setListpackValue atomic.Int64
+
+	listPackSize atomic.Int64
 }
 
 // SetLimits changes the encoding limits; collections already big stay big.
@@ -53,6 +57,7 @@ func (s *Store) SetLimits(l Limits) {
 	s.lim.setIntsetEntries.Store(l.SetIntsetEntries)
 	s.lim.setListpackEntries.Store(l.SetListpackEntries)
 	s.lim.setListpackValue.Store(l.SetListpackValue)
+	s.lim.listPackSize.Store(l.ListPackSize)
 }
 
 // Limits returns the encoding limits.
@@ -60,7 +65,7 @@ func (s *Store) Limits() Limits {
 	return Limits{HashEntries: s.lim.hashEntries.Load(), HashValue: s.lim.hashValue.Load(),
 		ZSetEntries: s.lim.zsetEntries.Load(), ZSetValue: s.lim.zsetValue.Load(),
 		SetIntsetEntries: s.lim.setIntsetEntries.Load(), SetListpackEntries: s.lim.setListpackEntries.Load(),
-		SetListpackValue: s.lim.setListpackValue.Load()}
+		SetListpackValue: s.lim.setListpackValue.Load(), ListPackSize: s.lim.listPackSize.Load()}
 }
 
 var errFlat = errors.New("store: malformed collection encoding")

@@ -84,6 +84,8 @@ func decodeFlat(seed maphash.Seed, k Kind, b []byte) (object, error) {
 		return setFromFlat(t)
 	case KindZSet:
 		return zsetFromFlat(seed, b)
+	case KindList:
+		return quicklistFromFlat(b)
 	}
 	return nil, errFlat
 }
