@@ -235,6 +235,9 @@ func init() {
 			summary: "Returns the server time.", run: cmdTime},
 	}
 	table = append(table, hashCommands()...)
+	table = append(table, bitmapCommands()...)
+	table = append(table, hllCommands()...)
+	table = append(table, lcsCommands()...)
 	table = append(table, zsetCommands()...)
 	table = append(table, keyspaceCommands()...)
 	table = append(table, multiCommands()...)
