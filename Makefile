@@ -144,7 +144,7 @@ clean:
 # 1 GiB of 100 KB values through a server with -m 64 (every one read back
 # before and after a restart, peak RSS within the documented bound),
 # thousands of corruption trials, plus repeated concurrency runs under -race.
-.PHONY: soak lsm-bench bench-tiered
+.PHONY: soak lsm-bench bench-tiered bench-diskbytes
 soak:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=10 -timeout 30m \
 	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/...
@@ -168,3 +168,8 @@ lsm-bench:
 # (scripts/bench-tiered.sh, whose environment knobs size the run).
 bench-tiered: build
 	./scripts/bench-tiered.sh
+
+# Disk bytes per item after BGREWRITEAOF, MiniKV against Redis's AOF
+# (scripts/bench-diskbytes.sh; N keys, default 1 M; docs/durability.md).
+bench-diskbytes: build
+	./scripts/bench-diskbytes.sh
