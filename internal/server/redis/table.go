@@ -235,6 +235,7 @@ func init() {
 			summary: "Returns the server time.", run: cmdTime},
 	}
 	table = append(table, hashCommands()...)
+	table = append(table, setCommands()...)
 	table = append(table, listCommands()...) // list.go
 	table = append(table, bitmapCommands()...)
 	table = append(table, hllCommands()...)
