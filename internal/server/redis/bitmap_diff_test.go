@@ -127,6 +127,11 @@ var bitmapSessions = []respSession{
 		mb("SET", "hd:1", hllDense(0x41, "\x00\x00\x00\x00\x00\x00\x00\x80")) + mb("PFCOUNT", "hd:1") + mb("PFADD", "hd:1", "a", "b") + mb("PFCOUNT", "hd:1") +
 		mb("SET", "hd:c", hllDense(0, "\x05\x00\x00\x00\x00\x00\x00\x00")) + mb("PFCOUNT", "hd:c") + mb("PFADD", "hd:c", "zz") + mb("PFCOUNT", "hd:c") +
 		mb("PFADD", "hd:sp", "a") + mb("PFMERGE", "hd:sp", "hd:c") + mb("STRLEN", "hd:sp") + mb("PFCOUNT", "hd:sp") + mb("PFMERGE", "hd:sp2", "hd:63") + mb("PFCOUNT", "hd:sp2")},
+	{name: "bitmaps in multi and watch", in: "MULTI\r\nSETBIT mw:a 3 1\r\nPFADD mw:h a b\r\nPFCOUNT mw:h\r\nPFCOUNT mw:h mw:a\r\n" +
+		"PFMERGE mw:m mw:h\r\nBITOP OR mw:d mw:a mw:a\r\nBITFIELD mw:a INCRBY u4 0 3\r\nLCS mw:a mw:d\r\nGETBIT mw:a 3\r\nEXEC\r\n" +
+		"PFADD mw:w a\r\nWATCH mw:w\r\nPFCOUNT mw:w\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH mw:w\r\nPFCOUNT mw:w\r\nMULTI\r\nPING\r\nEXEC\r\n" +
+		"WATCH mw:w\r\nPFADD mw:w a\r\nMULTI\r\nPING\r\nEXEC\r\nSETBIT mw:b 1 1\r\nWATCH mw:b\r\nSETBIT mw:b 1 1\r\nMULTI\r\nPING\r\nEXEC\r\n" +
+		"WATCH mw:b\r\nSETBIT mw:b 1 0\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH mw:b\r\nBITFIELD mw:b GET u8 0\r\nMULTI\r\nPING\r\nEXEC\r\n"},
 }
 
 func init() { respSessions = append(respSessions, bitmapSessions...) }
