@@ -31,7 +31,7 @@ func zsetCommands() []respCommand {
 	minmax := []docArg{key("key"), str("min"), str("max")}
 	limit := opt(docArg{name: "limit", typ: "block", token: "LIMIT", sub: []docArg{integ("offset"), integ("count")}})
 	ws := opt(token("WITHSCORES"))
-	return []respCommand{
+	return append([]respCommand{
 		one("zadd", -4, wf, "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
 			"Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
 			[]docArg{key("key"), oneOf("condition", true, token("NX"), token("XX")), oneOf("comparison", true, token("GT"), token("LT")),
@@ -86,7 +86,7 @@ func zsetCommands() []respCommand {
 		one("zscan", -3, r, "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
 			"Iterates over members and scores of a sorted set.",
 			[]docArg{key("key"), integ("cursor"), opt(tokArg("MATCH", "pattern", "pattern")), opt(tokArg("COUNT", "count", "integer"))}, cmdZScan),
-	}
+	}, zsetOpCommands()...)
 }
 
 // parseZScore reads a score as Redis's getDoubleFromObject does: strtod
