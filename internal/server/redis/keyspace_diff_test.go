@@ -52,6 +52,40 @@ var keyspaceSessions = []respSession{
 		mb("RESTORE") + mb("RESTORE", "d:a", "0") + mb("DUMP") + mb("DUMP", "a", "b")},
 	{name: "dump restore resp3", skip: 1, in: mb("HELLO", "3") + mb("DUMP", "d3:nope") + mb("RESTORE", "d3:a", "0", dumpHello) +
 		mb("DUMP", "d3:a") + mb("RESTORE", "d3:a", "0", dumpHello)},
+	{name: "sort", in: mb("RPUSH", "so:l", "3", "1", "2", "10", "-5") + mb("SORT", "so:l") + mb("SORT", "so:l", "DESC") +
+		mb("SORT", "so:l", "ALPHA") + mb("SORT", "so:l", "LIMIT", "1", "2") + mb("SORT", "so:l", "LIMIT", "-1", "2") +
+		mb("SORT", "so:l", "LIMIT", "0", "-1") + mb("SORT", "so:l", "LIMIT", "10", "5") + mb("SORT", "so:l", "LIMIT", "2", "0") +
+		mb("SORT", "so:l", "BY", "nosort") + mb("SORT", "so:l", "BY", "nosort", "LIMIT", "1", "2") + mb("SORT", "so:l", "BY", "nosort", "DESC") +
+		mb("MSET", "so:w_3", "30", "so:w_1", "10", "so:w_2", "20", "so:w_10", "5", "so:w_-5", "100") +
+		mb("SORT", "so:l", "BY", "so:w_*") + mb("SORT", "so:l", "BY", "so:w_*", "GET", "#", "GET", "so:w_*") +
+		mb("SORT", "so:l", "BY", "so:w_*", "DESC", "LIMIT", "0", "2") + mb("SORT", "so:l", "GET", "so:nope_*") +
+		mb("SORT", "so:l", "BY", "so:nope_*") + mb("SORT", "so:l", "GET", "nostar") +
+		mb("HSET", "so:h_1", "f", "b") + mb("HSET", "so:h_2", "f", "a") + mb("HSET", "so:h_3", "f", "d") + mb("HSET", "so:h_10", "f", "c") +
+		mb("HSET", "so:h_-5", "f", "e") + mb("SORT", "so:l", "BY", "so:h_*->f", "ALPHA", "GET", "so:h_*->f", "GET", "#") +
+		mb("SORT", "so:l", "GET", "so:h_*->") + mb("SORT", "so:l", "GET", "so:h_*->nofield") + mb("SORT", "so:l", "GET", "so:w_*->f") +
+		mb("RPUSH", "so:s", "a", "b", "c10", "c2") + mb("SORT", "so:s") + mb("SORT", "so:s", "ALPHA") + mb("SORT", "so:s", "ALPHA", "DESC", "LIMIT", "1", "2") +
+		mb("SORT", "so:s", "BY", "so:w_*") + mb("SORT", "so:l", "STORE", "so:dst") + mb("LRANGE", "so:dst", "0", "-1") + mb("TYPE", "so:dst") +
+		mb("SORT", "so:l", "BY", "so:w_*", "GET", "#", "GET", "so:nope_*", "STORE", "so:dst") + mb("LRANGE", "so:dst", "0", "-1") +
+		mb("SORT", "so:nope", "STORE", "so:dst") + mb("EXISTS", "so:dst") + mb("SET", "so:str", "x") + mb("SORT", "so:str") +
+		mb("SORT", "so:h_1") + mb("SORT", "so:nope") + mb("SORT", "so:l", "FOO") + mb("SORT", "so:l", "LIMIT", "1") +
+		mb("SORT", "so:l", "LIMIT", "a", "b") + mb("SORT", "so:l", "BY") + mb("SORT", "so:l", "GET") + mb("SORT", "so:str", "FOO") +
+		mb("SORT_RO", "so:l", "STORE", "so:x") + mb("SORT_RO", "so:l", "DESC", "ALPHA") + mb("SORT_RO", "so:str") +
+		mb("SORT", "so:s", "STORE", "so:str") + mb("TYPE", "so:str") + mb("SORT") + mb("SORT_RO") +
+		mb("SORT", "so:l", "BY", "nosort", "DESC", "LIMIT", "1", "3") + mb("SORT", "so:l", "BY", "nosort", "DESC", "LIMIT", "4", "3") +
+		mb("MULTI") + mb("SORT", "so:l", "BY", "so:w_*", "GET", "so:h_*->f") + mb("SORT", "so:l", "STORE", "so:dst2") +
+		mb("LRANGE", "so:dst2", "0", "-1") + mb("EXEC")},
+	{name: "sort zset set numbers", in: mb("ZADD", "sz:z", "1", "a", "2", "b", "3", "c", "0", "d") + mb("SORT", "sz:z", "BY", "nosort") +
+		mb("SORT", "sz:z", "BY", "nosort", "DESC") + mb("SORT", "sz:z", "BY", "nosort", "LIMIT", "1", "2") +
+		mb("SORT", "sz:z", "BY", "nosort", "DESC", "LIMIT", "1", "2") + mb("SORT", "sz:z", "BY", "nosort", "DESC", "LIMIT", "3", "9") +
+		mb("SORT", "sz:z", "ALPHA", "DESC") + mb("SORT", "sz:z") +
+		mb("RESTORE", "sz:is", "0", dumpSeal("\x0b\x0e\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x05\x00\x0a\x00")) +
+		mb("SORT", "sz:is", "DESC") + mb("SORT", "sz:is", "BY", "nosort") + mb("SORT", "sz:is", "BY", "nosort", "STORE", "sz:d") +
+		mb("LRANGE", "sz:d", "0", "-1") + mb("RPUSH", "sz:f", "1.5", " 2", "1e2", "inf", "-inf", "", "0x10", "-0") + mb("SORT", "sz:f") +
+		mb("RPUSH", "sz:t", "1", "01", "1.0", "+1") + mb("SORT", "sz:t") + mb("SORT", "sz:t", "DESC") +
+		mb("RPUSH", "sz:nan", "1", "nan") + mb("SORT", "sz:nan") + mb("RPUSH", "sz:sp", "1", " ") + mb("SORT", "sz:sp") +
+		mb("RPUSH", "sz:big", "1e400") + mb("SORT", "sz:big")},
+	{name: "sort resp3", skip: 1, in: mb("HELLO", "3") + mb("RPUSH", "s3:l", "2", "1") + mb("SORT", "s3:l", "GET", "#", "GET", "s3:nope_*") +
+		mb("SORT", "s3:nope")},
 	{name: "object resp3", skip: 1, in: mb("HELLO", "3") + mb("SET", "o3:e", "x") + mb("OBJECT", "ENCODING", "o3:e") +
 		mb("OBJECT", "ENCODING", "o3:nope") + mb("OBJECT", "HELP")},
 }

@@ -245,6 +245,7 @@ func init() {
 	table = append(table, multiCommands()...)
 	table = append(table, objectCommands()...)  // object.go
 	table = append(table, dumpCommands()...)    // dump.go
+	table = append(table, sortCommands()...)    // sort.go
 	table = append(table, clusterCommands()...) // cluster.go
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
