@@ -36,6 +36,8 @@ type Conn struct {
 	stats   counters
 
 	// Owned by the serving goroutine.
+	out          *Outbox                   // once started (StartOutbox), every write goes through it
+	idleExempt   bool                      // no idle timeout (a subscriber waiting for messages)
 	authed       bool                      // passed auth (or none is configured)
 	waiting      bool                      // blocked between commands (a timeout now is idleness)
 	writeFailed  bool                      // the last error came from a write
@@ -72,6 +74,17 @@ func (c *Conn) Authed() bool { return c.authed }
 // serving goroutine may call it.
 func (c *Conn) SetAuthed() { c.authed = true }
 
+// ResetAuth returns the connection to its state before auth (Redis's
+// RESET): it must authenticate again if the server requires it. Only
+// the serving goroutine may call it.
+func (c *Conn) ResetAuth() { c.authed = !c.srv.AuthRequired() }
+
+// SetIdleExempt exempts the connection from the idle timeout (on) or
+// subjects it again (off), as Redis exempts a subscribed client, which
+// waits for messages rather than commands. Only the serving goroutine
+// may call it.
+func (c *Conn) SetIdleExempt(on bool) { c.idleExempt = on }
+
 // Count adds one to the connection's counter st. Each connection bumps
 // its own counters (so two cores never fight over one cache line per
 // request); Server.Stats sums the live connections and the totals of
@@ -91,6 +104,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 // armRead), so a client that stops reading is cut off instead of pinning
 // its goroutine and buffers.
 func (c *Conn) Write(p []byte) (int, error) {
+	if c.out != nil {
+		return c.out.write(p) // queued behind the messages already there (outbox.go)
+	}
 	// Durable mode: no reply leaves before the changes made so far are
 	// durable (the store answers at once when there is no disk, and when
 	// nothing is waiting). Every reply of both protocols passes here.
@@ -123,6 +139,11 @@ func (c *Conn) serve() {
 	defer c.srv.removeConn(c)
 	defer c.nc.Close()
 	defer func() {
+		if c.out != nil {
+			c.out.stop() // send what is queued, stop the writer
+		}
+	}()
+	defer func() {
 		if r := recover(); r != nil {
 			c.srv.log.Error("panic serving connection", "conn_id", c.id,
 				"remote", c.nc.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
@@ -140,7 +161,13 @@ func (c *Conn) serve() {
 		c.armRead(time.Now().UnixNano())
 	}
 	if err == nil {
-		err = c.loop(c.proto.NewHandler(c))
+		h := c.proto.NewHandler(c)
+		if cl, ok := h.(io.Closer); ok {
+			// The protocol lets go of the connection (a subscriber leaves
+			// every channel) before its output is drained and it closes.
+			defer cl.Close()
+		}
+		err = c.loop(h)
 	}
 	switch {
 	case err == nil, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
@@ -253,7 +280,7 @@ func (c *Conn) rearmIdle() bool {
 		return false
 	}
 	var deadline time.Time // none: wait forever
-	if it := c.srv.cfg.IdleTimeout; it > 0 {
+	if it := c.srv.cfg.IdleTimeout; it > 0 && !c.idleExempt {
 		deadline = time.Unix(0, c.lastCmd.Load()).Add(it)
 		if !time.Now().Before(deadline) {
 			return false
@@ -291,6 +318,9 @@ func (c *Conn) commandsDone() {
 // any one command still gets at least half its timeout.
 func (c *Conn) armRead(now int64) {
 	t, it := c.srv.cfg.CommandTimeout, c.srv.cfg.IdleTimeout
+	if c.idleExempt {
+		it = 0
+	}
 	period := t
 	if it > 0 && (period <= 0 || it < period) {
 		period = it

@@ -30,6 +30,10 @@ type Protocol interface {
 // Replies are buffered by the handler and leave only when the loop calls
 // Flush (or when a reply outgrows the buffer), so a pipelined batch is
 // answered with one write. A Handler is used by one goroutine only.
+//
+// A Handler that is also an io.Closer is closed when the connection ends
+// (on the serving goroutine, also after a panic), before the connection's
+// Outbox, if any, is drained and its socket closed.
 type Handler interface {
 	// Buffered reports the request bytes read from the connection and not
 	// yet parsed, and the reply bytes written and not yet flushed.

@@ -46,6 +46,11 @@ type Config struct {
 	MaxItemSize     int64             // reported in stats settings
 	NoEvict         bool              // reported in stats settings
 	Logger          *slog.Logger      // default slog.Default()
+
+	// PubsubOutputLimit bounds the output pending on a connection with
+	// an Outbox (a pub/sub subscriber); default Redis's pubsub class,
+	// 32 MiB hard, 8 MiB for 60 s soft (outbox.go).
+	PubsubOutputLimit OutputLimit
 }
 
 // Server is the core every protocol shares: it accepts connections on
@@ -95,6 +100,7 @@ func New(cfg Config, st *store.Store) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.PubsubOutputLimit = cfg.PubsubOutputLimit.withDefaults()
 	s := &Server{
 		cfg:   cfg,
 		store: st,

@@ -41,40 +41,42 @@ const (
 	StatConnYields
 	StatCommandTimeouts
 	StatWriteTimeouts
-	StatCommands // every command run, on every port (RESP total_commands_processed)
-	NumStats     // the number of counters
+	StatOutputLimitKicks // connections closed over their output limit (Redis's client_output_buffer_limit_disconnections)
+	StatCommands         // every command run, on every port (RESP total_commands_processed)
+	NumStats             // the number of counters
 )
 
 // statNames are memcached's names for the per-connection counters.
 var statNames = [NumStats]string{
-	StatCmdGet:          "cmd_get",
-	StatCmdSet:          "cmd_set",
-	StatCmdFlush:        "cmd_flush",
-	StatCmdTouch:        "cmd_touch",
-	StatGetHits:         "get_hits",
-	StatGetMisses:       "get_misses",
-	StatDeleteHits:      "delete_hits",
-	StatDeleteMisses:    "delete_misses",
-	StatIncrHits:        "incr_hits",
-	StatIncrMisses:      "incr_misses",
-	StatDecrHits:        "decr_hits",
-	StatDecrMisses:      "decr_misses",
-	StatCASHits:         "cas_hits",
-	StatCASMisses:       "cas_misses",
-	StatCASBadval:       "cas_badval",
-	StatTouchHits:       "touch_hits",
-	StatTouchMisses:     "touch_misses",
-	StatStoreTooLarge:   "store_too_large",
-	StatStoreNoMemory:   "store_no_memory",
-	StatAuthCmds:        "auth_cmds",
-	StatAuthErrors:      "auth_errors",
-	StatBytesRead:       "bytes_read",
-	StatBytesWritten:    "bytes_written",
-	StatIdleKicks:       "idle_kicks",
-	StatConnYields:      "conn_yields",
-	StatCommandTimeouts: "command_timeouts",
-	StatWriteTimeouts:   "write_timeouts",
-	StatCommands:        "total_commands",
+	StatCmdGet:           "cmd_get",
+	StatCmdSet:           "cmd_set",
+	StatCmdFlush:         "cmd_flush",
+	StatCmdTouch:         "cmd_touch",
+	StatGetHits:          "get_hits",
+	StatGetMisses:        "get_misses",
+	StatDeleteHits:       "delete_hits",
+	StatDeleteMisses:     "delete_misses",
+	StatIncrHits:         "incr_hits",
+	StatIncrMisses:       "incr_misses",
+	StatDecrHits:         "decr_hits",
+	StatDecrMisses:       "decr_misses",
+	StatCASHits:          "cas_hits",
+	StatCASMisses:        "cas_misses",
+	StatCASBadval:        "cas_badval",
+	StatTouchHits:        "touch_hits",
+	StatTouchMisses:      "touch_misses",
+	StatStoreTooLarge:    "store_too_large",
+	StatStoreNoMemory:    "store_no_memory",
+	StatAuthCmds:         "auth_cmds",
+	StatAuthErrors:       "auth_errors",
+	StatBytesRead:        "bytes_read",
+	StatBytesWritten:     "bytes_written",
+	StatIdleKicks:        "idle_kicks",
+	StatConnYields:       "conn_yields",
+	StatCommandTimeouts:  "command_timeouts",
+	StatWriteTimeouts:    "write_timeouts",
+	StatOutputLimitKicks: "output_limit_kicks",
+	StatCommands:         "total_commands",
 }
 
 // String is memcached's name for the counter.

@@ -191,3 +191,36 @@ func (w *Writer) Verbatim(format string, text []byte) {
 	_, _ = w.bw.Write(text)
 	_, _ = w.bw.WriteString("\r\n")
 }
+
+// Push writes the header of a push message of n elements, which follow:
+// ">n" in RESP3, an array "*n" in RESP2, where pub/sub messages and
+// (UN)SUBSCRIBE confirmations are plain arrays.
+func (w *Writer) Push(n int) {
+	if w.resp3 {
+		w.header('>', int64(n))
+		return
+	}
+	w.header('*', int64(n))
+}
+
+// AppendPush appends the header of a push message of n elements to b, as
+// Push writes it: for a reply encoded once and queued to many connections
+// (a published message), outside any Writer.
+func AppendPush(b []byte, resp3 bool, n int) []byte {
+	if resp3 {
+		b = append(b, '>')
+	} else {
+		b = append(b, '*')
+	}
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, '\r', '\n')
+}
+
+// AppendBulk appends v to b as a bulk string, as Bulk writes it.
+func AppendBulk(b, v []byte) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(v)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, v...)
+	return append(b, '\r', '\n')
+}

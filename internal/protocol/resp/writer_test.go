@@ -29,6 +29,7 @@ func TestWriter(t *testing.T) {
 		{"double inf", func(w *Writer) { w.Double(math.Inf(-1)) }, "$4\r\n-inf\r\n", ",-inf\r\n"},
 		{"bool", func(w *Writer) { w.Bool(true) }, ":1\r\n", "#t\r\n"},
 		{"verbatim", func(w *Writer) { w.Verbatim("txt", []byte("a:1")) }, "$3\r\na:1\r\n", "=7\r\ntxt:a:1\r\n"},
+		{"push", func(w *Writer) { w.Push(2); w.BulkString("a"); w.Int(1) }, "*2\r\n$1\r\na\r\n:1\r\n", ">2\r\n$1\r\na\r\n:1\r\n"},
 	}
 	for _, tt := range tests {
 		for _, resp3 := range []bool{false, true} {
@@ -69,5 +70,24 @@ func TestWriterZeroAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocs per reply batch, want 0", allocs)
+	}
+}
+
+// TestAppendPush pins that a message encoded once with AppendPush and
+// AppendBulk is byte for byte what a Writer writes for it.
+func TestAppendPush(t *testing.T) {
+	for _, resp3 := range []bool{false, true} {
+		var buf bytes.Buffer
+		w := NewWriter(&buf, 64)
+		w.SetRESP3(resp3)
+		w.Push(3)
+		w.BulkString("message")
+		w.Bulk([]byte("ch"))
+		w.Bulk(nil)
+		_ = w.Flush()
+		got := AppendBulk(AppendBulk(AppendBulk(AppendPush(nil, resp3, 3), []byte("message")), []byte("ch")), nil)
+		if string(got) != buf.String() {
+			t.Errorf("resp3=%v: AppendPush... = %q, Writer wrote %q", resp3, got, buf.String())
+		}
 	}
 }
