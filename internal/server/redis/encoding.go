@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/minikv/minikv/internal/store"
@@ -27,6 +28,11 @@ var encodingParams = []encodingParam{
 	{"zset-max-listpack-value", func(l *store.Limits) *int64 { return &l.ZSetValue }, 0},
 	{"zset-max-ziplist-entries", func(l *store.Limits) *int64 { return &l.ZSetEntries }, 0},
 	{"zset-max-ziplist-value", func(l *store.Limits) *int64 { return &l.ZSetValue }, 0},
+	{"set-max-intset-entries", func(l *store.Limits) *int64 { return &l.SetIntsetEntries }, 0},
+	{"set-max-listpack-entries", func(l *store.Limits) *int64 { return &l.SetListpackEntries }, 0},
+	{"set-max-listpack-value", func(l *store.Limits) *int64 { return &l.SetListpackValue }, 0},
+	{"list-max-listpack-size", func(l *store.Limits) *int64 { return &l.ListPackSize }, math.MinInt32},
+	{"list-max-ziplist-size", func(l *store.Limits) *int64 { return &l.ListPackSize }, math.MinInt32},
 }
 
 // encodingConfig is the parameters with their current values, for CONFIG
@@ -70,14 +76,25 @@ func cmdConfigSet(rc *conn, argv [][]byte) {
 		case err != nil:
 			rc.w.Error(failed + "argument couldn't be parsed into an integer")
 			return
-		case v < param.min:
-			rc.w.Error(failed + "argument must be between " + strconv.FormatInt(param.min, 10) + " and 9223372036854775807 inclusive")
+		case v < param.min || v > paramMax(param):
+			rc.w.Error(failed + "argument must be between " + strconv.FormatInt(param.min, 10) + " and " +
+				strconv.FormatInt(paramMax(param), 10) + " inclusive")
 			return
 		}
 		*param.field(&l) = v
 	}
 	rc.p.st.SetLimits(l)
 	rc.w.OK()
+}
+
+// paramMax is a parameter's largest value: a C int's for the one Redis
+// declares as int (list-max-listpack-size, the one with a negative
+// minimum), a long's for the others.
+func paramMax(p *encodingParam) int64 {
+	if p.min == math.MinInt32 {
+		return math.MaxInt32
+	}
+	return math.MaxInt64
 }
 
 // configValue looks a parameter up among those CONFIG GET reports.

@@ -108,6 +108,9 @@ var listSessions = []respSession{
 		mb("LINDEX", "l3:a", "5") + mb("LPOS", "l3:a", "y") + mb("LPOS", "l3:a", "y", "COUNT", "0") + mb("LMPOP", "1", "l3:nope", "LEFT") +
 		mb("LMOVE", "l3:nope", "l3:a", "LEFT", "LEFT") + mb("RPOPLPUSH", "l3:nope", "l3:a") + mb("LMPOP", "1", "l3:a", "LEFT", "COUNT", "5") +
 		mb("RPUSH", "l3:a", "z") + mb("LRANGE", "l3:a", "0", "-1") + mb("LPOP", "l3:a", "1") + mb("LPOP", "l3:a")},
+	{name: "lists config", in: mb("CONFIG", "SET", "list-max-listpack-size", "-2") + mb("CONFIG", "GET", "list-max-listpack-size") +
+		mb("CONFIG", "SET", "list-max-ziplist-size", "-2") + mb("CONFIG", "GET", "list-max-ziplist-size") +
+		mb("CONFIG", "SET", "list-max-listpack-size", "x") + mb("CONFIG", "SET", "list-max-listpack-size", "-2147483649")},
 	{name: "lists big", in: mb(listPushArgs("lb:a", 2000, 12)...) + mb("LLEN", "lb:a") + mb("LINDEX", "lb:a", "1000") +
 		mb("LINDEX", "lb:a", "-1") + mb("LRANGE", "lb:a", "995", "1005") + mb("LRANGE", "lb:a", "-3", "-1") + mb("LSET", "lb:a", "1500", strings.Repeat("s", 9000)) +
 		mb("LINDEX", "lb:a", "1500") + mb("LINSERT", "lb:a", "BEFORE", "eeeeeeeee700", "ins") + mb("LINDEX", "lb:a", "700") +
