@@ -141,3 +141,21 @@ func (st *Set) Intset() []byte {
 	}
 	return st.c.lp
 }
+
+// Listpack returns a small list's listpack (Redis's bytes; DUMP writes it
+// as one quicklist node), or nil for a big list.
+func (l *List) Listpack() []byte {
+	if l.c.obj != nil {
+		return nil
+	}
+	return l.c.lp
+}
+
+// Listpack returns a small sorted set's listpack of member, score pairs
+// (Redis's bytes, which DUMP writes as they are), or nil for a big one.
+func (z *ZSet) Listpack() []byte {
+	if z.c.obj != nil {
+		return nil
+	}
+	return z.c.lp
+}

@@ -98,6 +98,33 @@ func dumpKey(st *store.Store, key []byte) ([]byte, bool, error) {
 				})
 				return nil
 			})
+		case store.KindList:
+			var l store.List
+			err = st.ViewList(key, &l, func() error {
+				if !l.Exists() {
+					return nil
+				}
+				p = dumpList(&l)
+				return nil
+			})
+		case store.KindZSet:
+			var z store.ZSet
+			err = st.ViewZSet(key, &z, func() error {
+				if !z.Exists() {
+					return nil
+				}
+				if lp := z.Listpack(); lp != nil {
+					p = rdbAppendString([]byte{rdbTypeZSetListpack}, lp)
+					return nil
+				}
+				n := z.Len()
+				p = rdbAppendLen([]byte{rdbTypeZSet2}, uint64(n))
+				z.Range(0, n-1, true, func(m []byte, score float64) bool { // from the tail, as Redis writes it
+					p = rdbAppendDouble(rdbAppendString(p, m), score)
+					return true
+				})
+				return nil
+			})
 		default:
 			p, err = dumpOther(st, key, it.Kind)
 		}
@@ -112,6 +139,44 @@ func dumpKey(st *store.Store, key []byte) ([]byte, bool, error) {
 		}
 		return rdbSeal(p), true, nil
 	}
+}
+
+// quicklistNodeBytes is the size of the listpacks DUMP cuts a big list
+// into: list-max-listpack-size -2, Redis's default (8 KiB).
+const quicklistNodeBytes = 8192
+
+// dumpList writes a list as RDB_TYPE_LIST_QUICKLIST_2: a small list's
+// listpack as one packed node, a big one cut into packed nodes of at
+// most 8 KiB (an element larger than that alone in its node).
+func dumpList(l *store.List) []byte {
+	p := []byte{rdbTypeListQuick2}
+	if lp := l.Listpack(); lp != nil {
+		p = rdbAppendLen(p, 1)
+		p = rdbAppendLen(p, quicklistPacked)
+		return rdbAppendString(p, lp)
+	}
+	var nodes [][]byte
+	var cur []byte
+	l.Each(0, false, func(_ int, v []byte) bool {
+		if cur != nil && store.ListpackBytes(cur)+len(v)+11 > quicklistNodeBytes {
+			nodes = append(nodes, cur)
+			cur = nil
+		}
+		if cur == nil {
+			cur = store.ListpackNew()
+		}
+		cur = store.ListpackAppend(cur, v)
+		return true
+	})
+	if cur != nil {
+		nodes = append(nodes, cur)
+	}
+	p = rdbAppendLen(p, uint64(len(nodes)))
+	for _, lp := range nodes {
+		p = rdbAppendLen(p, quicklistPacked)
+		p = rdbAppendString(p, lp)
+	}
+	return p
 }
 
 // dumpOther serializes the kinds whose handles DUMP does not read yet.
@@ -259,6 +324,26 @@ func restoreValue(tx *store.Tx, key []byte, v *rdbValue) error {
 			s.Add(m)
 		}
 		tx.DoneSet(&s)
+		return nil
+	case store.KindList:
+		var l store.List
+		if err := tx.List(key, &l, true); err != nil {
+			return err
+		}
+		for _, e := range v.elems {
+			l.Push(false, e)
+		}
+		tx.DoneList(&l)
+		return nil
+	case store.KindZSet:
+		var z store.ZSet
+		if err := tx.ZSet(key, &z, true); err != nil {
+			return err
+		}
+		for i, m := range v.elems {
+			z.Set(m, v.scores[i])
+		}
+		tx.DoneZSet(&z)
 		return nil
 	default:
 		return restoreOther(tx, key, v)

@@ -76,6 +76,35 @@ func dumpCases() []dumpCase {
 	}
 	set("set:big", many...)
 	set("set:manyints", bigInts...)
+	list := func(k string, n, vlen int) {
+		args := []any{"RPUSH", k}
+		for i := range n {
+			v := strings.Repeat("e", vlen) + strconv.Itoa(i)
+			if i%4 == 0 {
+				v = strconv.Itoa(i * -977)
+			}
+			args = append(args, v)
+		}
+		cases = append(cases, dumpCase{k, [][]any{args}})
+	}
+	list("l:small", 5, 3)
+	list("l:big", 5000, 20)
+	list("l:hugeelems", 20, 10000)
+	zset := func(k string, n, mlen int) {
+		args := []any{"ZADD", k}
+		for i := range n {
+			score := strconv.FormatFloat(float64(i*37%101)/7-3, 'g', -1, 64)
+			if i%5 == 0 {
+				score = strconv.Itoa(i - 50)
+			}
+			args = append(args, score, strings.Repeat("m", mlen)+strconv.Itoa(i))
+		}
+		cases = append(cases, dumpCase{k, [][]any{args}})
+	}
+	zset("z:small", 5, 2)
+	zset("z:big", 1000, 5)
+	zset("z:longmember", 3, 100)
+	cases = append(cases, dumpCase{"z:inf", [][]any{{"ZADD", "z:inf", "inf", "a", "-inf", "b", "0", "c", "1e300", "d"}}})
 	hash("h:small", 3, 2, false)
 	hash("h:100", 100, 5, true)
 	hash("h:big", 600, 5, true)
@@ -158,8 +187,9 @@ func TestDumpRestoreWithRedis(t *testing.T) {
 			if len(p) < 64 && !bytes.Equal([]byte(p), []byte(mp)) {
 				t.Errorf("DUMP differs: minikv %q, redis %q", mp, p)
 			}
-			// (A small set of strings is a listpack in MiniKV, as in
-			// Redis 7.2, and a hashtable in Redis 7.0.)
+			// (A small set of strings or a small list is a listpack in
+			// MiniKV, as in Redis 7.2, and a hashtable or a quicklist in
+			// Redis 7.0.)
 			if re, me := rc.ObjectEncoding(ctx, dc.key).Val(), mc.ObjectEncoding(ctx, "from-redis:"+dc.key).Val(); re != me && me != "listpack" {
 				t.Errorf("encoding after RESTORE: minikv %s, redis %s", me, re)
 			}
