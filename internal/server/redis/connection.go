@@ -14,6 +14,17 @@ import (
 
 // cmdPing is PING [message].
 func cmdPing(rc *conn, argv [][]byte) {
+	if len(argv) <= 2 && rc.subscribed() && !rc.w.RESP3() {
+		// RESP2 subscribed mode: a reply shaped like a message.
+		rc.w.Array(2)
+		rc.w.BulkString("pong")
+		if len(argv) == 2 {
+			rc.w.Bulk(argv[1])
+		} else {
+			rc.w.BulkString("")
+		}
+		return
+	}
 	switch len(argv) {
 	case 1:
 		rc.w.Simple("PONG")
@@ -163,7 +174,7 @@ func cmdHello(rc *conn, argv [][]byte) {
 		rc.name = string(name)
 	}
 	if ver != 0 {
-		rc.w.SetRESP3(ver == 3)
+		rc.setRESP3(ver == 3)
 	}
 	proto := int64(2)
 	if rc.w.RESP3() {

@@ -57,7 +57,7 @@ type watchedKey struct {
 // rather than being queued.
 func runsInMulti(cmd *respCommand) bool {
 	switch cmd.name {
-	case "exec", "discard", "multi", "watch", "quit":
+	case "exec", "discard", "multi", "watch", "quit", "reset":
 		return true
 	}
 	return false

@@ -45,6 +45,8 @@ type Protocol struct {
 	// cluster is the slot map in cluster mode (NewCluster), else nil.
 	cluster *clusterState
 
+	pubsub hub // channels and patterns (pubsub.go)
+
 	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
 	opsAt   time.Time  // when the last sample was taken
 	opsN    uint64     // total_commands_processed at opsAt
@@ -85,6 +87,7 @@ type conn struct {
 	quit    bool         // close after this reply (QUIT, cross-protocol attack)
 	multi   multiState   // MULTI ... EXEC (multi.go)
 	watched []watchedKey // WATCH
+	sub     *subscriber  // pub/sub (pubsub.go); nil until the first (P)SUBSCRIBE
 	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
 }
 
@@ -225,6 +228,9 @@ func (rc *conn) dispatch(argv [][]byte) {
 	if rc.p.cluster != nil && (cmd.firstKey > 0 || cmd.keysOf != nil) && !rc.routed(cmd, argv) {
 		rc.rejected()
 		return
+	}
+	if rc.subscribed() && rc.refusedWhileSubscribed(cmd) {
+		return // RESP2 subscribed mode (pubsub.go)
 	}
 	if rc.multi.active && !runsInMulti(cmd) {
 		rc.enqueue(argv)

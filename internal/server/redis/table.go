@@ -243,6 +243,7 @@ func init() {
 	table = append(table, zsetCommands()...)
 	table = append(table, keyspaceCommands()...)
 	table = append(table, multiCommands()...)
+	table = append(table, pubsubCommands()...)  // pubsub.go
 	table = append(table, objectCommands()...)  // object.go
 	table = append(table, dumpCommands()...)    // dump.go
 	table = append(table, sortCommands()...)    // sort.go

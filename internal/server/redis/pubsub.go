@@ -1,0 +1,506 @@
+package redis
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
+)
+
+// Pub/sub (Redis 7.0's pubsub.c): SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE,
+// PUNSUBSCRIBE, PUBLISH, PUBSUB, and RESET, the way out of subscribed
+// mode.
+//
+// Messages come from other connections' goroutines, while the subscriber
+// is blocked reading its socket, so a subscriber's output goes through
+// its server.Outbox (started by its first SUBSCRIBE): an ordered, bounded
+// queue with a writer goroutine of its own. PUBLISH encodes a message
+// once per protocol version (and once per matching pattern for
+// pmessage), and queues the same bytes to every subscriber without
+// waiting for any socket; a subscriber that does not read is cut off when
+// its queue passes Config.PubsubOutputLimit.
+//
+//	PUBLISH ch msg ─▶ hub.publish ── RLock ──▶ channels[ch]: each subscriber
+//	                                           patterns: each whose glob matches
+//	                                                 │ Outbox.Push(shared bytes)
+//	                                                 ▼
+//	                                           writer goroutine ─▶ socket
+//
+// Ordering. A (P)SUBSCRIBE confirmation is queued under the hub's write
+// lock, together with the registration, so no message on the channel is
+// queued before it (and none published after the subscriber read it is
+// missed); an (P)UNSUBSCRIBE confirmation likewise comes after the last
+// message. A subscribed connection's replies are flushed into the same
+// queue before it publishes, so a message to itself lands after the
+// replies before it, as in Redis's single output buffer.
+//
+// The hub's lock order is hub.mu, then an Outbox's lock; nothing holds an
+// Outbox's lock while taking hub.mu.
+//
+// Keyspace notifications (notify-keyspace-events) are not served yet;
+// they would publish through hub.publish on __keyspace@0__:<key> and
+// __keyevent@0__:<event> from the write commands, the expiry sweeper and
+// eviction, and need nothing more from this file.
+
+func pubsubCommands() []respCommand {
+	f := []string{"pubsub", "noscript", "loading", "stale"}
+	return []respCommand{
+		{name: "subscribe", arity: -2, flags: f, group: "pubsub", since: "2.0.0", complexity: "O(N) where N is the number of channels to subscribe to.",
+			summary: "Listens for messages published to channels.", args: []docArg{{name: "channel", typ: "string", multiple: true}}, run: cmdSubscribe},
+		{name: "unsubscribe", arity: -1, flags: f, group: "pubsub", since: "2.0.0", complexity: "O(N) where N is the number of channels to unsubscribe.",
+			summary: "Stops listening to messages posted to channels.", args: []docArg{{name: "channel", typ: "string", optional: true, multiple: true}}, run: cmdUnsubscribe},
+		{name: "psubscribe", arity: -2, flags: f, group: "pubsub", since: "2.0.0", complexity: "O(N) where N is the number of patterns to subscribe to.",
+			summary: "Listens for messages published to channels that match one or more patterns.", args: []docArg{{name: "pattern", typ: "pattern", multiple: true}}, run: cmdPSubscribe},
+		{name: "punsubscribe", arity: -1, flags: f, group: "pubsub", since: "2.0.0", complexity: "O(N) where N is the number of patterns to unsubscribe.",
+			summary: "Stops listening to messages published to channels that match one or more patterns.",
+			args:    []docArg{{name: "pattern", typ: "pattern", optional: true, multiple: true}}, run: cmdPUnsubscribe},
+		{name: "publish", arity: 3, flags: []string{"pubsub", "loading", "stale", "fast"}, group: "pubsub", since: "2.0.0",
+			complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+			summary:    "Posts a message to a channel.", args: []docArg{str("channel"), str("message")}, run: cmdPublish},
+		{name: "pubsub", arity: -2, group: "pubsub", since: "2.8.0", complexity: "Depends on subcommand.",
+			summary: "A container for Pub/Sub commands.", subs: []*respCommand{
+				sub("pubsub|channels", -2, "2.8.0", "Returns the active channels.", "CHANNELS [<pattern>]",
+					"Return the currently active channels matching a <pattern> (default: '*').", cmdPubsubChannels,
+					docArg{name: "pattern", typ: "pattern", optional: true}),
+				sub("pubsub|numpat", 2, "2.8.0", "Returns a count of unique pattern subscriptions.", "NUMPAT",
+					"Return number of subscriptions to patterns.", cmdPubsubNumPat),
+				sub("pubsub|numsub", -2, "2.8.0", "Returns a count of subscribers to channels.", "NUMSUB [<channel> ...]",
+					"Return the number of subscribers for the specified channels, excluding pattern subscriptions(default: no channels).", cmdPubsubNumSub,
+					docArg{name: "channel", typ: "string", optional: true, multiple: true}),
+				sub("pubsub|shardchannels", -2, "7.0.0", "Returns the active shard channels.", "SHARDCHANNELS [<pattern>]",
+					"Return the currently active shard level channels matching a <pattern> (default: '*').", cmdPubsubShardChannels,
+					docArg{name: "pattern", typ: "pattern", optional: true}),
+				sub("pubsub|shardnumsub", -2, "7.0.0", "Returns the count of subscribers of shard channels.", "SHARDNUMSUB [<shardchannel> ...]",
+					"Return the number of subscribers for the specified shard level channel(s)", cmdPubsubNumSubNone,
+					docArg{name: "shardchannel", typ: "string", optional: true, multiple: true}),
+				sub("pubsub|help", 2, "6.2.0", "Returns helpful text about the different subcommands.", "HELP",
+					"Prints this help.", cmdPubsubHelp),
+			}},
+		{name: "reset", arity: 1, flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, group: "connection", since: "6.2.0",
+			complexity: "O(1)", summary: "Resets the connection.", noAuth: true, run: cmdReset},
+	}
+}
+
+// hub is the RESP port's pub/sub registry; its zero value is empty. One RWMutex guards it:
+// PUBLISH takes it shared (a map lookup and a scan of the patterns), and
+// only (un)subscribing takes it exclusively. Redis runs all of this on
+// one thread; a shared lock keeps concurrent publishers from waiting on
+// each other.
+type hub struct {
+	mu       sync.RWMutex             // protects channels, patterns, patIndex and every subscriber's resp3
+	channels map[string][]*subscriber // channel -> its subscribers
+	patterns []*patternSubs           // in the order they were first subscribed
+	patIndex map[string]*patternSubs  // pattern -> its entry in patterns
+}
+
+// patternSubs is one pattern and the connections subscribed to it.
+type patternSubs struct {
+	pattern []byte
+	glob    *glob
+	subs    []*subscriber
+}
+
+// subscriber is a connection's pub/sub state. The lists of what it is
+// subscribed to belong to its serving goroutine (they give the counts in
+// the confirmations and the order of UNSUBSCRIBE without arguments).
+type subscriber struct {
+	out      *server.Outbox
+	resp3    bool     // messages as RESP3 pushes; guarded by hub.mu
+	channels []string // in subscription order
+	patterns []string
+}
+
+func (s *subscriber) count() int { return len(s.channels) + len(s.patterns) }
+
+// subscribed reports whether the connection is in pub/sub mode: it has
+// at least one subscription.
+func (rc *conn) subscribed() bool { return rc.sub != nil && rc.sub.count() > 0 }
+
+// refusedWhileSubscribed reports whether cmd is refused because the
+// connection is subscribed under RESP2, which allows only
+// (P)SUBSCRIBE, (P)UNSUBSCRIBE, PING, QUIT and RESET; it answers the
+// refusal (dispatch calls it before queueing in MULTI, as Redis's
+// processCommand checks it).
+func (rc *conn) refusedWhileSubscribed(cmd *respCommand) bool {
+	if !rc.subscribed() || rc.w.RESP3() {
+		return false
+	}
+	switch cmd.name {
+	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit", "reset":
+		return false
+	}
+	rc.reject("ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	return true
+}
+
+// subscriber returns the connection's pub/sub state, starting its
+// Outbox on first use: from here on all its output is queued.
+func (rc *conn) subscriber() *subscriber {
+	if rc.sub == nil {
+		rc.sub = &subscriber{out: rc.StartOutbox(), resp3: rc.w.RESP3()}
+	}
+	return rc.sub
+}
+
+// Close leaves every channel and pattern when the connection ends (quit,
+// error, idle timeout, output limit, shutdown); the core then drains and
+// stops its Outbox.
+func (rc *conn) Close() error {
+	if rc.subscribed() {
+		h := &rc.p.pubsub
+		h.mu.Lock()
+		h.removeAllLocked(rc.sub)
+		h.mu.Unlock()
+		rc.sub.channels, rc.sub.patterns = nil, nil
+	}
+	return nil
+}
+
+// setRESP3 switches the connection's protocol. A subscriber switches
+// under the hub's lock, after its replies so far are queued, so every
+// message after the switch is in the new protocol and none before it is.
+func (rc *conn) setRESP3(on bool) {
+	if rc.sub == nil || rc.sub.resp3 == on {
+		rc.w.SetRESP3(on)
+		return
+	}
+	h := &rc.p.pubsub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_ = rc.w.Flush()
+	rc.w.SetRESP3(on)
+	rc.sub.resp3 = on
+}
+
+// subReply writes a (P)(UN)SUBSCRIBE confirmation: the kind, the channel
+// or pattern (null for an UNSUBSCRIBE of nothing), the subscription count.
+func (rc *conn) subReply(kind string, name []byte, null bool, count int) {
+	rc.w.Push(3)
+	rc.w.BulkString(kind)
+	if null {
+		rc.w.Null()
+	} else {
+		rc.w.Bulk(name)
+	}
+	rc.w.Int(int64(count))
+}
+
+func cmdSubscribe(rc *conn, argv [][]byte) {
+	s := rc.subscriber()
+	h := &rc.p.pubsub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.channels == nil {
+		h.channels = make(map[string][]*subscriber)
+	}
+	for _, ch := range argv[1:] {
+		if !slices.Contains(s.channels, string(ch)) {
+			name := string(ch)
+			s.channels = append(s.channels, name)
+			h.channels[name] = append(h.channels[name], s)
+		}
+		rc.subReply("subscribe", ch, false, s.count())
+	}
+	_ = rc.w.Flush() // into the Outbox, before any message can follow
+	rc.SetIdleExempt(true)
+}
+
+func cmdPSubscribe(rc *conn, argv [][]byte) {
+	s := rc.subscriber()
+	h := &rc.p.pubsub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.patIndex == nil {
+		h.patIndex = make(map[string]*patternSubs)
+	}
+	for _, pat := range argv[1:] {
+		if !slices.Contains(s.patterns, string(pat)) {
+			name := string(pat)
+			s.patterns = append(s.patterns, name)
+			ps := h.patIndex[name]
+			if ps == nil {
+				ps = &patternSubs{pattern: []byte(name), glob: compileGlob(pat)}
+				h.patIndex[name] = ps
+				h.patterns = append(h.patterns, ps)
+			}
+			ps.subs = append(ps.subs, s)
+		}
+		rc.subReply("psubscribe", pat, false, s.count())
+	}
+	_ = rc.w.Flush()
+	rc.SetIdleExempt(true)
+}
+
+func cmdUnsubscribe(rc *conn, argv [][]byte) { rc.unsubscribe(argv[1:], false) }
+
+func cmdPUnsubscribe(rc *conn, argv [][]byte) { rc.unsubscribe(argv[1:], true) }
+
+// unsubscribe is (P)UNSUBSCRIBE: the names given, or with none every
+// channel (pattern) in the order subscribed; a confirmation for each, and
+// one with a null name when there was nothing to leave.
+func (rc *conn) unsubscribe(names [][]byte, patterns bool) {
+	kind := "unsubscribe"
+	if patterns {
+		kind = "punsubscribe"
+	}
+	s := rc.sub
+	if s == nil {
+		// Never subscribed: answered without starting an Outbox.
+		for _, n := range names {
+			rc.subReply(kind, n, false, 0)
+		}
+		if len(names) == 0 {
+			rc.subReply(kind, nil, true, 0)
+		}
+		return
+	}
+	h := &rc.p.pubsub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	list := &s.channels
+	if patterns {
+		list = &s.patterns
+	}
+	if len(names) == 0 {
+		if len(*list) == 0 {
+			rc.subReply(kind, nil, true, s.count())
+		}
+		for len(*list) > 0 {
+			name := (*list)[0]
+			*list = (*list)[1:]
+			h.removeLocked(s, name, patterns)
+			rc.subReply(kind, []byte(name), false, s.count())
+		}
+		*list = nil
+	}
+	for _, n := range names {
+		if i := slices.Index(*list, string(n)); i >= 0 {
+			*list = slices.Delete(*list, i, i+1)
+			h.removeLocked(s, string(n), patterns)
+		}
+		rc.subReply(kind, n, false, s.count())
+	}
+	_ = rc.w.Flush() // after the last message on what was left
+	if s.count() == 0 {
+		rc.SetIdleExempt(false)
+	}
+}
+
+// removeLocked takes s off one channel's (pattern's) list, and drops the
+// channel (pattern) when it was the last subscriber.
+func (h *hub) removeLocked(s *subscriber, name string, pattern bool) {
+	if !pattern {
+		subs := deleteSub(h.channels[name], s)
+		if len(subs) == 0 {
+			delete(h.channels, name)
+		} else {
+			h.channels[name] = subs
+		}
+		return
+	}
+	ps := h.patIndex[name]
+	if ps == nil {
+		return
+	}
+	if ps.subs = deleteSub(ps.subs, s); len(ps.subs) == 0 {
+		delete(h.patIndex, name)
+		h.patterns = slices.DeleteFunc(h.patterns, func(p *patternSubs) bool { return p == ps })
+	}
+}
+
+func (h *hub) removeAllLocked(s *subscriber) {
+	for _, ch := range s.channels {
+		h.removeLocked(s, ch, false)
+	}
+	for _, p := range s.patterns {
+		h.removeLocked(s, p, true)
+	}
+}
+
+// deleteSub removes s from subs, keeping the order (Redis keeps its
+// subscribers in a list and searches it too).
+func deleteSub(subs []*subscriber, s *subscriber) []*subscriber {
+	if i := slices.Index(subs, s); i >= 0 {
+		subs = slices.Delete(subs, i, i+1)
+	}
+	return subs
+}
+
+// cmdPublish is PUBLISH channel message: the number of receivers, the
+// channel's subscribers plus one per matching pattern subscription.
+func cmdPublish(rc *conn, argv [][]byte) {
+	if rc.sub != nil {
+		// A message to itself must come after the replies before it.
+		_ = rc.w.Flush()
+	}
+	rc.w.Int(int64(rc.p.pubsub.publish(argv[1], argv[2])))
+}
+
+// publish queues message to every subscriber of channel and of a
+// pattern matching it, and returns how many it reached. Each encoding is
+// built once, at the first subscriber that needs it, and the same bytes
+// are queued to every one: nothing is allocated per subscriber.
+func (h *hub) publish(channel, message []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := 0
+	var enc [2][]byte // RESP2, RESP3
+	for _, s := range h.channels[string(channel)] {
+		v := b2i(s.resp3)
+		if enc[v] == nil {
+			enc[v] = encodeMessage(s.resp3, nil, channel, message)
+		}
+		s.out.Push(enc[v])
+		n++
+	}
+	for _, ps := range h.patterns {
+		if !ps.glob.match(channel) {
+			continue
+		}
+		var penc [2][]byte
+		for _, s := range ps.subs {
+			v := b2i(s.resp3)
+			if penc[v] == nil {
+				penc[v] = encodeMessage(s.resp3, ps.pattern, channel, message)
+			}
+			s.out.Push(penc[v])
+			n++
+		}
+	}
+	return n
+}
+
+// encodeMessage is a "message" push (channel, message), or a "pmessage"
+// one (pattern, channel, message) when pattern is not nil.
+func encodeMessage(resp3 bool, pattern, channel, message []byte) []byte {
+	b := make([]byte, 0, 48+len(pattern)+len(channel)+len(message))
+	if pattern == nil {
+		b = resp.AppendPush(b, resp3, 3)
+		b = append(b, "$7\r\nmessage\r\n"...)
+	} else {
+		b = resp.AppendPush(b, resp3, 4)
+		b = append(b, "$8\r\npmessage\r\n"...)
+		b = resp.AppendBulk(b, pattern)
+	}
+	b = resp.AppendBulk(b, channel)
+	return resp.AppendBulk(b, message)
+}
+
+// counts are INFO's pubsub_channels and pubsub_patterns.
+func (h *hub) counts() (channels, patterns int) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.channels), len(h.patterns)
+}
+
+// PUBSUB's subcommands (the table lists them under "pubsub").
+
+func cmdPubsubChannels(rc *conn, argv [][]byte) {
+	if len(argv) > 3 {
+		rc.subcommandSyntaxError(argv)
+		return
+	}
+	var g *glob
+	if len(argv) == 3 {
+		g = compileGlob(argv[2])
+	}
+	h := &rc.p.pubsub
+	h.mu.RLock()
+	var names []string
+	for ch := range h.channels {
+		if g == nil || g.match([]byte(ch)) {
+			names = append(names, ch)
+		}
+	}
+	h.mu.RUnlock()
+	rc.w.Array(len(names))
+	for _, ch := range names {
+		rc.w.BulkString(ch)
+	}
+}
+
+func cmdPubsubNumSub(rc *conn, argv [][]byte) {
+	h := &rc.p.pubsub
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	rc.w.Array(2 * (len(argv) - 2)) // a flat array in RESP3 too, as Redis 7.0 answers
+	for _, ch := range argv[2:] {
+		rc.w.Bulk(ch)
+		rc.w.Int(int64(len(h.channels[string(ch)])))
+	}
+}
+
+func cmdPubsubNumPat(rc *conn, _ [][]byte) {
+	_, n := rc.p.pubsub.counts()
+	rc.w.Int(int64(n))
+}
+
+// Sharded pub/sub (SSUBSCRIBE, SPUBLISH) is not served, so there is never
+// a shard channel: PUBSUB SHARDCHANNELS and SHARDNUMSUB answer as Redis
+// does with none.
+
+func cmdPubsubShardChannels(rc *conn, argv [][]byte) {
+	if len(argv) > 3 {
+		rc.subcommandSyntaxError(argv)
+		return
+	}
+	rc.w.Array(0)
+}
+
+func cmdPubsubNumSubNone(rc *conn, argv [][]byte) {
+	rc.w.Array(2 * (len(argv) - 2))
+	for _, ch := range argv[2:] {
+		rc.w.Bulk(ch)
+		rc.w.Int(0)
+	}
+}
+
+// cmdPubsubHelp is PUBSUB HELP in Redis's words, whose NUMSUB line wraps.
+func cmdPubsubHelp(rc *conn, _ [][]byte) {
+	lines := []string{"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}
+	for _, sc := range respCommands["pubsub"].subs {
+		lines = append(lines, sc.usage)
+		if sc.name == "pubsub|numsub" {
+			lines = append(lines, "    Return the number of subscribers for the specified channels, excluding",
+				"    pattern subscriptions(default: no channels).")
+			continue
+		}
+		lines = append(lines, "    "+sc.help)
+	}
+	rc.w.Array(len(lines))
+	for _, l := range lines {
+		rc.w.Simple(l)
+	}
+}
+
+// subcommandSyntaxError is Redis's addReplySubcommandSyntaxError.
+func (rc *conn) subcommandSyntaxError(argv [][]byte) {
+	name := make([]byte, 0, len(argv[0]))
+	for _, c := range argv[0] {
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		name = append(name, c)
+	}
+	rc.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(cString(argv[1], 128)) +
+		"'. Try " + string(name) + " HELP.")
+}
+
+// cmdReset is RESET: the connection as new, as Redis's resetCommand
+// leaves it. The transaction and watches are dropped, every subscription
+// left (without confirmations), RESP2, no name, and auth again if the
+// server requires it.
+func cmdReset(rc *conn, _ [][]byte) {
+	rc.multi = multiState{}
+	rc.watched = nil
+	rc.Close()
+	if rc.sub != nil {
+		rc.SetIdleExempt(false)
+	}
+	rc.setRESP3(false)
+	rc.name = ""
+	rc.ResetAuth()
+	rc.r.SetUnauthenticated(!rc.Authed())
+	rc.w.Simple("RESET")
+}

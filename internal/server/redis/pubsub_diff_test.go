@@ -1,0 +1,165 @@
+package redis
+
+// Pub/sub against a real redis-server 7.0: the single-connection sessions
+// (confirmations, subscribed-mode refusals, PUBSUB, RESET, MULTI) go
+// through the differential harness of differential_test.go, and
+// TestPubsubDeliveryDifferential compares, byte for byte, what a
+// publisher's PUBLISH delivers to RESP2 and RESP3 subscribers on other
+// connections.
+//
+// Sessions avoid what Redis orders by its hash tables (UNSUBSCRIBE
+// without arguments over several channels, PUBSUB CHANNELS over several,
+// one client's several matching patterns) and the server-wide counts the
+// parallel sessions change (PUBSUB NUMPAT, CHANNELS without a pattern of
+// their own); pubsub_test.go checks those directly.
+
+import (
+	"bufio"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+var pubsubSessions = []respSession{
+	{name: "subscribed mode resp2", in: mb("UNSUBSCRIBE") + mb("PUNSUBSCRIBE") + mb("UNSUBSCRIBE", "ps1:x", "ps1:y") + mb("PUNSUBSCRIBE", "ps1:p*") +
+		mb("SUBSCRIBE", "ps1:a", "ps1:b", "ps1:a") + mb("PING") + mb("PING", "x") + mb("PING", "x", "y") + mb("GET", "ps1:k") + mb("GET") +
+		mb("CONFIG", "GET", "x") + mb("ECHO", "x") + mb("NOSUCH", "x") + mb("MULTI") + mb("HELLO", "3") + mb("PUBLISH", "ps1:a", "m") +
+		mb("PUBSUB", "NUMSUB", "ps1:a") + mb("PSUBSCRIBE", "ps1:p*") + mb("UNSUBSCRIBE", "ps1:zz") + mb("UNSUBSCRIBE", "ps1:a") +
+		mb("UNSUBSCRIBE") + mb("GET", "ps1:k") + mb("PUNSUBSCRIBE") + mb("GET", "ps1:k")},
+	{name: "psubscribe order", in: mb("PSUBSCRIBE", "ps2:z*", "ps2:a*", "ps2:m*", "ps2:b?") + mb("PSUBSCRIBE", "ps2:a*") + mb("SUBSCRIBE", "ps2:ab") +
+		mb("PUNSUBSCRIBE", "ps2:nope") + mb("PUNSUBSCRIBE") + mb("UNSUBSCRIBE")},
+	{name: "subscribed mode resp3", skip: 1, in: mb("HELLO", "3") + mb("UNSUBSCRIBE") + mb("PUNSUBSCRIBE") + mb("SUBSCRIBE", "ps3:c") + mb("PING") +
+		mb("PING", "x") + mb("GET", "ps3:k") + mb("PUBLISH", "ps3:c", "m") + mb("PSUBSCRIBE", "ps3:c*") + mb("PUBLISH", "ps3:c", "m2") +
+		mb("PUBLISH", "ps3:cc", "m3") + mb("PUBSUB", "NUMSUB", "ps3:c", "ps3:cc") + mb("PUBSUB", "CHANNELS", "ps3:*") +
+		mb("UNSUBSCRIBE") + mb("PUNSUBSCRIBE") + mb("PUNSUBSCRIBE") + mb("PUBLISH", "ps3:c", "m4")},
+	{name: "publish to self keeps order", in: mb("SUBSCRIBE", "ps4:c") + mb("UNSUBSCRIBE", "ps4:c") + mb("SET", "ps4:k", "v") + mb("MULTI") +
+		mb("SUBSCRIBE", "ps4:c") + mb("GET", "ps4:k") + mb("PUBLISH", "ps4:c", "hi") + mb("PUBLISH", "ps4:c", "again") + mb("EXEC") +
+		mb("UNSUBSCRIBE", "ps4:c")},
+	{name: "subscribe in multi", in: mb("MULTI") + mb("SUBSCRIBE", "ps5:a") + mb("PSUBSCRIBE", "ps5:x*") + mb("PUBLISH", "ps5:a", "hi") + mb("EXEC") +
+		mb("GET", "ps5:k") + mb("MULTI") + mb("UNSUBSCRIBE", "ps5:a") + mb("PUNSUBSCRIBE", "ps5:x*") + mb("GET", "ps5:k")},
+	{name: "subscribe in multi resp3", skip: 1, in: mb("HELLO", "3") + mb("MULTI") + mb("SUBSCRIBE", "ps6:a") + mb("PUBLISH", "ps6:a", "x") +
+		mb("EXEC") + mb("GET", "ps6:k") + mb("UNSUBSCRIBE")},
+	{name: "reset", in: mb("SUBSCRIBE", "ps7:a") + mb("PSUBSCRIBE", "ps7:*") + mb("RESET") + mb("GET", "ps7:k") + mb("PUBSUB", "NUMSUB", "ps7:a") +
+		mb("HELLO", "3")[:0] + mb("MULTI") + mb("RESET") + mb("EXEC") + mb("RESET", "x")},
+	{name: "reset resp3", skip: 1, in: mb("HELLO", "3") + mb("SUBSCRIBE", "ps8:a") + mb("RESET") + mb("GET", "ps8:k") + mb("PUBSUB", "NUMSUB", "ps8:a")},
+	{name: "quit subscribed", in: mb("SUBSCRIBE", "ps9:a") + mb("QUIT") + mb("PING")},
+	{name: "pubsub command", in: mb("PUBSUB", "HELP") + mb("PUBSUB") + mb("PUBSUB", "FOO") + mb("PUBSUB", "CHANNELS", "ps10:*") +
+		mb("PUBSUB", "CHANNELS", "a", "b") + mb("pubsub", "channels", "a", "b") + mb("PUBSUB", "NUMSUB") + mb("PUBSUB", "NUMSUB", "ps10:a", "ps10:b", "ps10:a") +
+		mb("PUBSUB", "NUMPAT", "x") + mb("PUBLISH", "ps10:a") + mb("PUBLISH", "ps10:nobody", "msg") + mb("SUBSCRIBE") + mb("PSUBSCRIBE") +
+		mb("pubsub", "help", "x") + mb("PUBSUB", "SHARDCHANNELS") + mb("PUBSUB", "SHARDCHANNELS", "a", "b") + mb("PUBSUB", "SHARDNUMSUB", "a", "b") +
+		mb("PUBSUB", "SHARDNUMSUB") + mb("PUBLISH", "", "")},
+	{name: "pubsub resp3", skip: 1, in: mb("HELLO", "3") + mb("PUBSUB", "NUMSUB", "ps11:a") + mb("PUBSUB", "CHANNELS", "ps11:*") + mb("PUBSUB", "NUMSUB") +
+		mb("PUBSUB", "SHARDNUMSUB", "x")},
+}
+
+func TestPubsubDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	for _, s := range pubsubSessions {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			want := runRESPSession(redisAddr, s)
+			got := runRESPSession(rs.respAddr, s)
+			if want.err != nil || got.err != nil {
+				t.Fatalf("redis: %v; minikv: %v", want.err, got.err)
+			}
+			if string(got.out) != string(want.out) || got.closed != want.closed {
+				t.Errorf("session %q differs\nredis  (closed %v): %q\nminikv (closed %v): %q",
+					s.name, want.closed, want.out, got.closed, got.out)
+			}
+		})
+	}
+}
+
+// deliveryTranscript is what each connection read in one delivery run.
+type deliveryTranscript struct {
+	sub2, sub3, pub []string
+}
+
+// runDelivery subscribes a RESP2 and a RESP3 connection, publishes from a
+// third, then has each subscriber PING: everything published was queued
+// before the PING's reply, so reading up to it reads every message.
+func runDelivery(t *testing.T, addr string) deliveryTranscript {
+	t.Helper()
+	type client struct {
+		nc net.Conn
+		br *bufio.Reader
+	}
+	dialc := func() *client {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		return &client{nc, bufio.NewReader(nc)}
+	}
+	send := func(c *client, in string) {
+		if _, err := c.nc.Write([]byte(in)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(c *client, n int) []string {
+		var out []string
+		for range n {
+			r, err := readRESPReply(c.br)
+			if err != nil {
+				t.Fatalf("read: %v (after %q)", err, out)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	readUntil := func(c *client, last string) []string {
+		var out []string
+		for {
+			r := read(c, 1)[0]
+			out = append(out, r)
+			if r == last {
+				return out
+			}
+		}
+	}
+	s2, s3, p := dialc(), dialc(), dialc()
+	var tr deliveryTranscript
+	send(s2, mb("SUBSCRIBE", "d:ch", "d:other")+mb("PSUBSCRIBE", "d:c*"))
+	tr.sub2 = read(s2, 3)
+	send(s3, mb("HELLO", "3")+mb("SUBSCRIBE", "d:ch")+mb("PSUBSCRIBE", "d:*"))
+	read(s3, 1) // HELLO: ids and versions differ
+	tr.sub3 = read(s3, 2)
+	send(p, mb("PUBLISH", "d:ch", "hello")+mb("PUBLISH", "d:other", "bin\x00\r\n")+mb("PUBLISH", "d:cz", "")+
+		mb("PUBLISH", "x:ch", "nobody")+mb("PUBLISH", "d:ch", string(make([]byte, 70000))))
+	tr.pub = read(p, 5)
+	send(s2, mb("PING"))
+	tr.sub2 = append(tr.sub2, readUntil(s2, "*2\r\n$4\r\npong\r\n$0\r\n\r\n")...)
+	send(s3, mb("PING"))
+	tr.sub3 = append(tr.sub3, readUntil(s3, "+PONG\r\n")...)
+	return tr
+}
+
+// TestPubsubDeliveryDifferential: PUBLISH delivers exactly Redis's bytes,
+// message and pmessage, to RESP2 and RESP3 subscribers, and answers
+// Redis's receiver counts.
+func TestPubsubDeliveryDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	want := runDelivery(t, redisAddr)
+	got := runDelivery(t, rs.respAddr)
+	for _, c := range []struct {
+		name      string
+		got, want []string
+	}{{"publisher", got.pub, want.pub}, {"RESP2 subscriber", got.sub2, want.sub2}, {"RESP3 subscriber", got.sub3, want.sub3}} {
+		if len(c.got) != len(c.want) {
+			t.Errorf("%s read %d replies, Redis's %d\nminikv: %.2000q\nredis:  %.2000q", c.name, len(c.got), len(c.want), c.got, c.want)
+			continue
+		}
+		for i := range c.got {
+			if c.got[i] != c.want[i] {
+				t.Errorf("%s reply %d = %.300q, Redis's %.300q", c.name, i, c.got[i], c.want[i])
+			}
+		}
+	}
+}
