@@ -35,6 +35,7 @@ type config struct {
 	IdleTimeout     time.Duration
 	CommandTimeout  time.Duration
 	WriteTimeout    time.Duration
+	PubsubLimit     size // bytes
 	ShutdownTimeout time.Duration
 	AuthTokenFile   string
 	AuthFile        string
@@ -192,6 +193,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	dur(&cfg.IdleTimeout, "idle-timeout", 0, "close connections idle this long after their last complete command (0 = never)")
 	dur(&cfg.CommandTimeout, "command-timeout", 30*time.Second, "a started command (or TLS handshake) must complete within this (0 = never)")
 	dur(&cfg.WriteTimeout, "write-timeout", 30*time.Second, "close a client that does not read its replies for this long (0 = never)")
+	sz(&cfg.PubsubLimit, "pubsub-output-limit", "", 32<<20, 1<<20, "close a pub/sub subscriber whose unsent output passes this many megabytes (or k/m/g); Redis's client-output-buffer-limit pubsub, whose 8 MiB-for-60s soft limit also applies (0 = no limit)")
 	dur(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for connections to finish")
 	str(&cfg.AuthTokenFile, "auth-token-file", "", "", "file holding the auth token for both ports (or set MINIKV_AUTH_TOKEN)")
 	str(&cfg.AuthFile, "auth-file", "Y", "", "memcached-style user:pass file for the text protocol's set-handshake")

@@ -124,21 +124,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer st.Close()
 	srv := server.New(server.Config{
-		MaxConns:        cfg.MaxConns,
-		IdleTimeout:     cfg.IdleTimeout,
-		CommandTimeout:  orNever(cfg.CommandTimeout),
-		WriteTimeout:    orNever(cfg.WriteTimeout),
-		AuthToken:       sec.token,
-		AuthUsers:       sec.users,
-		ReqsPerEvent:    cfg.ReqsPerEvent,
-		DisableCAS:      cfg.DisableCAS,
-		DisableFlushAll: cfg.DisableFlushAll,
-		ShutdownTimeout: cfg.ShutdownTimeout,
-		Threads:         cfg.Threads,
-		Verbosity:       cfg.Verbose,
-		MaxItemSize:     cfg.MaxItemSize.bytes,
-		NoEvict:         cfg.NoEvict,
-		Logger:          log,
+		MaxConns:          cfg.MaxConns,
+		IdleTimeout:       cfg.IdleTimeout,
+		CommandTimeout:    orNever(cfg.CommandTimeout),
+		WriteTimeout:      orNever(cfg.WriteTimeout),
+		PubsubOutputLimit: pubsubLimit(cfg.PubsubLimit.bytes),
+		AuthToken:         sec.token,
+		AuthUsers:         sec.users,
+		ReqsPerEvent:      cfg.ReqsPerEvent,
+		DisableCAS:        cfg.DisableCAS,
+		DisableFlushAll:   cfg.DisableFlushAll,
+		ShutdownTimeout:   cfg.ShutdownTimeout,
+		Threads:           cfg.Threads,
+		Verbosity:         cfg.Verbose,
+		MaxItemSize:       cfg.MaxItemSize.bytes,
+		NoEvict:           cfg.NoEvict,
+		Logger:            log,
 	}, st)
 
 	var respProto server.Protocol = redis.New(srv)
@@ -296,3 +297,12 @@ func softMemoryLimit(memoryLimit int64, durable bool) int64 {
 
 // engineMemory is the durable engine's heap at its default options.
 const engineMemory = 3*4<<20 + 8<<20 + 4<<20
+
+// pubsubLimit is --pubsub-output-limit as the server's OutputLimit: the
+// hard bound, with Redis's soft one; 0 turns both off.
+func pubsubLimit(hard int64) server.OutputLimit {
+	if hard == 0 {
+		return server.OutputLimit{Hard: -1, Soft: -1}
+	}
+	return server.OutputLimit{Hard: hard}
+}
