@@ -125,7 +125,12 @@ var setSessions = []respSession{
 		mb("SADD", "{p}m", "1", "2") + mb("SADD", "{p}m", "x") + mb("SREM", "{p}m", "x") + mb("SISMEMBER", "{p}m", "1") +
 		mb("SINTERCARD", "2", "{p}big", "{p}i") + mb("SINTERCARD", "2", "{p}big", "{p}i", "LIMIT", "7") + mb("SDIFFSTORE", "{p}d", "{p}big", "{p}i") +
 		mb("SMEMBERS", "{p}d") + mb("SINTERSTORE", "{p}e", "{p}big", "{p}m") + mb("SMEMBERS", "{p}e") + mb("SCARD", "{p}big") +
-		mb("SREM", "{p}big", "5", "6", "7") + mb("SCARD", "{p}big") + mb("SMISMEMBER", "{p}big", "5", "8", "599", "600")},
+		mb("SREM", "{p}big", "5", "6", "7") + mb("SCARD", "{p}big") + mb("SMISMEMBER", "{p}big", "5", "8", "599", "600") +
+		mb("OBJECT", "ENCODING", "{p}big") + mb("SADD", "{p}n", "-1", "2") + mb("OBJECT", "ENCODING", "{p}n") +
+		mb("SINTERSTORE", "{p}n2", "{p}n", "{p}n") + mb("OBJECT", "ENCODING", "{p}n2")},
+	{name: "config", in: mb("CONFIG", "GET", "set-max-intset-entries") + mb("CONFIG", "SET", "set-max-intset-entries", "-1") +
+		mb("CONFIG", "SET", "set-max-intset-entries", "x") + mb("CONFIG", "SET", "set-max-intset-entries", "512") +
+		mb("CONFIG", "GET", "set-max-intset-entries")},
 }
 
 // setNumbers is the decimal numbers from lo to hi-1.
