@@ -453,8 +453,8 @@ func TestListFlatRoundTrip(t *testing.T) {
 // FuzzListFlat: decodeFlat never panics on a list's flat encoding from a
 // damaged disk, and what it accepts is a list the handle can walk.
 func FuzzListFlat(f *testing.F) {
-	q := newQuicklist(-2)
-	for i := range 3000 {
+	q := newQuicklist(3) // small nodes: several of them in a short input
+	for i := range 30 {
 		q.push(i%2 == 0, []byte(fmt.Sprint("x", i)))
 	}
 	f.Add(q.appendFlat(nil))
