@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 )
 
 // Intset: the compact encoding of a set of integers, byte for byte the
@@ -156,6 +157,21 @@ func isValidate(is []byte) error {
 			return errIntset
 		}
 		prev = v
+	}
+	return nil
+}
+
+// IntsetEach checks is deeply (it may come from a client, as a RESTORE
+// payload's RDB_TYPE_SET_INTSET) and then calls fn with each element's
+// decimal form, in ascending order; the slice is valid during the call
+// only.
+func IntsetEach(is []byte, fn func(m []byte)) error {
+	if isValidate(is) != nil {
+		return ErrBadEncoding
+	}
+	var num [24]byte
+	for i := range isLen(is) {
+		fn(strconv.AppendInt(num[:0], isGet(is, i), 10))
 	}
 	return nil
 }

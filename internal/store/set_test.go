@@ -592,3 +592,21 @@ func TestSetAddRemoveZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestIntsetEach: an intset's members in order, and malformed bytes
+// refused before any member is given.
+func TestIntsetEach(t *testing.T) {
+	is := append([]byte(nil), emptyIntset...)
+	for _, v := range []int64{5, -70000, 3} {
+		i, _ := isSearch(is, v)
+		is = isInsert(is, i, v)
+	}
+	var got []string
+	if err := IntsetEach(is, func(m []byte) { got = append(got, string(m)) }); err != nil || strings.Join(got, " ") != "-70000 3 5" {
+		t.Errorf("IntsetEach = %v %v", got, err)
+	}
+	calls := 0
+	if err := IntsetEach(emptyIntset, func([]byte) { calls++ }); !errors.Is(err, ErrBadEncoding) || calls != 0 {
+		t.Errorf("IntsetEach(empty) = %v after %d calls, want ErrBadEncoding", err, calls)
+	}
+}
