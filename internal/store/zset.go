@@ -208,6 +208,17 @@ func (z *ZSet) Set(member []byte, score float64) bool {
 	return p < 0
 }
 
+// Reserve makes an empty sorted set big at once when it is to hold n
+// members, the longest maxLen bytes, past the listpack limits, as Redis
+// creates the result of ZUNIONSTORE or ZRANGESTORE in its final encoding
+// (so a -0 score stays -0, which a listpack would write as 0).
+func (z *ZSet) Reserve(n, maxLen int) {
+	s := z.c.s
+	if z.c.obj == nil && z.Len() == 0 && (int64(n) > s.lim.zsetEntries.Load() || int64(maxLen) > s.lim.zsetValue.Load()) {
+		z.toBig()
+	}
+}
+
 // toBig turns the listpack into a bigZSet.
 func (z *ZSet) toBig() *bigZSet {
 	c := &z.c

@@ -154,6 +154,7 @@ func zaggregate(target *float64, val float64, agg int) {
 type zresult struct {
 	ms     [][]byte
 	scores []float64
+	hint   int // the longest member, or 0 (ZRANGESTORE, which creates by count alone)
 }
 
 func (r *zresult) Len() int { return len(r.ms) }
@@ -300,6 +301,9 @@ func (rc *conn) zsetOp(tx *store.Tx, a *zsetOpArgs, res *zresult, card *int64) (
 		})
 	}
 	res.sort()
+	for _, m := range res.ms {
+		res.hint = max(res.hint, len(m))
+	}
 	return true, nil
 }
 
@@ -363,7 +367,7 @@ func (rc *conn) zsetOpStore(argv [][]byte, op int) {
 		if replied = !ok; replied || err != nil {
 			return err
 		}
-		return zstore(tx, dst, &res)
+		return zstore(tx, dst, &res, res.Len())
 	})
 	switch {
 	case err != nil:
@@ -376,7 +380,7 @@ func (rc *conn) zsetOpStore(argv [][]byte, op int) {
 
 // zstore replaces whatever dst holds with res (deleting dst when res is
 // empty).
-func zstore(tx *store.Tx, dst []byte, res *zresult) error {
+func zstore(tx *store.Tx, dst []byte, res *zresult, n int) error {
 	tx.Clear(dst)
 	if res.Len() == 0 {
 		return nil
@@ -385,6 +389,7 @@ func zstore(tx *store.Tx, dst []byte, res *zresult) error {
 	if err := tx.ZSet(dst, &z, true); err != nil {
 		return err
 	}
+	z.Reserve(n, res.hint)
 	for i, m := range res.ms {
 		z.Set(m, res.scores[i])
 	}
@@ -432,7 +437,11 @@ func cmdZRangeStore(rc *conn, argv [][]byte) {
 			}
 		}
 		tx.DoneZSet(&z)
-		return zstore(tx, dst, &res)
+		n := 0 // Redis creates a score or lex range's result small
+		if sp.by == zByRank {
+			n = res.Len()
+		}
+		return zstore(tx, dst, &res, n)
 	})
 	if err != nil {
 		rc.storeError(err)
