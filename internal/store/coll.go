@@ -32,11 +32,13 @@ type Limits struct {
 	SetListpackValue   int64 // set-max-listpack-value (Redis 7.2); default 64
 
 	ListPackSize int64 // list-max-listpack-size: < 0 a node's bytes (-2 = 8 KiB), > 0 its entries; default -2
+
+	HLLSparseMaxBytes int64 // hll-sparse-max-bytes: a sparse HyperLogLog string turns dense past it; default 3000
 }
 
 // DefaultLimits are Redis 7's defaults.
 var DefaultLimits = Limits{HashEntries: 128, HashValue: 64, ZSetEntries: 128, ZSetValue: 64,
-	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64, ListPackSize: -2}
+	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64, ListPackSize: -2, HLLSparseMaxBytes: 3000}
 
 // limits is the Store's Limits, read without a lock on every write.
 type limits struct {
@@ -46,6 +48,8 @@ type limits struct {
 	setIntsetEntries, setListpackEntries, setListpackValue atomic.Int64
 
 	listPackSize atomic.Int64
+
+	hllSparseMaxBytes atomic.Int64
 }
 
 // SetLimits changes the encoding limits; collections already big stay big.
@@ -58,6 +62,7 @@ func (s *Store) SetLimits(l Limits) {
 	s.lim.setListpackEntries.Store(l.SetListpackEntries)
 	s.lim.setListpackValue.Store(l.SetListpackValue)
 	s.lim.listPackSize.Store(l.ListPackSize)
+	s.lim.hllSparseMaxBytes.Store(l.HLLSparseMaxBytes)
 }
 
 // Limits returns the encoding limits.
@@ -65,7 +70,8 @@ func (s *Store) Limits() Limits {
 	return Limits{HashEntries: s.lim.hashEntries.Load(), HashValue: s.lim.hashValue.Load(),
 		ZSetEntries: s.lim.zsetEntries.Load(), ZSetValue: s.lim.zsetValue.Load(),
 		SetIntsetEntries: s.lim.setIntsetEntries.Load(), SetListpackEntries: s.lim.setListpackEntries.Load(),
-		SetListpackValue: s.lim.setListpackValue.Load(), ListPackSize: s.lim.listPackSize.Load()}
+		SetListpackValue: s.lim.setListpackValue.Load(), ListPackSize: s.lim.listPackSize.Load(),
+		HLLSparseMaxBytes: s.lim.hllSparseMaxBytes.Load()}
 }
 
 var errFlat = errors.New("store: malformed collection encoding")

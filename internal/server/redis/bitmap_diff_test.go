@@ -132,6 +132,14 @@ var bitmapSessions = []respSession{
 		"PFADD mw:w a\r\nWATCH mw:w\r\nPFCOUNT mw:w\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH mw:w\r\nPFCOUNT mw:w\r\nMULTI\r\nPING\r\nEXEC\r\n" +
 		"WATCH mw:w\r\nPFADD mw:w a\r\nMULTI\r\nPING\r\nEXEC\r\nSETBIT mw:b 1 1\r\nWATCH mw:b\r\nSETBIT mw:b 1 1\r\nMULTI\r\nPING\r\nEXEC\r\n" +
 		"WATCH mw:b\r\nSETBIT mw:b 1 0\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH mw:b\r\nBITFIELD mw:b GET u8 0\r\nMULTI\r\nPING\r\nEXEC\r\n"},
+	{name: "hll-sparse-max-bytes", in: mb("CONFIG", "GET", "hll-sparse-max-bytes") + mb("CONFIG", "SET", "hll-sparse-max-bytes", "x") +
+		mb("CONFIG", "SET", "hll-sparse-max-bytes", "-1") + mb("CONFIG", "SET", "hll-sparse-max-bytes", "1.5") +
+		mb("CONFIG", "SET", "hll-sparse-max-bytes", "+1") + mb("CONFIG", "SET", "hll-sparse-max-bytes", "9223372036854775808") +
+		mb("CONFIG", "SET", "hll-sparse-max-bytes", "18446744073709551615") + mb("CONFIG", "SET", "hll-sparse-max-bytes", "1mb") +
+		mb("CONFIG", "GET", "hll-sparse-max-bytes") + mb("CONFIG", "SET", "hll-sparse-max-bytes", "4KB") + mb("CONFIG", "GET", "hll-sparse-max-bytes") +
+		mb("CONFIG", "SET", "hll-sparse-max-bytes", "03000") + mb("CONFIG", "GET", "hll-sparse-max-bytes") +
+		mb("CONFIG", "SET", "hll-sparse-max-bytes", "3000", "hash-max-listpack-entries", "x") + mb("CONFIG", "GET", "hll-sparse-max-bytes") +
+		mb("CONFIG", "SET", "hll-sparse-max-bytes", "3000")},
 }
 
 func init() { respSessions = append(respSessions, bitmapSessions...) }
@@ -389,6 +397,24 @@ func TestBitRandomSameAsRedis(t *testing.T) {
 		case 6:
 			p.do("BITOP", []string{"AND", "OR", "XOR", "NOT"}[r.IntN(4)], "r:d", k, "r:"+strconv.Itoa(r.IntN(3)))
 			p.do("GET", "r:d")
+		}
+	}
+}
+
+// TestHLLSparseMaxSameAsRedis lowers hll-sparse-max-bytes on both
+// servers: sparse values promote to dense at the same element.
+func TestHLLSparseMaxSameAsRedis(t *testing.T) {
+	p := startDiffPair(t)
+	for _, limit := range []string{"0", "30", "100", "1kb"} {
+		p.do("CONFIG", "SET", "hll-sparse-max-bytes", limit)
+		p.do("DEL", "sm:a", "sm:m")
+		for i := range 120 {
+			p.do("PFADD", "sm:a", "e"+strconv.Itoa(i), "f"+strconv.Itoa(i*7))
+			p.do("GET", "sm:a")
+			if i%10 == 0 {
+				p.do("PFMERGE", "sm:m", "sm:a")
+				p.do("GET", "sm:m")
+			}
 		}
 	}
 }

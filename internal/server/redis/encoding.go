@@ -3,6 +3,7 @@ package redis
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/minikv/minikv/internal/store"
 )
@@ -19,6 +20,10 @@ type encodingParam struct {
 	min   int64
 }
 
+// memoryParam is the parameter whose value is a memory value ("3000",
+// "1kb", "2mb"), as Redis's memtoull reads it.
+const memoryParam = "hll-sparse-max-bytes"
+
 var encodingParams = []encodingParam{
 	{"hash-max-listpack-entries", func(l *store.Limits) *int64 { return &l.HashEntries }, 0},
 	{"hash-max-listpack-value", func(l *store.Limits) *int64 { return &l.HashValue }, 0},
@@ -33,6 +38,7 @@ var encodingParams = []encodingParam{
 	{"set-max-listpack-value", func(l *store.Limits) *int64 { return &l.SetListpackValue }, 0},
 	{"list-max-listpack-size", func(l *store.Limits) *int64 { return &l.ListPackSize }, math.MinInt32},
 	{"list-max-ziplist-size", func(l *store.Limits) *int64 { return &l.ListPackSize }, math.MinInt32},
+	{memoryParam, func(l *store.Limits) *int64 { return &l.HLLSparseMaxBytes }, 0},
 }
 
 // encodingConfig is the parameters with their current values, for CONFIG
@@ -72,7 +78,19 @@ func cmdConfigSet(rc *conn, argv [][]byte) {
 		}
 		failed := "ERR CONFIG SET failed (possibly related to argument '" + string(argv[i]) + "') - "
 		v, err := strconv.ParseInt(string(argv[i+1]), 10, 64)
+		memory := param.name == memoryParam
+		if memory {
+			var u uint64
+			if u, err = memValue(argv[i+1]); err == nil && u > math.MaxInt64 {
+				v = -1 // out of range below
+			} else {
+				v = int64(u)
+			}
+		}
 		switch {
+		case err != nil && memory:
+			rc.w.Error(failed + "argument must be a memory value")
+			return
 		case err != nil:
 			rc.w.Error(failed + "argument couldn't be parsed into an integer")
 			return
@@ -85,6 +103,49 @@ func cmdConfigSet(rc *conn, argv [][]byte) {
 	}
 	rc.p.st.SetLimits(l)
 	rc.w.OK()
+}
+
+// memValue parses a memory value as Redis's memtoull does: digits and
+// an optional unit (b, k, kb, m, mb, g, gb, any case; k is 1000, kb
+// 1024), the product wrapping at 64 bits.
+func memValue(b []byte) (uint64, error) {
+	errMem := strconv.ErrSyntax
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	var mul uint64
+	switch strings.ToLower(string(b[i:])) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, errMem
+	}
+	if i >= 128 {
+		return 0, errMem
+	}
+	var v uint64
+	for _, c := range b[:i] {
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			v = math.MaxUint64 // strtoull saturates
+			break
+		}
+		v = v*10 + d
+	}
+	return v * mul, nil
 }
 
 // paramMax is a parameter's largest value: a C int's for the one Redis

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"errors"
+	"math"
 
 	"github.com/minikv/minikv/internal/hll"
 	"github.com/minikv/minikv/internal/store"
@@ -34,9 +35,15 @@ func hllCommands() []respCommand {
 	}
 }
 
+// hllSparseMax is hll-sparse-max-bytes (CONFIG SET), as an int.
+func (rc *conn) hllSparseMax() int {
+	return int(min(rc.st.Limits().HLLSparseMaxBytes, math.MaxInt32))
+}
+
 // cmdPFAdd is PFADD key [element ...]: 1 when a register changed or the
 // key was created, else 0.
 func cmdPFAdd(rc *conn, argv [][]byte) {
+	maxSparse := rc.hllSparseMax()
 	var errMsg string
 	updated := false
 	_, err := rc.updateString(argv[1], func(old store.Item, found bool) store.Change {
@@ -54,7 +61,7 @@ func cmdPFAdd(rc *conn, argv [][]byte) {
 		}
 		for _, e := range argv[2:] {
 			var r int
-			buf, r = hll.Add(buf, e, hll.SparseMaxBytes)
+			buf, r = hll.Add(buf, e, maxSparse)
 			if r < 0 {
 				// Redis changed its value in place for the elements
 				// before this one: so does this.
@@ -177,6 +184,7 @@ func cmdPFMerge(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
+	maxSparse := rc.hllSparseMax()
 	var errMsg string
 	_, err := rc.updateString(argv[1], func(old store.Item, found bool) store.Change {
 		errMsg = ""
@@ -200,7 +208,7 @@ func cmdPFMerge(rc *conn, argv [][]byte) {
 		}
 		for j, v := range max {
 			if v != 0 {
-				buf, _ = hll.Set(buf, j, v, hll.SparseMaxBytes) // Redis ignores a corrupt destination here
+				buf, _ = hll.Set(buf, j, v, maxSparse) // Redis ignores a corrupt destination here
 			}
 		}
 		hll.Invalidate(buf)
