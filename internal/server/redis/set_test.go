@@ -3,8 +3,10 @@ package redis
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"testing"
 
+	"github.com/minikv/minikv/internal/cluster"
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
@@ -43,4 +45,29 @@ func TestSetDispatchZeroAllocs(t *testing.T) {
 			t.Errorf("%s: SADD+SISMEMBER+SMISMEMBER+SREM+SCARD allocate %v times", key, allocs)
 		}
 	}
+}
+
+// TestClusterSetRouting: the set commands over several keys are routed by
+// all their keys; SINTERCARD's keys follow numkeys, and its LIMIT
+// argument is not a key.
+func TestClusterSetRouting(t *testing.T) {
+	nodes, m := startCluster(t, server.Config{})
+	c := dialRESP(t, nodes[0].addr)
+	local, remote := keyOn(m, m.Nodes[0], "k"), keyOn(m, m.Nodes[2], "k")
+	moved := func(key string, to *cluster.Node) string {
+		return "-MOVED " + strconv.Itoa(cluster.KeySlot([]byte(key))) + " " + to.Addr + "\r\n"
+	}
+	cross := "-" + errCrossSlot + "\r\n"
+	tag := "{" + local + "}"
+	c.Expect(multibulk("SADD", tag+"a", "1", "2"), ":2\r\n")
+	c.Expect(multibulk("SADD", tag+"b", "2", "3"), ":2\r\n")
+	c.Expect(multibulk("SINTERCARD", "2", tag+"a", tag+"b", "LIMIT", "5"), ":1\r\n")
+	c.Expect(multibulk("SINTERCARD", "1", remote), moved(remote, m.Nodes[2]))
+	c.Expect(multibulk("SINTERCARD", "2", tag+"a", remote), cross)
+	c.Expect(multibulk("SINTERCARD", "0", remote), "-ERR numkeys should be greater than 0\r\n")
+	c.Expect(multibulk("SUNIONSTORE", tag+"d", tag+"a", tag+"b"), ":3\r\n")
+	c.Expect(multibulk("SUNIONSTORE", tag+"d", tag+"a", remote), cross)
+	c.Expect(multibulk("SMOVE", tag+"a", tag+"b", "1"), ":1\r\n")
+	c.Expect(multibulk("SMOVE", tag+"a", remote, "2"), cross)
+	c.Expect(multibulk("SINTER", remote), moved(remote, m.Nodes[2]))
 }
