@@ -105,14 +105,11 @@ type coll struct {
 // deadline; one that left it empty deletes the key.
 //
 // A write is never refused for memory once fn has run (that would undo it
-// halfway): memory is made afterwards, evicting as any write would, and a
-// Store with NoEvict refuses the write up front when the budget is
-// already spent, as Redis refuses commands that may grow memory with
-// -OOM.
+// halfway): memory is made afterwards, evicting as any write would. With
+// NoEvict the budget may stay overdrawn by that write; callers refuse
+// writes that may grow memory up front while Full, as Redis refuses its
+// denyoom commands with -OOM.
 func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func() error) (err error) {
-	if write && s.noEvict && s.used.Load() >= s.limit {
-		return ErrNoMemory
-	}
 	h := s.hash(key)
 	sh := s.shardFor(h)
 	*c = coll{s: s, sh: sh, write: write, key: key, h: h, kind: kind}

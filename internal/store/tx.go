@@ -260,6 +260,11 @@ func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
 	return true
 }
 
+// Full reports whether the memory budget is spent and NoEvict forbids
+// making room by eviction: the moment Redis refuses commands that may
+// grow memory (its denyoom flag) with -OOM.
+func (s *Store) Full() bool { return s.noEvict && s.used.Load() >= s.limit }
+
 // lock and unlock take and release a shard's lock, except in a view from
 // Exclusive, whose Tx already holds every shard.
 func (s *Store) lock(sh *shard) {

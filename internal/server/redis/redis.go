@@ -232,6 +232,14 @@ func (rc *conn) dispatch(argv [][]byte) {
 	if rc.subscribed() && rc.refusedWhileSubscribed(cmd) {
 		return // RESP2 subscribed mode (pubsub.go)
 	}
+	if cmd.denyOOM && rc.st.Full() {
+		// Redis's processCommand: a command that may grow memory is
+		// refused, not run halfway, while the budget is spent and
+		// nothing may be evicted (-M).
+		rc.Count(server.StatStoreNoMemory)
+		rc.reject(errOOM)
+		return
+	}
 	if rc.multi.active && !runsInMulti(cmd) {
 		rc.enqueue(argv)
 		return
@@ -374,6 +382,7 @@ type respCommand struct {
 	complexity string
 	args       []docArg
 	noAuth     bool // allowed before the connection has authenticated
+	denyOOM    bool // "denyoom" in flags: refused while the store is full (-OOM)
 	run        func(rc *conn, argv [][]byte)
 	// keysOf, when set, finds the keys of a command whose key positions
 	// depend on its arguments (numkeys: ZUNIONSTORE, LMPOP, ...), and

@@ -251,6 +251,7 @@ func init() {
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
 		c := &table[i]
+		c.denyOOM = slices.Contains(c.flags, "denyoom")
 		respCommands[c.name] = c
 		for _, sc := range c.subs {
 			sc.flags, sc.group, sc.noAuth = c.flags, c.group, c.noAuth
