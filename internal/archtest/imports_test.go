@@ -44,6 +44,12 @@ var rules = []rule{
 		why:     "the static slot map (file format, key slots, node ids) is a leaf both cmd/minikv and the Redis commands use",
 	},
 	{
+		name:    "hll is stdlib-only",
+		from:    []string{"internal/hll"},
+		stdOnly: true,
+		why:     "Redis's HyperLogLog string format is a leaf the Redis commands use, like the codecs",
+	},
+	{
 		name: "store knows no engine and no wire",
 		from: []string{"internal/store"},
 		deny: []string{"lsm/...", "internal/durable/...", "internal/protocol/...", "internal/server/...", "internal/admin/...", "cmd/..."},
