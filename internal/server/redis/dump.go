@@ -179,9 +179,9 @@ func dumpList(l *store.List) []byte {
 	return p
 }
 
-// dumpOther serializes the kinds whose handles DUMP does not read yet.
-func dumpOther(st *store.Store, key []byte, k store.Kind) ([]byte, error) {
-	return nil, errors.New("DUMP of a " + k.String() + " is not supported yet")
+// dumpOther answers for a kind DUMP does not know (none today).
+func dumpOther(_ *store.Store, _ []byte, k store.Kind) ([]byte, error) {
+	return nil, errors.New("DUMP of a " + k.String() + " value is not supported")
 }
 
 // Errors of RESTORE, as Redis words them.
@@ -350,7 +350,8 @@ func restoreValue(tx *store.Tx, key []byte, v *rdbValue) error {
 	}
 }
 
-// restoreOther builds the kinds whose handles RESTORE does not use yet.
-func restoreOther(tx *store.Tx, key []byte, v *rdbValue) error {
-	return errors.New("RESTORE of a " + v.kind.String() + " is not supported yet")
+// restoreOther answers for a kind RESTORE does not build (none today:
+// rdbDecode makes only the five kinds).
+func restoreOther(_ *store.Tx, _ []byte, v *rdbValue) error {
+	return errors.New("RESTORE of a " + v.kind.String() + " value is not supported")
 }

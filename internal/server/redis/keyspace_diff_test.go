@@ -21,7 +21,11 @@ var keyspaceSessions = []respSession{
 	{name: "object", in: mb("SET", "ob:i", "12345") + mb("SET", "ob:neg", "-77") + mb("SET", "ob:e", "hello") +
 		mb("SET", "ob:lead0", "0123") + mb("SET", "ob:e44", strings.Repeat("e", 44)) + mb("SET", "ob:r45", strings.Repeat("r", 45)) +
 		mb("SET", "ob:big", "92233720368547758070") + mb("SET", "ob:max", "9223372036854775807") + mb("SET", "ob:plus", "+1") +
-		mb("HSET", "ob:h", "f", "v") +
+		mb("HSET", "ob:h", "f", "v") + mb("HSET", "ob:hbig", "f", strings.Repeat("v", 65)) +
+		mb("ZADD", "ob:z", "1", "a") + mb("ZADD", "ob:zbig", "1", strings.Repeat("m", 65)) +
+		mb("OBJECT", "ENCODING", "ob:hbig") + mb("OBJECT", "ENCODING", "ob:z") + mb("OBJECT", "ENCODING", "ob:zbig") +
+		mb("RESTORE", "ob:is", "0", dumpSeal("\x0b\x0e\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x05\x00\x0a\x00")) +
+		mb("OBJECT", "ENCODING", "ob:is") + mb("OBJECT", "REFCOUNT", "ob:z") +
 		mb("OBJECT", "ENCODING", "ob:i") + mb("OBJECT", "ENCODING", "ob:neg") + mb("OBJECT", "ENCODING", "ob:e") +
 		mb("OBJECT", "ENCODING", "ob:lead0") + mb("OBJECT", "ENCODING", "ob:e44") + mb("OBJECT", "ENCODING", "ob:r45") +
 		mb("OBJECT", "ENCODING", "ob:big") + mb("OBJECT", "ENCODING", "ob:max") + mb("OBJECT", "ENCODING", "ob:plus") +
