@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
@@ -388,13 +389,19 @@ func setReplyElems(reply string) ([]string, bool) {
 // TestSetRandomDifferential sends seeded random set commands to
 // redis-server and MiniKV (even seeds RESP2, odd ones RESP3) and compares
 // every reply: exactly, or with the elements sorted where Redis's order
-// is unspecified. SPOP and SRANDMEMBER are random on both sides: their
+// is unspecified; -soak runs 200 new seeds. SPOP and SRANDMEMBER are random on both sides: their
 // replies are checked against the members the set held (read from Redis
 // first), and after an SPOP Redis is made to hold what MiniKV kept.
 func TestSetRandomDifferential(t *testing.T) {
 	redisAddr := startRedisServer(t)
 	rs := startRESP(t, server.Config{}, store.Config{MaxItemSize: 1 << 20})
-	for seed := range uint64(8) {
+	// -soak: 200 new seeds each run (the first is logged to rerun one).
+	n, base := uint64(8), uint64(0)
+	if *randSoak {
+		n, base = 200, uint64(time.Now().UnixNano())
+		t.Logf("seeds %d to %d", base, base+n-1)
+	}
+	for seed := base; seed < base+n; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			redis, minikv := servertest.DialRESP(t, redisAddr), servertest.DialRESP(t, rs.respAddr)
 			do := func(c *servertest.RESPClient, args ...string) string {
