@@ -129,6 +129,11 @@ var setSessions = []respSession{
 		mb("SREM", "{p}big", "5", "6", "7") + mb("SCARD", "{p}big") + mb("SMISMEMBER", "{p}big", "5", "8", "599", "600") +
 		mb("OBJECT", "ENCODING", "{p}big") + mb("SADD", "{p}n", "-1", "2") + mb("OBJECT", "ENCODING", "{p}n") +
 		mb("SINTERSTORE", "{p}n2", "{p}n", "{p}n") + mb("OBJECT", "ENCODING", "{p}n2")},
+	{name: "copy rename", in: mb(append([]string{"SADD", "{p}big"}, setNumbers(0, 600)...)...) + mb("COPY", "{p}big", "{p}big2") +
+		mb("SCARD", "{p}big2") + mb("SREM", "{p}big2", "0") + mb("SISMEMBER", "{p}big", "0") + mb("SISMEMBER", "{p}big2", "599") +
+		mb("SADD", "{p}i", "3", "-1") + mb("RENAME", "{p}i", "{p}j") + mb("SMEMBERS", "{p}j") + mb("TYPE", "{p}j") +
+		mb("COPY", "{p}j", "{p}big", "REPLACE") + mb("SMEMBERS", "{p}big") + mb("SADD", "{p}l", "a") + mb("COPY", "{p}l", "{p}l2") +
+		mb("SMEMBERS", "{p}l2") + mb("OBJECT", "ENCODING", "{p}big2") + mb("OBJECT", "ENCODING", "{p}j")},
 	{name: "config", in: mb("CONFIG", "GET", "set-max-intset-entries") + mb("CONFIG", "SET", "set-max-intset-entries", "-1") +
 		mb("CONFIG", "SET", "set-max-intset-entries", "x") + mb("CONFIG", "SET", "set-max-intset-entries", "512") +
 		mb("CONFIG", "GET", "set-max-intset-entries")},
