@@ -17,10 +17,11 @@ import (
 func zsetOpCommands() []respCommand {
 	w, r := []string{"write", "denyoom"}, []string{"readonly"}
 	nk := func(name string, arity int, flags []string, dst bool, since, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
-		c := respCommand{name: name, arity: arity, flags: flags, group: "sorted-set", since: since,
+		c := respCommand{name: name, arity: arity, flags: append(slices.Clone(flags), "movablekeys"), group: "sorted-set", since: since,
 			complexity: "O(N) where N is the total number of elements in the input sorted sets", summary: summary, args: args, run: run}
 		if dst {
 			c.keysOf = numKeys(2, 1)
+			c.firstKey, c.lastKey, c.step = 1, 1, 1 // the destination, as Redis lists it
 		} else {
 			c.keysOf = numKeys(1)
 		}
