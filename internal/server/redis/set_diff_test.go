@@ -134,6 +134,9 @@ var setSessions = []respSession{
 		mb("SADD", "{p}i", "3", "-1") + mb("RENAME", "{p}i", "{p}j") + mb("SMEMBERS", "{p}j") + mb("TYPE", "{p}j") +
 		mb("COPY", "{p}j", "{p}big", "REPLACE") + mb("SMEMBERS", "{p}big") + mb("SADD", "{p}l", "a") + mb("COPY", "{p}l", "{p}l2") +
 		mb("SMEMBERS", "{p}l2") + mb("OBJECT", "ENCODING", "{p}big2") + mb("OBJECT", "ENCODING", "{p}j")},
+	{name: "multi exec", in: mb("MULTI") + mb("SADD", "{p}a", "1", "2", "3") + mb("SADD", "{p}b", "3") + mb("SMOVE", "{p}a", "{p}b", "1") +
+		mb("SINTERSTORE", "{p}c", "{p}a", "{p}b") + mb("SUNION", "{p}a", "{p}b") + mb("SPOP", "{p}c", "5") + mb("SCARD", "{p}c") + mb("EXEC") +
+		mb("WATCH", "{p}a") + mb("SREM", "{p}a", "2") + mb("MULTI") + mb("SMEMBERS", "{p}a") + mb("EXEC")},
 	{name: "config", in: mb("CONFIG", "GET", "set-max-intset-entries") + mb("CONFIG", "SET", "set-max-intset-entries", "-1") +
 		mb("CONFIG", "SET", "set-max-intset-entries", "x") + mb("CONFIG", "SET", "set-max-intset-entries", "512") +
 		mb("CONFIG", "GET", "set-max-intset-entries")},
