@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,85 +153,147 @@ func readBack(t *testing.T, c *redis.Client, key string) string {
 func TestDumpRestoreWithRedis(t *testing.T) {
 	redisAddr := startRedisServer(t)
 	rs := startRESP(t, server.Config{}, store.Config{MemoryLimit: 256 << 20})
-	ctx := context.Background()
 	rc := redis.NewClient(&redis.Options{Addr: redisAddr, Protocol: 2})
 	mc := redis.NewClient(&redis.Options{Addr: rs.respAddr, Protocol: 2})
 	t.Cleanup(func() { rc.Close(); mc.Close() })
+	// The same encoding limits on both, so OBJECT ENCODING compares.
+	ctx := context.Background()
+	for _, p := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "zset-max-listpack-entries",
+		"zset-max-listpack-value", "set-max-intset-entries"} {
+		v, err := mc.ConfigGet(ctx, p).Result()
+		if err != nil || v[p] == "" {
+			t.Fatalf("CONFIG GET %s on MiniKV: %v %v", p, v, err)
+		}
+		if err := rc.ConfigSet(ctx, p, v[p]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, dc := range dumpCases() {
-		t.Run(dc.key, func(t *testing.T) {
-			for _, cmd := range dc.cmds {
-				if err := rc.Do(ctx, cmd...).Err(); err != nil {
-					t.Fatalf("%v: %v", cmd, err)
-				}
+		t.Run(dc.key, func(t *testing.T) { checkDumpCase(t, rc, mc, dc) })
+	}
+	// Random values of every kind, around the encoding limits.
+	r := rand.New(rand.NewPCG(15, 15))
+	for i := range 120 {
+		dc := randomDumpCase(r, "rand"+strconv.Itoa(i))
+		t.Run(dc.key, func(t *testing.T) { checkDumpCase(t, rc, mc, dc) })
+	}
+}
+
+// randomDumpCase is a hash, list, set or sorted set of 1 to 700
+// elements, integers or strings of up to 100 bytes.
+func randomDumpCase(r *rand.Rand, key string) dumpCase {
+	n := 1 + r.IntN(700)
+	if r.IntN(2) == 0 {
+		n = 1 + r.IntN(140)
+	}
+	maxLen := []int{5, 20, 70, 100}[r.IntN(4)]
+	ints := r.IntN(3) == 0
+	elem := func(i int) string {
+		if ints || r.IntN(4) == 0 {
+			return strconv.FormatInt(r.Int64N(1<<40)-1<<39, 10)
+		}
+		return strconv.Itoa(i) + strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(maxLen))
+	}
+	var args []any
+	switch r.IntN(4) {
+	case 0:
+		args = []any{"HSET", key}
+		for i := range n {
+			args = append(args, "f"+elem(i), elem(i))
+		}
+	case 1:
+		args = []any{"RPUSH", key}
+		for i := range n {
+			args = append(args, elem(i))
+		}
+	case 2:
+		args = []any{"SADD", key}
+		for i := range n {
+			args = append(args, elem(i))
+		}
+	default:
+		args = []any{"ZADD", key}
+		for i := range n {
+			args = append(args, strconv.FormatFloat(r.NormFloat64()*1000, 'g', -1, 64), elem(i))
+		}
+	}
+	return dumpCase{key, [][]any{args}}
+}
+
+func checkDumpCase(t *testing.T, rc, mc *redis.Client, dc dumpCase) {
+	t.Helper()
+	ctx := context.Background()
+	for _, cmd := range dc.cmds {
+		if err := rc.Do(ctx, cmd...).Err(); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	want := readBack(t, rc, dc.key)
+	// Redis -> MiniKV -> Redis: MiniKV decodes Redis's payload,
+	// and its own DUMP of the result restores into Redis equal.
+	p, err := rc.Dump(ctx, dc.key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Restore(ctx, "from-redis:"+dc.key, 0, p).Err(); err != nil {
+		t.Fatalf("RESTORE of redis's DUMP %q: %v", p, err)
+	}
+	mp, err := mc.Dump(ctx, "from-redis:"+dc.key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Restore(ctx, "round-trip:"+dc.key, 0, mp).Err(); err != nil {
+		t.Fatalf("redis RESTORE of MiniKV's DUMP %q: %v", mp, err)
+	}
+	if got := readBack(t, rc, "round-trip:"+dc.key); got != want {
+		t.Errorf("redis -> minikv -> redis: got %.200s, want %.200s", got, want)
+	}
+	// Short values serialize byte for byte as Redis does.
+	if len(p) < 64 && !bytes.Equal([]byte(p), []byte(mp)) {
+		t.Errorf("DUMP differs: minikv %q, redis %q", mp, p)
+	}
+	// (A small set of strings or a small list is a listpack in
+	// MiniKV, as in Redis 7.2, and a hashtable or a quicklist in
+	// Redis 7.0.)
+	if re, me := rc.ObjectEncoding(ctx, dc.key).Val(), mc.ObjectEncoding(ctx, "from-redis:"+dc.key).Val(); re != me && me != "listpack" {
+		t.Errorf("encoding after RESTORE: minikv %s, redis %s", me, re)
+	}
+	// The same value built by commands on MiniKV, where it has
+	// them: read back, and DUMPed into Redis.
+	for _, cmd := range dc.cmds {
+		if err := mc.Do(ctx, cmd...).Err(); err != nil {
+			if strings.Contains(err.Error(), "unknown command") {
+				t.Logf("MiniKV has no %v yet: built by RESTORE only", cmd[0])
+				return
 			}
-			want := readBack(t, rc, dc.key)
-			// Redis -> MiniKV -> Redis: MiniKV decodes Redis's payload,
-			// and its own DUMP of the result restores into Redis equal.
-			p, err := rc.Dump(ctx, dc.key).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := mc.Restore(ctx, "from-redis:"+dc.key, 0, p).Err(); err != nil {
-				t.Fatalf("RESTORE of redis's DUMP %q: %v", p, err)
-			}
-			mp, err := mc.Dump(ctx, "from-redis:"+dc.key).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rc.Restore(ctx, "round-trip:"+dc.key, 0, mp).Err(); err != nil {
-				t.Fatalf("redis RESTORE of MiniKV's DUMP %q: %v", mp, err)
-			}
-			if got := readBack(t, rc, "round-trip:"+dc.key); got != want {
-				t.Errorf("redis -> minikv -> redis: got %.200s, want %.200s", got, want)
-			}
-			// Short values serialize byte for byte as Redis does.
-			if len(p) < 64 && !bytes.Equal([]byte(p), []byte(mp)) {
-				t.Errorf("DUMP differs: minikv %q, redis %q", mp, p)
-			}
-			// (A small set of strings or a small list is a listpack in
-			// MiniKV, as in Redis 7.2, and a hashtable or a quicklist in
-			// Redis 7.0.)
-			if re, me := rc.ObjectEncoding(ctx, dc.key).Val(), mc.ObjectEncoding(ctx, "from-redis:"+dc.key).Val(); re != me && me != "listpack" {
-				t.Errorf("encoding after RESTORE: minikv %s, redis %s", me, re)
-			}
-			// The same value built by commands on MiniKV, where it has
-			// them: read back, and DUMPed into Redis.
-			for _, cmd := range dc.cmds {
-				if err := mc.Do(ctx, cmd...).Err(); err != nil {
-					if strings.Contains(err.Error(), "unknown command") {
-						t.Logf("MiniKV has no %v yet: built by RESTORE only", cmd[0])
-						return
-					}
-					t.Fatalf("%v: %v", cmd, err)
-				}
-			}
-			if got := readBack(t, mc, dc.key); got != want {
-				t.Fatalf("minikv: got %.200s, want %.200s", got, want)
-			}
-			if got := readBack(t, mc, "from-redis:"+dc.key); got != want {
-				t.Errorf("redis -> minikv: got %.200s, want %.200s", got, want)
-			}
-			mp, err = mc.Dump(ctx, dc.key).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rc.Restore(ctx, "from-minikv:"+dc.key, 0, mp).Err(); err != nil {
-				t.Fatalf("redis RESTORE of MiniKV's DUMP %q: %v", mp, err)
-			}
-			if got := readBack(t, rc, "from-minikv:"+dc.key); got != want {
-				t.Errorf("minikv -> redis: got %.200s, want %.200s", got, want)
-			}
-			// And MiniKV's own payload back into MiniKV, with a TTL.
-			if err := mc.RestoreReplace(ctx, "self:"+dc.key, 100_000_000_000, mp).Err(); err != nil {
-				t.Fatal(err)
-			}
-			if got := readBack(t, mc, "self:"+dc.key); got != want {
-				t.Errorf("minikv -> minikv: got %.200s, want %.200s", got, want)
-			}
-			if ttl := mc.TTL(ctx, "self:"+dc.key).Val(); ttl <= 0 {
-				t.Errorf("TTL after RESTORE: %v", ttl)
-			}
-		})
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	if got := readBack(t, mc, dc.key); got != want {
+		t.Fatalf("minikv: got %.200s, want %.200s", got, want)
+	}
+	if got := readBack(t, mc, "from-redis:"+dc.key); got != want {
+		t.Errorf("redis -> minikv: got %.200s, want %.200s", got, want)
+	}
+	mp, err = mc.Dump(ctx, dc.key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Restore(ctx, "from-minikv:"+dc.key, 0, mp).Err(); err != nil {
+		t.Fatalf("redis RESTORE of MiniKV's DUMP %q: %v", mp, err)
+	}
+	if got := readBack(t, rc, "from-minikv:"+dc.key); got != want {
+		t.Errorf("minikv -> redis: got %.200s, want %.200s", got, want)
+	}
+	// And MiniKV's own payload back into MiniKV, with a TTL.
+	if err := mc.RestoreReplace(ctx, "self:"+dc.key, 100_000_000_000, mp).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readBack(t, mc, "self:"+dc.key); got != want {
+		t.Errorf("minikv -> minikv: got %.200s, want %.200s", got, want)
+	}
+	if ttl := mc.TTL(ctx, "self:"+dc.key).Val(); ttl <= 0 {
+		t.Errorf("TTL after RESTORE: %v", ttl)
 	}
 }
 
