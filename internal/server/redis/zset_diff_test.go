@@ -134,6 +134,11 @@ var zsetSessions = []respSession{
 	{name: "zset multi-key resp3", skip: 1, in: mb("HELLO", "3") + mb("ZADD", "{z3}a", "1", "a", "2", "b") + mb("ZADD", "{z3}b", "3", "b") +
 		mb("ZUNION", "2", "{z3}a", "{z3}b", "WITHSCORES") + mb("ZINTER", "2", "{z3}a", "{z3}b") + mb("ZDIFF", "2", "{z3}a", "{z3}b", "WITHSCORES") +
 		mb("ZINTERCARD", "2", "{z3}a", "{z3}b") + mb("ZMPOP", "1", "{z3}a", "MIN") + mb("ZMPOP", "1", "{z3}nope", "MIN") + mb("ZMPOP", "2", "{z3}a", "{z3}b", "MAX", "COUNT", "5")},
+	{name: "zset multi exec watch ttl", in: "MULTI\r\nZADD {zt}a 1 x 2 y\r\nZINCRBY {zt}a 5 x\r\nZRANGE {zt}a 0 -1 WITHSCORES\r\n" +
+		"ZUNIONSTORE {zt}b 1 {zt}a WEIGHTS 2\r\nZPOPMIN {zt}b\r\nZADD {zt}a x y\r\nEXEC\r\n" +
+		"WATCH {zt}a\r\nZADD {zt}a 3 z\r\nMULTI\r\nZCARD {zt}a\r\nEXEC\r\nWATCH {zt}a\r\nZADD {zt}a 3 z\r\nMULTI\r\nZCARD {zt}a\r\nEXEC\r\n" +
+		"EXPIRE {zt}a 100\r\nZADD {zt}a 4 w\r\nTTL {zt}a\r\nZREM {zt}a x y z w\r\nTTL {zt}a\r\nEXISTS {zt}a\r\n" +
+		"ZADD {zt}c 1 a\r\nRENAME {zt}c {zt}d\r\nZRANGE {zt}d 0 -1 WITHSCORES\r\nCOPY {zt}d {zt}e\r\nZADD {zt}e 2 b\r\nZCARD {zt}d\r\nTYPE {zt}e\r\n"},
 	{name: "zset big", in: zsetBigSession("zb:a", 300)},
 	{name: "zset big resp3", skip: 1, in: mb("HELLO", "3") + zsetBigSession("zb3:a", 200)},
 	{name: "zset long member", in: mb("ZADD", "zl:a", "1", strings.Repeat("m", 65)) + mb("OBJECT", "ENCODING", "zl:a") + mb("ZADD", "zl:b", "1", "a") +
