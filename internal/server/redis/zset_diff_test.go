@@ -139,6 +139,14 @@ var zsetSessions = []respSession{
 		"WATCH {zt}a\r\nZADD {zt}a 3 z\r\nMULTI\r\nZCARD {zt}a\r\nEXEC\r\nWATCH {zt}a\r\nZADD {zt}a 3 z\r\nMULTI\r\nZCARD {zt}a\r\nEXEC\r\n" +
 		"EXPIRE {zt}a 100\r\nZADD {zt}a 4 w\r\nTTL {zt}a\r\nZREM {zt}a x y z w\r\nTTL {zt}a\r\nEXISTS {zt}a\r\n" +
 		"ZADD {zt}c 1 a\r\nRENAME {zt}c {zt}d\r\nZRANGE {zt}d 0 -1 WITHSCORES\r\nCOPY {zt}d {zt}e\r\nZADD {zt}e 2 b\r\nZCARD {zt}d\r\nTYPE {zt}e\r\n"},
+	{name: "zset config encoding", in: mb("CONFIG", "SET", "zset-max-listpack-entries", "4", "zset-max-listpack-value", "8") +
+		mb("CONFIG", "GET", "zset-max-ziplist-entries") + mb("CONFIG", "GET", "zset-max-listpack-value") + mb("ZADD", "zc:a", "1", "a", "2", "b", "3", "c", "4", "d") +
+		mb("OBJECT", "ENCODING", "zc:a") + mb("ZADD", "zc:a", "-0", "e") + mb("OBJECT", "ENCODING", "zc:a") + mb("ZSCORE", "zc:a", "e") +
+		mb("ZADD", "zc:b", "1", "123456789") + mb("OBJECT", "ENCODING", "zc:b") + mb("ZADD", "zc:c", "-0", "m", "1", "n") +
+		mb("ZUNIONSTORE", "zc:u", "2", "zc:a", "zc:c") + mb("OBJECT", "ENCODING", "zc:u") + mb("ZRANGE", "zc:u", "0", "-1", "WITHSCORES") +
+		mb("ZRANGESTORE", "zc:r", "zc:u", "0", "-1") + mb("OBJECT", "ENCODING", "zc:r") + mb("ZRANGE", "zc:r", "0", "-1", "WITHSCORES") +
+		mb("ZRANGESTORE", "zc:s", "zc:u", "-inf", "+inf", "BYSCORE") + mb("OBJECT", "ENCODING", "zc:s") + mb("ZRANGE", "zc:s", "0", "-1", "WITHSCORES") +
+		mb("CONFIG", "SET", "zset-max-listpack-entries", "128", "zset-max-listpack-value", "64")},
 	{name: "zset big", in: zsetBigSession("zb:a", 300)},
 	{name: "zset big resp3", skip: 1, in: mb("HELLO", "3") + zsetBigSession("zb3:a", 200)},
 	{name: "zset long member", in: mb("ZADD", "zl:a", "1", strings.Repeat("m", 65)) + mb("OBJECT", "ENCODING", "zl:a") + mb("ZADD", "zl:b", "1", "a") +
