@@ -266,6 +266,10 @@ func cmdRestore(rc *conn, argv [][]byte) {
 			reply = payloadErr
 			return nil
 		}
+		if v.kind == store.KindString && len(v.str) > rc.st.MaxValueLen(len(key)) {
+			storeErr = store.ErrTooLarge // refused before REPLACE removes anything
+			return nil
+		}
 		if exists {
 			tx.Clear(key)
 		}

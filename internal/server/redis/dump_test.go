@@ -359,3 +359,20 @@ func FuzzLZF(f *testing.F) {
 		_, _ = lzfDecompress(s, len(s)*3) // arbitrary input must not panic
 	})
 }
+
+// TestRestoreTooLarge: a string over the item size (sent LZF-compressed,
+// so the payload itself is small) is refused with MiniKV's error, and
+// REPLACE leaves the old value in place.
+func TestRestoreTooLarge(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{MaxItemSize: 4096})
+	r := dialRESP(t, rs.respAddr)
+	p := rdbSeal(rdbAppendString([]byte{rdbTypeString}, []byte(strings.Repeat("z", 5000))))
+	if len(p) > 200 {
+		t.Fatalf("payload of %d bytes: not compressed", len(p))
+	}
+	r.Expect(mb("SET", "k", "old"), "+OK\r\n")
+	r.Expect(mb("RESTORE", "k", "0", string(p), "REPLACE"), "-"+errTooLarge+"\r\n")
+	r.Expect(mb("GET", "k"), "$3\r\nold\r\n")
+	r.Expect(mb("RESTORE", "k2", "0", string(p)), "-"+errTooLarge+"\r\n")
+	r.Expect(mb("EXISTS", "k2"), ":0\r\n")
+}
