@@ -88,6 +88,11 @@ var keyspaceSessions = []respSession{
 		mb("RPUSH", "sz:t", "1", "01", "1.0", "+1") + mb("SORT", "sz:t") + mb("SORT", "sz:t", "DESC") +
 		mb("RPUSH", "sz:nan", "1", "nan") + mb("SORT", "sz:nan") + mb("RPUSH", "sz:sp", "1", " ") + mb("SORT", "sz:sp") +
 		mb("RPUSH", "sz:big", "1e400") + mb("SORT", "sz:big")},
+	{name: "sort getkeys", in: mb("COMMAND", "GETKEYS", "SORT", "k", "STORE", "d") +
+		mb("COMMAND", "GETKEYS", "SORT", "k", "BY", "w_*", "GET", "store", "LIMIT", "0", "1", "STORE", "d1", "STORE", "d2") +
+		mb("COMMAND", "GETKEYS", "SORT_RO", "k", "GET", "#") + mb("COMMAND", "GETKEYS", "SORT", "k", "STORE") +
+		mb("COMMAND", "GETKEYS", "DUMP", "k") + mb("COMMAND", "GETKEYS", "RESTORE", "k", "0", "x") +
+		mb("COMMAND", "GETKEYS", "OBJECT", "ENCODING", "k")},
 	{name: "sort resp3", skip: 1, in: mb("HELLO", "3") + mb("RPUSH", "s3:l", "2", "1") + mb("SORT", "s3:l", "GET", "#", "GET", "s3:nope_*") +
 		mb("SORT", "s3:nope")},
 	{name: "object resp3", skip: 1, in: mb("HELLO", "3") + mb("SET", "o3:e", "x") + mb("OBJECT", "ENCODING", "o3:e") +

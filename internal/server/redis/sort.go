@@ -38,11 +38,33 @@ func sortCommands() []respCommand {
 	return []respCommand{
 		{name: "sort", arity: -2, flags: []string{"write", "denyoom", "movablekeys"}, firstKey: 1, lastKey: 1, step: 1, group: "generic",
 			since: "1.0.0", complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
-			summary: "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", args: args(true), run: cmdSort},
+			summary: "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", args: args(true),
+			keysOf: sortKeys, run: cmdSort},
 		{name: "sort_ro", arity: -2, flags: []string{"readonly", "movablekeys"}, firstKey: 1, lastKey: 1, step: 1, group: "generic",
 			since: "7.0.0", complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
 			summary: "Returns the sorted elements of a list, a set, or a sorted set.", args: args(false), run: cmdSortRO},
 	}
+}
+
+// sortKeys is Redis's sortGetKeys: the key and the last STORE's
+// destination, skipping the arguments of LIMIT, GET and BY.
+func sortKeys(argv [][]byte, dst [][]byte) ([][]byte, bool) {
+	dst = append(dst, argv[1])
+	var store []byte
+	for i := 2; i < len(argv); i++ {
+		switch {
+		case is(argv[i], "limit"):
+			i += 2
+		case is(argv[i], "get"), is(argv[i], "by"):
+			i++
+		case is(argv[i], "store") && i+1 < len(argv):
+			store = argv[i+1]
+		}
+	}
+	if store != nil {
+		dst = append(dst, store)
+	}
+	return dst, true
 }
 
 func cmdSort(rc *conn, argv [][]byte)   { rc.sort(argv, false) }
