@@ -22,7 +22,7 @@ import (
 // before it leaves its compact encoding (CONFIG SET hash-max-listpack-
 // entries and the others). A collection never goes back.
 type Limits struct {
-	HashEntries int64 // hash-max-listpack-entries; default 128
+	HashEntries int64 // hash-max-listpack-entries; default 512
 	HashValue   int64 // hash-max-listpack-value; default 64
 	ZSetEntries int64 // zset-max-listpack-entries; default 128
 	ZSetValue   int64 // zset-max-listpack-value; default 64
@@ -36,8 +36,10 @@ type Limits struct {
 	HLLSparseMaxBytes int64 // hll-sparse-max-bytes: a sparse HyperLogLog string turns dense past it; default 3000
 }
 
-// DefaultLimits are Redis 7's defaults.
-var DefaultLimits = Limits{HashEntries: 128, HashValue: 64, ZSetEntries: 128, ZSetValue: 64,
+// DefaultLimits are Redis 7.0's built-in defaults, what redis-server runs
+// with when no config file sets them (the redis.conf Redis ships sets
+// hash-max-listpack-entries to 128).
+var DefaultLimits = Limits{HashEntries: 512, HashValue: 64, ZSetEntries: 128, ZSetValue: 64,
 	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64, ListPackSize: -2, HLLSparseMaxBytes: 3000}
 
 // limits is the Store's Limits, read without a lock on every write.
