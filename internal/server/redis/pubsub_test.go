@@ -436,3 +436,29 @@ func startRedisServerIfAny(b *testing.B) string {
 	b.Fatal("redis-server did not start")
 	return ""
 }
+
+// TestPubsubSoftLimitCutsOff: a subscriber over the soft limit for
+// SoftFor (here a nanosecond: the second message over it) is cut off
+// although the hard limit is off.
+func TestPubsubSoftLimitCutsOff(t *testing.T) {
+	rs := startRESP(t, server.Config{
+		WriteTimeout:      -1,
+		PubsubOutputLimit: server.OutputLimit{Hard: -1, Soft: 64 << 10, SoftFor: time.Nanosecond},
+	}, store.Config{})
+	stuck := dialRESP(t, rs.respAddr)
+	stuck.Expect(mb("SUBSCRIBE", "s"), "*3\r\n$9\r\nsubscribe\r\n$1\r\ns\r\n:1\r\n")
+	pub := dialRESP(t, rs.respAddr)
+	req := mb("PUBLISH", "s", strings.Repeat("m", 32<<10))
+	for n := 0; rs.srv.Stats().Count[server.StatOutputLimitKicks] == 0; n++ {
+		if n == 100_000 { // 3 GiB: the kernel's buffers cannot hold that
+			t.Fatal("the subscriber over its soft limit was never cut off")
+		}
+		pub.Send(req)
+		pub.Reply()
+	}
+	// Once it reads what the kernel buffered, it sees the end.
+	_ = stuck.Conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.Copy(io.Discard, stuck.R); err != nil && !servertest.IsRESPReset(err) {
+		t.Errorf("the subscriber's connection did not end: %v", err)
+	}
+}
