@@ -144,7 +144,7 @@ clean:
 # 1 GiB of 100 KB values through a server with -m 64 (every one read back
 # before and after a restart, peak RSS within the documented bound),
 # thousands of corruption trials, plus repeated concurrency runs under -race.
-.PHONY: soak lsm-bench bench-tiered bench-diskbytes
+.PHONY: soak lsm-bench bench-tiered bench-diskbytes bench-types bench-rss-types
 soak:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=10 -timeout 30m \
 	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/...
@@ -173,3 +173,11 @@ bench-tiered: build
 # (scripts/bench-diskbytes.sh; N keys, default 1 M; docs/durability.md).
 bench-diskbytes: build
 	./scripts/bench-diskbytes.sh
+
+# The data types against Redis: redis-benchmark's list/set/hash/zset tests
+# at P=1 and P=16 with each server's CPU per request, and resident bytes
+# per element of big and small collections (docs/benchmarks.md).
+bench-types: build
+	./scripts/bench-types.sh
+bench-rss-types: build
+	./scripts/bench-rss-types.sh

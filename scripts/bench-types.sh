@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The data-type commands side by side: redis-benchmark's own tests
+# (lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin, lrange_100,
+# lrange_300, lrange_600, mset) against MiniKV's RESP port and a Redis 7
+# started beside it, at P=1 and P=16, alternating servers, ROUNDS rounds;
+# prints each server's requests per second and server CPU per request
+# (utime+stime from /proc around each run), and the median of the rounds
+# (docs/benchmarks.md). Build first (make build). Both servers listen on
+# free 127.0.0.1 ports, cache mode, and are stopped by PID.
+#
+# Environment: TESTS [the list above], N [200000 requests per test],
+# CONNS [50], PIPELINES ["1 16"], ROUNDS [3], MINIKV_BIN [bin/minikv].
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TESTS=${TESTS:-lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_600,mset}
+N=${N:-200000}
+CONNS=${CONNS:-50}
+PIPELINES=${PIPELINES:-1 16}
+ROUNDS=${ROUNDS:-3}
+MINIKV=${MINIKV_BIN:-bin/minikv}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/minikv-types.XXXXXX")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+mk_port=$(free_port)
+rd_port=$(free_port)
+"$MINIKV" -p 0 --resp-port "$mk_port" --admin-addr "" -m 2048 >"$dir/mk.log" 2>&1 &
+mk_pid=$!
+redis-server --port "$rd_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/rd.log" 2>&1 &
+rd_pid=$!
+pids+=("$mk_pid" "$rd_pid")
+for port in "$mk_port" "$rd_port"; do
+	until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
+done
+HZ=$(getconf CLK_TCK)
+ticks() {
+	local f
+	read -r -a f <"/proc/$1/stat"
+	echo $((f[13] + f[14]))
+}
+# run NAME PORT PID P: each test alone, with the server's CPU read
+# around it; appends "test name P rps cpu_us_per_request" lines.
+run() {
+	local name=$1 port=$2 pid=$3 p=$4 t t0 t1
+	for t in ${TESTS//,/ }; do
+		redis-cli -p "$port" flushall >/dev/null
+		t0=$(ticks "$pid")
+		redis-benchmark -p "$port" -t "$t" -n "$N" -c "$CONNS" -P "$p" -q --csv >"$dir/out.csv"
+		t1=$(ticks "$pid")
+		# An LRANGE test runs an LPUSH fill first: its CPU is shared
+		# between the two lines by request count.
+		awk -F, -v n="$name" -v p="$p" -v cpu=$((t1 - t0)) -v hz="$HZ" -v N="$N" \
+			'NR > 1 { gsub(/"/, ""); sub(/ .*/, "", $1); l[NR] = $1 " " n " " p " " $2 }
+			END { for (i = 2; i <= NR; i++) printf "%s %.2f\n", l[i], 1e6 * cpu / hz / (N * (NR - 1)) }' \
+			"$dir/out.csv" >>"$dir/results"
+	done
+}
+for p in $PIPELINES; do
+	for r in $(seq "$ROUNDS"); do
+		if [ $((r % 2)) = 1 ]; then
+			run minikv "$mk_port" "$mk_pid" "$p"
+			run redis "$rd_port" "$rd_pid" "$p"
+		else
+			run redis "$rd_port" "$rd_pid" "$p"
+			run minikv "$mk_port" "$mk_pid" "$p"
+		fi
+	done
+done
+echo "# $(date -u +%FT%TZ) $(nproc) CPUs; redis-benchmark -n $N -c $CONNS; medians of $ROUNDS rounds"
+echo "# test P: MiniKV rps / Redis rps = ratio; server CPU per request: MiniKV / Redis"
+python3 - "$dir/results" <<'EOF'
+import statistics, sys, collections
+rows = collections.defaultdict(list)
+order = []
+for line in open(sys.argv[1]):
+    test, name, p, rps, cpu = line.split()
+    key = (test, p)
+    if key not in order:
+        order.append(key)
+    rows[key + (name,)].append((float(rps), float(cpu)))
+for test, p in sorted(order, key=lambda k: (int(k[1]), order.index(k))):
+    m = rows[(test, p, "minikv")]
+    r = rows[(test, p, "redis")]
+    mr = statistics.median(x[0] for x in m)
+    rr = statistics.median(x[0] for x in r)
+    mc = statistics.median(x[1] for x in m)
+    rc = statistics.median(x[1] for x in r)
+    print(f"{test:<28} P={p:<3} {mr:>10.0f} / {rr:>10.0f} = {mr / rr:4.2f}x   cpu {mc:5.2f} / {rc:5.2f} us")
+EOF
