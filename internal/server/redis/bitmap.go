@@ -24,10 +24,7 @@ const (
 
 func bitmapCommands() []respCommand {
 	w, r := []string{"write", "denyoom"}, []string{"readonly"}
-	one := func(name string, arity int, flags []string, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
-		return respCommand{name: name, arity: arity, flags: flags, firstKey: 1, lastKey: 1, step: 1, group: "bitmap",
-			since: since, complexity: complexity, summary: summary, args: args, run: run}
-	}
+	one := oneKey("bitmap")
 	unit := oneOf("unit", true, token("BYTE"), token("BIT"))
 	bitfieldGet := docArg{name: "get-block", typ: "block", token: "GET", sub: []docArg{str("encoding"), integ("offset")}}
 	bitfieldOps := oneOf("operation", false,

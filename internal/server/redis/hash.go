@@ -17,10 +17,7 @@ import (
 func hashCommands() []respCommand {
 	wf, r, rf := []string{"write", "denyoom", "fast"}, []string{"readonly"}, []string{"readonly", "fast"}
 	fv := docArg{name: "data", typ: "block", multiple: true, sub: []docArg{str("field"), str("value")}}
-	one := func(name string, arity int, flags []string, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
-		return respCommand{name: name, arity: arity, flags: flags, firstKey: 1, lastKey: 1, step: 1, group: "hash",
-			since: since, complexity: complexity, summary: summary, args: args, run: run}
-	}
+	one := oneKey("hash")
 	fields := docArg{name: "field", typ: "string", multiple: true}
 	return []respCommand{
 		one("hset", -4, wf, "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
@@ -312,22 +309,8 @@ func cmdHRandField(rc *conn, argv [][]byte) {
 		}))
 		return
 	}
-	// As t_hash.c: the count first, then the other arguments.
-	count, ok := rc.parseInt(argv[2])
+	count, withValues, ok := rc.parseRandCount(argv, "withvalues")
 	if !ok {
-		return
-	}
-	if count == math.MinInt64 {
-		rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-		return
-	}
-	if len(argv) > 4 || len(argv) == 4 && !is(argv[3], "withvalues") {
-		rc.w.Error(errSyntax)
-		return
-	}
-	withValues := len(argv) == 4
-	if withValues && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
-		rc.w.Error("ERR value is out of range")
 		return
 	}
 	rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
@@ -375,6 +358,30 @@ func cmdHRandField(rc *conn, argv [][]byte) {
 		}
 		return nil
 	}))
+}
+
+// parseRandCount reads HRANDFIELD's and ZRANDMEMBER's count [with] in
+// Redis's order (t_hash.c, t_zset.c): the count first, then the other
+// arguments, then the count's range with the option; it answers the
+// error when they are wrong.
+func (rc *conn) parseRandCount(argv [][]byte, with string) (count int64, withOpt, ok bool) {
+	if count, ok = rc.parseInt(argv[2]); !ok {
+		return 0, false, false
+	}
+	if count == math.MinInt64 {
+		rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return 0, false, false
+	}
+	if len(argv) > 4 || len(argv) == 4 && !is(argv[3], with) {
+		rc.w.Error(errSyntax)
+		return 0, false, false
+	}
+	withOpt = len(argv) == 4
+	if withOpt && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
+		rc.w.Error("ERR value is out of range")
+		return 0, false, false
+	}
+	return count, withOpt, true
 }
 
 // sampleIndexes marks k of the positions 0..n-1, chosen uniformly (Floyd's

@@ -17,10 +17,7 @@ import (
 func listCommands() []respCommand {
 	wdf, wf, w := []string{"write", "denyoom", "fast"}, []string{"write", "fast"}, []string{"write"}
 	wd, r, rf := []string{"write", "denyoom"}, []string{"readonly"}, []string{"readonly", "fast"}
-	one := func(name string, arity int, flags []string, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
-		return respCommand{name: name, arity: arity, flags: flags, firstKey: 1, lastKey: 1, step: 1, group: "list",
-			since: since, complexity: complexity, summary: summary, args: args, run: run}
-	}
+	one := oneKey("list")
 	elems := docArg{name: "element", typ: "string", multiple: true}
 	pushO := "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."
 	popArgs := []docArg{key("key"), opt(integ("count"))}

@@ -23,10 +23,7 @@ import (
 
 func setCommands() []respCommand {
 	wf, w, r, rf := []string{"write", "denyoom", "fast"}, []string{"write", "denyoom"}, []string{"readonly"}, []string{"readonly", "fast"}
-	one := func(name string, arity int, flags []string, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
-		return respCommand{name: name, arity: arity, flags: flags, firstKey: 1, lastKey: 1, step: 1, group: "set",
-			since: since, complexity: complexity, summary: summary, args: args, run: run}
-	}
+	one := oneKey("set")
 	many := func(name string, arity, first int, flags []string, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
 		return respCommand{name: name, arity: arity, flags: flags, firstKey: first, lastKey: -1, step: 1, group: "set",
 			since: since, complexity: complexity, summary: summary, args: args, run: run}

@@ -267,6 +267,15 @@ func sub(name string, arity int, since, summary, usage, help string, run func(*c
 		usage: usage, help: help, args: args, run: run}
 }
 
+// oneKey returns the table-entry builder of a group's commands on one
+// key, their first argument: most data-type commands.
+func oneKey(group string) func(name string, arity int, flags []string, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
+	return func(name string, arity int, flags []string, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
+		return respCommand{name: name, arity: arity, flags: flags, firstKey: 1, lastKey: 1, step: 1, group: group,
+			since: since, complexity: complexity, summary: summary, args: args, run: run}
+	}
+}
+
 // helpSub is the HELP subcommand of container.
 func helpSub(container string) *respCommand {
 	return sub(container+"|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",

@@ -23,10 +23,7 @@ const (
 
 func zsetCommands() []respCommand {
 	wf, w, r, rf := []string{"write", "denyoom", "fast"}, []string{"write"}, []string{"readonly"}, []string{"readonly", "fast"}
-	one := func(name string, arity int, flags []string, since, complexity, summary string, args []docArg, run func(*conn, [][]byte)) respCommand {
-		return respCommand{name: name, arity: arity, flags: flags, firstKey: 1, lastKey: 1, step: 1, group: "sorted-set",
-			since: since, complexity: complexity, summary: summary, args: args, run: run}
-	}
+	one := oneKey("sorted-set")
 	members := docArg{name: "member", typ: "string", multiple: true}
 	minmax := []docArg{key("key"), str("min"), str("max")}
 	limit := opt(docArg{name: "limit", typ: "block", token: "LIMIT", sub: []docArg{integ("offset"), integ("count")}})
@@ -779,21 +776,8 @@ func cmdZRandMember(rc *conn, argv [][]byte) {
 		}))
 		return
 	}
-	count, ok := rc.parseInt(argv[2])
+	count, withScores, ok := rc.parseRandCount(argv, "withscores")
 	if !ok {
-		return
-	}
-	if count == math.MinInt64 {
-		rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-		return
-	}
-	if len(argv) > 4 || len(argv) == 4 && !is(argv[3], "withscores") {
-		rc.w.Error(errSyntax)
-		return
-	}
-	withScores := len(argv) == 4
-	if withScores && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
-		rc.w.Error("ERR value is out of range")
 		return
 	}
 	rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
