@@ -200,6 +200,8 @@ var respSessions = []respSession{
 		mb("COMMAND", "GETKEYS", "PING") + mb("COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2") + mb("COMMAND", "GETKEYS", "MSET", "a") +
 		mb("COMMAND", "GETKEYS", "CONFIG", "GET", "x") + mb("COMMAND", "GETKEYS", "RENAME", "a", "b") + mb("COMMAND", "GETKEYS", "HSET", "h", "f", "v") +
 		mb("COMMAND", "GETKEYS", "COPY", "a", "b", "REPLACE") + mb("COMMAND", "GETKEYS", "WATCH", "a", "b", "c") + mb("COMMAND", "GETKEYS")},
+	{name: "touch", in: mb("SET", "tc:a", "1") + mb("HSET", "tc:h", "f", "v") + mb("TOUCH", "tc:a", "tc:h", "tc:nope", "tc:a") + mb("TOUCH", "tc:nope") +
+		mb("TOUCH") + mb("OBJECT", "IDLETIME", "tc:a")},
 	{name: "scan type", in: mb("HSET", "st:h", "f", "v") + mb("SET", "st:s", "v") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "hash") +
 		mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "STRING") + mb("SCAN", "0", "MATCH", "st:*", "COUNT", "1000000", "TYPE", "nosuchtype")},
 	{name: "pipeline split", in: mb("SET", "p:a", "1") + "*2\r\n$3\r\nGET\r\n$3\r\np:a\r\n" + "*3\r\n$6\r\nINCRBY\r\n$3\r\np:a\r\n$2\r\n10\r\n"},

@@ -7,7 +7,7 @@ import (
 )
 
 // RENAME, RENAMENX and COPY: commands that move or duplicate a value of
-// any kind between two keys, each one store.Tx over both.
+// any kind between two keys, each one store.Tx over both; and TOUCH.
 
 func keyspaceCommands() []respCommand {
 	w := []string{"write"}
@@ -21,7 +21,25 @@ func keyspaceCommands() []respCommand {
 		two("copy", -3, "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
 			"Copies the value of a key to a new key.",
 			[]docArg{key("source"), key("destination"), opt(tokArg("DB", "destination-db", "integer")), opt(token("REPLACE"))}, cmdCopy),
+		{name: "touch", arity: -2, flags: []string{"readonly", "fast"}, firstKey: 1, lastKey: -1, step: 1, group: "generic",
+			since: "3.2.1", complexity: "O(N) where N is the number of keys that will be touched.",
+			summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
+			args: []docArg{keys("key")}, run: cmdTouch},
 	}
+}
+
+// cmdTouch is TOUCH key [key ...]: each existing key, of any kind, counts
+// as read (its access time and the eviction walk's access bit), as Redis
+// looks each one up; the reply is how many exist (a key named twice
+// counts twice).
+func cmdTouch(rc *conn, argv [][]byte) {
+	n := 0
+	for _, k := range argv[1:] {
+		if _, ok := rc.st.Get(k); ok {
+			n++
+		}
+	}
+	rc.w.Int(int64(n))
 }
 
 // cmdRename is RENAME key newkey: the value, its TTL and kind move.
