@@ -24,7 +24,7 @@ func keyspaceCommands() []respCommand {
 		{name: "touch", arity: -2, flags: []string{"readonly", "fast"}, firstKey: 1, lastKey: -1, step: 1, group: "generic",
 			since: "3.2.1", complexity: "O(N) where N is the number of keys that will be touched.",
 			summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
-			args: []docArg{keys("key")}, run: cmdTouch},
+			args:    []docArg{keys("key")}, run: cmdTouch},
 	}
 }
 
