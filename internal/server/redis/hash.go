@@ -50,14 +50,6 @@ func hashCommands() []respCommand {
 	}
 }
 
-// hashError answers the store's error of a hash command; nil writes
-// nothing (the command replied inside the call).
-func (rc *conn) hashError(err error) {
-	if err != nil {
-		rc.storeError(err)
-	}
-}
-
 // cmdHSet is HSET key field value [field value ...]: the number of new
 // fields.
 func cmdHSet(rc *conn, argv [][]byte) {
@@ -118,7 +110,7 @@ func cmdHSetNX(rc *conn, argv [][]byte) {
 // cmdHGet is HGET key field.
 func cmdHGet(rc *conn, argv [][]byte) {
 	var h store.Hash
-	rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
+	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 		v, ok := h.Get(argv[2])
 		rc.writeValue(store.Item{Value: v}, ok)
 		return nil
@@ -128,7 +120,7 @@ func cmdHGet(rc *conn, argv [][]byte) {
 // cmdHMGet is HMGET key field [field ...].
 func cmdHMGet(rc *conn, argv [][]byte) {
 	var h store.Hash
-	rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
+	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 		rc.w.Array(len(argv) - 2)
 		for _, f := range argv[2:] {
 			v, ok := h.Get(f)
@@ -160,7 +152,7 @@ func cmdHDel(rc *conn, argv [][]byte) {
 // cmdHExists is HEXISTS key field.
 func cmdHExists(rc *conn, argv [][]byte) {
 	var h store.Hash
-	rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
+	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 		_, ok := h.Get(argv[2])
 		rc.w.Int(int64(b2i(ok)))
 		return nil
@@ -170,7 +162,7 @@ func cmdHExists(rc *conn, argv [][]byte) {
 // cmdHLen is HLEN key.
 func cmdHLen(rc *conn, argv [][]byte) {
 	var h store.Hash
-	rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
+	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 		rc.w.Int(int64(h.Len()))
 		return nil
 	}))
@@ -179,7 +171,7 @@ func cmdHLen(rc *conn, argv [][]byte) {
 // cmdHStrlen is HSTRLEN key field.
 func cmdHStrlen(rc *conn, argv [][]byte) {
 	var h store.Hash
-	rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
+	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 		v, _ := h.Get(argv[2])
 		rc.w.Int(int64(len(v)))
 		return nil
@@ -198,7 +190,7 @@ func cmdHGetAll(rc *conn, argv [][]byte) { rc.hashAll(argv[1], hashFields|hashVa
 
 func (rc *conn) hashAll(key []byte, parts int) {
 	var h store.Hash
-	rc.hashError(rc.st.ViewHash(key, &h, func() error {
+	rc.storeErrorIf(rc.st.ViewHash(key, &h, func() error {
 		if parts == hashFields|hashValues {
 			rc.w.Map(h.Len())
 		} else {
@@ -298,7 +290,7 @@ func cmdHIncrByFloat(rc *conn, argv [][]byte) {
 func cmdHRandField(rc *conn, argv [][]byte) {
 	var h store.Hash
 	if len(argv) == 2 {
-		rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
+		rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 			if h.Len() == 0 {
 				rc.w.Null()
 				return nil
@@ -313,7 +305,7 @@ func cmdHRandField(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
-	rc.hashError(rc.st.ViewHash(argv[1], &h, func() error {
+	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 		n := h.Len()
 		pair := func(f, v []byte) {
 			if withValues && rc.w.RESP3() {

@@ -175,7 +175,7 @@ func lower(name []byte) string {
 // cmdLLen is LLEN key.
 func cmdLLen(rc *conn, argv [][]byte) {
 	var l store.List
-	rc.hashError(rc.st.ViewList(argv[1], &l, func() error {
+	rc.storeErrorIf(rc.st.ViewList(argv[1], &l, func() error {
 		rc.w.Int(int64(l.Len()))
 		return nil
 	}))
@@ -185,7 +185,7 @@ func cmdLLen(rc *conn, argv [][]byte) {
 // index is parsed, as Redis does.
 func cmdLIndex(rc *conn, argv [][]byte) {
 	var l store.List
-	rc.hashError(rc.st.ViewList(argv[1], &l, func() error {
+	rc.storeErrorIf(rc.st.ViewList(argv[1], &l, func() error {
 		if !l.Exists() {
 			rc.w.Null()
 			return nil
@@ -207,7 +207,7 @@ func cmdLIndex(rc *conn, argv [][]byte) {
 // cmdLSet is LSET key index element.
 func cmdLSet(rc *conn, argv [][]byte) {
 	var l store.List
-	rc.hashError(rc.st.UpdateList(argv[1], &l, func() error {
+	rc.storeErrorIf(rc.st.UpdateList(argv[1], &l, func() error {
 		if !l.Exists() {
 			rc.w.Error(errNoSuchKey)
 			return nil
@@ -254,7 +254,7 @@ func cmdLRange(rc *conn, argv [][]byte) {
 		return
 	}
 	var l store.List
-	rc.hashError(rc.st.ViewList(argv[1], &l, func() error {
+	rc.storeErrorIf(rc.st.ViewList(argv[1], &l, func() error {
 		from, k := listRange(start, stop, l.Len())
 		rc.w.Array(k)
 		if k > 0 {
@@ -447,6 +447,46 @@ func cmdLPos(rc *conn, argv [][]byte) {
 }
 
 // side parses LEFT or RIGHT.
+// parseMPop reads the arguments of LMPOP and ZMPOP, numkeys key ... A|B
+// [COUNT count], in Redis's order and with its errors (answered here):
+// the keys, whether the side is a, and the count (1 when not given).
+func (rc *conn) parseMPop(argv [][]byte, a, b string) (keys [][]byte, isA bool, count int64, ok bool) {
+	numkeys, ok := resp.ParseInt(argv[1])
+	if !ok || numkeys <= 0 {
+		rc.w.Error(errNumKeys)
+		return nil, false, 0, false
+	}
+	if numkeys > int64(len(argv)-3) {
+		rc.w.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	whereAt := 2 + int(numkeys)
+	switch {
+	case is(argv[whereAt], a):
+		isA = true
+	case is(argv[whereAt], b):
+	default:
+		rc.w.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	count = -1
+	for j := whereAt + 1; j < len(argv); j++ {
+		if count == -1 && is(argv[j], "count") && j < len(argv)-1 {
+			j++
+			c, ok := resp.ParseInt(argv[j])
+			if !ok || c <= 0 {
+				rc.w.Error(errCountPositive)
+				return nil, false, 0, false
+			}
+			count = c
+			continue
+		}
+		rc.w.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	return argv[2:whereAt], isA, max(count, 1), true
+}
+
 func side(arg []byte) (left, ok bool) {
 	switch {
 	case is(arg, "left"):
@@ -511,38 +551,10 @@ func (rc *conn) move(src, dst []byte, fromLeft, toLeft bool) {
 // cmdLMPop is LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: the
 // first non-empty list's name and up to count elements popped from it.
 func cmdLMPop(rc *conn, argv [][]byte) {
-	numkeys, ok := resp.ParseInt(argv[1])
-	if !ok || numkeys <= 0 {
-		rc.w.Error(errNumKeys)
-		return
-	}
-	if numkeys > int64(len(argv)-3) {
-		rc.w.Error(errSyntax)
-		return
-	}
-	whereAt := 2 + int(numkeys)
-	left, ok := side(argv[whereAt])
+	keys, left, count, ok := rc.parseMPop(argv, "left", "right")
 	if !ok {
-		rc.w.Error(errSyntax)
 		return
 	}
-	count := int64(-1)
-	for j := whereAt + 1; j < len(argv); j++ {
-		if count == -1 && is(argv[j], "count") && j < len(argv)-1 {
-			j++
-			c, ok := resp.ParseInt(argv[j])
-			if !ok || c <= 0 {
-				rc.w.Error(errCountPositive)
-				return
-			}
-			count = c
-			continue
-		}
-		rc.w.Error(errSyntax)
-		return
-	}
-	count = max(count, 1)
-	keys := argv[2:whereAt]
 	popped := false
 	err := rc.st.Tx(keys, func(tx *store.Tx) error {
 		var l store.List

@@ -447,6 +447,14 @@ func (c *respCommand) arityOK(n int) bool {
 	return n >= -c.arity
 }
 
+// storeErrorIf answers err with storeError, and writes nothing for nil:
+// for the commands that reply inside a store call.
+func (rc *conn) storeErrorIf(err error) {
+	if err != nil {
+		rc.storeError(err)
+	}
+}
+
 // storeError writes the reply for a store error: the one place store
 // sentinels meet the RESP wire. It also counts the failure.
 func (rc *conn) storeError(err error) {

@@ -69,14 +69,6 @@ func setCommands() []respCommand {
 	}
 }
 
-// setError answers the store's error of a set command; nil writes
-// nothing (the command replied inside the call).
-func (rc *conn) setError(err error) {
-	if err != nil {
-		rc.storeError(err)
-	}
-}
-
 // cmdSAdd is SADD key member [member ...]: the number of new members.
 func cmdSAdd(rc *conn, argv [][]byte) {
 	var st store.Set
@@ -122,7 +114,7 @@ func cmdSRem(rc *conn, argv [][]byte) {
 // cmdSIsMember is SISMEMBER key member.
 func cmdSIsMember(rc *conn, argv [][]byte) {
 	var st store.Set
-	rc.setError(rc.st.ViewSet(argv[1], &st, func() error {
+	rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {
 		rc.w.Int(int64(b2i(st.Has(argv[2]))))
 		return nil
 	}))
@@ -131,7 +123,7 @@ func cmdSIsMember(rc *conn, argv [][]byte) {
 // cmdSMIsMember is SMISMEMBER key member [member ...].
 func cmdSMIsMember(rc *conn, argv [][]byte) {
 	var st store.Set
-	rc.setError(rc.st.ViewSet(argv[1], &st, func() error {
+	rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {
 		rc.w.Array(len(argv) - 2)
 		for _, m := range argv[2:] {
 			rc.w.Int(int64(b2i(st.Has(m))))
@@ -143,7 +135,7 @@ func cmdSMIsMember(rc *conn, argv [][]byte) {
 // cmdSMembers is SMEMBERS key: a set reply (RESP3 ~).
 func cmdSMembers(rc *conn, argv [][]byte) {
 	var st store.Set
-	rc.setError(rc.st.ViewSet(argv[1], &st, func() error {
+	rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {
 		rc.w.Set(st.Len())
 		st.Each(func(m []byte) bool { rc.w.Bulk(m); return true })
 		return nil
@@ -153,7 +145,7 @@ func cmdSMembers(rc *conn, argv [][]byte) {
 // cmdSCard is SCARD key.
 func cmdSCard(rc *conn, argv [][]byte) {
 	var st store.Set
-	rc.setError(rc.st.ViewSet(argv[1], &st, func() error {
+	rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {
 		rc.w.Int(int64(st.Len()))
 		return nil
 	}))
@@ -165,7 +157,7 @@ func cmdSCard(rc *conn, argv [][]byte) {
 func cmdSPop(rc *conn, argv [][]byte) {
 	var st store.Set
 	if len(argv) == 2 {
-		rc.setError(rc.st.UpdateSet(argv[1], &st, func() error {
+		rc.storeErrorIf(rc.st.UpdateSet(argv[1], &st, func() error {
 			if st.Len() == 0 {
 				rc.w.Null()
 				return nil
@@ -185,7 +177,7 @@ func cmdSPop(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR value is out of range, must be positive")
 		return
 	}
-	rc.setError(rc.st.UpdateSet(argv[1], &st, func() error {
+	rc.storeErrorIf(rc.st.UpdateSet(argv[1], &st, func() error {
 		n := st.Len()
 		switch {
 		case n == 0 || count == 0:
@@ -229,7 +221,7 @@ func cmdSPop(rc *conn, argv [][]byte) {
 func cmdSRandMember(rc *conn, argv [][]byte) {
 	var st store.Set
 	if len(argv) == 2 {
-		rc.setError(rc.st.ViewSet(argv[1], &st, func() error {
+		rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {
 			if st.Len() == 0 {
 				rc.w.Null()
 				return nil
@@ -251,7 +243,7 @@ func cmdSRandMember(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 		return
 	}
-	rc.setError(rc.st.ViewSet(argv[1], &st, func() error {
+	rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {
 		n := st.Len()
 		switch {
 		case n == 0 || count == 0:
@@ -539,7 +531,7 @@ func cmdSScan(rc *conn, argv [][]byte) {
 		return
 	}
 	var st store.Set
-	rc.setError(rc.st.ViewSet(argv[1], &st, func() error {
+	rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {
 		if !st.Exists() {
 			rc.w.Array(2)
 			rc.w.BulkString("0")

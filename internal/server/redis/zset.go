@@ -343,14 +343,6 @@ func (rc *conn) zadd(argv [][]byte, at int, f zaddFlags) {
 	}
 }
 
-// zsetError answers the store's error of a command that replied inside
-// its call.
-func (rc *conn) zsetError(err error) {
-	if err != nil {
-		rc.storeError(err)
-	}
-}
-
 // cmdZRem is ZREM key member [member ...].
 func cmdZRem(rc *conn, argv [][]byte) {
 	var z store.ZSet
@@ -373,7 +365,7 @@ func cmdZRem(rc *conn, argv [][]byte) {
 // cmdZCard is ZCARD key.
 func cmdZCard(rc *conn, argv [][]byte) {
 	var z store.ZSet
-	rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
+	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 		rc.w.Int(int64(z.Len()))
 		return nil
 	}))
@@ -387,7 +379,7 @@ func cmdZCount(rc *conn, argv [][]byte) {
 		return
 	}
 	var z store.ZSet
-	rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
+	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 		lo, hi := r.ranks(&z)
 		rc.w.Int(int64(hi - lo))
 		return nil
@@ -402,7 +394,7 @@ func cmdZLexCount(rc *conn, argv [][]byte) {
 		return
 	}
 	var z store.ZSet
-	rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
+	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 		lo, hi := r.ranks(&z)
 		rc.w.Int(int64(hi - lo))
 		return nil
@@ -412,7 +404,7 @@ func cmdZLexCount(rc *conn, argv [][]byte) {
 // cmdZScore is ZSCORE key member.
 func cmdZScore(rc *conn, argv [][]byte) {
 	var z store.ZSet
-	rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
+	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 		if s, ok := z.Score(argv[2]); ok {
 			rc.w.Double(s)
 		} else {
@@ -425,7 +417,7 @@ func cmdZScore(rc *conn, argv [][]byte) {
 // cmdZMScore is ZMSCORE key member [member ...].
 func cmdZMScore(rc *conn, argv [][]byte) {
 	var z store.ZSet
-	rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
+	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 		rc.w.Array(len(argv) - 2)
 		for _, m := range argv[2:] {
 			if s, ok := z.Score(m); ok {
@@ -443,7 +435,7 @@ func cmdZRevRank(rc *conn, argv [][]byte) { rc.zrank(argv, true) }
 
 func (rc *conn) zrank(argv [][]byte, rev bool) {
 	var z store.ZSet
-	rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
+	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 		r, _, ok := z.Rank(argv[2])
 		switch {
 		case !ok:
@@ -624,7 +616,7 @@ func (rc *conn) writeZMember(m []byte, s float64, withScores bool) {
 // zrange runs a parsed range on key and replies with it.
 func (rc *conn) zrange(key []byte, sp zrangeSpec) {
 	var z store.ZSet
-	rc.zsetError(rc.st.ViewZSet(key, &z, func() error {
+	rc.storeErrorIf(rc.st.ViewZSet(key, &z, func() error {
 		lo, hi := sp.span(&z)
 		if hi < lo {
 			rc.w.Array(0)
@@ -727,7 +719,7 @@ func (rc *conn) zpop(argv [][]byte, maxSide bool) {
 	}
 	nested := count >= 0 && rc.w.RESP3()
 	var z store.ZSet
-	rc.zsetError(rc.st.UpdateZSet(argv[1], &z, func() error {
+	rc.storeErrorIf(rc.st.UpdateZSet(argv[1], &z, func() error {
 		if !z.Exists() || count == 0 {
 			rc.w.Array(0)
 			return nil
@@ -765,7 +757,7 @@ func (rc *conn) zpopLocked(z *store.ZSet, count int64, maxSide, nested bool) {
 func cmdZRandMember(rc *conn, argv [][]byte) {
 	var z store.ZSet
 	if len(argv) == 2 {
-		rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
+		rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 			if z.Len() == 0 {
 				rc.w.Null()
 				return nil
@@ -780,7 +772,7 @@ func cmdZRandMember(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
-	rc.zsetError(rc.st.ViewZSet(argv[1], &z, func() error {
+	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 		n := z.Len()
 		switch {
 		case n == 0 || count == 0:

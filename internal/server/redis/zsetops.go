@@ -454,42 +454,10 @@ func cmdZRangeStore(rc *conn, argv [][]byte) {
 // cmdZMPop is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: the
 // first non-empty sorted set's name and up to count members popped.
 func cmdZMPop(rc *conn, argv [][]byte) {
-	numkeys, ok := resp.ParseInt(argv[1])
-	if !ok || numkeys <= 0 {
-		rc.w.Error("ERR numkeys should be greater than 0")
+	keys, maxSide, count, ok := rc.parseMPop(argv, "max", "min")
+	if !ok {
 		return
 	}
-	if numkeys > int64(len(argv)-3) {
-		rc.w.Error(errSyntax)
-		return
-	}
-	whereAt := 2 + int(numkeys)
-	var maxSide bool
-	switch {
-	case is(argv[whereAt], "min"):
-	case is(argv[whereAt], "max"):
-		maxSide = true
-	default:
-		rc.w.Error(errSyntax)
-		return
-	}
-	count := int64(-1)
-	for j := whereAt + 1; j < len(argv); j++ {
-		if count == -1 && is(argv[j], "count") && j < len(argv)-1 {
-			j++
-			c, ok := resp.ParseInt(argv[j])
-			if !ok || c <= 0 {
-				rc.w.Error("ERR count should be greater than 0")
-				return
-			}
-			count = c
-			continue
-		}
-		rc.w.Error(errSyntax)
-		return
-	}
-	count = max(count, 1)
-	keys := argv[2:whereAt]
 	popped := false
 	err := rc.st.Tx(keys, func(tx *store.Tx) error {
 		var z store.ZSet
