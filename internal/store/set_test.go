@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -627,34 +626,22 @@ func TestSetChargeMatchesHeap(t *testing.T) {
 		{"one of 500000", 1, 500000, "member"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := New(Config{MemoryLimit: 1 << 40, SweepInterval: -1})
-			defer s.Close()
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
 			var st Set
 			key := make([]byte, 0, 16)
 			m := make([]byte, 0, 16)
-			for i := range tc.sets {
-				key = strconv.AppendInt(append(key[:0], 's'), int64(100_000_000+i), 10)
-				if err := s.UpdateSet(key, &st, func() error {
-					for j := range tc.members {
-						st.Add(strconv.AppendInt(append(m[:0], tc.prefix...), int64(j), 10))
+			checkChargeAgainstHeap(t, tc.sets*tc.members, "member", func(s *Store) {
+				for i := range tc.sets {
+					key = strconv.AppendInt(append(key[:0], 's'), int64(100_000_000+i), 10)
+					if err := s.UpdateSet(key, &st, func() error {
+						for j := range tc.members {
+							st.Add(strconv.AppendInt(append(m[:0], tc.prefix...), int64(j), 10))
+						}
+						return nil
+					}); err != nil {
+						t.Fatal(err)
 					}
-					return nil
-				}); err != nil {
-					t.Fatal(err)
 				}
-			}
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			heap := float64(int64(after.HeapAlloc) - int64(before.HeapAlloc))
-			charged := float64(s.Stats().Bytes)
-			runtime.KeepAlive(s)
-			t.Logf("heap %.0f B, charged %.0f B (%.2f), %.1f B per member charged", heap, charged, charged/heap, charged/float64(tc.sets*tc.members))
-			if charged < 0.9*heap || charged > 1.5*heap {
-				t.Errorf("charged %.0f B for %.0f B of heap: want between 0.9 and 1.5 times", charged, heap)
-			}
+			})
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"runtime"
 	"strconv"
 	"testing"
 )
@@ -20,35 +19,23 @@ func TestZSetChargeMatchesHeap(t *testing.T) {
 		{"one of 500000", 1, 500000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := New(Config{MemoryLimit: 1 << 40, SweepInterval: -1})
-			defer s.Close()
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
 			var z ZSet
 			key := make([]byte, 0, 16)
 			member := make([]byte, 0, 16)
-			for i := range tc.sets {
-				key = strconv.AppendInt(append(key[:0], 'z'), int64(100_000_000+i), 10)
-				if err := s.UpdateZSet(key, &z, func() error {
-					for j := range tc.items {
-						member = strconv.AppendInt(append(member[:0], "member:"...), int64(j), 10)
-						z.Set(member, float64((j*7919)%100003)/7)
+			checkChargeAgainstHeap(t, tc.sets*tc.items, "member", func(s *Store) {
+				for i := range tc.sets {
+					key = strconv.AppendInt(append(key[:0], 'z'), int64(100_000_000+i), 10)
+					if err := s.UpdateZSet(key, &z, func() error {
+						for j := range tc.items {
+							member = strconv.AppendInt(append(member[:0], "member:"...), int64(j), 10)
+							z.Set(member, float64((j*7919)%100003)/7)
+						}
+						return nil
+					}); err != nil {
+						t.Fatal(err)
 					}
-					return nil
-				}); err != nil {
-					t.Fatal(err)
 				}
-			}
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			heap := float64(int64(after.HeapAlloc) - int64(before.HeapAlloc))
-			charged := float64(s.Stats().Bytes)
-			runtime.KeepAlive(s)
-			t.Logf("heap %.0f B, charged %.0f B (%.2f), %.1f B per member charged", heap, charged, charged/heap, charged/float64(tc.sets*tc.items))
-			if charged < 0.9*heap || charged > 1.5*heap {
-				t.Errorf("charged %.0f B for %.0f B of heap: want between 0.9 and 1.5 times", charged, heap)
-			}
+			})
 		})
 	}
 }
