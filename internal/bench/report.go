@@ -38,7 +38,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			flush()
 			fmt.Fprintf(w, "\n%s  c=%d P=%d  (median of %d)\n", c.Label, c.Variant.Conns, c.Variant.Pipeline, len(c.Runs))
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(tw, "target\top\tops/s\tmin–max\tp50\tp90\tp99\tp99.9\tmax\thit%%\tevicted\terrors\tclient cpu\tserver cpu\tother cpu\t%s ÷ this\t\n", base)
+			fmt.Fprintf(tw, "target\top\tops/s\tmin–max\tp50\tp90\tp99\tp99.9\tmax\thit%%\tevicted\terrors\tclient cpu\tserver cpu\tsrv µs/req\tother cpu\t%s ÷ this\t\n", base)
 		}
 		prev = c
 		group = append(group, c)
@@ -54,9 +54,10 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		if m.Hits+m.Misses > 0 {
 			hit = fmt.Sprintf("%.1f", 100*m.HitRate())
 		}
-		srv := "-"
+		srv, perOp := "-", "-"
 		if m.ServerCPU > 0 {
 			srv = fmt.Sprintf("%.2f", m.ServerCores())
+			perOp = fmt.Sprintf("%.2f", m.ServerCPUPerOp)
 		}
 		errs := strconv.FormatInt(m.Errors, 10)
 		if m.Errors > 0 {
@@ -66,10 +67,10 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		if m.Evictions >= 0 {
 			ev = humanCount(float64(m.Evictions))
 		}
-		fmt.Fprintf(tw, "%s\tall\t%s\t%s–%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%.2f\t%s\t\n",
+		fmt.Fprintf(tw, "%s\tall\t%s\t%s–%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%.2f\t%s\t\n",
 			c.Target, humanCount(m.OpsPerSec), humanCount(c.MinOps), humanCount(c.MaxOps),
 			fmtDur(m.All.P50), fmtDur(m.All.P90), fmtDur(m.All.P99), fmtDur(m.All.P999), fmtDur(m.All.Max),
-			hit, ev, errs, m.ClientCores(), srv, m.OtherCores(), ratio)
+			hit, ev, errs, m.ClientCores(), srv, perOp, m.OtherCores(), ratio)
 		for _, ol := range []struct {
 			name string
 			l    Latency
@@ -77,7 +78,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			if ol.l.Count == 0 || ol.l == m.All {
 				continue
 			}
-			fmt.Fprintf(tw, "\t%s\t\t\t%s\t%s\t%s\t%s\t%s\t\t\t\t\t\t\t\t\n", ol.name,
+			fmt.Fprintf(tw, "\t%s\t\t\t%s\t%s\t%s\t%s\t%s\t\t\t\t\t\t\t\t\t\n", ol.name,
 				fmtDur(ol.l.P50), fmtDur(ol.l.P90), fmtDur(ol.l.P99), fmtDur(ol.l.P999), fmtDur(ol.l.Max))
 		}
 	}
@@ -235,7 +236,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{
 		"workload", "conns", "pipeline", "target", "run", "ops", "wall_s", "ops_per_sec",
-		"hits", "misses", "evictions", "errors", "client_cores", "server_cores", "other_cores",
+		"hits", "misses", "evictions", "errors", "client_cores", "server_cores", "server_cpu_per_op_us", "other_cores",
 		"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "get_p99_us", "set_p99_us", "ratio_baseline_over_this",
 	})
 	row := func(c *Cell, run string, r *Result, ratio float64) {
@@ -247,7 +248,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 			strconv.FormatInt(r.Hits, 10), strconv.FormatInt(r.Misses, 10), strconv.FormatInt(r.Evictions, 10),
 			strconv.FormatInt(r.Errors, 10),
 			strconv.FormatFloat(r.ClientCores(), 'f', 2, 64), strconv.FormatFloat(r.ServerCores(), 'f', 2, 64),
-			strconv.FormatFloat(r.OtherCores(), 'f', 2, 64),
+			strconv.FormatFloat(r.ServerCPUPerOp, 'f', 2, 64), strconv.FormatFloat(r.OtherCores(), 'f', 2, 64),
 			us(r.All.P50), us(r.All.P90), us(r.All.P99), us(r.All.P999), us(r.All.Max), us(r.Get.P99), us(r.Set.P99),
 			strconv.FormatFloat(ratio, 'f', 3, 64),
 		})

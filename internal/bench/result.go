@@ -34,9 +34,14 @@ type Result struct {
 	// disturbance on a shared machine. It includes the server's CPU when
 	// that is unknown.
 	OtherCPU time.Duration `json:"other_cpu_ns,omitempty"`
-	All      Latency       `json:"latency"`
-	Get      Latency       `json:"get"`
-	Set      Latency       `json:"set"`
+	// ServerCPUPerOp is ServerCPU over Ops: the server's CPU time per
+	// request, in µs. On a machine where the load generator takes a core,
+	// throughput says little about the server; this says what a request
+	// costs it. 0 when the server's CPU is unknown.
+	ServerCPUPerOp float64 `json:"server_cpu_per_op_us,omitempty"`
+	All            Latency `json:"latency"`
+	Get            Latency `json:"get"`
+	Set            Latency `json:"set"`
 	// Servers is a pooled target's share of each server (-s a,b,c --hash).
 	Servers []ServerOps `json:"servers,omitempty"`
 
@@ -70,6 +75,14 @@ func (r *Result) OtherCores() float64 { return cores(r.OtherCPU, r.Wall) }
 // ServerCores is the server's CPU use in cores, when known.
 func (r *Result) ServerCores() float64 { return cores(r.ServerCPU, r.Wall) }
 
+// cpuPerOp is cpu over ops, in µs; 0 when either is unknown.
+func cpuPerOp(cpu time.Duration, ops int64) float64 {
+	if cpu <= 0 || ops <= 0 {
+		return 0
+	}
+	return float64(cpu.Nanoseconds()) / 1e3 / float64(ops)
+}
+
 func cores(cpu, wall time.Duration) float64 {
 	if wall <= 0 {
 		return 0
@@ -80,6 +93,7 @@ func cores(cpu, wall time.Duration) float64 {
 // finish fills the derived fields from the counters and histograms.
 func (r *Result) finish() {
 	r.OpsPerSec = OpsPerSecond(r.Ops, r.Wall)
+	r.ServerCPUPerOp = cpuPerOp(r.ServerCPU, r.Ops)
 	all := hdrhistogram.New(histMin, histMax, histSigFigs)
 	for op := range numOps {
 		if r.hist[op] != nil {
@@ -197,9 +211,11 @@ func Median(rs []*Result) *Result {
 		ClientCPU: dur(func(r *Result) time.Duration { return r.ClientCPU }),
 		ServerCPU: dur(func(r *Result) time.Duration { return r.ServerCPU }),
 		OtherCPU:  dur(func(r *Result) time.Duration { return r.OtherCPU }),
-		All:       lat(func(r *Result) Latency { return r.All }),
-		Get:       lat(func(r *Result) Latency { return r.Get }),
-		Set:       lat(func(r *Result) Latency { return r.Set }),
+		// The median of each run's own ratio, not one median over another.
+		ServerCPUPerOp: med(func(r *Result) float64 { return r.ServerCPUPerOp }),
+		All:            lat(func(r *Result) Latency { return r.All }),
+		Get:            lat(func(r *Result) Latency { return r.Get }),
+		Set:            lat(func(r *Result) Latency { return r.Set }),
 	}
 	if n := len(rs[0].Servers); n > 0 {
 		out.Servers = make([]ServerOps, n)

@@ -76,15 +76,25 @@ func TestMergeAddsPhases(t *testing.T) {
 	if m.OpsPerSec != 10000 {
 		t.Errorf("Merge ops/s = %v, want 10000: all requests over the sum of the phases' wall clocks", m.OpsPerSec)
 	}
+	a.ServerCPU, b.ServerCPU = 3*time.Millisecond, 5*time.Millisecond
+	if m := Merge(a, b); m.ServerCPUPerOp != 2 {
+		t.Errorf("Merge server CPU per op = %v µs, want 2 (8 ms over 4000 requests)", m.ServerCPUPerOp)
+	}
+	if m := Merge(&Result{Ops: 10}); m.ServerCPUPerOp != 0 {
+		t.Errorf("server CPU per op with the server's CPU unknown = %v, want 0", m.ServerCPUPerOp)
+	}
 }
 
 func TestMedian(t *testing.T) {
 	rs := []*Result{
-		{OpsPerSec: 300, Errors: 0, All: Latency{P99: 30}},
-		{OpsPerSec: 100, Errors: 5, FirstErr: "e", All: Latency{P99: 10}},
-		{OpsPerSec: 200, Errors: 0, All: Latency{P99: 50}},
+		{OpsPerSec: 300, Errors: 0, All: Latency{P99: 30}, ServerCPUPerOp: 9},
+		{OpsPerSec: 100, Errors: 5, FirstErr: "e", All: Latency{P99: 10}, ServerCPUPerOp: 7},
+		{OpsPerSec: 200, Errors: 0, All: Latency{P99: 50}, ServerCPUPerOp: 8},
 	}
 	m := Median(rs)
+	if m.ServerCPUPerOp != 8 {
+		t.Errorf("Median server CPU per op = %v, want 8", m.ServerCPUPerOp)
+	}
 	if m.OpsPerSec != 200 || m.All.P99 != 30 {
 		t.Errorf("Median: ops/s %v p99 %v, want 200 and 30", m.OpsPerSec, m.All.P99)
 	}

@@ -120,6 +120,13 @@ func TestCompareLifecycle(t *testing.T) {
 		if len(c.Runs) != 2 || c.Median.Errors != 0 || c.Median.Ops != 2000 || c.Median.Misses != 0 {
 			t.Errorf("%s %+v: %d runs, median %+v", c.Target, c.Variant, len(c.Runs), c.Median)
 		}
+		// The server's CPU comes from /proc in clock ticks (10 ms), which a
+		// short run may not reach: check the figure where there is one.
+		for _, r := range c.Runs {
+			if want := float64(r.ServerCPU.Nanoseconds()) / 1e3 / float64(r.Ops); r.ServerCPU > 0 && r.ServerCPUPerOp != want {
+				t.Errorf("%s %+v: server CPU per request %v µs, want %v (%v over %d requests)", c.Target, c.Variant, r.ServerCPUPerOp, want, r.ServerCPU, r.Ops)
+			}
+		}
 		if (c.Target == NameMinikv || c.Target == NameMinikvRESP) != (c.Ratio == 0) {
 			t.Errorf("%s %+v: ratio %v; want one for each peer only", c.Target, c.Variant, c.Ratio)
 		}
@@ -143,7 +150,7 @@ func TestCompareLifecycle(t *testing.T) {
 	}
 
 	var sb strings.Builder
-	if err := rep.WriteTable(&sb); err != nil || !strings.Contains(sb.String(), "minikv ÷ this") {
+	if err := rep.WriteTable(&sb); err != nil || !strings.Contains(sb.String(), "minikv ÷ this") || !strings.Contains(sb.String(), "srv µs/req") {
 		t.Errorf("WriteTable: %v\n%s", err, sb.String())
 	}
 	f.Close()
