@@ -10,7 +10,8 @@ import (
 
 // Redis's encoding parameters: how large a collection grows before it
 // leaves its compact encoding. CONFIG GET reads and CONFIG SET changes
-// them (store.Limits); the ziplist names are Redis's older aliases.
+// them (store.Limits, through the table in config.go); the ziplist names
+// are Redis's older aliases.
 // Collections already converted stay as they are, as in Redis.
 
 // encodingParam is one parameter and the Limits field it sets.
@@ -41,68 +42,33 @@ var encodingParams = []encodingParam{
 	{memoryParam, func(l *store.Limits) *int64 { return &l.HLLSparseMaxBytes }, 0},
 }
 
-// encodingConfig is the parameters with their current values, for CONFIG
-// GET.
-func (rc *conn) encodingConfig() [][2]string {
-	l := rc.p.st.Limits()
-	out := make([][2]string, 0, len(encodingParams))
-	for _, p := range encodingParams {
-		out = append(out, [2]string{p.name, strconv.FormatInt(*p.field(&l), 10)})
+// encodingConfigParams are the encoding parameters as CONFIG parameters
+// (config.go). The ziplist aliases are left out of CONFIG REWRITE: their
+// listpack names carry the same values.
+func encodingConfigParams() []*configParam {
+	out := make([]*configParam, 0, len(encodingParams))
+	for _, ep := range encodingParams {
+		get := func(p *Protocol) string {
+			l := p.st.Limits()
+			return strconv.FormatInt(*ep.field(&l), 10)
+		}
+		apply := func(p *Protocol, v int64) string {
+			l := p.st.Limits()
+			*ep.field(&l) = v
+			p.st.SetLimits(l)
+			return ""
+		}
+		def := store.DefaultLimits
+		c := &configParam{name: ep.name, get: func(rc *conn) string { return get(rc.p) }, fileValue: get,
+			def: strconv.FormatInt(*ep.field(&def), 10), noRewrite: strings.Contains(ep.name, "ziplist")}
+		if ep.name == memoryParam {
+			c.set = memConfig(ep.min, math.MaxInt64, apply)
+		} else {
+			c.set = intConfig(ep.min, paramMax(ep.min), apply)
+		}
+		out = append(out, c)
 	}
 	return out
-}
-
-// cmdConfigSet is CONFIG SET parameter value [parameter value ...]: the
-// encoding parameters, all or none (as Redis 7 applies a multi-parameter
-// SET). Other parameters are fixed at start-up by flags.
-func cmdConfigSet(rc *conn, argv [][]byte) {
-	if len(argv)%2 != 0 {
-		rc.w.Error("ERR wrong number of arguments for 'config|set' command")
-		return
-	}
-	l := rc.p.st.Limits()
-	for i := 2; i < len(argv); i += 2 {
-		var param *encodingParam
-		for j := range encodingParams {
-			if is(argv[i], encodingParams[j].name) {
-				param = &encodingParams[j]
-			}
-		}
-		if param == nil {
-			if _, known := rc.configValue(argv[i]); known {
-				rc.w.Error("ERR CONFIG SET is not supported by MiniKV for '" + string(argv[i]) + "'; restart it with the flag instead")
-			} else {
-				rc.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(argv[i]) + "'")
-			}
-			return
-		}
-		failed := "ERR CONFIG SET failed (possibly related to argument '" + string(argv[i]) + "') - "
-		v, err := strconv.ParseInt(string(argv[i+1]), 10, 64)
-		memory := param.name == memoryParam
-		if memory {
-			var u uint64
-			if u, err = memValue(argv[i+1]); err == nil && u > math.MaxInt64 {
-				v = -1 // out of range below
-			} else {
-				v = int64(u)
-			}
-		}
-		switch {
-		case err != nil && memory:
-			rc.w.Error(failed + "argument must be a memory value")
-			return
-		case err != nil:
-			rc.w.Error(failed + "argument couldn't be parsed into an integer")
-			return
-		case v < param.min || v > paramMax(param):
-			rc.w.Error(failed + "argument must be between " + strconv.FormatInt(param.min, 10) + " and " +
-				strconv.FormatInt(paramMax(param), 10) + " inclusive")
-			return
-		}
-		*param.field(&l) = v
-	}
-	rc.p.st.SetLimits(l)
-	rc.w.OK()
 }
 
 // memValue parses a memory value as Redis's memtoull does: digits and
@@ -148,22 +114,12 @@ func memValue(b []byte) (uint64, error) {
 	return v * mul, nil
 }
 
-// paramMax is a parameter's largest value: a C int's for the one Redis
-// declares as int (list-max-listpack-size, the one with a negative
-// minimum), a long's for the others.
-func paramMax(p *encodingParam) int64 {
-	if p.min == math.MinInt32 {
+// paramMax is a parameter's largest value given its smallest: a C int's
+// for the one Redis declares as int (list-max-listpack-size, the one with
+// a negative minimum), a long's for the others.
+func paramMax(min int64) int64 {
+	if min == math.MinInt32 {
 		return math.MaxInt32
 	}
 	return math.MaxInt64
-}
-
-// configValue looks a parameter up among those CONFIG GET reports.
-func (rc *conn) configValue(name []byte) (string, bool) {
-	for _, p := range rc.configParams() {
-		if is(name, p[0]) {
-			return p[1], true
-		}
-	}
-	return "", false
 }

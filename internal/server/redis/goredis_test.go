@@ -303,7 +303,7 @@ func testGoRedisCommands(t *testing.T, rdb *redis.Client, resp2 bool) {
 	check("CONFIG GET * appendonly", cfg["appendonly"], "no")
 	check("CONFIG GET * databases", cfg["databases"], "1")
 	check("CONFIG RESETSTAT", rdb.ConfigResetStat(ctx).Val(), "OK")
-	wantErr("CONFIG SET", rdb.ConfigSet(ctx, "maxmemory", "1").Err(), "ERR CONFIG SET is not supported by MiniKV for 'maxmemory'; restart it with the flag instead")
+	wantErr("CONFIG SET", rdb.ConfigSet(ctx, "databases", "2").Err(), "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config")
 	wantErr("CONFIG FOO", rdb.Do(ctx, "CONFIG", "FOO").Err(), "ERR unknown subcommand 'FOO'. Try CONFIG HELP.")
 	wantErr("CONFIG GET arity", rdb.Do(ctx, "CONFIG", "GET").Err(), "ERR wrong number of arguments for 'config|get' command")
 	check("COMMAND COUNT", rdb.Do(ctx, "COMMAND", "COUNT").Val(), int64(len(respCommands)))

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
 )
 
@@ -242,55 +241,9 @@ func (p *Protocol) maxmemoryPolicy() string {
 	return "allkeys-lru"
 }
 
-// configParams are the parameters CONFIG GET reports, with their values.
-func (rc *conn) configParams() [][2]string {
-	p := rc.p
-	st := rc.st.Stats()
-	return append([][2]string{
-		{"maxmemory", itoa64(st.Limit)},
-		{"maxmemory-policy", p.maxmemoryPolicy()},
-		{"maxclients", itoa64(int64(p.cfg.MaxConns))},
-		{"timeout", itoa64(int64(p.cfg.IdleTimeout / time.Second))},
-		{"save", ""},
-		{"appendonly", "no"},
-		{"databases", "1"},
-		{"port", itoa64(int64(localPort(rc.LocalAddr())))},
-		{"proto-max-bulk-len", itoa64(resp.MaxBulkLen)},
-		{"requirepass", ""},
-		{"hz", "10"},
-		{"io-threads", "1"},
-		{"cluster-enabled", map[bool]string{false: "no", true: "yes"}[p.cluster != nil]},
-	}, rc.encodingConfig()...)
-}
-
-// CONFIG's subcommands (the table lists them under "config").
-
-// cmdConfigGet is CONFIG GET pattern [pattern ...].
-func cmdConfigGet(rc *conn, argv [][]byte) {
-	params := rc.configParams()
-	var out [][2]string
-	for _, p := range params {
-		for _, pat := range argv[2:] {
-			if compileGlob(bytes.ToLower(pat)).match([]byte(p[0])) {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	rc.w.Map(len(out))
-	for _, p := range out {
-		rc.w.BulkString(p[0])
-		rc.w.BulkString(p[1])
-	}
-}
-
 func cmdConfigResetStat(rc *conn, _ [][]byte) {
 	rc.p.srv.ResetCounters()
 	rc.w.OK()
-}
-
-func cmdConfigRewrite(rc *conn, _ [][]byte) {
-	rc.w.Error("ERR The server is running without a config file")
 }
 
 // b2i is 1 for true, as INFO writes flags.

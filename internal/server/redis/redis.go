@@ -47,6 +47,8 @@ type Protocol struct {
 
 	pubsub hub // channels and patterns (pubsub.go)
 
+	configMu sync.Mutex // serialises CONFIG SET and REWRITE (config.go)
+
 	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
 	opsAt   time.Time  // when the last sample was taken
 	opsN    uint64     // total_commands_processed at opsAt
