@@ -129,6 +129,14 @@ bench-sweep-conns: build
 bench-sweep-pipeline: build
 	./$(BIN)/minikv-bench --compare minikv,minikv-resp,memcached,redis --sweep P=1,4,16,32 -c 50 --ratio 1:9 -d 32 --keys 100000 --prefill -t 5s --repeat $(BENCH_REPEAT) --chart docs/bench-sweep-pipeline.svg $(BENCH_FLAGS)
 
+# Server CPU per request of each connection model's null server (a goroutine
+# per connection, epoll and io_uring event loops, gnet) against Redis,
+# memcached and MiniKV, with redis-benchmark and memcaslap (issue 17;
+# scripts/bench-netproto.py, bench/netproto; docs/performance.md).
+NETPROTO_FLAGS ?=
+bench-netproto: build
+	python3 scripts/bench-netproto.py $(NETPROTO_FLAGS)
+
 # 1, 2 and 3 MiniKV on this machine, directly, through twemproxy and with
 # client-side ketama, with each one's CPU per request (docs/scale-out.md;
 # scripts/bench-scaleout.sh, whose environment knobs size the run).
@@ -144,7 +152,7 @@ clean:
 # 1 GiB of 100 KB values through a server with -m 64 (every one read back
 # before and after a restart, peak RSS within the documented bound),
 # thousands of corruption trials, plus repeated concurrency runs under -race.
-.PHONY: soak lsm-bench bench-tiered bench-diskbytes bench-types bench-rss-types
+.PHONY: soak lsm-bench bench-tiered bench-diskbytes bench-types bench-rss-types bench-netproto
 soak:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=10 -timeout 30m \
 	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/...
