@@ -23,6 +23,3 @@ func (s *Server) ListenerAddrs() []string {
 	}
 	return addrs
 }
-
-// MaxConns is the connection limit in effect (memcached -c).
-func (s *Server) MaxConns() int { return s.cfg.MaxConns }

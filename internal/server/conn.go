@@ -34,6 +34,7 @@ type Conn struct {
 	created time.Time
 	lastCmd atomic.Int64 // Unix ns of the last complete command
 	stats   counters
+	ctl     connControl // kill, pause, what CLIENT LIST shows (client.go)
 
 	// Owned by the serving goroutine.
 	out          *Outbox                   // once started (StartOutbox), every write goes through it
@@ -162,6 +163,7 @@ func (c *Conn) serve() {
 	}
 	if err == nil {
 		h := c.proto.NewHandler(c)
+		c.ctl.handler.Store(&h)
 		if cl, ok := h.(io.Closer); ok {
 			// The protocol lets go of the connection (a subscriber leaves
 			// every channel) before its output is drained and it closes.
@@ -251,13 +253,17 @@ func (c *Conn) loop(h Handler) error {
 // within CommandTimeout, however slowly its bytes trickle in.
 func (c *Conn) waitForCommand(h Handler) error {
 	c.waiting = true
+	c.enterWait()
 	first, err := h.Wait()
 	for err != nil {
+		c.leaveWait() // a poke's deadline is replaced below
 		if !errors.Is(err, os.ErrDeadlineExceeded) || !c.rearmIdle() {
 			return err // still waiting: a timeout here is an idle kick
 		}
+		c.enterWait()
 		first, err = h.Wait()
 	}
+	c.leaveWait()
 	c.waiting = false
 	if first == tlsHandshakeRecord {
 		// A TLS client on a plain port would otherwise sit until the
@@ -280,7 +286,7 @@ func (c *Conn) rearmIdle() bool {
 		return false
 	}
 	var deadline time.Time // none: wait forever
-	if it := c.srv.cfg.IdleTimeout; it > 0 && !c.idleExempt {
+	if it := c.srv.IdleTimeout(); it > 0 && !c.idleExempt {
 		deadline = time.Unix(0, c.lastCmd.Load()).Add(it)
 		if !time.Now().Before(deadline) {
 			return false
@@ -317,7 +323,7 @@ func (c *Conn) commandsDone() {
 // timeout away, so a busy pipelined stream pays a timer reset rarely while
 // any one command still gets at least half its timeout.
 func (c *Conn) armRead(now int64) {
-	t, it := c.srv.cfg.CommandTimeout, c.srv.cfg.IdleTimeout
+	t, it := c.srv.cfg.CommandTimeout, c.srv.IdleTimeout()
 	if c.idleExempt {
 		it = 0
 	}

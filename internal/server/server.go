@@ -75,6 +75,8 @@ type Server struct {
 	closed    counters // counters of connections that have gone away
 
 	wg sync.WaitGroup // one per serving connection and accept loop
+
+	live liveSettings // what CONFIG SET and CLIENT PAUSE change (client.go)
 }
 
 // New returns a Server over st.
@@ -108,6 +110,7 @@ func New(cfg Config, st *store.Store) *Server {
 		start: time.Now(),
 		conns: make(map[*Conn]struct{}),
 	}
+	s.live.init(&cfg)
 	return s
 }
 
@@ -150,7 +153,7 @@ func (s *Server) Serve(ln net.Listener, proto Protocol) error {
 		}
 		backoff = 0
 		s.totalConns.Add(1)
-		if s.currConns.Add(1) > int64(s.cfg.MaxConns) {
+		if s.currConns.Add(1) > s.live.maxConns.Load() {
 			s.currConns.Add(-1)
 			s.rejected.Add(1)
 			s.reject(nc, proto)
@@ -184,6 +187,7 @@ func (s *Server) newConn(nc net.Conn, proto Protocol) *Conn {
 		created: time.Now(),
 	}
 	c.lastCmd.Store(c.created.UnixNano())
+	c.ctl.init(nc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shuttingDown.Load() {
@@ -212,6 +216,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ln := range s.listeners {
 		ln.Close()
 	}
+	s.Unpause() // paused commands go on, and their connections end
 	// A read deadline in the past wakes every connection blocked in Read;
 	// one that is busy finishes its buffered commands, flushes and exits.
 	now := time.Now()

@@ -150,7 +150,7 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	}
 	s.unlock(sh)
 	unlocked = true
-	if over := s.used.Load() - s.limit; over > 0 && c.dirty {
+	if over := s.used.Load() - s.limit.Load(); over > 0 && c.dirty {
 		s.shed(sh, over)
 	}
 	return err
@@ -212,12 +212,12 @@ func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
 // shed brings the budget back under the limit after a collection write
 // overdrew it: dead and then live items in other shards, then in sh.
 func (s *Store) shed(sh *shard, over int64) {
-	if s.makeRoom(sh, over) && s.used.Load() <= s.limit || s.noEvict || sh == nil {
+	if s.makeRoom(sh, over) && s.used.Load() <= s.limit.Load() || s.noEvict.Load() || sh == nil {
 		return
 	}
 	var clk clock
 	s.lock(sh)
-	for s.used.Load() > s.limit && s.evictOneLocked(sh, &clk, nil) > 0 {
+	for s.used.Load() > s.limit.Load() && s.evictOneLocked(sh, &clk, nil) > 0 {
 	}
 	s.assertShardLocked(sh, "shed")
 	s.unlock(sh)

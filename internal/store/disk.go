@@ -409,7 +409,7 @@ func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry
 		value = make([]byte, 4) // the object's number, set below
 	}
 	cost := int64(len(key)+len(value)) + ItemOverhead + objSize
-	if obj == nil && cost > s.limit {
+	if obj == nil && cost > s.limit.Load() {
 		return false // cannot be held in memory at all; cannot happen
 	}
 	if s.reserveLocked(sh, clk, cost, nil) > 0 {

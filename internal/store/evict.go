@@ -114,7 +114,7 @@ func (s *Store) dropDeadLocked(sh *shard, e *entry, state liveness) int64 {
 func (s *Store) tryReserve(n int64) bool {
 	for {
 		used := s.used.Load()
-		if used+n > s.limit {
+		if used+n > s.limit.Load() {
 			return false
 		}
 		if s.used.CompareAndSwap(used, used+n) {
@@ -139,12 +139,12 @@ func (s *Store) reserveLocked(sh *shard, clk *clock, need int64, keep *entry) (d
 		if s.expiredElsewhere(sh, clk) {
 			break // expired items anywhere go before live ones here
 		}
-		if !s.noEvict && s.evictOneLocked(sh, clk, keep) > 0 {
+		if !s.noEvict.Load() && s.evictOneLocked(sh, clk, keep) > 0 {
 			continue
 		}
 		break
 	}
-	return max(need-(s.limit-s.used.Load()), 1)
+	return max(need-(s.limit.Load()-s.used.Load()), 1)
 }
 
 // reclaimOneLocked removes one dead item of sh and returns its cost, or 0
@@ -308,7 +308,7 @@ func (s *Store) makeRoom(sh *shard, deficit int64) bool {
 		s.unlock(o)
 		freed += f
 	}
-	if freed > 0 || s.noEvict {
+	if freed > 0 || s.noEvict.Load() {
 		return freed > 0
 	}
 	if corrected {

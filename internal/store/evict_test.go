@@ -103,8 +103,8 @@ func TestEvictionFromOtherShards(t *testing.T) {
 	if it, ok := s.Get([]byte("b")); !ok || len(it.Value) != len(big) {
 		t.Fatalf("Get(b) = %d bytes, %v; want %d bytes", len(it.Value), ok, len(big))
 	}
-	if st := s.Stats(); st.Evictions != 3 || st.Items != 8 || st.Bytes != s.limit {
-		t.Errorf("Evictions %d Items %d Bytes %d, want 3, 8, %d", st.Evictions, st.Items, st.Bytes, s.limit)
+	if st := s.Stats(); st.Evictions != 3 || st.Items != 8 || st.Bytes != s.limit.Load() {
+		t.Errorf("Evictions %d Items %d Bytes %d, want 3, 8, %d", st.Evictions, st.Items, st.Bytes, s.limit.Load())
 	}
 	checkInvariants(t, s)
 }
@@ -128,8 +128,8 @@ func TestNeverEvictItemBeingReplaced(t *testing.T) {
 	// The whole budget for one item: everything else goes, it stays.
 	all := strings.Repeat("x", int(3*costOf("k000000", valLen)-costOf(k[0], 0)))
 	mustStore(t, s, ModeAppend, k[0], all[len(bigger):], 0, 0)
-	if st := s.Stats(); st.Items != 1 || st.Bytes != s.limit {
-		t.Errorf("after growing %s to the whole limit: Items %d Bytes %d, want 1 and %d", k[0], st.Items, st.Bytes, s.limit)
+	if st := s.Stats(); st.Items != 1 || st.Bytes != s.limit.Load() {
+		t.Errorf("after growing %s to the whole limit: Items %d Bytes %d, want 1 and %d", k[0], st.Items, st.Bytes, s.limit.Load())
 	}
 	checkInvariants(t, s)
 }

@@ -31,10 +31,10 @@ func (s *Store) verify() error {
 	if got := s.used.Load(); got != total {
 		return fmt.Errorf("global byte counter = %d, sum over items = %d", got, total)
 	}
-	if total > s.limit && !s.noEvict {
+	if total > s.limit.Load() && !s.noEvict.Load() {
 		// (With NoEvict a collection write that crossed the limit stays;
 		// the next writes are refused while Full.)
-		return fmt.Errorf("bytes %d above the limit %d", total, s.limit)
+		return fmt.Errorf("bytes %d above the limit %d", total, s.limit.Load())
 	}
 	st := s.Stats()
 	if st.Bytes != total || st.Items != items {

@@ -34,10 +34,10 @@ type core struct {
 	shards  []shard
 	mask    uint64
 	seed    maphash.Seed
-	limit   int64
+	limit   atomic.Int64 // bytes the items may take; SetMemoryLimit changes it
 	maxItem int64
-	noEvict bool
-	lim     limits // collections' encoding limits (coll.go)
+	noEvict atomic.Bool // SetNoEvict changes it
+	lim     limits      // collections' encoding limits (coll.go)
 
 	used   atomic.Int64  // bytes charged to stored items; never above limit
 	cas    atomic.Uint64 // last CAS token handed out
@@ -105,12 +105,12 @@ func open(cfg Config, d Disk) (*Store, error) {
 		shards:  make([]shard, n),
 		mask:    uint64(n - 1),
 		seed:    maphash.MakeSeed(),
-		limit:   cfg.MemoryLimit,
 		maxItem: cfg.MaxItemSize,
-		noEvict: cfg.NoEvict,
 		quit:    make(chan struct{}),
 		disk:    d,
 	}}
+	s.limit.Store(cfg.MemoryLimit)
+	s.noEvict.Store(cfg.NoEvict)
 	s.SetLimits(DefaultLimits)
 	for i := range s.shards {
 		s.shards[i].init(s.seed)
@@ -301,7 +301,7 @@ func (s *Store) tooLarge(keyLen, valueLen int) bool {
 // at rest, Items and Bytes are exact.
 func (s *Store) Stats() Stats {
 	st := Stats{
-		Limit:         s.limit,
+		Limit:         s.limit.Load(),
 		Shards:        len(s.shards),
 		Flushes:       s.flushes.Load(),
 		MinShardItems: math.MaxInt64,

@@ -102,7 +102,7 @@ func (tx *Tx) end() {
 		s.assertShardLocked(sh, "Tx")
 		sh.mu.Unlock()
 	}
-	if over := s.used.Load() - s.limit; over > 0 {
+	if over := s.used.Load() - s.limit.Load(); over > 0 {
 		s.shed(nil, over)
 	}
 }
@@ -263,7 +263,7 @@ func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
 // Full reports whether the memory budget is spent and NoEvict forbids
 // making room by eviction: the moment Redis refuses commands that may
 // grow memory (its denyoom flag) with -OOM.
-func (s *Store) Full() bool { return s.noEvict && s.used.Load() >= s.limit }
+func (s *Store) Full() bool { return s.noEvict.Load() && s.used.Load() >= s.limit.Load() }
 
 // lock and unlock take and release a shard's lock, except in a view from
 // Exclusive, whose Tx already holds every shard.

@@ -3,7 +3,11 @@ package redis
 import (
 	"bytes"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 )
@@ -71,16 +75,28 @@ func init() {
 
 // serverConfigParams are the parameters of the server as a whole:
 // memory, connections, and the fixed ones CONFIG GET reports for clients
-// that look for them.
+// that look for them. The settable ones are the start-up flags of the
+// same meaning (-m, -M, --idle-timeout, -c), and CONFIG REWRITE writes
+// them under the flags' names.
 func serverConfigParams() []*configParam {
 	fixed := func(name, value string) *configParam {
 		return &configParam{name: name, get: func(*conn) string { return value }, noRewrite: true}
 	}
 	return []*configParam{
-		{name: "maxmemory", get: func(rc *conn) string { return itoa64(rc.st.Stats().Limit) }, noRewrite: true},
-		{name: "maxmemory-policy", get: func(rc *conn) string { return rc.p.maxmemoryPolicy() }, noRewrite: true},
-		{name: "maxclients", get: func(rc *conn) string { return itoa64(int64(rc.p.cfg.MaxConns)) }, noRewrite: true},
-		{name: "timeout", get: func(rc *conn) string { return itoa64(int64(rc.p.cfg.IdleTimeout.Seconds())) }, noRewrite: true},
+		{name: "maxmemory", get: func(rc *conn) string { return itoa64(rc.st.MemoryLimit()) },
+			set:     setMaxmemory,
+			fileKey: "memory-limit", fileValue: func(p *Protocol) string { return sizeFlag(p.st.MemoryLimit()) }, def: "64m"},
+		{name: "maxmemory-policy", get: func(rc *conn) string { return rc.p.maxmemoryPolicy() }, set: setMaxmemoryPolicy,
+			fileKey: "no-evict", fileValue: func(p *Protocol) string { return strconv.FormatBool(p.st.NoEvict()) }, def: "false"},
+		{name: "timeout", get: func(rc *conn) string { return itoa64(int64(rc.p.srv.IdleTimeout() / time.Second)) },
+			set: intConfig(0, math.MaxInt32, func(p *Protocol, v int64) string {
+				p.srv.SetIdleTimeout(time.Duration(v) * time.Second)
+				return ""
+			}),
+			fileKey: "idle-timeout", fileValue: func(p *Protocol) string { return p.srv.IdleTimeout().String() }, def: "0s"},
+		{name: "maxclients", get: func(rc *conn) string { return itoa64(int64(rc.p.srv.MaxConns())) },
+			set:     intConfig(1, math.MaxUint32, setMaxclients),
+			fileKey: "max-connections", fileValue: func(p *Protocol) string { return strconv.Itoa(p.srv.MaxConns()) }, def: "1024"},
 		fixed("save", ""),
 		fixed("appendonly", "no"),
 		fixed("databases", "1"),
@@ -93,6 +109,87 @@ func serverConfigParams() []*configParam {
 			return map[bool]string{false: "no", true: "yes"}[rc.p.cluster != nil]
 		}, noRewrite: true},
 	}
+}
+
+// setMaxmemory parses maxmemory, a memory value. Redis's 0, no limit, is
+// refused: MiniKV's memory is a budget the store evicts within and the Go
+// heap limit is set from (docs/configuration.md).
+func setMaxmemory(p *Protocol, v []byte) (func() string, string) {
+	if u, err := memValue(v); err == nil && u == 0 {
+		return nil, "MiniKV needs a memory limit: 0 (no limit) is not supported"
+	}
+	return memConfig(1, math.MaxInt64, func(p *Protocol, v int64) string {
+		p.st.SetMemoryLimit(v)
+		return ""
+	})(p, v)
+}
+
+// redisPolicies are Redis's maxmemory-policy values, in its error's order.
+var redisPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
+
+// setMaxmemoryPolicy parses maxmemory-policy. MiniKV has two policies:
+// evict (its one eviction order, reported as allkeys-lru) or refuse
+// writes (noeviction, -M). Redis's other policies are refused with a
+// reason rather than run as something else.
+func setMaxmemoryPolicy(p *Protocol, v []byte) (func() string, string) {
+	name := strings.ToLower(string(v))
+	switch name {
+	case "noeviction", "allkeys-lru":
+		return func() string {
+			noEvict := name == "noeviction"
+			p.st.SetNoEvict(noEvict)
+			if !noEvict {
+				p.st.SetMemoryLimit(p.st.MemoryLimit()) // evict what is over now
+			}
+			return ""
+		}, ""
+	}
+	if slices.Contains(redisPolicies, name) {
+		return nil, "MiniKV supports only allkeys-lru and noeviction"
+	}
+	return nil, "argument(s) must be one of the following: " + strings.Join(redisPolicies, ", ")
+}
+
+// reservedFDs are the descriptors Redis keeps for itself beyond
+// maxclients (CONFIG_MIN_RESERVED_FDS): listeners, files, the log.
+const reservedFDs = 32
+
+// setMaxclients applies maxclients as Redis's updateMaxclients does: the
+// process's descriptor limit is raised to fit if it can be, else the
+// value is refused with the number that would fit.
+func setMaxclients(p *Protocol, v int64) string {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur != math.MaxUint64 { // RLIM_INFINITY
+		need := uint64(v) + reservedFDs
+		if lim.Cur < need {
+			raised := lim
+			raised.Cur = min(need, lim.Max)
+			if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised) == nil {
+				lim = raised
+			}
+		}
+		if lim.Cur < need {
+			return "The operating system is not able to handle the specified number of clients, try with " +
+				strconv.FormatUint(max(lim.Cur, reservedFDs+1)-reservedFDs, 10)
+		}
+	}
+	p.srv.SetMaxConns(int(v))
+	return ""
+}
+
+// sizeFlag writes n bytes as --memory-limit reads it: in the largest unit
+// that divides it (64m, 1536k), or in bytes (1000b).
+func sizeFlag(n int64) string {
+	switch {
+	case n%(1<<30) == 0:
+		return itoa64(n>>30) + "g"
+	case n%(1<<20) == 0:
+		return itoa64(n>>20) + "m"
+	case n%(1<<10) == 0:
+		return itoa64(n>>10) + "k"
+	}
+	return itoa64(n) + "b"
 }
 
 // configFailed is the prefix of Redis's CONFIG SET errors about one

@@ -85,7 +85,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 	case "clients":
 		field("connected_clients", s.CurrConns())
 		field("cluster_connections", 0)
-		field("maxclients", p.cfg.MaxConns)
+		field("maxclients", p.srv.MaxConns())
 		field("client_recent_max_input_buffer", 0)
 		field("client_recent_max_output_buffer", 0)
 		field("blocked_clients", 0)
@@ -235,7 +235,7 @@ func humanBytes(n int64) string {
 }
 
 func (p *Protocol) maxmemoryPolicy() string {
-	if p.cfg.NoEvict {
+	if p.st.NoEvict() {
 		return "noeviction"
 	}
 	return "allkeys-lru"

@@ -1,0 +1,78 @@
+package redis
+
+import (
+	"testing"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// configSessions change server-wide settings, so they run one after the
+// other against a redis-server and a MiniKV of their own (the sessions of
+// TestRESPDifferential run in parallel on shared servers). Each leaves
+// the settings as it found them.
+var configSessions = []respSession{
+	{name: "config set syntax", in: mb("CONFIG", "SET", "timeout", "1", "maxmemory") + mb("CONFIG", "SET", "timeout") +
+		mb("CONFIG", "SET") + mb("CONFIG", "SET", "nosuch", "1") + mb("CONFIG", "SET", "timeout", "5", "nosuch", "1") +
+		mb("CONFIG", "GET", "timeout")},
+	{name: "config set immutable", in: mb("CONFIG", "SET", "databases", "3") + mb("CONFIG", "SET", "io-threads", "2") +
+		mb("CONFIG", "SET", "hash-max-listpack-entries", "7", "cluster-enabled", "yes") + mb("CONFIG", "GET", "hash-max-listpack-entries")},
+	{name: "config set duplicate", in: mb("CONFIG", "SET", "timeout", "1", "timeout", "2") +
+		mb("CONFIG", "SET", "Timeout", "1", "TIMEOUT", "2") + mb("CONFIG", "SET", "hash-max-listpack-entries", "9", "hash-max-ziplist-entries", "10") +
+		mb("CONFIG", "GET", "hash-max-listpack-entries") + mb("CONFIG", "SET", "hash-max-listpack-entries", "512") + mb("CONFIG", "GET", "timeout")},
+	{name: "config set integers", in: mb("CONFIG", "SET", "hash-max-listpack-entries", "+5") + mb("CONFIG", "SET", "hash-max-listpack-entries", "05") +
+		mb("CONFIG", "SET", "hash-max-listpack-entries", "-0") + mb("CONFIG", "SET", "hash-max-listpack-entries", "") +
+		mb("CONFIG", "SET", "hash-max-listpack-entries", "5.0") + mb("CONFIG", "SET", "list-max-listpack-size", "2147483648") +
+		mb("CONFIG", "SET", "list-max-listpack-size", "-2147483649") + mb("CONFIG", "GET", "hash-max-listpack-entries")},
+	{name: "config set all or nothing", in: mb("CONFIG", "SET", "hash-max-listpack-entries", "3", "zset-max-listpack-entries", "x") +
+		mb("CONFIG", "GET", "hash-max-listpack-entries") + mb("CONFIG", "GET", "zset-max-listpack-entries") +
+		mb("CONFIG", "SET", "hash-max-listpack-entries", "3", "zset-max-listpack-entries", "4") +
+		mb("CONFIG", "GET", "hash-max-listpack-entries") + mb("CONFIG", "GET", "zset-max-listpack-entries") +
+		mb("CONFIG", "SET", "hash-max-listpack-entries", "512", "zset-max-listpack-entries", "128")},
+	{name: "config set case", in: mb("CONFIG", "SET", "HASH-MAX-LISTPACK-VALUE", "32") + mb("CONFIG", "GET", "HASH-max-listpack-VALUE") +
+		mb("CONFIG", "SET", "hash-max-listpack-value", "64") + mb("CONFIG", "GET", "hash-max-listpack-value")},
+	{name: "config set maxmemory", in: mb("CONFIG", "SET", "maxmemory", "abc") + mb("CONFIG", "SET", "maxmemory", "-1") +
+		mb("CONFIG", "SET", "maxmemory", "1tb") + mb("CONFIG", "SET", "maxmemory", "10mb") + mb("CONFIG", "GET", "maxmemory") +
+		mb("CONFIG", "SET", "maxmemory", "5k") + mb("CONFIG", "GET", "maxmemory") + mb("CONFIG", "SET", "maxmemory", "1GB") +
+		mb("CONFIG", "GET", "maxmemory") + mb("CONFIG", "SET", "maxmemory", "10mb", "timeout", "abc") + mb("CONFIG", "GET", "maxmemory") +
+		mb("CONFIG", "SET", "maxmemory", "64mb")},
+	{name: "config set maxmemory-policy", in: mb("CONFIG", "SET", "maxmemory-policy", "foo") +
+		mb("CONFIG", "SET", "maxmemory-policy", "NoEviction") + mb("CONFIG", "GET", "maxmemory-policy") +
+		mb("CONFIG", "SET", "maxmemory-policy", "allkeys-lru") + mb("CONFIG", "GET", "maxmemory-policy")},
+	{name: "config set timeout", in: mb("CONFIG", "SET", "timeout", "-1") + mb("CONFIG", "SET", "timeout", "1.5") +
+		mb("CONFIG", "SET", "timeout", "2147483648") + mb("CONFIG", "SET", "timeout", "300") + mb("CONFIG", "GET", "timeout") +
+		mb("CONFIG", "SET", "timeout", "0") + mb("CONFIG", "GET", "timeout")},
+	{name: "config set maxclients", in: mb("CONFIG", "SET", "maxclients", "0") + mb("CONFIG", "SET", "maxclients", "abc") +
+		mb("CONFIG", "SET", "maxclients", "4294967296") + mb("CONFIG", "SET", "maxclients", "50") + mb("CONFIG", "GET", "maxclients") +
+		mb("CONFIG", "SET", "maxclients", "1000") + mb("CONFIG", "GET", "maxclients")},
+	{name: "config set several", in: mb("CONFIG", "SET", "timeout", "7", "maxclients", "77", "maxmemory", "7mb") +
+		mb("CONFIG", "GET", "timeout") + mb("CONFIG", "GET", "maxclients") + mb("CONFIG", "GET", "maxmemory") +
+		mb("CONFIG", "SET", "timeout", "8", "maxclients", "0") + mb("CONFIG", "GET", "timeout") + mb("CONFIG", "GET", "maxclients") +
+		mb("CONFIG", "SET", "timeout", "0", "maxclients", "1000", "maxmemory", "64mb")},
+	{name: "config rewrite without a file", in: mb("CONFIG", "REWRITE") + mb("CONFIG", "REWRITE", "x")},
+}
+
+func TestConfigDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t, "--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru", "--maxclients", "1000")
+	rs := startRESP(t, server.Config{MaxConns: 1000}, store.Config{})
+	runSerialSessions(t, redisAddr, rs.respAddr, configSessions)
+}
+
+// runSerialSessions runs sessions one at a time against both servers and
+// compares the replies byte for byte.
+func runSerialSessions(t *testing.T, redisAddr, minikvAddr string, sessions []respSession) {
+	t.Helper()
+	for _, s := range sessions {
+		t.Run(s.name, func(t *testing.T) {
+			want := runRESPSession(redisAddr, s)
+			got := runRESPSession(minikvAddr, s)
+			if want.err != nil || got.err != nil {
+				t.Fatalf("redis: %v; minikv: %v", want.err, got.err)
+			}
+			if !sameRESPReplies(s, got, want) || got.closed != want.closed {
+				t.Errorf("session %q differs\nredis  (closed %v): %q\nminikv (closed %v): %q",
+					s.name, want.closed, want.out, got.closed, got.out)
+			}
+		})
+	}
+}

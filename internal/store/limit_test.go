@@ -1,0 +1,69 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// TestSetMemoryLimitEvicts: lowering the limit below what is stored evicts
+// down to it at once, from every shard, and later writes keep to it.
+func TestSetMemoryLimitEvicts(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 8 << 20, Shards: 16})
+	for i := range 20000 {
+		mustStore(t, s, ModeSet, fmt.Sprintf("k%06d", i), val, 0, 0)
+	}
+	before := s.Stats()
+	if before.Evictions != 0 || before.Bytes < 2<<20 {
+		t.Fatalf("before: %+v", before)
+	}
+	s.SetMemoryLimit(1 << 20)
+	st := s.Stats()
+	if st.Bytes > 1<<20 || st.Limit != 1<<20 || s.MemoryLimit() != 1<<20 {
+		t.Fatalf("after SetMemoryLimit(1 MiB): Bytes %d Limit %d", st.Bytes, st.Limit)
+	}
+	if st.Evictions == 0 || st.Items == 0 {
+		t.Fatalf("after SetMemoryLimit(1 MiB): Evictions %d Items %d", st.Evictions, st.Items)
+	}
+	if st.MinShardItems == 0 {
+		t.Errorf("a shard was emptied: MinShardItems 0 of %d items", st.Items)
+	}
+	checkInvariants(t, s)
+	for i := range 5000 {
+		mustStore(t, s, ModeSet, fmt.Sprintf("n%06d", i), val, 0, 0)
+	}
+	if st := s.Stats(); st.Bytes > 1<<20 {
+		t.Fatalf("writes after the cut: Bytes %d over the limit", st.Bytes)
+	}
+	checkInvariants(t, s)
+}
+
+// TestSetMemoryLimitNoEvict: with NoEvict a lower limit keeps every item
+// and refuses writes until a higher limit makes room again.
+func TestSetMemoryLimitNoEvict(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 8 << 20})
+	for i := range 2000 {
+		mustStore(t, s, ModeSet, fmt.Sprintf("k%06d", i), val, 0, 0)
+	}
+	s.SetNoEvict(true)
+	if !s.NoEvict() {
+		t.Fatal("NoEvict() = false after SetNoEvict(true)")
+	}
+	s.SetMemoryLimit(64 << 10)
+	if st := s.Stats(); st.Items != 2000 || st.Evictions != 0 {
+		t.Fatalf("NoEvict cut: Items %d Evictions %d, want 2000 0", st.Items, st.Evictions)
+	}
+	if !s.Full() {
+		t.Fatal("Full() = false over the limit with NoEvict")
+	}
+	if _, err := s.Store(ModeSet, []byte("new"), []byte(val), 0, 0, 0); !errors.Is(err, ErrNoMemory) {
+		t.Fatalf("Store over the limit = %v, want ErrNoMemory", err)
+	}
+	s.SetNoEvict(false)
+	mustStore(t, s, ModeSet, "new", val, 0, 0) // evicts for itself
+	s.SetMemoryLimit(8 << 20)
+	if s.Full() {
+		t.Fatal("Full() after raising the limit")
+	}
+	checkInvariants(t, s)
+}
