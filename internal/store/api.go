@@ -39,6 +39,7 @@ type Config struct {
 	NoEvict       bool          // memory full is an error instead of evicting live items (dead items are still reclaimed)
 	SweepInterval time.Duration // active expiry tick; default 100ms; <0 disables the sweeper and the disk limit's loop (tests call TrimDisk)
 	DiskLimit     int64         // durable mode: bytes the Disk may hold (disklimit.go); default (0): no limit
+	OffHeapMin    int           // big collections' slices of this many bytes or more are mapped outside the Go heap (bigmem.go); 0 = default (16 KiB), < 0 = never
 }
 
 // Item is a snapshot of one stored entry. Value aliases the store's copy,
@@ -69,4 +70,5 @@ type Stats struct {
 	Shards           int    // number of shards
 	MinShardItems    int64  // items in the emptiest shard
 	MaxShardItems    int64  // items in the fullest shard
+	OffHeap          int64  // bytes of big collections mapped outside the Go heap (counted in Bytes too)
 }

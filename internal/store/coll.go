@@ -91,13 +91,18 @@ type coll struct {
 	found   bool  // the key held a collection of the kind when the call began
 	e       entry // its record, when found
 	enc     uint8
-	lp      []byte // encCompact, encIntset: the encoding; the record's bytes until owned
-	owned   bool   // lp is a private copy, changed in place
-	scratch bool   // that copy is the shard's scratch buffer
-	obj     object // encBig
+	lp      []byte   // encCompact, encIntset: the encoding; the record's bytes until owned
+	owned   bool     // lp is a private copy, changed in place
+	scratch bool     // that copy is the shard's scratch buffer
+	obj     object   // encBig
+	dropped []object // objects made during the call and let go of in it (Set.Clear), freed when it settles
 	dirty   bool
 	num     [24]byte // an integer element in its string form, for one read
 	fnum    [24]byte // and an integer field beside it
+
+	// replaces: a Tx cleared the key for this collection (a *STORE
+	// destination), so storing it creates no key (no EventNew).
+	replaces bool
 }
 
 // collection runs fn with the collection of kind under key, with the shard
@@ -143,6 +148,9 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	case c.found && !write:
 		sh.markUsedLocked(&c.e, s.nowSec(clk))
 	}
+	if c.obj != nil {
+		sh.reclaimLocked(c.obj) // fn has returned: what it read is not needed
+	}
 	s.assertShardLocked(sh, "collection")
 	sh.scratchBusy = false
 	if sh.scratchTooBig() {
@@ -161,7 +169,15 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 // or the key's removal when the collection is empty.
 func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
 	sh := c.sh
+	for i, o := range c.dropped {
+		sh.freeObjectLocked(o)
+		c.dropped[i] = nil
+	}
+	c.dropped = c.dropped[:0]
 	if c.length() == 0 {
+		if c.obj != nil && !c.storedObj(c.obj) {
+			sh.freeObjectLocked(c.obj) // made during the call, emptied in it
+		}
 		if c.found {
 			s.dropLocked(sh, &c.e, dropDeleted)
 		}
@@ -202,6 +218,9 @@ func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
 		sh.replaceLocked(&e, key, value, nil, &c.e)
 	} else {
 		sh.insertLocked(&e, key, value, nil)
+		if !c.replaces {
+			s.notifyLocked(key, EventNew)
+		}
 	}
 	sh.bytes += cost - oldCost
 	s.used.Add(cost - oldCost)
@@ -221,6 +240,12 @@ func (s *Store) shed(sh *shard, over int64) {
 	}
 	s.assertShardLocked(sh, "shed")
 	s.unlock(sh)
+}
+
+// storedObj reports whether o is the object the key's record held when
+// the call began (which goes with the record), not one made during it.
+func (c *coll) storedObj(o object) bool {
+	return c.found && c.e.isBig() && c.sh.object(&c.e) == o
 }
 
 // length is the number of elements in c: of entries in a listpack (two

@@ -82,6 +82,10 @@ func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) int64 {
 	if why == dropDeleted {
 		s.unpersist(sh.key(e))
 	}
+	var key []byte
+	if why == dropExpired || why == dropEvicted && s.disk == nil {
+		key = sh.key(e) // the record's bytes outlive its removal
+	}
 	c := sh.removeLocked(e)
 	s.used.Add(-c)
 	switch why {
@@ -90,12 +94,16 @@ func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) int64 {
 		if !e.fetched() {
 			sh.expiredUnfetched++
 		}
+		s.notifyLocked(key, EventExpired)
 	case dropFlushed:
 		sh.reclaimed++
 	case dropEvicted:
 		sh.evictions++
 		if !e.fetched() {
 			sh.evictedUnfetched++
+		}
+		if s.disk == nil { // a durable store still holds the key on disk
+			s.notifyLocked(key, EventEvicted)
 		}
 	}
 	return c

@@ -19,6 +19,8 @@ type bigHash struct{ t *table }
 func (b *bigHash) size() int64                { return b.t.size() }
 func (b *bigHash) len() int                   { return b.t.n }
 func (b *bigHash) appendFlat(d []byte) []byte { return b.t.appendFlat(d) }
+func (b *bigHash) reclaim()                   { b.t.reclaim() }
+func (b *bigHash) free()                      { b.t.free() }
 
 // UpdateHash runs fn with the hash under key for reading and writing; see
 // collection for the rules (ErrWrongType, empty means absent, the new CAS
@@ -109,7 +111,7 @@ func (h *Hash) Set(field, value []byte) bool {
 func (h *Hash) toTable() *table {
 	c := &h.c
 	n := h.Len()
-	t := newTable(c.sh.seed, n+1)
+	t := newTable(&c.s.mem, c.sh.seed, n+1)
 	if c.lp != nil {
 		for p := lpFirst(c.lp); p >= 0; {
 			f := lpGet(c.lp, p).appendTo(c.fnum[:0])

@@ -40,7 +40,53 @@ func (s *Store) verify() error {
 	if st.Bytes != total || st.Items != items {
 		return fmt.Errorf("Stats() = {Items:%d Bytes:%d}, want {Items:%d Bytes:%d}", st.Items, st.Bytes, items, total)
 	}
+	return s.verifyMapped()
+}
+
+// verifyMapped checks that the mapped memory (bigmem.go) is exactly what
+// the stored objects hold: none leaked, and none left retired at rest.
+func (s *Store) verifyMapped() error {
+	if s.mem.a == nil {
+		return nil
+	}
+	var live int64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for _, slot := range sh.objs {
+			if slot.obj == nil {
+				continue
+			}
+			l, r := objMapped(slot.obj)
+			if r != 0 {
+				sh.mu.Unlock()
+				return fmt.Errorf("shard %d: an object keeps %d retired mapped bytes at rest", i, r)
+			}
+			live += l
+		}
+		if len(sh.reclaim)+len(sh.doomed) != 0 || sh.txDepth != 0 {
+			sh.mu.Unlock()
+			return fmt.Errorf("shard %d: %d objects wait for a Tx that ended", i, len(sh.reclaim)+len(sh.doomed))
+		}
+		sh.mu.Unlock()
+	}
+	if got := s.mem.a.Mapped(); got != live {
+		return fmt.Errorf("mapped bytes = %d, objects hold %d", got, live)
+	}
 	return nil
+}
+
+// objMapped is the mapped bytes o holds, and those it has retired.
+func objMapped(o object) (live, retired int64) {
+	switch o := o.(type) {
+	case *bigHash:
+		return o.t.mapped()
+	case *bigSet:
+		return o.t.mapped()
+	case *bigZSet:
+		return o.t.mapped()
+	}
+	return 0, 0
 }
 
 // verifyShardLocked checks shard i, which the caller holds locked: each

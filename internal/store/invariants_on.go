@@ -11,6 +11,11 @@ import (
 // build was made with -tags invariants.
 const invariantsOn = true
 
+// defaultOffHeapMin: from one page, so that the whole test suite runs over
+// mapped tables, whose freed memory internal/offheap makes inaccessible in
+// this build: a use after free faults.
+const defaultOffHeapMin = 4 << 10
+
 // checkBudget bounds the average work of the check per operation, in
 // index slots plus 32-byte units of segment memory. A shard within it is
 // checked after every operation; a larger one after about one operation

@@ -460,7 +460,7 @@ func FuzzListFlat(f *testing.F) {
 	f.Add(q.appendFlat(nil))
 	f.Add([]byte{3, 1, 7, 7, 0, 0, 0, 0, 0, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		o, err := decodeFlat(maphash.MakeSeed(), KindList, b)
+		o, err := decodeFlat(heapMem, maphash.MakeSeed(), KindList, b)
 		if err != nil {
 			return
 		}

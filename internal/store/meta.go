@@ -219,6 +219,8 @@ func (s *Store) metaSetLocked(sh *shard, clk *clock, h uint64, key, value []byte
 	if deadline != 0 && deadline <= clk.now() {
 		if found {
 			s.dropLocked(sh, old, dropDeleted)
+		} else {
+			s.notifyLocked(key, EventNew)
 		}
 		sh.totalItems++
 		if o.HasNewCAS {

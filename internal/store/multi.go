@@ -15,6 +15,9 @@ import "slices"
 // released (nobody saw them), room is made, and the call starts over, up
 // to the same number of attempts as a single write; ErrNoMemory if room
 // cannot be made. Either way nothing is left written on failure.
+//
+// AddAll reports no EventNew: every key it writes is new, and its caller
+// reports them in the order its command names them.
 func (s *Store) AddAll(keys, values [][]byte) (bool, error) {
 	for i := range keys {
 		if s.tooLarge(len(keys[i]), len(values[i])) {
@@ -62,7 +65,7 @@ func (s *Store) addAllLocked(clk *clock, keys, values [][]byte, hashes []uint64)
 	}
 	for i, k := range keys {
 		sh := s.shardFor(hashes[i])
-		p := put{tag: tagOf(hashes[i])}
+		p := put{tag: tagOf(hashes[i]), quiet: true} // see AddAll
 		_, d, perr := s.putLocked(sh, clk, nil, k, values[i], nil, &p)
 		if d == 0 && perr == nil {
 			continue

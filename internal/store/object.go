@@ -23,6 +23,12 @@ type object interface {
 	len() int
 	// appendFlat appends the flat encoding persistence writes (flat.go).
 	appendFlat(b []byte) []byte
+	// reclaim frees the mapped slices the structure replaced during the
+	// call that just ended (bigmem.go).
+	reclaim()
+	// free frees all its mapped memory: it was dropped, and no handle
+	// can reach it. The object must not be used afterwards.
+	free()
 }
 
 // objSlot is one entry of a shard's object table.
@@ -60,30 +66,44 @@ func (sh *shard) newObjLocked(o object, charged int64) uint32 {
 	return id
 }
 
-// freeObjLocked empties slot id; its charge is the caller's to settle.
+// freeObjLocked empties slot id and frees its object (unless it moved to
+// another record: RENAME); its charge is the caller's to settle.
 func (sh *shard) freeObjLocked(id uint32) {
+	if o := sh.objs[id].obj; o != nil {
+		sh.freeObjectLocked(o)
+	}
 	sh.objs[id] = objSlot{}
 	sh.freeObjs = append(sh.freeObjs, id)
 }
 
+// detachObjLocked takes e's object out of its slot without freeing it,
+// for a record that hands it to another (RENAME); the slot and its charge
+// go when e is dropped.
+func (sh *shard) detachObjLocked(e *entry) object {
+	slot := &sh.objs[sh.objID(e)]
+	o := slot.obj
+	slot.obj = nil
+	return o
+}
+
 // decodeFlat rebuilds a big collection of kind k from the flat encoding
 // persistence wrote (appendFlat), checking it: the bytes come from disk.
-func decodeFlat(seed maphash.Seed, k Kind, b []byte) (object, error) {
+func decodeFlat(m *bigMem, seed maphash.Seed, k Kind, b []byte) (object, error) {
 	switch k {
 	case KindHash:
-		t, err := tableFromFlat(seed, b)
+		t, err := tableFromFlat(m, seed, b)
 		if err != nil {
 			return nil, err
 		}
 		return &bigHash{t: t}, nil
 	case KindSet:
-		t, err := tableFromFlat(seed, b)
+		t, err := tableFromFlat(m, seed, b)
 		if err != nil {
 			return nil, err
 		}
 		return setFromFlat(t)
 	case KindZSet:
-		return zsetFromFlat(seed, b)
+		return zsetFromFlat(m, seed, b)
 	case KindList:
 		return quicklistFromFlat(b)
 	}

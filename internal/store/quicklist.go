@@ -76,6 +76,11 @@ func (q *quicklist) size() int64 {
 
 func (q *quicklist) len() int { return q.n }
 
+// reclaim and free: a quicklist's slices are all on the heap (its nodes
+// hold Go pointers, its listpacks are at most a node's limit).
+func (q *quicklist) reclaim() {}
+func (q *quicklist) free()    {}
+
 func (q *quicklist) count() int { return q.hi - q.lo }
 
 func (q *quicklist) node(j int) *qnode { return &q.nodes[q.lo+j] }

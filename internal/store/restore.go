@@ -93,6 +93,7 @@ func (tx *Tx) put(key []byte, meta uint8, value []byte) {
 	e.atime = s.nowSec(&tx.clk)
 	cost := int64(len(key)+len(value)) + ItemOverhead
 	sh.insertLocked(&e, key, value, nil)
+	s.notifyLocked(key, EventNew)
 	sh.bytes += cost
 	s.used.Add(cost)
 	sh.totalItems++

@@ -24,6 +24,8 @@ type bigSet struct{ t *table }
 func (b *bigSet) size() int64                { return b.t.size() }
 func (b *bigSet) len() int                   { return b.t.n }
 func (b *bigSet) appendFlat(d []byte) []byte { return b.t.appendFlat(d) }
+func (b *bigSet) reclaim()                   { b.t.reclaim() }
+func (b *bigSet) free()                      { b.t.free() }
 
 // setFromFlat rebuilds a big set from its flat encoding: a table's, every
 // value empty.
@@ -31,6 +33,7 @@ func setFromFlat(t *table) (object, error) {
 	ok := true
 	t.each(func(_, v []byte) bool { ok = len(v) == 0; return ok })
 	if !ok {
+		t.free()
 		return nil, errFlat
 	}
 	return &bigSet{t: t}, nil
@@ -215,7 +218,7 @@ func (st *Set) toListpack() {
 // toTable turns the intset or listpack into a table sized for n members.
 func (st *Set) toTable(n int) *table {
 	c := &st.c
-	t := newTable(c.sh.seed, n)
+	t := newTable(&c.s.mem, c.sh.seed, n)
 	st.Each(func(m []byte) bool { t.set(m, nil); return true })
 	c.obj, c.enc, c.lp, c.dirty = &bigSet{t: t}, encBig, nil, true
 	return t
@@ -262,6 +265,9 @@ func (st *Set) Clear() {
 	c := &st.c
 	if !c.write {
 		panic("store: Set.Clear in ViewSet")
+	}
+	if c.obj != nil && !c.storedObj(c.obj) {
+		c.dropped = append(c.dropped, c.obj) // fn may still read it
 	}
 	c.obj, c.lp, c.owned, c.dirty = nil, nil, false, true
 }

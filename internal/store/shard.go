@@ -35,6 +35,9 @@ type shard struct {
 	freeObjs    []uint32  // free slots of objs
 	scratch     []byte    // a collection's encoding while a command changes it (coll.go)
 	scratchBusy bool      // scratch is in use by a collection handle
+	txDepth     int       // Tx (and Exclusive) calls holding the shard: objects wait in reclaim and doomed (bigmem.go)
+	reclaim     []object  // objects whose retired slices are freed when the Tx ends
+	doomed      []object  // objects dropped during the Tx, freed when it ends
 
 	// Counters, summed by Store.Stats.
 	totalItems       uint64
@@ -174,11 +177,17 @@ func (sh *shard) markUsedLocked(e *entry, sec uint32) {
 }
 
 // clearLocked drops every item at once by swapping in empty tables, and
-// returns how many items and bytes it dropped. It is O(1) under the lock:
-// the old tables and segments are left to the garbage collector (values
-// handed out earlier stay valid).
+// returns how many items and bytes it dropped. The old tables and
+// segments are left to the garbage collector (values handed out earlier
+// stay valid); the big objects' mapped memory, which only handles reach,
+// is freed (bigmem.go), so the call is O(objects) under the lock.
 func (sh *shard) clearLocked() (n int, bytes int64) {
 	n, bytes = sh.len(), sh.bytes
+	for _, o := range sh.objs {
+		if o.obj != nil {
+			sh.freeObjectLocked(o.obj)
+		}
+	}
 	sh.resetLocked()
 	return n, bytes
 }

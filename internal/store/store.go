@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/minikv/minikv/internal/offheap"
 )
 
 // Defaults for the zero fields of Config.
@@ -38,6 +40,7 @@ type core struct {
 	maxItem int64
 	noEvict atomic.Bool // SetNoEvict changes it
 	lim     limits      // collections' encoding limits (coll.go)
+	mem     bigMem      // big collections' large slices (bigmem.go)
 
 	used   atomic.Int64  // bytes charged to stored items; never above limit
 	cas    atomic.Uint64 // last CAS token handed out
@@ -64,6 +67,8 @@ type core struct {
 	diskErrors atomic.Uint64 // disk reads that failed (read as misses)
 	diskWrites atomic.Uint64 // changes queued to the disk
 	cursors    *scanCursors  // where SCAN walks over the disk stand (diskscan.go)
+
+	notify notifyState // keyspace events (notify.go)
 
 	quit      chan struct{}
 	closeOnce sync.Once
@@ -109,6 +114,16 @@ func open(cfg Config, d Disk) (*Store, error) {
 		quit:    make(chan struct{}),
 		disk:    d,
 	}}
+	if least := cfg.OffHeapMin; least >= 0 {
+		if least == 0 {
+			least = defaultOffHeapMin
+		}
+		s.mem = bigMem{a: offheap.New(0), min: least}
+		// Nothing but the Store's objects refers to their mapped memory:
+		// once the collector finds the Store unreachable, unmap it (a
+		// process's only Store lives until exit; tests build many).
+		runtime.AddCleanup(s.core, (*offheap.Allocator).Release, s.mem.a)
+	}
 	s.limit.Store(cfg.MemoryLimit)
 	s.noEvict.Store(cfg.NoEvict)
 	s.SetLimits(DefaultLimits)
@@ -183,7 +198,13 @@ func (s *Store) nextCAS() uint64 {
 // says whether to count it as a get that found one.
 func (s *Store) lookupLocked(sh *shard, h uint64, key []byte, clk *clock, read bool, e *entry) bool {
 	if !sh.findLocked(h, key, e) {
-		return s.disk != nil && s.loadLocked(sh, h, key, clk, e)
+		if s.disk != nil && s.loadLocked(sh, h, key, clk, e) {
+			return true
+		}
+		if read {
+			s.notifyLocked(key, EventKeyMiss)
+		}
+		return false
 	}
 	state := s.stateOf(e, clk)
 	if state == live {
@@ -195,6 +216,9 @@ func (s *Store) lookupLocked(sh *shard, h uint64, key []byte, clk *clock, read b
 		sh.getFlushed++
 	}
 	s.dropDeadLocked(sh, e, state)
+	if read {
+		s.notifyLocked(key, EventKeyMiss)
+	}
 	return false
 }
 
@@ -305,6 +329,9 @@ func (s *Store) Stats() Stats {
 		Shards:        len(s.shards),
 		Flushes:       s.flushes.Load(),
 		MinShardItems: math.MaxInt64,
+	}
+	if s.mem.a != nil {
+		st.OffHeap = s.mem.a.Mapped()
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+
+	"github.com/minikv/minikv/internal/offheap"
 )
 
 // table is the structure of a big hash or set: an open-addressing hash
@@ -19,6 +21,12 @@ import (
 // appended again; the bytes left behind are garbage, and the arena is
 // rebuilt when garbage is half of it. A set's entries have empty values.
 //
+// The slots and the arena come from the Store's bigMem: mapped outside
+// the Go heap when large (bigmem.go). A slice the table replaces (an
+// arena it grew out of, what a resize rebuilt) is retired, not freed: the
+// handle's caller may still read it until its function returns, and the
+// store frees it then (reclaim).
+//
 // Because slots are ordered by hash (an entry sits at or after its home,
 // before the next empty slot), a scan can walk the table in the order of
 // the 32-bit hash and resume from a hash value: that is HSCAN's and
@@ -26,10 +34,12 @@ import (
 // between calls, as Redis's reverse-binary cursor does.
 type table struct {
 	seed    maphash.Seed
+	mem     *bigMem
 	slots   []uint64
 	arena   []byte
 	n       int
 	garbage int
+	retired [][]byte // replaced slices, freed by reclaim
 }
 
 const (
@@ -37,12 +47,40 @@ const (
 	tableOverhead = 128 // the struct, its wrapper and its object-table slot, charged with the slices
 )
 
-func newTable(seed maphash.Seed, n int) *table {
+func newTable(m *bigMem, seed maphash.Seed, n int) *table {
 	size := minTableSlots
 	for size*3 < n*4 {
 		size *= 2
 	}
-	return &table{seed: seed, slots: make([]uint64, size)}
+	return &table{seed: seed, mem: m, slots: m.uint64s(size)}
+}
+
+// reclaim frees the slices the table replaced (bigmem.go).
+func (t *table) reclaim() {
+	for i, b := range t.retired {
+		t.mem.free(b)
+		t.retired[i] = nil
+	}
+	t.retired = t.retired[:0]
+}
+
+// free frees the table's mapped memory. A use afterwards finds nil
+// slices (a panic), not freed memory.
+func (t *table) free() {
+	t.reclaim()
+	t.mem.free(offheap.Bytes(t.slots))
+	t.mem.free(t.arena)
+	t.slots, t.arena, t.retired = nil, nil, nil
+}
+
+// mapped is the bytes of the table's slices that are mapped, and of those
+// waiting for reclaim (checks and tests).
+func (t *table) mapped() (live, retired int64) {
+	live = t.mem.mappedBytes(offheap.Bytes(t.slots)) + t.mem.mappedBytes(t.arena)
+	for _, b := range t.retired {
+		retired += t.mem.mappedBytes(b)
+	}
+	return live, retired
 }
 
 func (t *table) size() int64 {
@@ -100,8 +138,11 @@ func (t *table) get(field []byte) ([]byte, bool) {
 }
 
 // appendEntry writes an entry at the arena's end and returns its offset.
+// field and value may be in the arena: a replaced arena is kept until the
+// call ends.
 func (t *table) appendEntry(field, value []byte) int {
 	off := len(t.arena)
+	t.arena = t.mem.grow(t.arena, off+entryLen(field, value), &t.retired)
 	t.arena = binary.AppendUvarint(t.arena, uint64(len(field)))
 	t.arena = append(t.arena, field...)
 	t.arena = binary.AppendUvarint(t.arena, uint64(len(value)))
@@ -181,9 +222,10 @@ func (t *table) removeSlot(i int) {
 // resize rebuilds the slots at size (a power of two) and the arena without
 // garbage.
 func (t *table) resize(size int) {
-	old := t.slots
-	t.slots = make([]uint64, size)
-	arena := make([]byte, 0, len(t.arena)-t.garbage)
+	old, oldArena := t.slots, t.arena
+	t.slots = t.mem.uint64s(size)
+	live := len(t.arena) - t.garbage
+	arena := t.mem.bytes(live, live*arenaRoom)
 	for _, v := range old {
 		if v == 0 {
 			continue
@@ -197,6 +239,8 @@ func (t *table) resize(size int) {
 		t.place(v&^(1<<32-1) | uint64(off+1))
 	}
 	t.arena, t.garbage = arena, 0
+	t.mem.retire(offheap.Bytes(old), &t.retired)
+	t.mem.retire(oldArena, &t.retired)
 }
 
 func (t *table) maybeCompact() {
@@ -275,32 +319,40 @@ func (t *table) appendFlat(b []byte) []byte {
 }
 
 // tableFromFlat rebuilds a table from appendFlat's bytes, which it checks.
-func tableFromFlat(seed maphash.Seed, b []byte) (*table, error) {
+// Its mapped memory is freed when the bytes are refused.
+func tableFromFlat(m *bigMem, seed maphash.Seed, b []byte) (*table, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, errFlat
 	}
 	b = b[k:]
-	t := newTable(seed, int(n))
-	t.arena = make([]byte, 0, len(b))
-	for i := uint64(0); i < n; i++ {
-		f, rest, ok := cutFlat(b)
-		if !ok {
-			return nil, errFlat
-		}
-		v, rest, ok := cutFlat(rest)
-		if !ok {
-			return nil, errFlat
-		}
-		b = rest
-		if !t.set(f, v) {
-			return nil, errFlat // a field twice
-		}
-	}
-	if len(b) != 0 {
+	t := newTable(m, seed, int(n))
+	t.arena = m.bytes(len(b), len(b)*arenaRoom)
+	if !t.setFlat(b, n) {
+		t.free()
 		return nil, errFlat
 	}
 	return t, nil
+}
+
+// setFlat adds the n entries b holds, reporting false for bytes that are
+// not exactly that or name a field twice.
+func (t *table) setFlat(b []byte, n uint64) bool {
+	for i := uint64(0); i < n; i++ {
+		f, rest, ok := cutFlat(b)
+		if !ok {
+			return false
+		}
+		v, rest, ok := cutFlat(rest)
+		if !ok {
+			return false
+		}
+		b = rest
+		if !t.set(f, v) {
+			return false // a field twice
+		}
+	}
+	return len(b) == 0
 }
 
 // cutFlat splits a uvarint-prefixed string off the front of b.

@@ -24,6 +24,11 @@ type Tx struct {
 	shards []*shard
 	opened []*coll
 	nested bool // run inside Exclusive, whose Tx holds the shards
+
+	// cleared are the keys Clear removed a value from: a collection
+	// stored there afterwards replaces it (a *STORE destination), which is
+	// no EventNew, as Redis's setKey overwrites.
+	cleared [][]byte
 }
 
 // maxTxShards bounds the shards one Tx locks; beyond it the Tx locks
@@ -41,6 +46,7 @@ func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
 		s.pollFlush(&tx.clk)
 		for _, sh := range tx.shards {
 			sh.walking = true
+			sh.txDepth++
 		}
 		defer tx.end()
 		return fn(tx)
@@ -63,6 +69,7 @@ func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
 	for _, sh := range tx.shards {
 		sh.mu.Lock()
 		sh.walking = true
+		sh.txDepth++
 	}
 	defer tx.end()
 	return fn(tx)
@@ -78,12 +85,17 @@ func (s *Store) shardIndex(sh *shard) int {
 	panic("store: shard not in its store")
 }
 
-// end settles what is still open, lets compaction catch up, unlocks in
-// the reverse order and makes room if the Tx overdrew the budget.
+// end settles what is still open, frees the mapped memory the function
+// may have been reading (before any shard is unlocked: an object may have
+// moved to another of the Tx's shards), lets compaction catch up, unlocks
+// in the reverse order and makes room if the Tx overdrew the budget.
 func (tx *Tx) end() {
 	s := tx.s
 	for len(tx.opened) > 0 {
 		tx.done(tx.opened[len(tx.opened)-1])
+	}
+	for _, sh := range tx.shards {
+		sh.endTxLocked()
 	}
 	if tx.nested {
 		for _, sh := range tx.shards {
@@ -128,6 +140,7 @@ func (tx *Tx) open(key []byte, kind Kind, write bool, c *coll) error {
 	}
 	sh, h := tx.lockedShard(key)
 	*c = coll{s: tx.s, sh: sh, write: write, clk: tx.clk, key: key, h: h, kind: kind}
+	c.replaces = slices.ContainsFunc(tx.cleared, func(k []byte) bool { return bytes.Equal(k, key) })
 	if tx.s.lookupLocked(sh, h, key, &c.clk, !write, &c.e) {
 		if kindOf(c.e.meta) != kind {
 			return ErrWrongType
@@ -158,6 +171,9 @@ func (tx *Tx) done(c *coll) {
 	case c.found && !c.write:
 		c.sh.markUsedLocked(&c.e, tx.s.nowSec(&c.clk))
 	}
+	if c.obj != nil {
+		c.sh.reclaimLocked(c.obj) // when the Tx ends
+	}
 }
 
 // Kind reports the kind of the live value under key, if there is one.
@@ -175,6 +191,21 @@ func (tx *Tx) Kind(key []byte) (Kind, bool) {
 // overwrites whatever its type) and reports whether it held anything. The
 // key must not be open.
 func (tx *Tx) Clear(key []byte) bool {
+	sh, h := tx.lockedShard(key)
+	var e entry
+	if !tx.s.lookupLocked(sh, h, key, &tx.clk, false, &e) {
+		return false
+	}
+	tx.s.dropLocked(sh, &e, dropDeleted)
+	tx.cleared = append(tx.cleared, key)
+	return true
+}
+
+// Delete deletes whatever key holds, as Clear does, and reports whether
+// it held anything; but a value stored under key afterwards in the Tx is
+// created anew (EventNew), as Redis's RESTORE REPLACE deletes the key and
+// adds it again. The key must not be open.
+func (tx *Tx) Delete(key []byte) bool {
 	sh, h := tx.lockedShard(key)
 	var e entry
 	if !tx.s.lookupLocked(sh, h, key, &tx.clk, false, &e) {
@@ -234,9 +265,9 @@ func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
 	if se.isBig() {
 		var obj object
 		if move {
-			obj = ssh.object(&se)
+			obj = ssh.detachObjLocked(&se) // not freed with the source's record
 		} else {
-			o, err := decodeFlat(dsh.seed, kindOf(se.meta), ssh.object(&se).appendFlat(nil))
+			o, err := decodeFlat(&s.mem, dsh.seed, kindOf(se.meta), ssh.object(&se).appendFlat(nil))
 			if err != nil {
 				panic("store: a big value does not read back its own encoding")
 			}
@@ -250,6 +281,7 @@ func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
 	}
 	cost += int64(len(dst)+len(value)) + ItemOverhead
 	dsh.insertLocked(&e, dst, value, nil)
+	s.notifyLocked(dst, EventNew) // also over a value it replaced, as Redis's dbAdd
 	dsh.bytes += cost
 	s.used.Add(cost)
 	dsh.totalItems++
@@ -292,6 +324,7 @@ func (s *Store) Exclusive(fn func(v *Store) error) error {
 		sh := &s.shards[i]
 		tx.shards = append(tx.shards, sh)
 		sh.mu.Lock()
+		sh.txDepth++ // commands may keep what they read until EXEC ends
 	}
 	defer tx.end()
 	return fn(&Store{core: s.core, excl: tx})

@@ -110,6 +110,8 @@ func (s *Store) updateLocked(sh *shard, clk *clock, h uint64, key []byte, fn fun
 		// Stored and expired in the same instant, as in storeLocked.
 		if found {
 			s.dropLocked(sh, oldp, dropDeleted)
+		} else {
+			s.notifyLocked(key, EventNew)
 		}
 		sh.totalItems++
 		return s.nextCAS(), 0, nil

@@ -92,6 +92,8 @@ func (s *Store) storeLocked(sh *shard, clk *clock, h uint64, mode Mode, key, val
 		// of spending (or evicting for) memory on an invisible one.
 		if found {
 			s.dropLocked(sh, oldp, dropDeleted)
+		} else {
+			s.notifyLocked(key, EventNew)
 		}
 		sh.totalItems++
 		return s.nextCAS(), 0, nil
@@ -108,6 +110,7 @@ type put struct {
 	meta      uint8  // metaStale, metaWinSent, metaBinaryKey
 	newCAS    uint64 // with hasNewCAS: the token the item takes (meta E)
 	hasNewCAS bool
+	quiet     bool // no EventNew (AddAll)
 }
 
 // putLocked installs key with value a+b, replacing old (the live item under
@@ -143,6 +146,9 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 		sh.replaceLocked(&e, key, a, b, old)
 	} else {
 		sh.insertLocked(&e, key, a, b)
+		if !p.quiet {
+			s.notifyLocked(key, EventNew)
+		}
 	}
 	if s.disk != nil {
 		s.persistItem(key, a, b, &e)

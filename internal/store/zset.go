@@ -222,7 +222,7 @@ func (z *ZSet) Reserve(n, maxLen int) {
 // toBig turns the listpack into a bigZSet.
 func (z *ZSet) toBig() *bigZSet {
 	c := &z.c
-	b := newBigZSet(c.sh.seed, z.Len()+1)
+	b := newBigZSet(&c.s.mem, c.sh.seed, z.Len()+1)
 	if c.lp != nil {
 		for p := lpFirst(c.lp); p >= 0; {
 			m := lpGet(c.lp, p).appendTo(c.fnum[:0])
@@ -438,9 +438,12 @@ const (
 	zChunkOverhead = 32 // a zchunk in the chunk slice
 )
 
-func newBigZSet(seed maphash.Seed, n int) *bigZSet {
-	return &bigZSet{t: newTable(seed, n)}
+func newBigZSet(m *bigMem, seed maphash.Seed, n int) *bigZSet {
+	return &bigZSet{t: newTable(m, seed, n)}
 }
+
+func (b *bigZSet) reclaim() { b.t.reclaim() }
+func (b *bigZSet) free()    { b.t.free() }
 
 func (b *bigZSet) size() int64 {
 	return b.t.size() + b.bytes + int64(cap(b.chunks))*zChunkOverhead
@@ -808,33 +811,41 @@ func (b *bigZSet) appendFlat(d []byte) []byte {
 }
 
 // zsetFromFlat rebuilds a bigZSet from appendFlat's bytes, checking them.
-func zsetFromFlat(seed maphash.Seed, b []byte) (*bigZSet, error) {
+// Its mapped memory is freed when the bytes are refused.
+func zsetFromFlat(m *bigMem, seed maphash.Seed, b []byte) (*bigZSet, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, errFlat
 	}
 	b = b[k:]
-	z := newBigZSet(seed, int(n))
+	z := newBigZSet(m, seed, int(n))
+	if !z.addFlat(b, n) {
+		z.free()
+		return nil, errFlat
+	}
+	return z, nil
+}
+
+// addFlat adds the n members b holds, in order, reporting false for bytes
+// that are not exactly that.
+func (z *bigZSet) addFlat(b []byte, n uint64) bool {
 	var ps float64
 	var pm []byte
 	for i := uint64(0); i < n; i++ {
 		m, rest, ok := cutFlat(b)
 		if !ok || len(rest) < 8 {
-			return nil, errFlat
+			return false
 		}
 		s := math.Float64frombits(binary.LittleEndian.Uint64(rest))
 		b = rest[8:]
 		if math.IsNaN(s) || i > 0 && zcmp(ps, pm, s, m) >= 0 {
-			return nil, errFlat
+			return false
 		}
 		if _, dup := z.t.get(m); dup {
-			return nil, errFlat
+			return false
 		}
 		z.appendSorted(m, s)
 		ps, pm = s, m
 	}
-	if len(b) != 0 {
-		return nil, errFlat
-	}
-	return z, nil
+	return len(b) == 0
 }

@@ -318,17 +318,18 @@ func TestZSetFlatRoundTrip(t *testing.T) {
 	})
 	_ = s.ViewZSet(key, &z, func() error {
 		flat := z.big().appendFlat(nil)
-		o, err := decodeFlat(z.c.sh.seed, KindZSet, flat)
+		o, err := decodeFlat(&z.c.s.mem, z.c.sh.seed, KindZSet, flat)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := o.(*bigZSet)
+		defer b.free()
 		checkBigZSet(t, b)
 		if !bytes.Equal(b.appendFlat(nil), flat) {
 			t.Fatal("flat encoding does not round-trip")
 		}
 		for _, bad := range [][]byte{flat[:len(flat)-1], append(slices.Clone(flat), 0), {5, 1, 'a'}} {
-			if _, err := decodeFlat(z.c.sh.seed, KindZSet, bad); err == nil {
+			if _, err := decodeFlat(&z.c.s.mem, z.c.sh.seed, KindZSet, bad); err == nil {
 				t.Errorf("decodeFlat accepted %d bad bytes", len(bad))
 			}
 		}
@@ -376,14 +377,18 @@ func FuzzZSetFlat(f *testing.F) {
 	f.Add([]byte{1, 1, 'a', 0, 0, 0, 0, 0, 0, 0xf8, 0x7f})
 	f.Add([]byte{0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		o, err := decodeFlat(s.shards[0].seed, KindZSet, b)
+		o, err := decodeFlat(&s.mem, s.shards[0].seed, KindZSet, b)
 		if err != nil {
 			return
 		}
 		bz := o.(*bigZSet)
+		defer bz.free()
 		checkBigZSet(t, bz)
 		got := bz.appendFlat(nil) // b, or b with its lengths written minimally
-		o2, err := decodeFlat(s.shards[0].seed, KindZSet, got)
+		o2, err := decodeFlat(&s.mem, s.shards[0].seed, KindZSet, got)
+		if err == nil {
+			defer o2.free()
+		}
 		if err != nil || o2.len() != bz.len() || !bytes.Equal(o2.appendFlat(nil), got) {
 			t.Fatalf("accepted %x but its rewrite %x does not read back: %v", b, got, err)
 		}

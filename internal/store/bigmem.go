@@ -1,0 +1,180 @@
+package store
+
+import (
+	"slices"
+
+	"github.com/minikv/minikv/internal/offheap"
+)
+
+// Big collections' large slices outside the Go heap.
+//
+// A big hash, set or sorted set is a table (table.go): a slot array and an
+// arena of entries, a few tens of MB each for a million elements. On the
+// Go heap such a slice costs about three times its bytes in resident
+// memory: each growth leaves the old array to the collector, which lets
+// the heap reach twice the live data before it runs and hands freed pages
+// back to the system slowly (a 51 MB hash held 156 MB of RSS,
+// docs/benchmarks.md). So a table's slices of offHeapMin bytes or more
+// are mapped instead (internal/offheap): they cost the pages written,
+// grow in place without copying, and are unmapped the moment the table
+// lets go of them. Smaller ones stay on the heap, where a few KiB cost
+// less than a system call and a kernel memory area each.
+//
+// The collector no longer keeps such memory alive for whoever still holds
+// a slice of it, so when it is freed is this file's rule:
+//
+//   - A slice a table replaces while a command runs (the arena it grew out
+//     of, the slots and arena a resize rebuilt) may still be referenced by
+//     the command: a handle's slices are valid until its function returns.
+//     The table keeps it in retired, and the store frees it (reclaim) once
+//     the function has returned, still under the shard lock: at the end
+//     of Store.collection, or of the Tx.
+//   - A whole object is freed (free) when its record is dropped or replaced
+//     (freeObjLocked), under the shard lock: no function runs on the shard
+//     then, except inside a Tx, whose function may still hold slices of a
+//     key it cleared or overwrote, or Exclusive (EXEC, SORT's lookups);
+//     there the object waits in the shard's doomed list until it ends.
+//   - An object moved to another key (RENAME) is not freed with its old
+//     record; FLUSHALL frees every object of a shard; a Store the
+//     collector finds unreachable unmaps whatever is left (New).
+//
+// What a table is charged stays the capacity of its slices, mapped or not:
+// a mapped slice's capacity is its read-write pages.
+type bigMem struct {
+	a   *offheap.Allocator // nil: every slice on the heap
+	min int                // a slice of at least this many bytes is mapped
+}
+
+const (
+	// offHeapMin is where a slice leaves the heap: 16 KiB, 4 pages, 2048
+	// slots, a hash of about 600 fields. Measured (2 M fields in hashes
+	// of m fields each, resident bytes per field after the load): m=1000
+	// 52.6 mapped from 16 KiB against 56.7 from 64 KiB (and 39.9 from
+	// 4 KiB); m=3000 35.7 against 54.8; m=10000 and up the same. Building
+	// and deleting a hash costs the same mapped or not at 1000 and 3000
+	// fields and less mapped at 20000 (207 against 295 ns per field:
+	// growth copies nothing), BenchmarkBigMemHashLifecycle. Below 16 KiB
+	// a page's rounding would cost up to a quarter of the slice, and the
+	// regions, which the allocator caps at a quarter of vm.max_map_count
+	// (heap beyond that), would go to the smallest tables first.
+	offHeapMin = 16 << 10
+	// arenaRoom is how far past its first size an arena's mapping reserves
+	// address space to grow in place: an arena is rebuilt at each resize,
+	// which comes before it has doubled.
+	arenaRoom = 4
+)
+
+// mapped reports whether a slice of n bytes should be mapped.
+func (m *bigMem) mapped(n int) bool { return m.a != nil && n >= m.min }
+
+// bytes returns an empty slice with room for n bytes, mapped with address
+// space to grow in place to room bytes when it is large.
+func (m *bigMem) bytes(n, room int) []byte {
+	if m.mapped(n) {
+		if b := m.a.Alloc(n, room); b != nil {
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, n)
+}
+
+// uint64s returns a zeroed slice of n uint64s.
+func (m *bigMem) uint64s(n int) []uint64 {
+	if m.mapped(n * 8) {
+		if b := m.a.Alloc(n*8, 0); b != nil {
+			return offheap.Uint64s(b)
+		}
+	}
+	return make([]uint64, n)
+}
+
+// grow returns b with capacity for at least need bytes. A mapped b grows
+// in place when its reservation allows, in steps of a sixteenth (a mapped
+// slice costs its written pages whatever its capacity, but is charged its
+// capacity); otherwise b's bytes move to a new slice and b is retired.
+func (m *bigMem) grow(b []byte, need int, retired *[][]byte) []byte {
+	if need <= cap(b) {
+		return b
+	}
+	if m.mapped(need) {
+		want := max(need, cap(b)+cap(b)/16)
+		if g, ok := m.a.Grow(b, want); ok {
+			return g
+		}
+		if nb := m.a.Alloc(want, want*arenaRoom); nb != nil {
+			nb = nb[:len(b)]
+			copy(nb, b)
+			m.retire(b, retired)
+			return nb
+		}
+	}
+	nb := slices.Grow(b[:len(b):len(b)], need-len(b))
+	m.retire(b, retired)
+	return nb
+}
+
+// retire adds b, which its owner no longer uses, to retired when it may be
+// mapped, for reclaim to free once no handle can refer to it.
+func (m *bigMem) retire(b []byte, retired *[][]byte) {
+	if m.a != nil && cap(b) >= m.min {
+		*retired = append(*retired, b)
+	}
+}
+
+// free unmaps b if it is mapped; a heap slice is left to the collector.
+func (m *bigMem) free(b []byte) {
+	if m.a != nil && cap(b) >= m.min {
+		m.a.Free(b)
+	}
+}
+
+// mappedBytes is b's capacity if it is mapped, else 0 (checks and tests).
+func (m *bigMem) mappedBytes(b []byte) int64 {
+	if m.a != nil && cap(b) >= m.min && m.a.Owns(b) {
+		return int64(cap(b))
+	}
+	return 0
+}
+
+// heapMem keeps every slice on the heap: objects built outside a Store
+// (tests of the structures alone).
+var heapMem = &bigMem{}
+
+// reclaimLocked frees o's retired slices once no handle can refer to
+// them: at once after a collection's function, at the end of a Tx when
+// inside one (the Tx's function may go on using what it read).
+func (sh *shard) reclaimLocked(o object) {
+	if sh.txDepth > 0 {
+		sh.reclaim = append(sh.reclaim, o)
+		return
+	}
+	o.reclaim()
+}
+
+// freeObjectLocked frees o, dropped from the shard, now or, inside a Tx,
+// when the Tx ends.
+func (sh *shard) freeObjectLocked(o object) {
+	if sh.txDepth > 0 {
+		sh.doomed = append(sh.doomed, o)
+		return
+	}
+	o.free()
+}
+
+// endTxLocked frees what waited for the Tx that held sh to end, unless
+// it is nested in another (inside Exclusive).
+func (sh *shard) endTxLocked() {
+	if sh.txDepth--; sh.txDepth > 0 {
+		return
+	}
+	for i, o := range sh.reclaim {
+		o.reclaim()
+		sh.reclaim[i] = nil
+	}
+	sh.reclaim = sh.reclaim[:0]
+	for i, o := range sh.doomed {
+		o.free()
+		sh.doomed[i] = nil
+	}
+	sh.doomed = sh.doomed[:0]
+}
