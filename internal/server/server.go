@@ -51,6 +51,10 @@ type Config struct {
 	// an Outbox (a pub/sub subscriber); default Redis's pubsub class,
 	// 32 MiB hard, 8 MiB for 60 s soft (outbox.go).
 	PubsubOutputLimit OutputLimit
+
+	// NotifyKeyspaceEvents are the keyspace event classes published at
+	// start (events.go); CONFIG SET notify-keyspace-events changes them.
+	NotifyKeyspaceEvents EventClass
 }
 
 // Server is the core every protocol shares: it accepts connections on
@@ -77,6 +81,8 @@ type Server struct {
 	wg sync.WaitGroup // one per serving connection and accept loop
 
 	live liveSettings // what CONFIG SET and CLIENT PAUSE change (client.go)
+
+	events keyEvents // keyspace notifications (events.go)
 }
 
 // New returns a Server over st.
@@ -111,6 +117,9 @@ func New(cfg Config, st *store.Store) *Server {
 		conns: make(map[*Conn]struct{}),
 	}
 	s.live.init(&cfg)
+	if cfg.NotifyKeyspaceEvents != 0 {
+		s.SetKeyEvents(cfg.NotifyKeyspaceEvents)
+	}
 	return s
 }
 

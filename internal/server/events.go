@@ -1,0 +1,133 @@
+package server
+
+import (
+	"sync/atomic"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Keyspace events: Redis's keyspace notifications (notify-keyspace-events)
+// for the writes of both ports. A port reports each change a command makes
+// with KeyEvent (the RESP port: "set", "lpush", "del", ...; the memcached
+// port: the same names for its set, delete, incr, touch), the store
+// reports expiry, eviction and key creation on its own (store.SetNotify),
+// and the sink that SetKeyEventSink installs publishes them: the RESP
+// port's pub/sub hub, on __keyspace@0__:<key> and __keyevent@0__:<event>.
+// Ports know nothing of each other; they share this.
+//
+// Off (the default), KeyEvent is one atomic load and a test, allocates
+// nothing, and the store reports nothing.
+
+// EventClass is a set of event classes and channel kinds, one bit per
+// letter of Redis's notify-keyspace-events, with Redis's values
+// (NOTIFY_KEYSPACE ... NOTIFY_NEW in server.h).
+type EventClass uint32
+
+const (
+	EventKeyspace EventClass = 1 << iota // K: publish on __keyspace@0__:<key>
+	EventKeyevent                        // E: publish on __keyevent@0__:<event>
+	EventGeneric                         // g: DEL, EXPIRE, RENAME, ...
+	EventString                          // $
+	EventList                            // l
+	EventSet                             // s
+	EventHash                            // h
+	EventZSet                            // z
+	EventExpired                         // x: a key expired
+	EventEvicted                         // e: a key was evicted
+	EventStream                          // t (MiniKV has no streams)
+	EventKeyMiss                         // m: a read found no key
+	EventModule                          // d (MiniKV has no modules)
+	EventNew                             // n: a key was created
+)
+
+// EventAll is Redis's "A": every class but m and n.
+const EventAll = EventGeneric | EventString | EventList | EventSet | EventHash | EventZSet |
+	EventExpired | EventEvicted | EventStream | EventModule
+
+// KeyEventSink publishes one event: flags are the configured classes (the
+// sink reads EventKeyspace and EventKeyevent from them), class the
+// event's. It runs on the goroutine of the write, possibly with store
+// shard locks held: it must not block nor call into the Store.
+type KeyEventSink func(flags, class EventClass, event string, key []byte)
+
+// keyEvents is the Server's notification state.
+type keyEvents struct {
+	flags atomic.Uint32 // as configured
+	on    atomic.Uint32 // the classes published: flags, or 0 without K or E
+	sink  atomic.Pointer[KeyEventSink]
+}
+
+// KeyEvent reports that a command changed key, with Redis's event name
+// and class; it publishes it when that class is on. Cheap when off: one
+// atomic load.
+func (s *Server) KeyEvent(class EventClass, event string, key []byte) {
+	if EventClass(s.events.on.Load())&class != 0 {
+		s.publishKeyEvent(class, event, key)
+	}
+}
+
+// KeyEventsOn reports whether any of the classes is published, for a port
+// that must work something out before it can report an event.
+func (s *Server) KeyEventsOn(class EventClass) bool {
+	return EventClass(s.events.on.Load())&class != 0
+}
+
+func (s *Server) publishKeyEvent(class EventClass, event string, key []byte) {
+	if fn := s.events.sink.Load(); fn != nil {
+		(*fn)(EventClass(s.events.flags.Load()), class, event, key)
+	}
+}
+
+// SetKeyEventSink installs the function that publishes events; nil drops
+// them.
+func (s *Server) SetKeyEventSink(fn KeyEventSink) {
+	if fn == nil {
+		s.events.sink.Store(nil)
+		return
+	}
+	s.events.sink.Store(&fn)
+}
+
+// KeyEvents returns the configured classes.
+func (s *Server) KeyEvents() EventClass { return EventClass(s.events.flags.Load()) }
+
+// SetKeyEvents sets the classes published (CONFIG SET
+// notify-keyspace-events). As in Redis, nothing is published unless K or
+// E is among them. The store is asked for the events it reports only
+// while their class is on.
+func (s *Server) SetKeyEvents(flags EventClass) {
+	on := flags
+	if flags&(EventKeyspace|EventKeyevent) == 0 {
+		on = 0
+	}
+	s.events.flags.Store(uint32(flags))
+	s.events.on.Store(uint32(on))
+	var mask store.Event
+	if on&EventExpired != 0 {
+		mask |= store.EventExpired
+	}
+	if on&EventEvicted != 0 {
+		mask |= store.EventEvicted
+	}
+	if on&EventNew != 0 {
+		mask |= store.EventNew
+	}
+	if on&EventKeyMiss != 0 {
+		mask |= store.EventKeyMiss
+	}
+	s.store.SetNotify(mask, s.storeEvent)
+}
+
+// storeEvent is the store's report, as a keyspace event.
+func (s *Server) storeEvent(key []byte, ev store.Event) {
+	switch ev {
+	case store.EventExpired:
+		s.KeyEvent(EventExpired, "expired", key)
+	case store.EventEvicted:
+		s.KeyEvent(EventEvicted, "evicted", key)
+	case store.EventNew:
+		s.KeyEvent(EventNew, "new", key)
+	case store.EventKeyMiss:
+		s.KeyEvent(EventKeyMiss, "keymiss", key)
+	}
+}
