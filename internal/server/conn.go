@@ -34,7 +34,8 @@ type Conn struct {
 	created time.Time
 	lastCmd atomic.Int64 // Unix ns of the last complete command
 	stats   counters
-	ctl     connControl // kill, pause, what CLIENT LIST shows (client.go)
+	blocked atomic.Pointer[Waiter] // the blocking command it waits in (block.go); nil: none
+	ctl     connControl            // kill, pause, what CLIENT LIST shows (client.go)
 
 	// Owned by the serving goroutine.
 	out          *Outbox                   // once started (StartOutbox), every write goes through it

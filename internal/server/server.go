@@ -68,6 +68,7 @@ type Server struct {
 	start time.Time
 
 	shuttingDown atomic.Bool
+	closing      chan struct{} // closed when Shutdown begins
 	nextConnID   atomic.Uint64
 	currConns    atomic.Int64
 	totalConns   atomic.Uint64
@@ -110,11 +111,12 @@ func New(cfg Config, st *store.Store) *Server {
 	}
 	cfg.PubsubOutputLimit = cfg.PubsubOutputLimit.withDefaults()
 	s := &Server{
-		cfg:   cfg,
-		store: st,
-		log:   cfg.Logger,
-		start: time.Now(),
-		conns: make(map[*Conn]struct{}),
+		cfg:     cfg,
+		store:   st,
+		log:     cfg.Logger,
+		start:   time.Now(),
+		conns:   make(map[*Conn]struct{}),
+		closing: make(chan struct{}),
 	}
 	s.live.init(&cfg)
 	if cfg.NotifyKeyspaceEvents != 0 {
@@ -221,7 +223,9 @@ func (s *Server) removeConn(c *Conn) {
 // first, the remaining connections are closed by force.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.shuttingDown.Store(true)
+	if !s.shuttingDown.Swap(true) {
+		close(s.closing)
+	}
 	for _, ln := range s.listeners {
 		ln.Close()
 	}

@@ -448,3 +448,20 @@ func (r *Reader) Wait() (byte, error) {
 	}
 	return b[0], nil
 }
+
+// Fill reads more input into the buffer without parsing or consuming
+// any: a server holding a client's requests back (a blocked command)
+// keeps reading, so that it sees the client close and keeps what it
+// sends for later. It reports full when the buffer has no room left,
+// without reading. A read error, a timeout included, leaves the bytes
+// read so far buffered.
+func (r *Reader) Fill() (full bool, err error) {
+	n := r.br.Buffered()
+	if n >= r.br.Size() {
+		return true, nil
+	}
+	if _, err = r.br.Peek(n + 1); errors.Is(err, bufio.ErrBufferFull) {
+		return true, nil
+	}
+	return false, err
+}

@@ -88,10 +88,10 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("maxclients", p.srv.MaxConns())
 		field("client_recent_max_input_buffer", 0)
 		field("client_recent_max_output_buffer", 0)
-		field("blocked_clients", 0)
+		field("blocked_clients", p.blocked.n.Load())
 		field("tracking_clients", 0)
-		field("clients_in_timeout_table", 0)
-		field("total_blocking_keys", 0)
+		field("clients_in_timeout_table", p.blocked.timed.Load())
+		field("total_blocking_keys", p.blocked.keyCount())
 	case "memory":
 		st := rc.st.Stats()
 		var ms runtime.MemStats

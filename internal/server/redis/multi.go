@@ -159,15 +159,30 @@ func cmdExec(rc *conn, _ [][]byte) {
 		}
 		return nil
 	})
+	if rc.p.blocked.n.Load() != 0 {
+		// The transaction's pushes serve blocked clients now that it is
+		// over, as in Redis (blocking.go).
+		for _, argv := range m.queue {
+			if cmd := rc.queuedCommand(argv); cmd.write {
+				rc.p.wakeKeysOf(cmd, argv)
+			}
+		}
+	}
 }
 
 // runQueued runs a command that passed dispatch's checks when it was
 // queued.
 func (rc *conn) runQueued(argv [][]byte) {
+	cmd := rc.queuedCommand(argv)
+	rc.Count(server.StatCommands)
+	cmd.run(rc, argv)
+}
+
+// queuedCommand is the table entry of a queued command.
+func (rc *conn) queuedCommand(argv [][]byte) *respCommand {
 	cmd := rc.lookup(argv[0])
 	if len(cmd.subs) > 0 && (len(argv) > 1 || cmd.run == nil) {
 		cmd = cmd.subcommand(argv[1])
 	}
-	rc.Count(server.StatCommands)
-	cmd.run(rc, argv)
+	return cmd
 }

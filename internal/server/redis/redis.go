@@ -47,6 +47,8 @@ type Protocol struct {
 
 	pubsub hub // channels and patterns (pubsub.go)
 
+	blocked *blockedSet // clients blocked in BLPOP and the like (blocking.go)
+
 	configMu sync.Mutex // serialises CONFIG SET and REWRITE (config.go)
 
 	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
@@ -57,7 +59,7 @@ type Protocol struct {
 
 // New returns the Redis protocol for srv's listeners.
 func New(srv *server.Server) *Protocol {
-	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started()}
+	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started(), blocked: newBlockedSet()}
 	p.maxBulk = p.maxBulkLen()
 	return p
 }
@@ -91,6 +93,7 @@ type conn struct {
 	watched []watchedKey // WATCH
 	sub     *subscriber  // pub/sub (pubsub.go); nil until the first (P)SUBSCRIBE
 	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
+	bres    blockResult  // what a blocking command popped at once (blocking.go)
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,
@@ -248,6 +251,11 @@ func (rc *conn) dispatch(argv [][]byte) {
 	}
 	rc.Count(server.StatCommands)
 	cmd.run(rc, argv)
+	if cmd.write && rc.p.blocked.n.Load() != 0 {
+		// Some client is blocked: serve it if this command gave its key
+		// elements (blocking.go). Nobody blocked: one load and no more.
+		rc.p.wakeKeysOf(cmd, argv)
+	}
 }
 
 // lookup finds a command by its name in any case, or returns nil.
@@ -385,6 +393,7 @@ type respCommand struct {
 	args       []docArg
 	noAuth     bool // allowed before the connection has authenticated
 	denyOOM    bool // "denyoom" in flags: refused while the store is full (-OOM)
+	write      bool // "write" in flags: may give a key a blocked client waits on elements
 	run        func(rc *conn, argv [][]byte)
 	// keysOf, when set, finds the keys of a command whose key positions
 	// depend on its arguments (numkeys: ZUNIONSTORE, LMPOP, ...), and

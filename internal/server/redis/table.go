@@ -193,6 +193,9 @@ func init() {
 				sub("client|setinfo", 4, "7.2.0", "Sets information specific to the client or connection.", "SETINFO <option> <value>",
 					"Set client meta attr. Options are LIB-NAME and LIB-VER.", cmdClientSetInfo,
 					oneOf("attr", false, tokArg("LIB-NAME", "libname", "string"), tokArg("LIB-VER", "libver", "string"))),
+				sub("client|unblock", -3, "5.0.0", "Unblocks a client blocked by a blocking command from a different connection.",
+					"UNBLOCK <clientid> [TIMEOUT|ERROR]", "Unblock the specified blocked client.", cmdClientUnblock,
+					integ("client-id"), oneOf("unblock-type", true, token("TIMEOUT"), token("ERROR"))),
 				sub("client|setname", 3, "2.6.9", "Sets the connection name.", "SETNAME <name>",
 					"Assign the name <name> to the current connection.", cmdClientSetName, str("connection-name")),
 				helpSub("client"),
@@ -236,7 +239,8 @@ func init() {
 	}
 	table = append(table, hashCommands()...)
 	table = append(table, setCommands()...)
-	table = append(table, listCommands()...) // list.go
+	table = append(table, listCommands()...)     // list.go
+	table = append(table, blockingCommands()...) // blocking.go
 	table = append(table, bitmapCommands()...)
 	table = append(table, hllCommands()...)
 	table = append(table, lcsCommands()...)
@@ -252,6 +256,7 @@ func init() {
 	for i := range table {
 		c := &table[i]
 		c.denyOOM = slices.Contains(c.flags, "denyoom")
+		c.write = slices.Contains(c.flags, "write")
 		respCommands[c.name] = c
 		for _, sc := range c.subs {
 			sc.flags, sc.group, sc.noAuth = c.flags, c.group, c.noAuth
