@@ -189,6 +189,7 @@ func (c *conn) gatCmd(req *memcache.Request, w *memcache.Writer) {
 			return
 		}
 		c.Count(server.StatTouchHits)
+		c.touchEvent(key, deadline)
 		w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
 	}
 	w.Line(memcache.End)
@@ -198,6 +199,7 @@ func (c *conn) gatCmd(req *memcache.Request, w *memcache.Writer) {
 func (c *conn) deleteCmd(req *memcache.Request) {
 	if c.st.Delete(req.Key()) == nil {
 		c.Count(server.StatDeleteHits)
+		c.p.srv.KeyEvent(server.EventGeneric, "del", req.Key())
 		c.reply(req, memcache.Deleted)
 	} else {
 		c.Count(server.StatDeleteMisses)
@@ -216,6 +218,7 @@ func (c *conn) incrCmd(req *memcache.Request, w *memcache.Writer) {
 	switch {
 	case err == nil:
 		c.Count(hits)
+		c.p.srv.KeyEvent(server.EventString, "incrby", req.Key()) // Redis's event for INCR and DECR
 		if !req.Noreply {
 			w.Uint(v)
 		}
@@ -232,8 +235,10 @@ func (c *conn) incrCmd(req *memcache.Request, w *memcache.Writer) {
 // touchCmd is touch.
 func (c *conn) touchCmd(req *memcache.Request) {
 	c.Count(server.StatCmdTouch)
-	if c.st.Touch(req.Key(), store.Deadline(req.Exptime, time.Now())) {
+	deadline := store.Deadline(req.Exptime, time.Now())
+	if c.st.Touch(req.Key(), deadline) {
 		c.Count(server.StatTouchHits)
+		c.touchEvent(req.Key(), deadline)
 		c.reply(req, memcache.Touched)
 	} else {
 		c.Count(server.StatTouchMisses)
@@ -277,6 +282,9 @@ func (c *conn) storeCmd(req *memcache.Request) string {
 	}
 	deadline := store.Deadline(req.Exptime, time.Now())
 	_, err := c.st.Store(mode, req.Key(), req.Value, req.Flags, deadline, cas)
+	if err == nil {
+		c.storeEvent(mode, req.Key(), deadline)
+	}
 	if mode == store.ModeCAS {
 		switch {
 		case err == nil:
@@ -311,10 +319,11 @@ func (c *conn) casWithoutTokens(req *memcache.Request) string {
 		c.Count(server.StatCASMisses)
 		return memcache.NotFound
 	}
-	_, err := st.Store(store.ModeReplace, req.Key(), req.Value, req.Flags,
-		store.Deadline(req.Exptime, time.Now()), 0)
+	deadline := store.Deadline(req.Exptime, time.Now())
+	_, err := st.Store(store.ModeReplace, req.Key(), req.Value, req.Flags, deadline, 0)
 	switch {
 	case err == nil:
+		c.storeEvent(store.ModeReplace, req.Key(), deadline)
 		c.Count(server.StatCASHits)
 		return memcache.Stored
 	case errors.Is(err, store.ErrNotStored):
@@ -367,4 +376,47 @@ func (c *conn) casOut(cas uint64) uint64 {
 		return 0
 	}
 	return cas
+}
+
+// Keyspace events (server.KeyEvent) of the memcached port's writes, under
+// the names Redis publishes for the RESP commands that do the same: set,
+// add, replace and cas are "set"; append "append" and prepend "prepend"
+// (which Redis lacks); an exptime adds "expire", one already past
+// "expired" too; delete is "del"; incr and decr "incrby"; touch and gat
+// "expire", or "persist" for exptime 0 (whether or not the item had a
+// deadline: the store does not say). flush_all publishes nothing, as
+// FLUSHALL. Off, each costs one atomic load.
+
+// storeEvent reports a successful write of key in mode with deadline.
+func (c *conn) storeEvent(mode store.Mode, key []byte, deadline int64) {
+	srv := c.p.srv
+	if !srv.KeyEventsOn(server.EventString | server.EventGeneric | server.EventExpired) {
+		return
+	}
+	switch mode {
+	case store.ModeAppend:
+		srv.KeyEvent(server.EventString, "append", key)
+		return // the item keeps its deadline
+	case store.ModePrepend:
+		srv.KeyEvent(server.EventString, "prepend", key)
+		return
+	}
+	srv.KeyEvent(server.EventString, "set", key)
+	if deadline != 0 {
+		srv.KeyEvent(server.EventGeneric, "expire", key)
+		if deadline <= time.Now().UnixNano() {
+			srv.KeyEvent(server.EventExpired, "expired", key) // stored already gone
+		}
+	}
+}
+
+// touchEvent reports a touch of key to deadline: "expire", or "persist"
+// for none. (A deadline already past expires the key
+// at its next lookup, which the store reports as "expired".)
+func (c *conn) touchEvent(key []byte, deadline int64) {
+	if deadline != 0 {
+		c.p.srv.KeyEvent(server.EventGeneric, "expire", key)
+	} else {
+		c.p.srv.KeyEvent(server.EventGeneric, "persist", key)
+	}
 }

@@ -102,6 +102,9 @@ func (c *conn) metaGet(req *memcache.Request, w *memcache.Writer) {
 		w.Line(memcache.ServerErrorWrongType)
 		return
 	}
+	if o.Touch && !mi.Created {
+		c.touchEvent(key, o.Deadline)
+	}
 	value := m.Has('v')
 	if value {
 		w.MetaValue(len(mi.Value))
@@ -179,6 +182,9 @@ func (c *conn) metaSet(req *memcache.Request, w *memcache.Writer) {
 	}
 	c.Count(server.StatCmdSet)
 	cas, size, err := c.st.MetaSet(key, req.Value, m.ClientFlags, deadline, o)
+	if err == nil {
+		c.storeEvent(o.Mode, key, deadline)
+	}
 	if o.HasCompare {
 		switch {
 		case err == nil:
@@ -249,6 +255,9 @@ func (c *conn) metaDelete(req *memcache.Request, w *memcache.Writer) {
 	switch {
 	case err == nil:
 		c.Count(server.StatDeleteHits)
+		if !o.Invalidate { // I marks the item stale and keeps it
+			c.p.srv.KeyEvent(server.EventGeneric, "del", key)
+		}
 		if m.Quiet {
 			return
 		}
@@ -293,6 +302,9 @@ func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
 	switch {
 	case err == nil:
 		c.Count(hits)
+		if !res.Created {
+			c.p.srv.KeyEvent(server.EventString, "incrby", key)
+		}
 		// memcached 1.6.18 hides only an update with q, not a creation.
 		if m.Quiet && !res.Created {
 			return

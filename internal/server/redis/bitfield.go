@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -313,6 +314,12 @@ func (rc *conn) bitfield(argv [][]byte, readOnly bool) {
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	for i, op := range ops {
+		if op.opcode != 'g' && !res[i].null { // a write OVERFLOW FAIL did not refuse
+			rc.notify(server.EventString, "setbit", key)
+			break
+		}
 	}
 	rc.writeBitfield(res)
 }

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -103,9 +104,9 @@ func cmdSetBit(rc *conn, argv [][]byte) {
 		return
 	}
 	byteIdx, shift := int(off>>3), 7-uint(off&7)
-	old := 0
+	old, put := 0, false
 	_, err := rc.updateString(key, func(it store.Item, found bool) store.Change {
-		old = 0
+		old, put = 0, false
 		if byteIdx < len(it.Value) {
 			old = int(it.Value[byteIdx]>>shift) & 1
 		}
@@ -117,11 +118,15 @@ func cmdSetBit(rc *conn, argv [][]byte) {
 			rc.scratch = append(rc.scratch, 0)
 		}
 		rc.scratch[byteIdx] = rc.scratch[byteIdx]&^(1<<shift) | byte(on)<<shift
+		put = true
 		return store.Change{Op: store.Put, Value: rc.scratch, Flags: it.Flags, Deadline: it.Deadline}
 	})
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	if put {
+		rc.notify(server.EventString, "setbit", key)
 	}
 	rc.w.Int(int64(old))
 }
@@ -364,7 +369,9 @@ func cmdBitOp(rc *conn, argv [][]byte) {
 	}
 	dest := argv[2]
 	if maxLen == 0 {
-		_ = rc.st.Delete(dest) // ErrNotFound: nothing to delete
+		if rc.st.Delete(dest) == nil { // ErrNotFound: nothing to delete
+			rc.notify(server.EventGeneric, "del", dest)
+		}
 		rc.w.Int(0)
 		return
 	}
@@ -396,5 +403,6 @@ func cmdBitOp(rc *conn, argv [][]byte) {
 		rc.storeError(err)
 		return
 	}
+	rc.notify(server.EventString, "set", dest)
 	rc.w.Int(int64(maxLen))
 }

@@ -64,6 +64,7 @@ var configByName map[string]*configParam
 func init() {
 	configParams = append(configParams, serverConfigParams()...)
 	configParams = append(configParams, encodingConfigParams()...)
+	configParams = append(configParams, notifyConfigParam())
 	configByName = make(map[string]*configParam, len(configParams))
 	for _, c := range configParams {
 		if configByName[c.name] != nil {

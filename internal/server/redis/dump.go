@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -42,6 +43,7 @@ func cmdDump(rc *conn, argv [][]byte) {
 	case err != nil:
 		rc.storeError(err)
 	case !ok:
+		rc.keymiss(argv[1])
 		rc.w.Null()
 	default:
 		rc.w.Bulk(p)
@@ -250,6 +252,7 @@ func cmdRestore(rc *conn, argv [][]byte) {
 	}
 	var reply string // an error, or "" for OK
 	var storeErr error
+	deleted, restored := false, false
 	_ = rc.st.Tx([][]byte{key}, func(tx *store.Tx) error {
 		_, exists := tx.Kind(key)
 		switch {
@@ -271,7 +274,7 @@ func cmdRestore(rc *conn, argv [][]byte) {
 			return nil
 		}
 		if exists {
-			tx.Clear(key)
+			deleted = tx.Delete(key) // Redis deletes, then adds: a "new" key
 		}
 		var deadline int64
 		if ttl > 0 {
@@ -287,9 +290,16 @@ func cmdRestore(rc *conn, argv [][]byte) {
 		storeErr = restoreValue(tx, key, v)
 		if storeErr == nil {
 			tx.SetRestored(key, deadline, idle, int(min(freq, math.MaxInt32)))
+			restored = true
 		}
 		return nil
 	})
+	switch {
+	case restored:
+		rc.notify(server.EventGeneric, "restore", key)
+	case deleted && reply == "" && storeErr == nil:
+		rc.notify(server.EventGeneric, "del", key) // REPLACE with a TTL already past
+	}
 	switch {
 	case reply != "":
 		rc.w.Error(reply)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -80,6 +81,9 @@ func (rc *conn) hset(argv [][]byte, ok bool) {
 		}
 		return nil
 	})
+	if err == nil {
+		rc.notify(server.EventHash, "hset", argv[1])
+	}
 	switch {
 	case err != nil:
 		rc.storeError(err)
@@ -103,6 +107,9 @@ func cmdHSetNX(rc *conn, argv [][]byte) {
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	if set {
+		rc.notify(server.EventHash, "hset", argv[1])
 	}
 	rc.w.Int(int64(b2i(set)))
 }
@@ -133,18 +140,23 @@ func cmdHMGet(rc *conn, argv [][]byte) {
 // cmdHDel is HDEL key field [field ...].
 func cmdHDel(rc *conn, argv [][]byte) {
 	var h store.Hash
-	n := 0
+	n, emptied := 0, false
 	err := rc.st.UpdateHash(argv[1], &h, func() error {
 		for _, f := range argv[2:] {
 			if h.Delete(f) {
 				n++
 			}
 		}
+		emptied = n > 0 && h.Len() == 0
 		return nil
 	})
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	if n > 0 {
+		rc.notify(server.EventHash, "hdel", argv[1])
+		rc.notifyEmptied(argv[1], emptied)
 	}
 	rc.w.Int(int64(n))
 }
@@ -240,6 +252,7 @@ func cmdHIncrBy(rc *conn, argv [][]byte) {
 	case msg != "":
 		rc.w.Error(msg)
 	default:
+		rc.notify(server.EventHash, "hincrby", argv[1])
 		rc.w.Int(v)
 	}
 }
@@ -280,6 +293,7 @@ func cmdHIncrByFloat(rc *conn, argv [][]byte) {
 	case msg != "":
 		rc.w.Error(msg)
 	default:
+		rc.notify(server.EventHash, "hincrbyfloat", argv[1])
 		rc.w.Bulk(rc.scratch)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/minikv/minikv/internal/hll"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -87,6 +88,7 @@ func cmdPFAdd(rc *conn, argv [][]byte) {
 	case err != nil:
 		rc.storeError(err)
 	case updated:
+		rc.notify(server.EventString, "pfadd", argv[1])
 		rc.w.Int(1)
 	default:
 		rc.w.Int(0)
@@ -106,6 +108,7 @@ func cmdPFCount(rc *conn, argv [][]byte) {
 	_, err := rc.updateString(argv[1], func(old store.Item, found bool) store.Change {
 		errMsg, card = "", 0
 		if !found {
+			rc.keymiss(argv[1]) // Keep: fn does not run again
 			return store.Change{}
 		}
 		if !hll.Valid(old.Value) {
@@ -221,6 +224,7 @@ func cmdPFMerge(rc *conn, argv [][]byte) {
 	case err != nil:
 		rc.storeError(err)
 	default:
+		rc.notify(server.EventString, "pfadd", argv[1]) // as Redis: a mass PFADD
 		rc.w.OK()
 	}
 }

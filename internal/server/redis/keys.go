@@ -22,6 +22,7 @@ func cmdDel(rc *conn, argv [][]byte) {
 	for _, key := range argv[1:] {
 		if st.Delete(key) == nil {
 			rc.Count(server.StatDeleteHits)
+			rc.notify(server.EventGeneric, "del", key)
 			n++
 		} else {
 			rc.Count(server.StatDeleteMisses)
@@ -37,6 +38,8 @@ func cmdExists(rc *conn, argv [][]byte) {
 	for _, key := range argv[1:] {
 		if _, ok := st.Peek(key); ok {
 			n++
+		} else {
+			rc.keymiss(key)
 		}
 	}
 	rc.w.Int(n)
@@ -47,6 +50,7 @@ func cmdType(rc *conn, argv [][]byte) {
 	if it, ok := rc.st.Peek(argv[1]); ok {
 		rc.w.Simple(it.Kind.String())
 	} else {
+		rc.keymiss(argv[1])
 		rc.w.Simple("none")
 	}
 }
@@ -119,9 +123,9 @@ func (rc *conn) expire(argv [][]byte, basetime int64, seconds bool) {
 	when += basetime
 	st := rc.st
 	key := argv[1]
-	var found, refused bool
+	var found, refused, removed bool
 	_, _ = st.Update(key, func(it store.Item, ok bool) store.Change {
-		found, refused = ok, false
+		found, refused, removed = ok, false, false
 		if !ok {
 			return store.Change{}
 		}
@@ -139,6 +143,7 @@ func (rc *conn) expire(argv [][]byte, basetime int64, seconds bool) {
 			}
 		}
 		if when <= rc.nowMilli() {
+			removed = true
 			return store.Change{Op: store.Remove}
 		}
 		return store.Change{Op: store.Retime, Deadline: msToDeadline(when)}
@@ -152,6 +157,11 @@ func (rc *conn) expire(argv [][]byte, basetime int64, seconds bool) {
 		rc.w.Int(0)
 	default:
 		rc.Count(server.StatTouchHits)
+		if removed {
+			rc.notify(server.EventGeneric, "del", key)
+		} else {
+			rc.notify(server.EventGeneric, "expire", key)
+		}
 		rc.w.Int(1)
 	}
 }
@@ -169,6 +179,7 @@ func (rc *conn) ttl(key []byte, ms, absolute bool) {
 	it, ok := rc.st.Peek(key)
 	switch {
 	case !ok:
+		rc.keymiss(key)
 		rc.w.Int(-2)
 		return
 	case it.Deadline == 0:
@@ -199,6 +210,7 @@ func cmdPersist(rc *conn, argv [][]byte) {
 		return
 	}
 	if st.Touch(argv[1], 0) {
+		rc.notify(server.EventGeneric, "persist", argv[1])
 		rc.w.Int(1)
 	} else {
 		rc.w.Int(0)

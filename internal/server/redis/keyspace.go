@@ -3,6 +3,7 @@ package redis
 import (
 	"bytes"
 
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -61,6 +62,10 @@ func (rc *conn) rename(src, dst []byte, nx bool) {
 		done = tx.Rename(src, dst, nx)
 		return nil
 	})
+	if done && !bytes.Equal(src, dst) {
+		rc.notify(server.EventGeneric, "rename_from", src)
+		rc.notify(server.EventGeneric, "rename_to", dst)
+	}
 	switch {
 	case !found:
 		rc.w.Error("ERR no such key")
@@ -101,8 +106,15 @@ func cmdCopy(rc *conn, argv [][]byte) {
 	}
 	copied := false
 	_ = rc.st.Tx([][]byte{src, dst}, func(tx *store.Tx) error {
+		if _, ok := tx.Kind(src); !ok {
+			rc.keymiss(src) // Redis reads the source
+			return nil
+		}
 		copied = tx.Copy(src, dst, replace)
 		return nil
 	})
+	if copied {
+		rc.notify(server.EventGeneric, "copy_to", dst)
+	}
 	rc.w.Int(int64(b2i(copied)))
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -111,6 +112,9 @@ func (rc *conn) push(argv [][]byte, left, xx bool) {
 		rc.storeError(err)
 		return
 	}
+	if n > 0 {
+		rc.notify(server.EventList, pushEvent(left), argv[1])
+	}
 	rc.w.Int(int64(n))
 }
 
@@ -134,7 +138,10 @@ func (rc *conn) pop(argv [][]byte, left bool) {
 		count = n
 	}
 	var l store.List
+	popped, emptied := false, false
 	err := rc.st.UpdateList(argv[1], &l, func() error {
+		defer func() { emptied = popped && l.Len() == 0 }()
+		popped = l.Len() > 0 && count != 0
 		switch {
 		case !l.Exists() && count < 0:
 			rc.w.Null()
@@ -157,6 +164,32 @@ func (rc *conn) pop(argv [][]byte, left bool) {
 	})
 	if err != nil {
 		rc.storeError(err)
+		return
+	}
+	rc.notifyPopped(argv[1], left, popped, emptied)
+}
+
+// pushEvent and popEvent are a list command's event names by end.
+func pushEvent(left bool) string {
+	if left {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(left bool) string {
+	if left {
+		return "lpop"
+	}
+	return "rpop"
+}
+
+// notifyPopped reports elements popped from a list's end: "lpop" or
+// "rpop", then "del" when that emptied it (Redis's listElementsRemoved).
+func (rc *conn) notifyPopped(key []byte, left, popped, emptied bool) {
+	if popped {
+		rc.notify(server.EventList, popEvent(left), key)
+		rc.notifyEmptied(key, emptied)
 	}
 }
 
@@ -220,6 +253,7 @@ func cmdLSet(rc *conn, argv [][]byte) {
 			rc.w.Error(errIndexRange)
 			return nil
 		}
+		rc.notify(server.EventList, "lset", argv[1])
 		rc.w.OK()
 		return nil
 	}))
@@ -278,7 +312,10 @@ func cmdLTrim(rc *conn, argv [][]byte) {
 		return
 	}
 	var l store.List
+	found, emptied := false, false
 	err := rc.st.UpdateList(argv[1], &l, func() error {
+		defer func() { emptied = found && l.Len() == 0 }()
+		found = l.Exists()
 		n := l.Len()
 		from, k := listRange(start, stop, n)
 		if k == 0 {
@@ -294,6 +331,10 @@ func cmdLTrim(rc *conn, argv [][]byte) {
 		rc.storeError(err)
 		return
 	}
+	if found {
+		rc.notify(server.EventList, "ltrim", argv[1])
+		rc.notifyEmptied(argv[1], emptied)
+	}
 	rc.w.OK()
 }
 
@@ -305,13 +346,18 @@ func cmdLRem(rc *conn, argv [][]byte) {
 	}
 	count = max(min(count, math.MaxInt32), -math.MaxInt32)
 	var l store.List
-	n := 0
+	n, emptied := 0, false
 	if err := rc.st.UpdateList(argv[1], &l, func() error {
 		n = l.Remove(argv[3], int(count))
+		emptied = n > 0 && l.Len() == 0
 		return nil
 	}); err != nil {
 		rc.storeError(err)
 		return
+	}
+	if n > 0 {
+		rc.notify(server.EventList, "lrem", argv[1])
+		rc.notifyEmptied(argv[1], emptied)
 	}
 	rc.w.Int(int64(n))
 }
@@ -344,6 +390,9 @@ func cmdLInsert(rc *conn, argv [][]byte) {
 	}); err != nil {
 		rc.storeError(err)
 		return
+	}
+	if n > 0 {
+		rc.notify(server.EventList, "linsert", argv[1])
 	}
 	rc.w.Int(int64(n))
 }
@@ -516,7 +565,7 @@ func cmdRPopLPush(rc *conn, argv [][]byte) { rc.move(argv[1], argv[2], false, tr
 // the source has an element to move, as in Redis.
 func (rc *conn) move(src, dst []byte, fromLeft, toLeft bool) {
 	var s, d store.List
-	moved := false
+	moved, emptied := false, false
 	err := rc.st.Tx([][]byte{src, dst}, func(tx *store.Tx) error {
 		if err := tx.List(src, &s, true); err != nil {
 			return err
@@ -536,8 +585,14 @@ func (rc *conn) move(src, dst []byte, fromLeft, toLeft bool) {
 		v, _ := s.Pop(fromLeft, rc.scratch[:0])
 		d.Push(toLeft, v)
 		rc.scratch, moved = v, true
+		emptied = s.Len() == 0
 		return nil
 	})
+	if err == nil && moved {
+		// Redis's order: the push, then the pop and the source's "del".
+		rc.notify(server.EventList, pushEvent(toLeft), dst)
+		rc.notifyPopped(src, fromLeft, true, emptied)
+	}
 	switch {
 	case err != nil:
 		rc.storeError(err)
@@ -555,7 +610,8 @@ func cmdLMPop(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
-	popped := false
+	popped, emptied := false, false
+	var from []byte
 	err := rc.st.Tx(keys, func(tx *store.Tx) error {
 		var l store.List
 		for _, k := range keys {
@@ -576,6 +632,7 @@ func cmdLMPop(rc *conn, argv [][]byte) {
 				rc.w.Bulk(v)
 				rc.scratch = v
 			}
+			from, emptied = k, l.Len() == 0
 			return nil
 		}
 		return nil
@@ -585,5 +642,7 @@ func cmdLMPop(rc *conn, argv [][]byte) {
 		rc.storeError(err)
 	case !popped:
 		rc.w.NullArray()
+	default:
+		rc.notifyPopped(from, left, true, emptied)
 	}
 }

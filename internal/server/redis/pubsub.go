@@ -38,10 +38,11 @@ import (
 // The hub's lock order is hub.mu, then an Outbox's lock; nothing holds an
 // Outbox's lock while taking hub.mu.
 //
-// Keyspace notifications (notify-keyspace-events) are not served yet;
-// they would publish through hub.publish on __keyspace@0__:<key> and
-// __keyevent@0__:<event> from the write commands, the expiry sweeper and
-// eviction, and need nothing more from this file.
+// Keyspace notifications (notify-keyspace-events, notify.go) publish
+// through hub.publish on __keyspace@0__:<key> and __keyevent@0__:<event>,
+// from the write commands of both ports, the expiry sweeper and eviction;
+// they may publish with store shard locks held, which is safe because
+// nothing here takes a store lock.
 
 func pubsubCommands() []respCommand {
 	f := []string{"pubsub", "noscript", "loading", "stale"}

@@ -61,6 +61,7 @@ type Protocol struct {
 func New(srv *server.Server) *Protocol {
 	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started(), blocked: newBlockedSet()}
 	p.maxBulk = p.maxBulkLen()
+	srv.SetKeyEventSink(p.publishKeyEvent)
 	return p
 }
 
@@ -250,6 +251,11 @@ func (rc *conn) dispatch(argv [][]byte) {
 		return
 	}
 	rc.Count(server.StatCommands)
+	if rc.sub != nil && rc.p.srv.KeyEventsOn(^server.EventClass(0)) {
+		// Keyspace events the command causes go straight to this
+		// subscriber's Outbox: the replies before them go first.
+		_ = rc.w.Flush()
+	}
 	cmd.run(rc, argv)
 	if cmd.write && rc.p.blocked.n.Load() != 0 {
 		// Some client is blocked: serve it if this command gave its key

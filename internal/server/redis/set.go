@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -86,13 +87,16 @@ func cmdSAdd(rc *conn, argv [][]byte) {
 		rc.storeError(err)
 		return
 	}
+	if added > 0 {
+		rc.notify(server.EventSet, "sadd", argv[1])
+	}
 	rc.w.Int(int64(added))
 }
 
 // cmdSRem is SREM key member [member ...]: the number removed.
 func cmdSRem(rc *conn, argv [][]byte) {
 	var st store.Set
-	n := 0
+	n, emptied := 0, false
 	err := rc.st.UpdateSet(argv[1], &st, func() error {
 		for _, m := range argv[2:] {
 			if st.Len() == 0 {
@@ -102,11 +106,16 @@ func cmdSRem(rc *conn, argv [][]byte) {
 				n++
 			}
 		}
+		emptied = n > 0 && st.Len() == 0
 		return nil
 	})
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	if n > 0 {
+		rc.notify(server.EventSet, "srem", argv[1])
+		rc.notifyEmptied(argv[1], emptied)
 	}
 	rc.w.Int(int64(n))
 }
@@ -156,6 +165,13 @@ func cmdSCard(rc *conn, argv [][]byte) {
 // the set's order, and the key is gone.
 func cmdSPop(rc *conn, argv [][]byte) {
 	var st store.Set
+	popped, emptied := false, false
+	defer func() {
+		if popped {
+			rc.notify(server.EventSet, "spop", argv[1])
+			rc.notifyEmptied(argv[1], emptied)
+		}
+	}()
 	if len(argv) == 2 {
 		rc.storeErrorIf(rc.st.UpdateSet(argv[1], &st, func() error {
 			if st.Len() == 0 {
@@ -164,6 +180,7 @@ func cmdSPop(rc *conn, argv [][]byte) {
 			}
 			rc.scratch = st.Pop(rc.scratch[:0])
 			rc.w.Bulk(rc.scratch)
+			popped, emptied = true, st.Len() == 0
 			return nil
 		}))
 		return
@@ -179,6 +196,8 @@ func cmdSPop(rc *conn, argv [][]byte) {
 	}
 	rc.storeErrorIf(rc.st.UpdateSet(argv[1], &st, func() error {
 		n := st.Len()
+		popped = n > 0 && count > 0
+		defer func() { emptied = popped && st.Len() == 0 }()
 		switch {
 		case n == 0 || count == 0:
 			rc.w.Set(0)
@@ -289,7 +308,7 @@ func cmdSRandMember(rc *conn, argv [][]byte) {
 // cmdSMove is SMOVE source destination member.
 func cmdSMove(rc *conn, argv [][]byte) {
 	src, dst, m := argv[1], argv[2], argv[3]
-	moved := false
+	moved, added := false, false
 	err := rc.st.Tx([][]byte{src, dst}, func(tx *store.Tx) error {
 		k, found := tx.Kind(src)
 		if !found {
@@ -309,15 +328,22 @@ func cmdSMove(rc *conn, argv [][]byte) {
 		if moved = from.Remove(m); !moved {
 			return nil
 		}
+		// Published here, before the Tx settles and creates dst (its
+		// "new"), in Redis's order.
+		rc.notify(server.EventSet, "srem", src)
+		rc.notifyEmptied(src, from.Len() == 0)
 		if err := tx.Set(dst, &to, true); err != nil {
 			return err
 		}
-		to.Add(m)
+		added = to.Add(m)
 		return nil
 	})
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	if added {
+		rc.notify(server.EventSet, "sadd", dst)
 	}
 	rc.w.Int(int64(b2i(moved)))
 }
@@ -452,11 +478,12 @@ func (rc *conn) setRead(op int, keys [][]byte) {
 // held (without its deadline), or deletes dst when empty.
 func (rc *conn) setStore(op int, dst []byte, keys [][]byte) {
 	var out keyList
+	cleared := false
 	err := rc.st.Tx(append([][]byte{dst}, keys...), func(tx *store.Tx) error {
 		if err := rc.setOp(tx, op, keys, 0, &out); err != nil {
 			return err
 		}
-		tx.Clear(dst)
+		cleared = tx.Clear(dst)
 		if len(out.offs) == 0 {
 			return nil
 		}
@@ -471,8 +498,11 @@ func (rc *conn) setStore(op int, dst []byte, keys [][]byte) {
 		rc.storeError(err)
 		return
 	}
+	rc.notifyStored(server.EventSet, setStoreEvents[op], dst, len(out.offs) > 0, cleared)
 	rc.w.Int(int64(len(out.offs)))
 }
+
+var setStoreEvents = [...]string{setInter: "sinterstore", setUnion: "sunionstore", setDiff: "sdiffstore"}
 
 func cmdSInter(rc *conn, argv [][]byte)      { rc.setRead(setInter, argv[1:]) }
 func cmdSUnion(rc *conn, argv [][]byte)      { rc.setRead(setUnion, argv[1:]) }

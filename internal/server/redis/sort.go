@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -381,7 +382,7 @@ func sortLookup(st *store.Store, pattern, elem []byte) ([]byte, bool) {
 	key := make([]byte, 0, len(pattern)+len(elem))
 	key = append(append(append(key, pattern[:star]...), elem...), post...)
 	if field == nil {
-		it, ok := st.Peek(key)
+		it, ok := st.Get(key) // a read, as Redis's lookupKeyRead (a miss is a "keymiss")
 		if !ok || it.Kind != store.KindString {
 			return nil, false
 		}
@@ -416,8 +417,9 @@ func (rc *conn) sortStore(st *store.Store, items []sortItem, o *sortOpts) error 
 			vals = append(vals, v)
 		}
 	}
+	cleared := false
 	err := st.Tx([][]byte{o.store}, func(tx *store.Tx) error {
-		tx.Clear(o.store)
+		cleared = tx.Clear(o.store)
 		if len(vals) == 0 {
 			return nil
 		}
@@ -436,6 +438,7 @@ func (rc *conn) sortStore(st *store.Store, items []sortItem, o *sortOpts) error 
 	if err != nil {
 		return err
 	}
+	rc.notifyStored(server.EventList, "sortstore", o.store, len(vals) > 0, cleared)
 	rc.w.Int(int64(len(vals)))
 	return nil
 }

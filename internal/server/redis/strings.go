@@ -165,6 +165,7 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 		_, err := st.Store(mode, key, value, 0, deadline, 0)
 		switch {
 		case err == nil:
+			rc.notifySet(key, deadline)
 			rc.w.OK()
 		case errors.Is(err, store.ErrNotStored):
 			rc.w.Null()
@@ -175,9 +176,15 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 	}
 	var old store.Item
 	var found bool
-	wrong := false
+	wrong, put, missed := false, false, false
 	_, err := st.Update(key, func(it store.Item, ok bool) store.Change {
-		old, found = it, ok
+		old, found, put = it, ok, false
+		if !ok && flags&optGET != 0 && !missed {
+			// GET's read comes first, before the key is created ("new"):
+			// published here, once even if fn runs again.
+			rc.keymiss(key)
+			missed = true
+		}
 		// SET overwrites any kind of value; only GET must read a string.
 		if wrong = flags&optGET != 0 && ok && it.Kind != store.KindString; wrong {
 			return store.Change{}
@@ -189,12 +196,30 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 		if flags&optKeepTTL != 0 && ok {
 			dl = it.Deadline
 		}
+		put = true
 		return store.Change{Op: store.Put, Value: value, Deadline: dl}
 	})
 	if wrong && err == nil {
 		err = store.ErrWrongType
 	}
+	if put && err == nil {
+		rc.notifySet(key, deadline)
+	}
 	rc.setReply(flags, old, found, err)
+}
+
+// notifySet reports a SET's events: "set", then "expire" when it gave
+// the key a deadline, and "expired" when that deadline had passed (the
+// store never keeps such a value; Redis keeps it until the next lookup,
+// which finds it expired).
+func (rc *conn) notifySet(key []byte, deadline int64) {
+	rc.notify(server.EventString, "set", key)
+	if deadline != 0 {
+		rc.notify(server.EventGeneric, "expire", key)
+		if deadline <= rc.nowMilli()*int64(time.Millisecond) {
+			rc.notify(server.EventExpired, "expired", key)
+		}
+	}
 }
 
 func (rc *conn) setReply(flags int, old store.Item, found bool, err error) {
@@ -220,6 +245,7 @@ func cmdSetNX(rc *conn, argv [][]byte) {
 	_, err := rc.st.Store(store.ModeAdd, argv[1], argv[2], 0, 0, 0)
 	switch {
 	case err == nil:
+		rc.notify(server.EventString, "set", argv[1])
 		rc.w.Int(1)
 	case errors.Is(err, store.ErrNotStored):
 		rc.w.Int(0)
@@ -250,6 +276,7 @@ func cmdGetDel(rc *conn, argv [][]byte) {
 	rc.countGet(ok)
 	if ok && it.Kind == store.KindString {
 		rc.Count(server.StatDeleteHits)
+		rc.notify(server.EventGeneric, "del", argv[1])
 	}
 	rc.writeValue(it, ok)
 }
@@ -280,19 +307,46 @@ func cmdGetEX(rc *conn, argv [][]byte) {
 		}
 	}
 	var it store.Item
-	if flags&(optExpire|optPersist) != 0 {
+	switch {
+	case flags&(optEXAT|optPXAT) != 0 && deadline <= rc.nowMilli()*int64(time.Millisecond):
+		// A time already past deletes the key, as Redis's GETEX does
+		// (checkAlreadyExpired): "del", not a later "expired".
+		it, ok = st.Take(key)
+		rc.Count(server.StatCmdTouch)
+		rc.countTouch(ok)
+		if ok && it.Kind == store.KindString {
+			rc.notify(server.EventGeneric, "del", key)
+		}
+	case flags&(optExpire|optPersist) != 0:
+		hadDeadline := true
+		if flags&optPersist != 0 && rc.p.srv.KeyEventsOn(server.EventGeneric) {
+			// "persist" only when a deadline is removed.
+			prev, _ := st.Peek(key)
+			hadDeadline = prev.Deadline != 0
+		}
 		it, ok = st.GetAndTouch(key, deadline)
 		rc.Count(server.StatCmdTouch)
-		if ok {
-			rc.Count(server.StatTouchHits)
-		} else {
-			rc.Count(server.StatTouchMisses)
+		rc.countTouch(ok)
+		switch {
+		case !ok || it.Kind != store.KindString:
+		case flags&optPersist == 0:
+			rc.notify(server.EventGeneric, "expire", key)
+		case hadDeadline:
+			rc.notify(server.EventGeneric, "persist", key)
 		}
-	} else {
+	default:
 		it, ok = st.Get(key)
 	}
 	rc.countGet(ok)
 	rc.writeValue(it, ok)
+}
+
+func (rc *conn) countTouch(hit bool) {
+	if hit {
+		rc.Count(server.StatTouchHits)
+	} else {
+		rc.Count(server.StatTouchMisses)
+	}
 }
 
 // cmdMGet is MGET key [key ...].
@@ -323,6 +377,7 @@ func cmdMSet(rc *conn, argv [][]byte) {
 			rc.storeError(err)
 			return
 		}
+		rc.notify(server.EventString, "set", argv[i])
 	}
 	rc.w.OK()
 }
@@ -371,10 +426,29 @@ func cmdMSetNX(rc *conn, argv [][]byte) {
 		for range keys {
 			rc.Count(server.StatCmdSet)
 		}
+		// Each pair, as Redis sets each: a key's first is a "new" one
+		// (store.AddAll leaves that to its caller).
+		for i := 1; i < len(argv); i += 2 {
+			if rc.p.srv.KeyEventsOn(server.EventNew) && firstOf(argv, i) {
+				rc.notify(server.EventNew, "new", argv[i])
+			}
+			rc.notify(server.EventString, "set", argv[i])
+		}
 		rc.w.Int(1)
 	default:
 		rc.w.Int(0)
 	}
+}
+
+// firstOf reports whether the key at argv[i] (keys at odd positions)
+// is that key's first occurrence.
+func firstOf(argv [][]byte, i int) bool {
+	for j := 1; j < i; j += 2 {
+		if bytes.Equal(argv[j], argv[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // lastOfEachKey returns a test of whether the key at argv[i] (keys at odd

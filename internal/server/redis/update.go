@@ -31,6 +31,9 @@ func cmdAppend(rc *conn, argv [][]byte) {
 		}
 		return store.Change{Op: store.Put, Value: old.Value, Suffix: add, Flags: old.Flags, Deadline: old.Deadline}
 	})
+	if !tooLarge && err == nil {
+		rc.notify(server.EventString, "append", key)
+	}
 	rc.lengthReply(n, tooLarge, err)
 }
 
@@ -49,7 +52,10 @@ func (rc *conn) lengthReply(n int, tooLarge bool, err error) {
 
 // cmdStrlen is STRLEN key.
 func cmdStrlen(rc *conn, argv [][]byte) {
-	it, _ := rc.st.Peek(argv[1])
+	it, ok := rc.st.Peek(argv[1])
+	if !ok {
+		rc.keymiss(argv[1])
+	}
 	if it.Kind != store.KindString {
 		rc.w.Error(errWrongType)
 		return
@@ -109,9 +115,9 @@ func cmdSetRange(rc *conn, argv [][]byte) {
 	}
 	maxLen := int64(rc.st.MaxValueLen(len(key)))
 	rc.Count(server.StatCmdSet)
-	n, tooLarge := 0, false
+	n, tooLarge, put := 0, false, false
 	_, err := rc.updateString(key, func(old store.Item, _ bool) store.Change {
-		n, tooLarge = len(old.Value), false
+		n, tooLarge, put = len(old.Value), false, false
 		if len(val) == 0 {
 			return store.Change{} // Redis answers the length and writes nothing
 		}
@@ -125,8 +131,12 @@ func cmdSetRange(rc *conn, argv [][]byte) {
 			rc.scratch = append(rc.scratch, 0)
 		}
 		copy(rc.scratch[offset:], val)
+		put = true
 		return store.Change{Op: store.Put, Value: rc.scratch, Flags: old.Flags, Deadline: old.Deadline}
 	})
+	if put && err == nil {
+		rc.notify(server.EventString, "setrange", key)
+	}
 	rc.lengthReply(n, tooLarge, err)
 }
 
@@ -190,6 +200,7 @@ func (rc *conn) incrBy(key []byte, delta int64) {
 		} else {
 			rc.Count(misses)
 		}
+		rc.notify(server.EventString, "incrby", key) // INCR, DECR, DECRBY too, as in Redis
 		rc.w.Int(v)
 	}
 }
@@ -233,6 +244,7 @@ func cmdIncrByFloat(rc *conn, argv [][]byte) {
 	case err != nil:
 		rc.storeError(err)
 	default:
+		rc.notify(server.EventString, "incrbyfloat", argv[1])
 		rc.w.Bulk(rc.scratch)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -327,6 +328,13 @@ func (rc *conn) zadd(argv [][]byte, at int, f zaddFlags) {
 		}
 		return nil
 	})
+	if err == nil && added+updated > 0 {
+		event := "zadd"
+		if f.incr {
+			event = "zincr"
+		}
+		rc.notify(server.EventZSet, event, argv[1])
+	}
 	switch {
 	case err != nil:
 		rc.storeError(err)
@@ -346,18 +354,23 @@ func (rc *conn) zadd(argv [][]byte, at int, f zaddFlags) {
 // cmdZRem is ZREM key member [member ...].
 func cmdZRem(rc *conn, argv [][]byte) {
 	var z store.ZSet
-	n := 0
+	n, emptied := 0, false
 	err := rc.st.UpdateZSet(argv[1], &z, func() error {
 		for _, m := range argv[2:] {
 			if z.Delete(m) {
 				n++
 			}
 		}
+		emptied = n > 0 && z.Len() == 0
 		return nil
 	})
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	if n > 0 {
+		rc.notify(server.EventZSet, "zrem", argv[1])
+		rc.notifyEmptied(argv[1], emptied)
 	}
 	rc.w.Int(int64(n))
 }
@@ -650,18 +663,23 @@ func cmdZRevRangeByLex(rc *conn, argv [][]byte) { rc.zrangeCmd(argv, zByLex, tru
 
 // zremrange removes the members in [lo, hi] that span gives and replies
 // with their number.
-func (rc *conn) zremrange(key []byte, span func(z *store.ZSet) (int, int)) {
+func (rc *conn) zremrange(key []byte, event string, span func(z *store.ZSet) (int, int)) {
 	var z store.ZSet
-	n := 0
+	n, emptied := 0, false
 	err := rc.st.UpdateZSet(key, &z, func() error {
 		if lo, hi := span(&z); lo <= hi {
 			n = z.DeleteRange(lo, hi)
 		}
+		emptied = n > 0 && z.Len() == 0
 		return nil
 	})
 	if err != nil {
 		rc.storeError(err)
 		return
+	}
+	if n > 0 {
+		rc.notify(server.EventZSet, event, key)
+		rc.notifyEmptied(key, emptied)
 	}
 	rc.w.Int(int64(n))
 }
@@ -676,7 +694,7 @@ func cmdZRemRangeByRank(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
-	rc.zremrange(argv[1], func(z *store.ZSet) (int, int) { return rankRange(start, end, z.Len()) })
+	rc.zremrange(argv[1], "zremrangebyrank", func(z *store.ZSet) (int, int) { return rankRange(start, end, z.Len()) })
 }
 
 // cmdZRemRangeByScore is ZREMRANGEBYSCORE key min max.
@@ -686,7 +704,7 @@ func cmdZRemRangeByScore(rc *conn, argv [][]byte) {
 		rc.w.Error(errZMinMaxFloat)
 		return
 	}
-	rc.zremrange(argv[1], func(z *store.ZSet) (int, int) { lo, hi := r.ranks(z); return lo, hi - 1 })
+	rc.zremrange(argv[1], "zremrangebyscore", func(z *store.ZSet) (int, int) { lo, hi := r.ranks(z); return lo, hi - 1 })
 }
 
 // cmdZRemRangeByLex is ZREMRANGEBYLEX key min max.
@@ -696,7 +714,7 @@ func cmdZRemRangeByLex(rc *conn, argv [][]byte) {
 		rc.w.Error(errZMinMaxLex)
 		return
 	}
-	rc.zremrange(argv[1], func(z *store.ZSet) (int, int) { lo, hi := r.ranks(z); return lo, hi - 1 })
+	rc.zremrange(argv[1], "zremrangebylex", func(z *store.ZSet) (int, int) { lo, hi := r.ranks(z); return lo, hi - 1 })
 }
 
 func cmdZPopMin(rc *conn, argv [][]byte) { rc.zpop(argv, false) }
@@ -719,14 +737,30 @@ func (rc *conn) zpop(argv [][]byte, maxSide bool) {
 	}
 	nested := count >= 0 && rc.w.RESP3()
 	var z store.ZSet
+	popped, emptied := false, false
 	rc.storeErrorIf(rc.st.UpdateZSet(argv[1], &z, func() error {
 		if !z.Exists() || count == 0 {
 			rc.w.Array(0)
 			return nil
 		}
 		rc.zpopLocked(&z, max(count, 1), maxSide, nested)
+		popped, emptied = true, z.Len() == 0
 		return nil
 	}))
+	if popped {
+		rc.notifyZPopped(argv[1], maxSide, emptied)
+	}
+}
+
+// notifyZPopped reports members popped from a sorted set: "zpopmin" or
+// "zpopmax", then "del" when that emptied it.
+func (rc *conn) notifyZPopped(key []byte, maxSide, emptied bool) {
+	event := "zpopmin"
+	if maxSide {
+		event = "zpopmax"
+	}
+	rc.notify(server.EventZSet, event, key)
+	rc.notifyEmptied(key, emptied)
 }
 
 // zpopLocked pops count members from one side of z and writes them: a

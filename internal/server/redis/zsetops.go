@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -95,18 +96,19 @@ func (s *zsrc) find(m []byte) (float64, bool) {
 	return v, ok
 }
 
-// zread copies the sorted set (or set) under key out of the Tx.
-func zread(tx *store.Tx, key []byte, out *zsrc) error {
+// zread copies the sorted set (or set) under key out of the Tx, and
+// reports whether there was one.
+func zread(tx *store.Tx, key []byte, out *zsrc) (bool, error) {
 	out.key = key
 	kind, ok := tx.Kind(key)
 	if !ok {
-		return nil
+		return false, nil
 	}
 	switch kind {
 	case store.KindZSet:
 		var z store.ZSet
 		if err := tx.ZSet(key, &z, false); err != nil {
-			return err
+			return true, err
 		}
 		if n := z.Len(); n > 0 {
 			z.Range(0, n-1, false, func(m []byte, sc float64) bool {
@@ -119,7 +121,7 @@ func zread(tx *store.Tx, key []byte, out *zsrc) error {
 	case store.KindSet:
 		var st store.Set
 		if err := tx.Set(key, &st, false); err != nil {
-			return err
+			return true, err
 		}
 		st.Each(func(m []byte) bool {
 			out.ms.add(m)
@@ -128,9 +130,9 @@ func zread(tx *store.Tx, key []byte, out *zsrc) error {
 		})
 		tx.DoneSet(&st)
 	default:
-		return store.ErrWrongType
+		return true, store.ErrWrongType
 	}
-	return nil
+	return true, nil
 }
 
 func zaggregate(target *float64, val float64, agg int) {
@@ -195,8 +197,12 @@ type zsetOpArgs struct {
 func (rc *conn) zsetOp(tx *store.Tx, a *zsetOpArgs, res *zresult, card *int64) (bool, error) {
 	src := make([]zsrc, len(a.keys))
 	for i, k := range a.keys {
-		if err := zread(tx, k, &src[i]); err != nil {
+		found, err := zread(tx, k, &src[i])
+		if err != nil {
 			return false, err
+		}
+		if !found {
+			rc.keymiss(k)
 		}
 		src[i].weight = 1
 	}
@@ -362,40 +368,44 @@ func (rc *conn) zsetOpStore(argv [][]byte, op int) {
 	dst := argv[1]
 	a := zsetOpArgs{op: op, store: true, keys: keys, opts: opts}
 	var res zresult
-	replied := false
-	err := rc.st.Tx(append([][]byte{dst}, keys...), func(tx *store.Tx) error {
+	replied, cleared := false, false
+	err := rc.st.Tx(append([][]byte{dst}, keys...), func(tx *store.Tx) (err error) {
 		ok, err := rc.zsetOp(tx, &a, &res, nil)
 		if replied = !ok; replied || err != nil {
 			return err
 		}
-		return zstore(tx, dst, &res, res.Len())
+		cleared, err = zstore(tx, dst, &res, res.Len())
+		return err
 	})
 	switch {
 	case err != nil:
 		rc.storeError(err)
 	case replied:
 	default:
+		rc.notifyStored(server.EventZSet, zopStoreEvents[op], dst, res.Len() > 0, cleared)
 		rc.w.Int(int64(res.Len()))
 	}
 }
 
+var zopStoreEvents = [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}
+
 // zstore replaces whatever dst holds with res (deleting dst when res is
-// empty).
-func zstore(tx *store.Tx, dst []byte, res *zresult, n int) error {
-	tx.Clear(dst)
+// empty), and reports whether dst held a value.
+func zstore(tx *store.Tx, dst []byte, res *zresult, n int) (cleared bool, err error) {
+	cleared = tx.Clear(dst)
 	if res.Len() == 0 {
-		return nil
+		return cleared, nil
 	}
 	var z store.ZSet
 	if err := tx.ZSet(dst, &z, true); err != nil {
-		return err
+		return cleared, err
 	}
 	z.Reserve(n, res.hint)
 	for i, m := range res.ms {
 		z.Set(m, res.scores[i])
 	}
 	tx.DoneZSet(&z)
-	return nil
+	return cleared, nil
 }
 
 func cmdZUnion(rc *conn, argv [][]byte)      { rc.zsetOpRead(argv, zopUnion, false) }
@@ -419,7 +429,8 @@ func cmdZRangeStore(rc *conn, argv [][]byte) {
 	}
 	dst, src := argv[1], argv[2]
 	var res zresult
-	err := rc.st.Tx([][]byte{dst, src}, func(tx *store.Tx) error {
+	cleared := false
+	err := rc.st.Tx([][]byte{dst, src}, func(tx *store.Tx) (err error) {
 		var z store.ZSet
 		if err := tx.ZSet(src, &z, false); err != nil {
 			return err
@@ -442,12 +453,14 @@ func cmdZRangeStore(rc *conn, argv [][]byte) {
 		if sp.by == zByRank {
 			n = res.Len()
 		}
-		return zstore(tx, dst, &res, n)
+		cleared, err = zstore(tx, dst, &res, n)
+		return err
 	})
 	if err != nil {
 		rc.storeError(err)
 		return
 	}
+	rc.notifyStored(server.EventZSet, "zrangestore", dst, res.Len() > 0, cleared)
 	rc.w.Int(int64(res.Len()))
 }
 
@@ -458,7 +471,8 @@ func cmdZMPop(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
-	popped := false
+	popped, emptied := false, false
+	var from []byte
 	err := rc.st.Tx(keys, func(tx *store.Tx) error {
 		var z store.ZSet
 		for _, k := range keys {
@@ -473,6 +487,7 @@ func cmdZMPop(rc *conn, argv [][]byte) {
 			rc.w.Array(2)
 			rc.w.Bulk(k)
 			rc.zpopLocked(&z, count, maxSide, true)
+			from, emptied = k, z.Len() == 0
 			return nil
 		}
 		return nil
@@ -482,5 +497,7 @@ func cmdZMPop(rc *conn, argv [][]byte) {
 		rc.storeError(err)
 	case !popped:
 		rc.w.NullArray()
+	default:
+		rc.notifyZPopped(from, maxSide, emptied)
 	}
 }
