@@ -311,3 +311,27 @@ func (c *Conn) Unpaused(write bool) bool {
 		c.ctl.state.Store(connBusy)
 	}
 }
+
+// ListenerFd is one listener's address and socket descriptor, for
+// memcached's "stats conns".
+type ListenerFd struct {
+	Addr string
+	Fd   int // -1: unknown (a TLS listener hides its socket)
+}
+
+// ListenerFds lists the listeners handed to Serve with their descriptors.
+func (s *Server) ListenerFds() []ListenerFd {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ListenerFd, 0, len(s.listeners))
+	for _, ln := range s.listeners {
+		fd := -1
+		if sc, ok := ln.(syscall.Conn); ok {
+			if raw, err := sc.SyscallConn(); err == nil {
+				_ = raw.Control(func(f uintptr) { fd = int(f) })
+			}
+		}
+		out = append(out, ListenerFd{Addr: ln.Addr().String(), Fd: fd})
+	}
+	return out
+}

@@ -92,6 +92,10 @@ func (c *conn) Serve() (server.Result, error) {
 	if req.Command == memcache.CmdQuit {
 		return server.Closing, w.Flush()
 	}
+	c.SetCommand(&commandNames[req.Command])
+	if c.p.srv.Paused() && !c.Unpaused(pauseCovers(req)) {
+		return server.Closing, nil // killed or shutting down while paused (CLIENT PAUSE)
+	}
 	c.Count(server.StatCommands)
 	if !c.dispatch(req) {
 		_ = w.Flush()

@@ -31,7 +31,7 @@ func (c *conn) statsCmd(req *memcache.Request, w *memcache.Writer) bool {
 	case "slabs":
 		p.writeSlabs(w)
 	case "conns":
-		p.writeConns(w)
+		c.writeConns(w)
 	case "detail":
 		// MiniKV keeps no per-prefix detail; accept the switches memcached
 		// accepts so scripts that toggle it keep working.
@@ -248,20 +248,6 @@ func (p *Protocol) writeItems(w *memcache.Writer) {
 	} {
 		w.StatUint("items:1:"+f.name, f.v)
 	}
-}
-
-func (p *Protocol) writeConns(w *memcache.Writer) {
-	now := time.Now().UnixNano()
-	for _, a := range p.srv.ListenerAddrs() {
-		w.Stat("listen:listen_addr", "tcp:"+a)
-	}
-	p.srv.EachConn(func(c *server.Conn) {
-		id := strconv.FormatUint(c.ID(), 10)
-		w.Stat(id+":addr", "tcp:"+c.RemoteAddr().String())
-		w.Stat(id+":listen_addr", "tcp:"+c.LocalAddr().String())
-		w.Stat(id+":state", "conn_parse_cmd")
-		w.StatInt(id+":secs_since_last_cmd", (now-c.LastCommand().UnixNano())/int64(time.Second))
-	})
 }
 
 // tcpPort is the port of the first listener, as memcached's "tcpport".

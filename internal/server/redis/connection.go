@@ -1,7 +1,6 @@
 package redis
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -117,6 +116,7 @@ func (rc *conn) authenticate(user, pass []byte) {
 	}
 	rc.SetAuthed()
 	rc.r.SetUnauthenticated(false)
+	rc.user = string(user)
 	rc.w.OK()
 }
 
@@ -165,6 +165,7 @@ func cmdHello(rc *conn, argv [][]byte) {
 		}
 		rc.SetAuthed()
 		rc.r.SetUnauthenticated(false)
+		rc.user = string(user)
 	}
 	if !rc.Authed() {
 		rc.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
@@ -213,90 +214,6 @@ func cmdTime(rc *conn, _ [][]byte) {
 	rc.w.Array(2)
 	rc.w.BulkInt(now.Unix())
 	rc.w.BulkInt(int64(now.Nanosecond() / 1000))
-}
-
-// CLIENT's subcommands (the table lists them under "client").
-
-func cmdClientID(rc *conn, _ [][]byte) { rc.w.Int(int64(rc.ID())) }
-
-func cmdClientSetName(rc *conn, argv [][]byte) {
-	if msg := validateClientName(argv[2]); msg != "" {
-		rc.w.Error(msg)
-		return
-	}
-	rc.name = string(argv[2])
-	rc.w.OK()
-}
-
-func cmdClientGetName(rc *conn, _ [][]byte) {
-	if rc.name == "" {
-		rc.w.Null()
-		return
-	}
-	rc.w.BulkString(rc.name)
-}
-
-func cmdClientSetInfo(rc *conn, argv [][]byte) {
-	if !is(argv[2], "lib-name") && !is(argv[2], "lib-ver") {
-		rc.w.Error("ERR Unrecognized option '" + string(cString(argv[2], len(argv[2]))) + "'")
-		return
-	}
-	rc.w.OK()
-}
-
-// cmdClientList is CLIENT LIST [TYPE type] [ID id ...], listing only the
-// caller (see docs/redis.md) when the filters let it through.
-func cmdClientList(rc *conn, argv [][]byte) {
-	show := true
-	switch {
-	case len(argv) == 2:
-	case len(argv) == 4 && is(argv[2], "type"):
-		switch t := argv[3]; {
-		case is(t, "normal"):
-		case is(t, "master"), is(t, "replica"), is(t, "slave"), is(t, "pubsub"):
-			show = false
-		default:
-			rc.w.Error("ERR Unknown client type '" + string(cString(t, len(t))) + "'")
-			return
-		}
-	case len(argv) >= 4 && is(argv[2], "id"):
-		show = false
-		for _, a := range argv[3:] {
-			id, err := strconv.ParseInt(string(a), 10, 64)
-			if err != nil || id <= 0 {
-				rc.w.Error("ERR Invalid client ID")
-				return
-			}
-			show = show || uint64(id) == rc.ID()
-		}
-	default:
-		rc.w.Error("ERR syntax error")
-		return
-	}
-	line := ""
-	if show {
-		line = rc.clientLine(true)
-	}
-	rc.w.Verbatim("txt", []byte(line))
-}
-func cmdClientInfo(rc *conn, _ [][]byte) { rc.w.Verbatim("txt", []byte(rc.clientLine(false))) }
-
-// clientLine is the caller's line of CLIENT LIST / CLIENT INFO, in Redis's
-// field format (the fields MiniKV has).
-func (rc *conn) clientLine(newline bool) string {
-	now := time.Now()
-	resp3 := 2
-	if rc.w.RESP3() {
-		resp3 = 3
-	}
-	s := fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=client|%s user=default redir=-1 resp=%d",
-		rc.ID(), rc.RemoteAddr(), rc.LocalAddr(), rc.name,
-		int64(now.Sub(rc.Created())/time.Second), 0, rc.r.Buffered(), server.ReadBufSize+server.WriteBufSize,
-		map[bool]string{true: "list", false: "info"}[newline], resp3)
-	if newline {
-		s += "\n"
-	}
-	return s
 }
 
 // itoa64 formats n for INFO and CONFIG values.

@@ -501,6 +501,7 @@ func cmdReset(rc *conn, _ [][]byte) {
 	}
 	rc.setRESP3(false)
 	rc.name = ""
+	rc.resetClient()
 	rc.ResetAuth()
 	rc.r.SetUnauthenticated(!rc.Authed())
 	rc.w.Simple("RESET")

@@ -94,6 +94,11 @@ type conn struct {
 	watched []watchedKey // WATCH
 	sub     *subscriber  // pub/sub (pubsub.go); nil until the first (P)SUBSCRIBE
 	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
+	user    string       // the user AUTH or HELLO named; "": default
+	noEvict bool         // CLIENT NO-EVICT on
+	reply   uint8        // CLIENT REPLY mode (replyOn, ...)
+	muted   bool         // the writer drops what it is given (CLIENT REPLY)
+	pub     clientState  // what CLIENT LIST shows to other connections (client.go)
 	bres    blockResult  // what a blocking command popped at once (blocking.go)
 }
 
@@ -163,7 +168,11 @@ func (rc *conn) Serve() (server.Result, error) {
 	if len(argv) == 0 {
 		return server.Skipped, nil // empty inline line, "*0" or "*-1": Redis skips them
 	}
-	rc.dispatch(argv)
+	if rc.reply == replyOn {
+		rc.dispatch(argv)
+	} else {
+		rc.dispatchQuiet(argv) // CLIENT REPLY OFF or SKIP
+	}
 	if rc.quit {
 		return server.Closing, rc.w.Flush()
 	}
@@ -215,6 +224,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 		}
 		cmd = sc
 	}
+	rc.SetCommand(&cmd.name) // CLIENT LIST's cmd
 	// As in Redis, unknown commands and arity are reported before auth.
 	if !rc.Authed() && !cmd.noAuth {
 		rc.reject("NOAUTH Authentication required.")
@@ -246,8 +256,12 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.reject(errOOM)
 		return
 	}
+	if rc.p.srv.Paused() && !rc.waitPause(cmd) {
+		return // killed or shutting down while paused (CLIENT PAUSE)
+	}
 	if rc.multi.active && !runsInMulti(cmd) {
 		rc.enqueue(argv)
+		rc.publish() // CLIENT LIST's multi=
 		return
 	}
 	rc.Count(server.StatCommands)
@@ -257,6 +271,9 @@ func (rc *conn) dispatch(argv [][]byte) {
 		_ = rc.w.Flush()
 	}
 	cmd.run(rc, argv)
+	if cmd.publishes {
+		rc.publish()
+	}
 	if cmd.write && rc.p.blocked.n.Load() != 0 {
 		// Some client is blocked: serve it if this command gave its key
 		// elements (blocking.go). Nobody blocked: one load and no more.
@@ -399,6 +416,7 @@ type respCommand struct {
 	args       []docArg
 	noAuth     bool // allowed before the connection has authenticated
 	denyOOM    bool // "denyoom" in flags: refused while the store is full (-OOM)
+	publishes  bool // changes what CLIENT LIST shows: the connection publishes after it (client.go)
 	write      bool // "write" in flags: may give a key a blocked client waits on elements
 	run        func(rc *conn, argv [][]byte)
 	// keysOf, when set, finds the keys of a command whose key positions

@@ -188,8 +188,25 @@ func init() {
 					"Return the ID of the current connection.", cmdClientID),
 				sub("client|info", 2, "6.2.0", "Returns information about the connection.", "INFO",
 					"Return information about the current client connection.", cmdClientInfo),
-				sub("client|list", -2, "2.4.0", "Lists open connections.", "LIST",
-					"Return information about the current client connection (MiniKV lists only the caller).", cmdClientList),
+				sub("client|kill", -3, "2.4.0", "Terminates open connections.", "KILL <option> <value> [<option> <value> [...]]",
+					"Kill connections (of either port).", cmdClientKill,
+					oneOf("filter", false, str("old-format"), docArg{name: "new-format", typ: "oneof", multiple: true, sub: []docArg{
+						tokArg("ID", "client-id", "integer"),
+						{name: "client-type", typ: "oneof", token: "TYPE", sub: []docArg{token("NORMAL"), token("MASTER"), token("SLAVE"), token("REPLICA"), token("PUBSUB")}},
+						tokArg("USER", "username", "string"), tokArg("ADDR", "ip:port", "string"), tokArg("LADDR", "ip:port", "string"),
+						{name: "skipme", typ: "oneof", token: "SKIPME", sub: []docArg{token("YES"), token("NO")}}}})),
+				sub("client|list", -2, "2.4.0", "Lists open connections.", "LIST [options ...]",
+					"Return information about client connections (of either port).", cmdClientList,
+					opt(docArg{name: "client-type", typ: "oneof", token: "TYPE", sub: []docArg{token("NORMAL"), token("MASTER"), token("REPLICA"), token("PUBSUB")}}),
+					docArg{name: "client-id", typ: "integer", token: "ID", optional: true, multiple: true}),
+				sub("client|unpause", 2, "6.2.0", "Resumes processing commands from paused clients.", "UNPAUSE",
+					"Stop the current client pause, resuming traffic.", cmdClientUnpause),
+				sub("client|pause", -3, "3.0.0", "Suspends commands processing.", "PAUSE <timeout> [WRITE|ALL]",
+					"Suspend all, or just write, clients for <timeout> milliseconds.", cmdClientPause,
+					integ("timeout"), oneOf("mode", true, token("WRITE"), token("ALL"))),
+				sub("client|reply", 3, "3.2.0", "Instructs the server whether to reply to commands.", "REPLY (ON|OFF|SKIP)",
+					"Control the replies sent to the current connection.", cmdClientReply,
+					oneOf("action", false, token("ON"), token("OFF"), token("SKIP"))),
 				sub("client|setinfo", 4, "7.2.0", "Sets information specific to the client or connection.", "SETINFO <option> <value>",
 					"Set client meta attr. Options are LIB-NAME and LIB-VER.", cmdClientSetInfo,
 					oneOf("attr", false, tokArg("LIB-NAME", "libname", "string"), tokArg("LIB-VER", "libver", "string"))),
@@ -198,7 +215,11 @@ func init() {
 					integ("client-id"), oneOf("unblock-type", true, token("TIMEOUT"), token("ERROR"))),
 				sub("client|setname", 3, "2.6.9", "Sets the connection name.", "SETNAME <name>",
 					"Assign the name <name> to the current connection.", cmdClientSetName, str("connection-name")),
-				helpSub("client"),
+				sub("client|no-evict", 3, "7.0.0", "Sets the client eviction mode of the connection.", "NO-EVICT (ON|OFF)",
+					"Protect current client connection from eviction.", cmdClientNoEvict,
+					oneOf("enabled", false, token("ON"), token("OFF"))),
+				sub("client|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",
+					"Print this help.", cmdClientHelp),
 			}},
 		{name: "info", arity: -1, flags: []string{"loading", "stale"}, group: "server", since: "1.0.0", complexity: "O(1)",
 			summary: "Returns information and statistics about the server.", args: []docArg{{name: "section", typ: "string", optional: true, multiple: true}}, run: cmdInfo},
@@ -208,12 +229,12 @@ func init() {
 					"Return parameters matching the glob-like <pattern> and their values.", cmdConfigGet,
 					docArg{name: "parameter", typ: "string", multiple: true}),
 				sub("config|set", -4, "2.0.0", "Sets configuration parameters in-flight.", "SET <directive> <value>",
-					"Set the encoding parameters (hash-max-listpack-entries, ...); the rest are start-up flags.", cmdConfigSet,
+					"Set the configuration <directive> to <value>.", cmdConfigSet,
 					docArg{name: "data", typ: "block", multiple: true, sub: []docArg{str("parameter"), str("value")}}),
 				sub("config|resetstat", 2, "2.0.0", "Resets the server's statistics.", "RESETSTAT",
 					"Reset statistics reported by the INFO command.", cmdConfigResetStat),
 				sub("config|rewrite", 2, "2.8.0", "Persists the effective configuration to file.", "REWRITE",
-					"Not supported: MiniKV runs without a config file.", cmdConfigRewrite),
+					"Rewrite the configuration file.", cmdConfigRewrite),
 				helpSub("config"),
 			}},
 		{name: "command", arity: -1, flags: []string{"loading", "stale"}, group: "server", since: "2.8.13", complexity: "O(N) where N is the total number of Redis commands",
@@ -258,7 +279,9 @@ func init() {
 		c.denyOOM = slices.Contains(c.flags, "denyoom")
 		c.write = slices.Contains(c.flags, "write")
 		respCommands[c.name] = c
+		c.publishes = publishingCommands[c.name]
 		for _, sc := range c.subs {
+			sc.publishes = publishingCommands[sc.name]
 			sc.flags, sc.group, sc.noAuth = c.flags, c.group, c.noAuth
 		}
 	}
