@@ -78,11 +78,12 @@ type blockResult struct {
 	scores   []float64
 	errMsg   string // an error reply (WRONGTYPE at BLMOVE's destination, UNBLOCKED)
 	timedOut bool   // CLIENT UNBLOCK ... TIMEOUT: the timeout's reply
+	emptied  bool   // the pop emptied key, which is gone (keyspace notifications)
 }
 
 func (r *blockResult) reset() {
 	r.key, r.buf, r.ends, r.scores = r.key[:0], r.buf[:0], r.ends[:0], r.scores[:0]
-	r.errMsg, r.timedOut = "", false
+	r.errMsg, r.timedOut, r.emptied = "", false, false
 }
 
 func (r *blockResult) elem(i int) []byte {
@@ -104,6 +105,7 @@ func (r *blockResult) popList(b *blockCall, key []byte, l *store.List) {
 		r.buf, _ = l.Pop(b.left, r.buf)
 		r.ends = append(r.ends, len(r.buf))
 	}
+	r.emptied = l.Len() == 0
 }
 
 // popZSet pops the call's members from z, under key, into r.
@@ -124,6 +126,7 @@ func (r *blockResult) popZSet(b *blockCall, key []byte, z *store.ZSet) {
 		return true
 	})
 	z.DeleteRange(lo, hi)
+	r.emptied = z.Len() == 0
 }
 
 // moveList is BLMOVE's step with src's and dst's shards held by tx: the
@@ -157,6 +160,7 @@ func (r *blockResult) moveList(b *blockCall, tx *store.Tx, src []byte, claim fun
 		s.Push(b.toLeft, v)
 		return true, true, nil
 	}
+	r.emptied = s.Len() == 0
 	if err := tx.List(b.dst, &d, true); err != nil {
 		return true, true, err // not reached: the kind was checked
 	}
@@ -404,6 +408,9 @@ func (p *Protocol) serve(w *waiter, key []byte) (has, served bool) {
 			return nil
 		})
 	}
+	if served {
+		p.notifyBlockPop(b, r)
+	}
 	return has, served
 }
 
@@ -491,6 +498,7 @@ func (rc *conn) block(name string, b *blockCall, timeout time.Duration) {
 		rc.storeError(err)
 		return
 	case popped:
+		rc.p.notifyBlockPop(b, r)
 		rc.writeBlockResult(b, r)
 		return
 	case exec:

@@ -53,6 +53,32 @@ func (rc *conn) notifyStored(class server.EventClass, event string, dst []byte, 
 	}
 }
 
+// notifyBlockPop reports what a blocking command popped, at once or for
+// a waiter a push served: the events of its non-blocking twin (LPOP,
+// LMOVE, ZPOPMIN, ...), as Redis's blocked.c publishes them.
+func (p *Protocol) notifyBlockPop(b *blockCall, r *blockResult) {
+	if r.errMsg != "" || r.timedOut {
+		return
+	}
+	srv := p.srv
+	switch {
+	case b.zset():
+		event := "zpopmin"
+		if b.left { // the max side, for sorted sets
+			event = "zpopmax"
+		}
+		srv.KeyEvent(server.EventZSet, event, r.key)
+	case b.op == opBMove:
+		srv.KeyEvent(server.EventList, pushEvent(b.toLeft), b.dst)
+		srv.KeyEvent(server.EventList, popEvent(b.left), r.key)
+	default:
+		srv.KeyEvent(server.EventList, popEvent(b.left), r.key)
+	}
+	if r.emptied {
+		srv.KeyEvent(server.EventGeneric, "del", r.key)
+	}
+}
+
 // publishKeyEvent is the server's KeyEventSink: the event on the keyspace
 // channel, then on the keyevent channel, as Redis publishes them. It runs
 // on the writer's goroutine, possibly under store locks; the hub takes

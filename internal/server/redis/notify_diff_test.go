@@ -136,6 +136,11 @@ var notifySessions = []notifySession{
 		mb("BITFIELD", "bf", "SET", "u8", "0", "1") + mb("PFMERGE", "pm", "pf") + mb("INCRBYFLOAT", "fl", "1") +
 		mb("RESTORE", "re", "0", dumpV) +
 		mb("RESTORE", "re", "0", dumpV, "REPLACE")},
+	{name: "blocking pops at once", flags: "KEAn", in: mb("RPUSH", "l", "a", "b", "c") + mb("BLPOP", "l", "0") + mb("BRPOP", "nope", "l", "0") +
+		mb("BLMOVE", "l", "d", "LEFT", "RIGHT", "0") + mb("RPUSH", "l", "x") + mb("BRPOPLPUSH", "l", "l", "0") + mb("BLMPOP", "0", "2", "nope", "l", "LEFT", "COUNT", "5") +
+		mb("BLMPOP", "0", "1", "d", "RIGHT") + mb("ZADD", "z", "1", "a", "2", "b", "3", "c") + mb("BZPOPMIN", "z", "0") + mb("BZPOPMAX", "z", "0") +
+		mb("BZMPOP", "0", "1", "z", "MIN", "COUNT", "3") + mb("SET", "s", "v") + mb("RPUSH", "l", "a") + mb("BLMOVE", "l", "s", "LEFT", "LEFT", "0") +
+		mb("MULTI") + mb("BLPOP", "l", "0") + mb("BLPOP", "l", "0") + mb("EXEC")},
 	{name: "new among the others", flags: "KEAn", in: mb("SET", "k", "v") + mb("SET", "k", "v2", "EX", "100") + mb("SET", "e", "v", "PXAT", "1") +
 		mb("GET", "e") + mb("MSETNX", "m", "1", "m2", "2", "m", "3") + mb("RPUSH", "s", "a", "b") + mb("LMOVE", "s", "d", "LEFT", "LEFT") +
 		mb("LMOVE", "s", "d2", "LEFT", "LEFT") + mb("SADD", "ss", "a") + mb("SMOVE", "ss", "sd", "a") + mb("SADD", "ss", "b") +
@@ -264,4 +269,54 @@ func runNotifySession(t *testing.T, addr string, s notifySession) [2][]string {
 		}
 	}
 	return out
+}
+
+// TestKeyspaceNotificationsBlockedServed: a client blocked in BLPOP,
+// BLMOVE, BZPOPMAX or BLMPOP and served by another client's push
+// publishes its pop's events after the push's, as Redis's blocked.c does.
+func TestKeyspaceNotificationsBlockedServed(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	want := runBlockedServed(t, redisAddr)
+	got := runBlockedServed(t, rs.respAddr)
+	if len(want) < 20 {
+		t.Fatalf("redis published only %s", shortEvents(want))
+	}
+	if strings.Join(got, "") != strings.Join(want, "") {
+		t.Errorf("blocked clients served: events differ\nredis:  %s\nminikv: %s", shortEvents(want), shortEvents(got))
+	}
+}
+
+func runBlockedServed(t *testing.T, addr string) []string {
+	t.Helper()
+	w := dialRESP(t, addr)
+	w.Expect(mb("FLUSHALL"), "+OK\r\n")
+	w.Expect(mb("CONFIG", "SET", "notify-keyspace-events", "KEAn"), "+OK\r\n")
+	sub := dialRESP(t, addr)
+	sub.Send(mb("PSUBSCRIBE", "__key*__:*") + mb("SUBSCRIBE", "kn:end"))
+	sub.Reply()
+	sub.Reply()
+	for _, sc := range []struct{ block, push []string }{
+		{[]string{"BLPOP", "bl", "0"}, []string{"RPUSH", "bl", "a", "b"}},
+		{[]string{"BLMOVE", "bs", "bd", "LEFT", "RIGHT", "0"}, []string{"LPUSH", "bs", "x"}},
+		{[]string{"BZPOPMAX", "bz", "0"}, []string{"ZADD", "bz", "1", "a"}},
+		{[]string{"BLMPOP", "0", "1", "bm", "RIGHT", "COUNT", "2"}, []string{"RPUSH", "bm", "1", "2", "3"}},
+	} {
+		b := dialRESP(t, addr)
+		b.Send(mb(sc.block...))
+		for !strings.Contains(w.Do("INFO", "clients"), "blocked_clients:1\r\n") {
+			time.Sleep(time.Millisecond) // until the client is blocked
+		}
+		w.Do(sc.push...)
+		b.Reply()
+	}
+	w.Expect(mb("PUBLISH", "kn:end", "x"), ":1\r\n")
+	var out []string
+	for {
+		m := sub.Reply()
+		if strings.Contains(m, "kn:end") {
+			return out
+		}
+		out = append(out, m)
+	}
 }
