@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/admin"
+	"github.com/minikv/minikv/internal/server/redis"
 )
 
 // config is everything the command line, the environment and the config
@@ -36,6 +37,7 @@ type config struct {
 	CommandTimeout  time.Duration
 	WriteTimeout    time.Duration
 	PubsubLimit     size // bytes
+	NotifyEvents    string
 	ShutdownTimeout time.Duration
 	AuthTokenFile   string
 	AuthFile        string
@@ -194,6 +196,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	dur(&cfg.CommandTimeout, "command-timeout", 30*time.Second, "a started command (or TLS handshake) must complete within this (0 = never)")
 	dur(&cfg.WriteTimeout, "write-timeout", 30*time.Second, "close a client that does not read its replies for this long (0 = never)")
 	sz(&cfg.PubsubLimit, "pubsub-output-limit", "", 32<<20, 1<<20, "close a pub/sub subscriber whose unsent output passes this many megabytes (or k/m/g); Redis's client-output-buffer-limit pubsub, whose 8 MiB-for-60s soft limit also applies (0 = no limit)")
+	str(&cfg.NotifyEvents, "notify-keyspace-events", "", "", "Redis keyspace notifications: notify-keyspace-events classes, e.g. KEA (\"\" = off; CONFIG SET changes them)")
 	dur(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for connections to finish")
 	str(&cfg.AuthTokenFile, "auth-token-file", "", "", "file holding the auth token for both ports (or set MINIKV_AUTH_TOKEN)")
 	str(&cfg.AuthFile, "auth-file", "Y", "", "memcached-style user:pass file for the text protocol's set-handshake")
@@ -374,6 +377,9 @@ func (c *config) validate() error {
 	}
 	if c.Shards < 0 {
 		errs = append(errs, errors.New("shards must not be negative"))
+	}
+	if _, ok := redis.ParseKeyspaceEvents(c.NotifyEvents); !ok {
+		errs = append(errs, fmt.Errorf("--notify-keyspace-events %q: the classes are the letters of \"Ag$lshzxeKEtmdn\"", c.NotifyEvents))
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))

@@ -141,6 +141,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		NoEvict:           cfg.NoEvict,
 		Logger:            log,
 	}, st)
+	srv.SetKeyEvents(notifyEvents(cfg.NotifyEvents)) // Redis's notify-keyspace-events
 
 	var respProto server.Protocol = redis.New(srv)
 	if clusterCfg.Map != nil {
@@ -247,6 +248,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	stopAdmin()
 	log.Info("stopped")
 	return nil
+}
+
+// notifyEvents is --notify-keyspace-events as classes (validate has
+// checked it).
+func notifyEvents(s string) server.EventClass {
+	flags, _ := redis.ParseKeyspaceEvents(s)
+	return flags
 }
 
 // orNever maps the flags' "0 = never" to the server's negative "never"
