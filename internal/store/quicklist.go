@@ -219,7 +219,15 @@ func (q *quicklist) push(front bool, s []byte) {
 		j = q.count() - 1
 	}
 	if q.count() == 0 || listExceeds(q.fill, len(q.node(j).lp)+size, q.node(j).n+1) {
-		lp := q.newNode(lpHeaderSize + 1 + size)
+		need := lpHeaderSize + 1 + size
+		if q.count() >= 2 {
+			// An end of a list of several nodes that filled its node will
+			// likely fill the next one too: make it as large as the full
+			// one at once, instead of doubling it up to there and leaving
+			// each smaller copy to the collector.
+			need = max(need, len(q.node(j).lp))
+		}
+		lp := q.newNode(need)
 		if front {
 			q.insertNode(0, lp, 0)
 		} else {

@@ -515,38 +515,74 @@ func (b *bigZSet) setData(ci int, d []byte) {
 }
 
 // insert puts (score, member) in the order; it must not be there.
+//
+// A chunk that would pass zChunkMax makes room first. An entry after the
+// last one (or before the first) starts a new chunk of its own, leaving
+// the full one full, so that members added in order (ZADD of increasing
+// scores, the usual way a big sorted set is built) fill their chunks
+// whole; anywhere else the chunk splits in halves. Chunks are allocated
+// at zChunkMax once they are that large, so they are not regrown (which
+// would leave the smaller copies to the collector).
 func (b *bigZSet) insert(score float64, member []byte) {
+	n := zentryLen(member)
 	if len(b.chunks) == 0 {
 		b.chunks = append(b.chunks, zchunk{})
 	}
 	ci, off, _, _ := b.find(score, member)
-	ch := &b.chunks[ci]
-	d := ch.data
-	n := zentryLen(member)
-	if len(d)+n > cap(d) {
-		nd := make([]byte, len(d), max(2*cap(d), len(d)+n, 256))
-		copy(nd, d)
-		b.setData(ci, nd)
-		d = nd
+	if ch := &b.chunks[ci]; ch.n > 0 && len(ch.data)+n > zChunkMax {
+		switch {
+		case ci == len(b.chunks)-1 && off == len(ch.data):
+			ci, off = b.addChunk(ci+1, n), 0
+		case ci == 0 && off == 0:
+			ci, off = b.addChunk(0, n), 0
+		case ch.n > 1:
+			if mid := b.split(ci); off > mid {
+				ci, off = ci+1, off-mid
+			}
+		}
 	}
+	ch := &b.chunks[ci]
+	d := b.room(ci, n)
 	d = d[:len(d)+n]
 	copy(d[off+n:], d[off:])
 	appendZEntry(d[off:off], score, member)
 	ch.data = d
 	ch.n++
-	if len(d) > zChunkMax && ch.n > 1 {
-		b.split(ci)
-	}
 }
 
-// split halves chunk ci into two.
-func (b *bigZSet) split(ci int) {
+// addChunk inserts an empty chunk at ci with room for zChunkMax bytes
+// (or an n-byte entry) and returns ci.
+func (b *bigZSet) addChunk(ci, n int) int {
+	b.chunks = append(b.chunks, zchunk{})
+	copy(b.chunks[ci+1:], b.chunks[ci:])
+	b.chunks[ci] = zchunk{}
+	b.setData(ci, make([]byte, 0, max(zChunkMax, n)))
+	return ci
+}
+
+// room returns chunk ci's data, made able to take n more bytes: doubled
+// while the chunk is small, then up to zChunkMax (or what one large entry
+// needs).
+func (b *bigZSet) room(ci, n int) []byte {
+	d := b.chunks[ci].data
+	if len(d)+n <= cap(d) {
+		return d
+	}
+	nd := make([]byte, len(d), max(len(d)+n, min(max(2*cap(d), 256), zChunkMax)))
+	copy(nd, d)
+	b.setData(ci, nd)
+	return nd
+}
+
+// split halves chunk ci (of at least two entries) into two and returns
+// the offset in it where the second half began.
+func (b *bigZSet) split(ci int) int {
 	d := b.chunks[ci].data
 	half, off := b.chunks[ci].n/2, 0
 	for range half {
 		_, _, off = zentry(d, off)
 	}
-	right := make([]byte, len(d)-off, zChunkMax+zChunkMax/2)
+	right := make([]byte, len(d)-off, max(zChunkMax, len(d)-off))
 	copy(right, d[off:])
 	b.bytes += int64(cap(right))
 	b.chunks = append(b.chunks, zchunk{})
@@ -554,6 +590,7 @@ func (b *bigZSet) split(ci int) {
 	b.chunks[ci+1] = zchunk{data: right, n: b.chunks[ci].n - half}
 	b.chunks[ci].data = d[:off]
 	b.chunks[ci].n = half
+	return off
 }
 
 // remove deletes the entry at off of chunk ci.
