@@ -431,6 +431,10 @@ type respCommand struct {
 	noSubHelp string // HELP's line for the call without a subcommand
 	usage     string // a subcommand's usage in its container's HELP
 	help      string // and what it does
+
+	// meta is what Redis 7.0 declares for the command (cmdmeta.go); nil
+	// for a command Redis 7.0 does not have.
+	meta *cmdMeta
 }
 
 // keys appends the keys of argv (a call of c with a valid arity) to dst:

@@ -237,24 +237,7 @@ func init() {
 					"Rewrite the configuration file.", cmdConfigRewrite),
 				helpSub("config"),
 			}},
-		{name: "command", arity: -1, flags: []string{"loading", "stale"}, group: "server", since: "2.8.13", complexity: "O(N) where N is the total number of Redis commands",
-			summary: "Returns detailed information about all commands.", run: cmdCommand, noSubHelp: "Return details about all commands.",
-			subs: []*respCommand{
-				sub("command|count", 2, "2.8.13", "Returns a count of commands.", "COUNT",
-					"Return the total number of commands.", cmdCommandCount),
-				sub("command|docs", -2, "7.0.0", "Returns documentary information about one, multiple or all commands.", "DOCS [<command-name> ...]",
-					"Return documentation details about multiple commands.", cmdCommandDocs,
-					docArg{name: "command-name", typ: "string", optional: true, multiple: true}),
-				sub("command|info", -2, "2.8.13", "Returns information about one, multiple or all commands.", "INFO [<command-name> ...]",
-					"Return details about multiple commands.", cmdCommandInfo,
-					docArg{name: "command-name", typ: "string", optional: true, multiple: true}),
-				sub("command|getkeys", -4, "2.8.13", "Extracts the key names from an arbitrary command.", "GETKEYS <full-command>",
-					"Return the keys from a full Redis command.", cmdCommandGetKeys,
-					str("command"), docArg{name: "arg", typ: "string", optional: true, multiple: true}),
-				sub("command|list", -2, "7.0.0", "Returns a list of command names.", "LIST",
-					"Return a list of all commands.", cmdCommandList),
-				helpSub("command"),
-			}},
+		commandCommand(), // command.go
 		{name: "time", arity: 1, flags: []string{"loading", "stale", "fast"}, group: "server", since: "2.6.0", complexity: "O(1)",
 			summary: "Returns the server time.", run: cmdTime},
 	}
@@ -273,6 +256,7 @@ func init() {
 	table = append(table, dumpCommands()...)    // dump.go
 	table = append(table, sortCommands()...)    // sort.go
 	table = append(table, clusterCommands()...) // cluster.go
+	applyRedisMeta(table)                       // Redis 7.0's flags, key specs and docs (cmdmeta.go)
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
 		c := &table[i]
@@ -282,7 +266,8 @@ func init() {
 		c.publishes = publishingCommands[c.name]
 		for _, sc := range c.subs {
 			sc.publishes = publishingCommands[sc.name]
-			sc.flags, sc.group, sc.noAuth = c.flags, c.group, c.noAuth
+			sc.group, sc.noAuth = c.group, c.noAuth
+			sc.denyOOM = slices.Contains(sc.flags, "denyoom")
 		}
 	}
 }
@@ -307,7 +292,7 @@ func oneKey(group string) func(name string, arity int, flags []string, since, co
 // helpSub is the HELP subcommand of container.
 func helpSub(container string) *respCommand {
 	return sub(container+"|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",
-		"Print this help.", cmdHelp)
+		"Prints this help.", cmdHelp)
 }
 
 // subcommand finds the subcommand of c named name, in any case, or nil.
@@ -320,111 +305,6 @@ func (c *respCommand) subcommand(name []byte) *respCommand {
 	return nil
 }
 
-// sortedCommands lists the table by name, so replies are stable.
-func sortedCommands() []*respCommand {
-	cmds := make([]*respCommand, 0, len(respCommands))
-	for _, c := range respCommands {
-		cmds = append(cmds, c)
-	}
-	slices.SortFunc(cmds, func(a, b *respCommand) int { return strings.Compare(a.name, b.name) })
-	return cmds
-}
-
-// COMMAND with no subcommand, and its subcommands (the table lists them
-// under "command").
-
-func cmdCommand(rc *conn, _ [][]byte) { rc.writeCommandInfos(sortedCommands()) }
-
-func cmdCommandCount(rc *conn, _ [][]byte) { rc.w.Int(int64(len(respCommands))) }
-
-// cmdCommandGetKeys is COMMAND GETKEYS command [arg ...]: the keys the
-// command table finds in the call, with Redis's errors.
-func cmdCommandGetKeys(rc *conn, argv [][]byte) {
-	call := argv[2:]
-	cmd := rc.lookup(call[0])
-	if cmd != nil && len(cmd.subs) > 0 && len(call) > 1 {
-		cmd = cmd.subcommand(call[1])
-	}
-	switch {
-	case cmd == nil:
-		rc.w.Error("ERR Invalid command specified")
-		return
-	case !cmd.arityOK(len(call)):
-		rc.w.Error("ERR Invalid number of arguments specified for command")
-		return
-	}
-	var keys [][]byte
-	if cmd.keysOf != nil {
-		var ok bool
-		if keys, ok = cmd.keysOf(call, nil); !ok {
-			rc.w.Error("ERR Invalid arguments specified for command")
-			return
-		}
-	} else {
-		keys = cmd.keys(call, nil)
-	}
-	if len(keys) == 0 {
-		rc.w.Error("ERR The command has no key arguments")
-		return
-	}
-	rc.w.Array(len(keys))
-	for _, k := range keys {
-		rc.w.Bulk(k)
-	}
-}
-
-func cmdCommandList(rc *conn, _ [][]byte) {
-	cmds := sortedCommands()
-	rc.w.Array(len(cmds))
-	for _, c := range cmds {
-		rc.w.BulkString(c.name)
-	}
-}
-
-func cmdCommandInfo(rc *conn, argv [][]byte) {
-	if len(argv) == 2 {
-		rc.writeCommandInfos(sortedCommands())
-		return
-	}
-	rc.w.Array(len(argv) - 2)
-	for _, name := range argv[2:] {
-		if c := respCommands[strings.ToLower(string(name))]; c != nil {
-			rc.writeCommandInfo(c)
-		} else {
-			rc.w.Null()
-		}
-	}
-}
-
-func cmdCommandDocs(rc *conn, argv [][]byte) {
-	var cmds []*respCommand
-	if len(argv) == 2 {
-		cmds = sortedCommands()
-	} else {
-		for _, name := range argv[2:] {
-			if c := respCommands[strings.ToLower(string(name))]; c != nil {
-				cmds = append(cmds, c)
-			}
-		}
-	}
-	rc.writeCommandDocsMap(cmds)
-}
-
-func (rc *conn) writeCommandInfos(cmds []*respCommand) {
-	rc.w.Array(len(cmds))
-	for _, c := range cmds {
-		rc.writeCommandInfo(c)
-	}
-}
-
-func (rc *conn) writeCommandDocsMap(cmds []*respCommand) {
-	rc.w.Map(len(cmds))
-	for _, c := range cmds {
-		rc.w.BulkString(c.name)
-		rc.writeCommandDocs(c)
-	}
-}
-
 // cmdHelp is the HELP subcommand of every container command: its lines
 // come from the table (each subcommand's usage and help text, in table
 // order).
@@ -435,112 +315,13 @@ func cmdHelp(rc *conn, argv [][]byte) {
 		lines = append(lines, "(no subcommand)", "    "+c.noSubHelp)
 	}
 	for _, sc := range c.subs {
-		lines = append(lines, sc.usage, "    "+sc.help)
+		lines = append(lines, sc.usage)
+		for _, h := range strings.Split(sc.help, "\n") {
+			lines = append(lines, "    "+h)
+		}
 	}
 	rc.w.Array(len(lines))
 	for _, l := range lines {
 		rc.w.Simple(l)
-	}
-}
-
-// writeCommandInfo writes Redis 7's ten-element command info array:
-// name, arity, flags, first key, last key, step, ACL categories, tips,
-// key specs, subcommands.
-func (rc *conn) writeCommandInfo(c *respCommand) {
-	rc.w.Array(10)
-	rc.w.BulkString(c.name)
-	rc.w.Int(int64(c.arity))
-	rc.w.Set(len(c.flags))
-	for _, f := range c.flags {
-		rc.w.Simple(f)
-	}
-	rc.w.Int(int64(c.firstKey))
-	rc.w.Int(int64(c.lastKey))
-	rc.w.Int(int64(c.step))
-	rc.w.Set(1)
-	rc.w.Simple("@" + c.group)
-	rc.w.Set(0)
-	rc.w.Array(0)
-	rc.w.Array(len(c.subs))
-	for _, sc := range c.subs {
-		rc.writeCommandInfo(sc)
-	}
-}
-
-// writeCommandDocs writes the documentation map of one command.
-func (rc *conn) writeCommandDocs(c *respCommand) {
-	n := 4
-	if len(c.args) > 0 {
-		n++
-	}
-	if len(c.subs) > 0 {
-		n++
-	}
-	rc.w.Map(n)
-	rc.w.BulkString("summary")
-	rc.w.BulkString(c.summary)
-	rc.w.BulkString("since")
-	rc.w.BulkString(c.since)
-	rc.w.BulkString("group")
-	rc.w.BulkString(c.group)
-	rc.w.BulkString("complexity")
-	rc.w.BulkString(c.complexity)
-	if len(c.args) > 0 {
-		rc.w.BulkString("arguments")
-		rc.writeDocArgs(c.args)
-	}
-	if len(c.subs) > 0 {
-		rc.w.BulkString("subcommands")
-		rc.writeCommandDocsMap(c.subs)
-	}
-}
-
-func (rc *conn) writeDocArgs(args []docArg) {
-	rc.w.Array(len(args))
-	for _, a := range args {
-		n := 2
-		if a.typ != "pure-token" && a.typ != "oneof" && a.typ != "block" {
-			n++ // display_text
-		}
-		if a.token != "" {
-			n++
-		}
-		if a.optional || a.multiple {
-			n++
-		}
-		if len(a.sub) > 0 {
-			n++
-		}
-		rc.w.Map(n)
-		rc.w.BulkString("name")
-		rc.w.BulkString(a.name)
-		rc.w.BulkString("type")
-		rc.w.BulkString(a.typ)
-		if a.typ != "pure-token" && a.typ != "oneof" && a.typ != "block" {
-			rc.w.BulkString("display_text")
-			rc.w.BulkString(a.name)
-		}
-		if a.token != "" {
-			rc.w.BulkString("token")
-			rc.w.BulkString(a.token)
-		}
-		if a.optional || a.multiple {
-			var flags []string
-			if a.optional {
-				flags = append(flags, "optional")
-			}
-			if a.multiple {
-				flags = append(flags, "multiple")
-			}
-			rc.w.BulkString("flags")
-			rc.w.Set(len(flags))
-			for _, f := range flags {
-				rc.w.Simple(f)
-			}
-		}
-		if len(a.sub) > 0 {
-			rc.w.BulkString("arguments")
-			rc.writeDocArgs(a.sub)
-		}
 	}
 }
