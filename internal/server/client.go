@@ -39,6 +39,7 @@ type connControl struct {
 	killCh  chan struct{} // closed by Kill
 	handler atomic.Pointer[Handler]
 	command atomic.Pointer[string] // the last command's name (SetCommand)
+	cmdOwn  *string                // the serving goroutine's copy of command
 
 	// state is what the serving goroutine is doing (connBusy, ...), and
 	// pokeMu orders a poke (a past read deadline that makes a waiting
@@ -181,8 +182,16 @@ func (c *Conn) Handler() Handler {
 
 // SetCommand records the name of the command the connection runs, for
 // CLIENT LIST's cmd; name must not change afterwards (a command table's
-// entry). One atomic store: it is on every command's path.
-func (c *Conn) SetCommand(name *string) { c.ctl.command.Store(name) }
+// entry). It is on every command's path: the atomic store (a locked
+// instruction on amd64) happens only when the command differs from the
+// previous one, which a plain comparison tells. Only the serving
+// goroutine may call it.
+func (c *Conn) SetCommand(name *string) {
+	if c.ctl.cmdOwn != name {
+		c.ctl.cmdOwn = name
+		c.ctl.command.Store(name)
+	}
+}
 
 // Command is the name SetCommand last recorded, or "NULL" (Redis's word
 // for a client that has run nothing).
