@@ -123,6 +123,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}()
 	}
 	defer st.Close()
+	if getenv("GOMEMLIMIT") == "" {
+		defer followOffHeap(st, cfg.DataDir != "")() // memlimit.go
+	}
 	srv := server.New(server.Config{
 		MaxConns:          cfg.MaxConns,
 		IdleTimeout:       cfg.IdleTimeout,

@@ -136,6 +136,15 @@ func (m *bigMem) mappedBytes(b []byte) int64 {
 	return 0
 }
 
+// OffHeap is the bytes big collections have mapped outside the Go heap
+// (part of Stats().Bytes; cmd/minikv lowers the heap's soft limit by it).
+func (s *Store) OffHeap() int64 {
+	if s.mem.a == nil {
+		return 0
+	}
+	return s.mem.a.Mapped()
+}
+
 // heapMem keeps every slice on the heap: objects built outside a Store
 // (tests of the structures alone).
 var heapMem = &bigMem{}
