@@ -130,6 +130,10 @@ func (c *Conn) Block(w *Waiter, deadline time.Time, fill func() (full bool, err 
 			end = BlockTimeout
 			break
 		}
+		if c.Killed() {
+			end = BlockClosed
+			break
+		}
 		full, rerr := fill()
 		switch {
 		case full:
@@ -150,9 +154,10 @@ func (c *Conn) Block(w *Waiter, deadline time.Time, fill func() (full bool, err 
 	return BlockServed, nil
 }
 
-// blockFull waits, without reading, for w's delivery, its deadline or the
-// server's shutdown: the protocol's buffer is full of requests that must
-// wait for the blocked one. The client's going away is noticed after.
+// blockFull waits, without reading, for w's delivery, its deadline, a
+// CLIENT KILL or the server's shutdown: the protocol's buffer is full of
+// requests that must wait for the blocked one. The client's going away
+// is noticed after.
 func (c *Conn) blockFull(w *Waiter, deadline time.Time) {
 	var timeout <-chan time.Time
 	if !deadline.IsZero() {
@@ -164,6 +169,7 @@ func (c *Conn) blockFull(w *Waiter, deadline time.Time) {
 	case <-w.ready:
 	case <-timeout:
 	case <-c.srv.closing:
+	case <-c.KillCh():
 	}
 }
 

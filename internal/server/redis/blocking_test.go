@@ -633,3 +633,60 @@ func TestBlockingWakersInTable(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingClientListAndKill: CLIENT LIST shows a blocked client with
+// flags=b and cmd=blpop; CLIENT KILL ends its wait (also when its read
+// buffer is full of pipelined commands) and nothing is popped for it.
+func TestBlockingClientListAndKill(t *testing.T) {
+	rs, client := goRedisPair(t, server.Config{}, false)
+	ctx := context.Background()
+	ctl := client()
+	for _, pipelined := range []int{0, 3000} {
+		nc, err := net.Dial("tcp", rs.respAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		var b strings.Builder
+		b.WriteString(multibulk("CLIENT", "ID"))
+		b.WriteString(multibulk("BLPOP", "kl:k", "0"))
+		for range pipelined {
+			b.WriteString(multibulk("INCR", "kl:counter"))
+		}
+		go func() { _, _ = fmt.Fprint(nc, b.String()) }()
+		br := bufio.NewReader(nc)
+		_ = nc.SetReadDeadline(time.Now().Add(hangGuard))
+		r, err := readRESPReply(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strings.TrimSpace(strings.TrimPrefix(r, ":"))
+		waitBlocked(t, ctl, 1)
+		list := ctl.ClientList(ctx).Val()
+		var line string
+		for _, l := range strings.Split(list, "\n") {
+			if strings.HasPrefix(l, "id="+id+" ") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, " flags=b ") || !strings.Contains(line, " cmd=blpop ") {
+			t.Fatalf("blocked client's line: %q\n%s", line, list)
+		}
+		n, _ := strconv.ParseInt(id, 10, 64)
+		if killed := ctl.ClientKillByFilter(ctx, "ID", id).Val(); killed != 1 {
+			t.Fatalf("CLIENT KILL ID %d = %d", n, killed)
+		}
+		waitBlocked(t, ctl, 0)
+		if r, err := readRESPReply(br); err == nil {
+			t.Fatalf("killed blocked client got %q", r)
+		}
+		ctl.RPush(ctx, "kl:k", "kept")
+		if v := ctl.LRange(ctx, "kl:k", 0, -1).Val(); fmt.Sprint(v) != "[kept]" {
+			t.Fatalf("after the kill the list holds %v", v)
+		}
+		if v, _ := ctl.Get(ctx, "kl:counter").Result(); v != "" {
+			t.Fatalf("commands behind the killed block ran: counter %q", v)
+		}
+		ctl.Del(ctx, "kl:k")
+	}
+}
