@@ -52,6 +52,7 @@ type config struct {
 	ClusterConfig   string
 	ClusterNode     string
 	ConfigFile      string
+	RedisParams     *[][2]string // --config lines naming Redis run-time parameters (redis.IsConfigFileKey); a pointer keeps config comparable
 	ShowVersion     bool
 	ShowHelp        bool
 }
@@ -78,6 +79,8 @@ func (s *size) Set(v string) error {
 		mult = 1 << 20
 	case strings.HasSuffix(v, "g"), strings.HasSuffix(v, "gb"):
 		mult = 1 << 30
+	case strings.HasSuffix(v, "b"): // bytes, as CONFIG REWRITE writes a limit no unit divides
+		mult = 1
 	}
 	n, err := strconv.ParseInt(strings.TrimRight(v, "kmgb"), 10, 64)
 	if err != nil || n < 0 || n > (1<<62)/mult {
@@ -277,9 +280,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fileVals := map[string]string{}
 	if cfg.ConfigFile != "" {
 		var err error
-		if fileVals, err = readConfigFile(cfg.ConfigFile, specs); err != nil {
+		var params [][2]string
+		if fileVals, params, err = readConfigFile(cfg.ConfigFile, specs); err != nil {
 			return nil, nil, err
 		}
+		cfg.RedisParams = &params
 	}
 	for _, sp := range specs {
 		if isSet(sp) || sp.long == "config" {
@@ -309,12 +314,15 @@ func envName(long string) string {
 }
 
 // readConfigFile parses "key = value" lines; '#' starts a comment. Keys are
-// long flag names (dashes or underscores). An unknown key is an error that
-// names its line, so a typo never silently falls back to a default.
-func readConfigFile(path string, specs []flagSpec) (map[string]string, error) {
+// long flag names (dashes or underscores), or the Redis names of the
+// run-time parameters that have no flag (hash-max-listpack-entries, ...),
+// which it returns apart, in file order, the last line of a key winning:
+// CONFIG REWRITE writes both kinds. An unknown key is an error that names
+// its line, so a typo never silently falls back to a default.
+func readConfigFile(path string, specs []flagSpec) (map[string]string, [][2]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	defer f.Close()
 	known := map[string]bool{}
@@ -322,6 +330,8 @@ func readConfigFile(path string, specs []flagSpec) (map[string]string, error) {
 		known[sp.long] = true
 	}
 	vals := map[string]string{}
+	var params [][2]string
+	paramAt := map[string]int{}
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -331,17 +341,27 @@ func readConfigFile(path string, specs []flagSpec) (map[string]string, error) {
 		k, v, ok := strings.Cut(line, "=")
 		k = strings.ReplaceAll(strings.TrimSpace(k), "_", "-")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("%s:%d: want key = value, got %q", path, n, line)
+			return nil, nil, fmt.Errorf("%s:%d: want key = value, got %q", path, n, line)
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"`)
+		if !known[k] && redis.IsConfigFileKey(k) {
+			if i, seen := paramAt[k]; seen {
+				params[i][1] = v
+			} else {
+				paramAt[k] = len(params)
+				params = append(params, [2]string{k, v})
+			}
+			continue
 		}
 		if !known[k] || k == "config" {
-			return nil, fmt.Errorf("%s:%d: unknown key %q", path, n, k)
+			return nil, nil, fmt.Errorf("%s:%d: unknown key %q", path, n, k)
 		}
-		vals[k] = strings.Trim(strings.TrimSpace(v), `"`)
+		vals[k] = v
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
-	return vals, nil
+	return vals, params, nil
 }
 
 func (c *config) validate() error {

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -155,6 +156,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Info("Redis Cluster mode", "config", cfg.ClusterConfig, "node", self.Name, "id", self.ID,
 			"addr", self.Addr, "nodes", len(clusterCfg.Map.Nodes), "slots", slotCount(self))
 	}
+	if err := configureRESP(respProto.(*redis.Protocol), cfg); err != nil {
+		return err
+	}
 
 	// Listen on every port before serving any, so a port in use fails
 	// start-up cleanly instead of leaving a half-started server.
@@ -258,6 +262,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func notifyEvents(s string) server.EventClass {
 	flags, _ := redis.ParseKeyspaceEvents(s)
 	return flags
+}
+
+// configureRESP gives the RESP port the --config file: its lines that
+// name Redis parameters are applied as CONFIG SET applies them, and
+// CONFIG REWRITE rewrites it.
+func configureRESP(p *redis.Protocol, cfg *config) error {
+	if cfg.ConfigFile == "" {
+		return nil
+	}
+	if err := p.ApplyConfig(*cfg.RedisParams); err != nil {
+		return fmt.Errorf("%s: %w", cfg.ConfigFile, err)
+	}
+	path, err := filepath.Abs(cfg.ConfigFile)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	p.SetConfigFile(path)
+	return nil
 }
 
 // orNever maps the flags' "0 = never" to the server's negative "never"

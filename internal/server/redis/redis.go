@@ -49,7 +49,8 @@ type Protocol struct {
 
 	blocked *blockedSet // clients blocked in BLPOP and the like (blocking.go)
 
-	configMu sync.Mutex // serialises CONFIG SET and REWRITE (config.go)
+	configMu   sync.Mutex // serialises CONFIG SET and REWRITE (config.go)
+	configFile string     // what CONFIG REWRITE rewrites (SetConfigFile); "": none
 
 	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
 	opsAt   time.Time  // when the last sample was taken
