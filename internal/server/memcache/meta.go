@@ -302,9 +302,7 @@ func (c *conn) metaArith(req *memcache.Request, w *memcache.Writer) {
 	switch {
 	case err == nil:
 		c.Count(hits)
-		if !res.Created {
-			c.p.srv.KeyEvent(server.EventString, "incrby", key)
-		}
+		c.p.srv.KeyEvent(server.EventString, "incrby", key) // also when N created it, as INCR on a missing key
 		// memcached 1.6.18 hides only an update with q, not a creation.
 		if m.Quiet && !res.Created {
 			return

@@ -171,9 +171,12 @@ func TestNotificationsFromMemcachedPort(t *testing.T) {
 	mc.Expect("delete a\r\n", "NOT_FOUND")
 	mc.Expect("ms m 1 T0\r\nq\r\n", "HD")
 	mc.Expect("md m\r\n", "HD")
+	mc.Expect("ma c N0 J5\r\n", "HD")
+	mc.Expect("ma c\r\n", "HD")
+	mc.Expect("gat 0 c\r\n", "VALUE c 0 1", "6", "END")
 	mc.Expect("flush_all\r\n", "OK")
 	want := []string{"a set", "b set", "b expire", "a append", "a prepend", "n set", "n incrby", "n incrby",
-		"a expire", "a del", "m set", "m del"}
+		"a expire", "a del", "m set", "m del", "c incrby", "c incrby", "c persist"}
 	got := sub.drain()
 	for i := range got {
 		got[i] = strings.TrimPrefix(got[i], "__keyspace@0__:")
