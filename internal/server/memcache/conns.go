@@ -68,9 +68,16 @@ func (c *conn) writeConns(w *memcache.Writer) {
 			{"secs_since_last_cmd", strconv.FormatInt(int64(now.Sub(c.p.srv.Started())/time.Second), 10)},
 		}})
 	}
-	var conns []*server.Conn
-	c.p.srv.EachConn(func(sc *server.Conn) { conns = append(conns, sc) })
-	for _, sc := range conns {
+	type connAddrs struct {
+		sc          *server.Conn
+		addr, laddr string // read under the server's lock (an event loop may swap the socket)
+	}
+	var conns []connAddrs
+	c.p.srv.EachConn(func(sc *server.Conn) {
+		conns = append(conns, connAddrs{sc, sc.RemoteAddr().String(), sc.LocalAddr().String()})
+	})
+	for _, ca := range conns {
+		sc := ca.sc
 		state := "conn_parse_cmd"
 		switch {
 		case sc == c.Conn:
@@ -80,8 +87,8 @@ func (c *conn) writeConns(w *memcache.Writer) {
 			state = "conn_waiting"
 		}
 		entries = append(entries, entry{sc.Fd(), [][2]string{
-			{"addr", "tcp:" + sc.RemoteAddr().String()},
-			{"listen_addr", "tcp:" + sc.LocalAddr().String()},
+			{"addr", "tcp:" + ca.addr},
+			{"listen_addr", "tcp:" + ca.laddr},
 			{"state", state},
 			{"secs_since_last_cmd", strconv.FormatInt(int64(now.Sub(sc.LastCommand())/time.Second), 10)},
 		}})

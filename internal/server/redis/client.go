@@ -112,8 +112,9 @@ func clientType(name []byte) int {
 
 // clientInfo is one connection as CLIENT LIST and KILL see it.
 type clientInfo struct {
-	c  *server.Conn
-	rc *conn // nil: a memcached connection
+	c           *server.Conn
+	rc          *conn  // nil: a memcached connection
+	addr, laddr string // read under the server's lock (an event loop may swap the socket)
 }
 
 func (ci clientInfo) typ() int {
@@ -139,7 +140,7 @@ func (p *Protocol) clients() []clientInfo {
 	var out []clientInfo
 	p.srv.EachConn(func(c *server.Conn) {
 		if !c.Killed() {
-			out = append(out, clientInfo{c: c})
+			out = append(out, clientInfo{c: c, addr: c.RemoteAddr().String(), laddr: c.LocalAddr().String()})
 		}
 	})
 	for i := range out {
@@ -213,8 +214,8 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 		}
 	}
 	num("id", int64(c.ID()))
-	field("addr", c.RemoteAddr().String())
-	field("laddr", c.LocalAddr().String())
+	field("addr", ci.addr)
+	field("laddr", ci.laddr)
 	num("fd", int64(c.Fd()))
 	field("name", name)
 	num("age", int64(now.Sub(c.Created())/time.Second))
@@ -297,7 +298,8 @@ func cmdClientList(rc *conn, argv [][]byte) {
 
 // cmdClientInfo is CLIENT INFO: the caller's line.
 func cmdClientInfo(rc *conn, argv [][]byte) {
-	b := clientInfo{c: rc.Conn, rc: rc}.line(nil, rc, argv, time.Now())
+	ci := clientInfo{c: rc.Conn, rc: rc, addr: rc.RemoteAddr().String(), laddr: rc.LocalAddr().String()}
+	b := ci.line(nil, rc, argv, time.Now())
 	rc.w.Verbatim("txt", append(b, '\n'))
 }
 
@@ -361,8 +363,8 @@ func cmdClientKill(rc *conn, argv [][]byte) {
 	for _, ci := range rc.p.clients() {
 		c := ci.c
 		switch {
-		case addr != nil && c.RemoteAddr().String() != string(addr),
-			laddr != nil && c.LocalAddr().String() != string(laddr),
+		case addr != nil && ci.addr != string(addr),
+			laddr != nil && ci.laddr != string(laddr),
 			typ >= 0 && ci.typ() != typ,
 			id != 0 && int64(c.ID()) != id,
 			user != nil && ci.user() != string(user),
