@@ -304,12 +304,13 @@ func cmdClientInfo(rc *conn, argv [][]byte) {
 }
 
 // cmdClientKill is CLIENT KILL addr:port (+OK or an error) and CLIENT
-// KILL filter value ... (the number killed), as Redis 7.0 parses them.
+// KILL filter value ... (the number killed), as Redis 7.0 parses them,
+// with Redis 7.4's MAXAGE filter besides.
 // Another connection, of either port, is closed at once (server.Conn.Kill);
 // the caller itself after its reply, as QUIT.
 func cmdClientKill(rc *conn, argv [][]byte) {
 	var addr, laddr, user []byte
-	typ, id, skipme := -1, int64(0), true
+	typ, id, maxAge, skipme := -1, int64(0), int64(0), true
 	switch {
 	case len(argv) == 3:
 		addr, skipme = argv[2], false // the old form can kill the caller
@@ -328,6 +329,17 @@ func cmdClientKill(rc *conn, argv [][]byte) {
 					return
 				}
 				id = n
+			case is(o, "maxage"): // Redis 7.4's
+				n, ok := resp.ParseInt(v)
+				if !ok {
+					rc.w.Error("ERR maxage is not an integer or out of range")
+					return
+				}
+				if n <= 0 {
+					rc.w.Error("ERR maxage should be greater than 0")
+					return
+				}
+				maxAge = n
 			case is(o, "type"):
 				if typ = clientType(v); typ < 0 {
 					rc.w.Error("ERR Unknown client type '" + string(cString(v, len(v))) + "'")
@@ -360,9 +372,12 @@ func cmdClientKill(rc *conn, argv [][]byte) {
 		}
 	}
 	killed := int64(0)
+	now := time.Now()
 	for _, ci := range rc.p.clients() {
 		c := ci.c
 		switch {
+		case maxAge != 0 && int64(now.Sub(c.Created())/time.Second) <= maxAge:
+			continue // MAXAGE kills the connections older than it
 		case addr != nil && ci.addr != string(addr),
 			laddr != nil && ci.laddr != string(laddr),
 			typ >= 0 && ci.typ() != typ,

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -304,4 +305,33 @@ func TestStatsConnsBothPorts(t *testing.T) {
 			t.Errorf("stats conns lacks %q:\n%s", want, all)
 		}
 	}
+}
+
+// TestClientKillMaxAge: CLIENT KILL MAXAGE n closes the connections
+// older than n seconds, of both ports, and no younger one.
+func TestClientKillMaxAge(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	old := dial(t, rs.addr)
+	old.Expect("version\r\n", "VERSION "+server.Version)
+	var created time.Time
+	rs.srv.EachConn(func(c *server.Conn) { created = c.Created() })
+	pollUntil(t, "the memcached connection to be 2 s old", func() bool { return time.Since(created) >= 2*time.Second })
+	killer := dialRESP(t, rs.respAddr) // younger than a second, or not: SKIPME spares it
+	young := dialRESP(t, rs.respAddr)
+	young.Expect(multibulk("PING"), "+PONG\r\n")
+	var youngCreated time.Time
+	rs.srv.EachConn(func(c *server.Conn) {
+		if c.Created().After(youngCreated) {
+			youngCreated = c.Created()
+		}
+	})
+	maxAge := int64(time.Since(created)/time.Second) - 1 // below the old one's age
+	if time.Since(youngCreated) >= time.Duration(maxAge)*time.Second {
+		t.Skip("the machine is too slow for the young connection to stay young")
+	}
+	killer.Expect(multibulk("CLIENT", "KILL", "MAXAGE", fmt.Sprint(maxAge)), ":1\r\n")
+	if !old.Closed(30 * time.Second) {
+		t.Error("the old connection is still open")
+	}
+	young.Expect(multibulk("PING"), "+PONG\r\n")
 }
