@@ -50,6 +50,7 @@ var configSessions = []respSession{
 		mb("CONFIG", "SET", "timeout", "8", "maxclients", "0") + mb("CONFIG", "GET", "timeout") + mb("CONFIG", "GET", "maxclients") +
 		mb("CONFIG", "SET", "timeout", "0", "maxclients", "1000", "maxmemory", "64mb")},
 	{name: "config rewrite without a file", in: mb("CONFIG", "REWRITE") + mb("CONFIG", "REWRITE", "x")},
+	{name: "config help", in: mb("CONFIG", "HELP") + mb("config", "help")},
 }
 
 func TestConfigDifferential(t *testing.T) {
