@@ -37,9 +37,12 @@ type notifier struct {
 	fn   func(key []byte, ev Event)
 }
 
-// notifyState lives in the Store's core: a nil pointer is "off", which
-// every write tests with one atomic load.
-type notifyState struct{ p atomic.Pointer[notifier] }
+// notifyState lives in the Store's core. mask mirrors the notifier's, so
+// that every write tests it with one atomic load, inlined, when off.
+type notifyState struct {
+	mask atomic.Uint32
+	p    atomic.Pointer[notifier]
+}
 
 // SetNotify makes the store call fn for each event in mask from now on; a
 // zero mask or a nil fn turns reporting off. It may be called at any time,
@@ -52,15 +55,23 @@ type notifyState struct{ p atomic.Pointer[notifier] }
 // happened; a command's own effects on its keys are not reported.
 func (s *Store) SetNotify(mask Event, fn func(key []byte, ev Event)) {
 	if mask == 0 || fn == nil {
+		s.notify.mask.Store(0)
 		s.notify.p.Store(nil)
 		return
 	}
 	s.notify.p.Store(&notifier{mask: mask, fn: fn})
+	s.notify.mask.Store(uint32(mask))
 }
 
 // notifyLocked reports ev for key if it is wanted. It costs one atomic
-// load when reporting is off.
+// load when reporting is off, inlined in the write paths.
 func (s *Store) notifyLocked(key []byte, ev Event) {
+	if Event(s.notify.mask.Load())&ev != 0 {
+		s.report(key, ev)
+	}
+}
+
+func (s *Store) report(key []byte, ev Event) {
 	if n := s.notify.p.Load(); n != nil && n.mask&ev != 0 {
 		n.fn(key, ev)
 	}
