@@ -72,12 +72,16 @@ def start(target, proto, tmp):
         cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     elif target == "memcached":
         cmd = ["memcached", "-u", "root", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2", "-m", "1024"]
-    elif target == "minikv":
+    elif target.startswith("minikv"):
+        # minikv, or minikv/N: with --event-loops N
+        _, _, loops = target.partition("/")
         mport = free_port()
         if proto == "resp":
             cmd = [os.path.join(ROOT, "bin/minikv"), "-p", str(mport), "--resp-port", str(port), "--admin-addr", "", "-m", "1024"]
         else:
             cmd = [os.path.join(ROOT, "bin/minikv"), "-p", str(port), "--admin-addr", "", "-m", "1024"]
+        if loops:
+            cmd += ["--event-loops", loops]
     else:
         raise SystemExit(f"unknown target {target}")
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

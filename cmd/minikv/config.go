@@ -33,6 +33,7 @@ type config struct {
 	DisableCAS      bool
 	DisableFlushAll bool
 	ReqsPerEvent    int
+	EventLoops      int
 	IdleTimeout     time.Duration
 	CommandTimeout  time.Duration
 	WriteTimeout    time.Duration
@@ -195,6 +196,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	boolean(&cfg.DisableCAS, "disable-cas", "C", "disable use of CAS")
 	boolean(&cfg.DisableFlushAll, "disable-flush-all", "F", "disable flush_all command")
 	integer(&cfg.ReqsPerEvent, "reqs-per-event", "R", 20, "max pipelined requests answered before a flush")
+	integer(&cfg.EventLoops, "event-loops", "", 0, "serve plain TCP connections from this many epoll event loops (Linux) instead of a goroutine each (0)")
 	dur(&cfg.IdleTimeout, "idle-timeout", 0, "close connections idle this long after their last complete command (0 = never)")
 	dur(&cfg.CommandTimeout, "command-timeout", 30*time.Second, "a started command (or TLS handshake) must complete within this (0 = never)")
 	dur(&cfg.WriteTimeout, "write-timeout", 30*time.Second, "close a client that does not read its replies for this long (0 = never)")
@@ -400,6 +402,9 @@ func (c *config) validate() error {
 	}
 	if _, ok := redis.ParseKeyspaceEvents(c.NotifyEvents); !ok {
 		errs = append(errs, fmt.Errorf("--notify-keyspace-events %q: the classes are the letters of \"Ag$lshzxeKEtmdn\"", c.NotifyEvents))
+	}
+	if c.EventLoops < 0 || c.EventLoops > 1024 {
+		errs = append(errs, fmt.Errorf("--event-loops %d: must be 0 (a goroutine per connection) to 1024", c.EventLoops))
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))

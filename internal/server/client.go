@@ -150,7 +150,13 @@ func (c *Conn) Kill() bool {
 		return false
 	}
 	close(c.ctl.killCh)
-	nc := c.nc
+	c.srv.mu.Lock()
+	nc, l := c.nc, c.inLoop
+	c.srv.mu.Unlock()
+	if l != nil {
+		l.kill(c) // its loop closes it (a connection leaving the loop meanwhile sees Killed)
+		return true
+	}
 	if tc, ok := nc.(*tls.Conn); ok {
 		// tls.Conn.Close writes close_notify under the lock a blocked
 		// reply write holds; the socket itself closes at once.

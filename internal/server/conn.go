@@ -29,6 +29,8 @@ const (
 type Conn struct {
 	srv     *Server
 	nc      net.Conn
+	raddr   net.Addr // nc's addresses, kept: nc changes when the connection leaves an event loop
+	laddr   net.Addr
 	id      uint64
 	proto   Protocol
 	created time.Time
@@ -36,8 +38,10 @@ type Conn struct {
 	stats   counters
 	blocked atomic.Pointer[Waiter] // the blocking command it waits in (block.go); nil: none
 	ctl     connControl            // kill, pause, what CLIENT LIST shows (client.go)
+	inLoop  *eventLoop             // the event loop serving it, under srv.mu (for Kill); nil: its own goroutine
 
-	// Owned by the serving goroutine.
+	// Owned by the serving goroutine (or the event loop serving it).
+	lc           *loopConn                 // in an event loop (loop_linux.go); nil: on its own goroutine
 	out          *Outbox                   // once started (StartOutbox), every write goes through it
 	idleExempt   bool                      // no idle timeout (a subscriber waiting for messages)
 	authed       bool                      // passed auth (or none is configured)
@@ -56,10 +60,10 @@ func (c *Conn) Server() *Server { return c.srv }
 func (c *Conn) ID() uint64 { return c.id }
 
 // RemoteAddr is the client's address.
-func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
 
 // LocalAddr is the address the client connected to.
-func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
+func (c *Conn) LocalAddr() net.Addr { return c.laddr }
 
 // Created is when the connection was accepted.
 func (c *Conn) Created() time.Time { return c.created }
@@ -96,6 +100,9 @@ func (c *Conn) Count(st Stat) { c.stats[st].Add(1) }
 // Read counts bytes for stats and lets Conn stand in for the net.Conn under
 // the codec's buffered reader.
 func (c *Conn) Read(p []byte) (int, error) {
+	if lc := c.lc; lc != nil {
+		return lc.read(c, p) // never waits: ErrWouldBlock
+	}
 	n, err := c.nc.Read(p)
 	c.stats[StatBytesRead].Add(uint64(n))
 	return n, err
@@ -115,6 +122,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if err := c.srv.store.Sync(); err != nil {
 		c.srv.log.Error("durable write failed; connection closed without its replies", "conn_id", c.id, "err", err)
 		return 0, err
+	}
+	if lc := c.lc; lc != nil {
+		return lc.write(c, p) // never waits: the rest leaves with the connection
 	}
 	if t := c.srv.cfg.WriteTimeout; t > 0 {
 		now := c.flushAt
@@ -137,7 +147,14 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // serve runs the connection until it ends, recovering from a panic so one
 // bad request can only ever cost its own connection (as net/http does).
-func (c *Conn) serve() {
+func (c *Conn) serve() { c.serveHandler(nil, nil) }
+
+// serveHandler is serve for a connection accepted in goroutine mode (h
+// nil: made here, after the TLS handshake), for one whose protocol an
+// event loop cannot drive (h made by attach), and for one leaving an event
+// loop (from: its loop state, with the reply bytes its socket did not take
+// and the Handler that holds everything else).
+func (c *Conn) serveHandler(h Handler, from *loopConn) {
 	defer c.srv.removeConn(c)
 	defer c.nc.Close()
 	defer func() {
@@ -151,25 +168,40 @@ func (c *Conn) serve() {
 				"remote", c.nc.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	c.srv.log.Debug("connection opened", "conn_id", c.id, "remote", c.nc.RemoteAddr().String())
-	c.authed = !c.srv.AuthRequired()
 	var err error
-	if tc, ok := c.nc.(*tls.Conn); ok {
-		err = c.handshake(tc)
+	if from == nil {
+		c.srv.log.Debug("connection opened", "conn_id", c.id, "remote", c.nc.RemoteAddr().String())
+	}
+	if h == nil {
+		c.authed = !c.srv.AuthRequired()
+		if tc, ok := c.nc.(*tls.Conn); ok {
+			err = c.handshake(tc)
+		}
 	}
 	if err == nil {
 		// The first deadline: an idle timeout counts from the connection's
 		// creation until its first command.
 		c.armRead(time.Now().UnixNano())
 	}
-	if err == nil {
-		h := c.proto.NewHandler(c)
+	if err == nil && h == nil {
+		h = c.proto.NewHandler(c)
 		c.ctl.handler.Store(&h)
+	}
+	if h != nil {
 		if cl, ok := h.(io.Closer); ok {
 			// The protocol lets go of the connection (a subscriber leaves
 			// every channel) before its output is drained and it closes.
 			defer cl.Close()
 		}
+	}
+	if err == nil && from != nil && c.Killed() {
+		err = net.ErrClosed // killed as it left its event loop
+	}
+	if err == nil && from != nil && len(from.spill) > 0 {
+		_, err = c.Write(from.spill)
+		from.spill = nil
+	}
+	if err == nil && (from == nil || !from.closing) {
 		err = c.loop(h)
 	}
 	switch {

@@ -70,4 +70,40 @@ const (
 	Skipped
 	// Closing: the connection must close.
 	Closing
+	// Detach (event loop only): the request needs the connection's own
+	// goroutine (it blocks, or hands the output to an Outbox). The
+	// Handler has kept it, unserved, reports it in Buffered, and serves
+	// it first when Serve is next called, from that goroutine.
+	Detach
+)
+
+// LoopHandler is a Handler an event loop can drive (Config.EventLoops):
+// the loop reads for it when its socket is readable, and has it serve
+// only requests it can parse without reading more. Anything else (a
+// request larger than the read buffer, one the framing does not vouch
+// for, a reply the socket would not take, a request that must block)
+// moves the connection to a goroutine of its own, which serves it the
+// same Handler way from then on.
+type LoopHandler interface {
+	Handler
+
+	// Fill reads once from the Conn into the read buffer, keeping what
+	// is there. In a loop the Conn's Read never waits: it returns
+	// ErrWouldBlock when no byte has arrived.
+	Fill() error
+
+	// Framing reports what the read buffer starts with.
+	Framing() Framing
+}
+
+// Framing is what a LoopHandler's read buffer starts with.
+type Framing uint8
+
+const (
+	// FrameComplete: a request Serve parses without reading more.
+	FrameComplete Framing = iota
+	// FrameNeedMore: the start of one, whose rest has not arrived.
+	FrameNeedMore
+	// FrameOther: anything else; the connection leaves the loop.
+	FrameOther
 )

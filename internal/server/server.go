@@ -52,6 +52,11 @@ type Config struct {
 	// 32 MiB hard, 8 MiB for 60 s soft (outbox.go).
 	PubsubOutputLimit OutputLimit
 
+	// EventLoops is the number of event loops serving plain TCP
+	// connections (loop_linux.go); 0 (the default) serves each
+	// connection on a goroutine of its own. Linux only.
+	EventLoops int
+
 	// NotifyKeyspaceEvents are the keyspace event classes published at
 	// start (events.go); CONFIG SET notify-keyspace-events changes them.
 	NotifyKeyspaceEvents EventClass
@@ -80,6 +85,11 @@ type Server struct {
 	closed    counters // counters of connections that have gone away
 
 	wg sync.WaitGroup // one per serving connection and accept loop
+
+	loops        []*eventLoop   // Config.EventLoops of them (loop_linux.go)
+	loopsWG      sync.WaitGroup // one per running loop
+	loopAttached atomic.Uint64  // connections an event loop took
+	loopDeparted atomic.Uint64  // and of those, the ones that left it for a goroutine
 
 	live liveSettings // what CONFIG SET and CLIENT PAUSE change (client.go)
 
@@ -121,6 +131,13 @@ func New(cfg Config, st *store.Store) *Server {
 	s.live.init(&cfg)
 	if cfg.NotifyKeyspaceEvents != 0 {
 		s.SetKeyEvents(cfg.NotifyKeyspaceEvents)
+	}
+	if cfg.EventLoops > 0 {
+		if err := s.startLoops(); err != nil {
+			// Every connection is served by a goroutine instead.
+			s.log.Error("event loops could not start; a goroutine serves each connection", "err", err)
+			s.cfg.EventLoops = 0
+		}
 	}
 	return s
 }
@@ -176,7 +193,9 @@ func (s *Server) Serve(ln net.Listener, proto Protocol) error {
 			nc.Close()
 			continue
 		}
-		go c.serve()
+		if !s.attach(c) {
+			go c.serve()
+		}
 	}
 }
 
@@ -193,6 +212,8 @@ func (s *Server) newConn(nc net.Conn, proto Protocol) *Conn {
 	c := &Conn{
 		srv:     s,
 		nc:      nc,
+		raddr:   nc.RemoteAddr(),
+		laddr:   nc.LocalAddr(),
 		proto:   proto,
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
@@ -237,6 +258,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		_ = c.nc.SetReadDeadline(now)
 	}
 	s.mu.Unlock()
+	// The loops serve what their connections have buffered, flush, close
+	// them and end.
+	for _, l := range s.loops {
+		l.shutdown()
+	}
+	defer s.loopsWG.Wait()
 
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

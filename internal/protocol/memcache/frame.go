@@ -76,3 +76,15 @@ func mayHaveData(line []byte) bool {
 	c := lookupCommand(t.next())
 	return c.IsStorage() || c == CmdMetaSet
 }
+
+// Fill reads more input into the buffer without parsing or consuming
+// any, unless the buffer is full (then it reports full without reading).
+// An event loop calls it when the socket is readable.
+func (r *Reader) Fill() (full bool, err error) {
+	n := r.br.Buffered()
+	if n >= r.br.Size() {
+		return true, nil
+	}
+	_, err = r.br.Peek(n + 1)
+	return false, err
+}

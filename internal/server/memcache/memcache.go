@@ -42,15 +42,23 @@ func (p *Protocol) NewHandler(sc *server.Conn) server.Handler {
 // and auth state), the codec, and the request being served.
 type conn struct {
 	*server.Conn
-	p   *Protocol
-	st  *store.Store
-	r   *memcache.Reader
-	w   *memcache.Writer // replies, flushed by the core's loop
-	req memcache.Request
+	p      *Protocol
+	st     *store.Store
+	r      *memcache.Reader
+	w      *memcache.Writer // replies, flushed by the core's loop
+	req    memcache.Request
+	frame  memcache.Request // Framing's scratch (loop.go)
+	resume bool             // req was parsed in an event loop and is still to run
 }
 
 // Buffered reports the unparsed request bytes and the unflushed replies.
-func (c *conn) Buffered() (requests, replies int) { return c.r.Buffered(), c.w.Buffered() }
+func (c *conn) Buffered() (requests, replies int) {
+	requests = c.r.Buffered()
+	if c.resume {
+		requests++ // the request kept when leaving the event loop
+	}
+	return requests, c.w.Buffered()
+}
 
 // Wait blocks until the next request's first byte has arrived.
 func (c *conn) Wait() (byte, error) { return c.r.Wait() }
@@ -66,6 +74,10 @@ func (c *conn) Flush() error { return c.w.Flush() }
 // Serve reads one request and answers it.
 func (c *conn) Serve() (server.Result, error) {
 	req, w := &c.req, c.w
+	if c.resume {
+		c.resume = false
+		return c.run(req)
+	}
 	err := c.r.Read(req)
 	if !c.Authed() {
 		if !c.preAuthMemcache(req, err, w) {
@@ -92,13 +104,26 @@ func (c *conn) Serve() (server.Result, error) {
 	if req.Command == memcache.CmdQuit {
 		return server.Closing, w.Flush()
 	}
+	return c.run(req)
+}
+
+// run runs a parsed request (Serve's second half).
+func (c *conn) run(req *memcache.Request) (server.Result, error) {
 	c.SetCommand(&commandNames[req.Command])
-	if c.p.srv.Paused() && !c.Unpaused(pauseCovers(req)) {
-		return server.Closing, nil // killed or shutting down while paused (CLIENT PAUSE)
+	if c.p.srv.Paused() {
+		if c.InLoop() {
+			// An event loop must not wait: the connection leaves it with
+			// this request, which its own goroutine runs (Serve, resume).
+			c.resume = true
+			return server.Detach, nil
+		}
+		if !c.Unpaused(pauseCovers(req)) {
+			return server.Closing, nil // killed or shutting down while paused (CLIENT PAUSE)
+		}
 	}
 	c.Count(server.StatCommands)
 	if !c.dispatch(req) {
-		_ = w.Flush()
+		_ = c.w.Flush()
 		return server.Closing, nil
 	}
 	return server.Served, nil

@@ -101,6 +101,7 @@ type conn struct {
 	muted   bool         // the writer drops what it is given (CLIENT REPLY)
 	pub     clientState  // what CLIENT LIST shows to other connections (client.go)
 	bres    blockResult  // what a blocking command popped at once (blocking.go)
+	stash   [][]byte     // a request an event loop left for the connection's goroutine (loop.go)
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,
@@ -138,7 +139,13 @@ func (f flushingReader) Read(p []byte) (int, error) {
 }
 
 // Buffered reports the unparsed request bytes and the unflushed replies.
-func (rc *conn) Buffered() (requests, replies int) { return rc.r.Buffered(), rc.w.Buffered() }
+func (rc *conn) Buffered() (requests, replies int) {
+	requests = rc.r.Buffered()
+	if rc.stash != nil {
+		requests++ // the request kept when leaving the event loop (loop.go)
+	}
+	return requests, rc.w.Buffered()
+}
 
 // Wait blocks until the next request's first byte has arrived. A new
 // batch starts: the clock is read again.
@@ -157,6 +164,9 @@ func (rc *conn) Flush() error {
 // Serve reads one request and answers it. A protocol error is answered
 // and closes the connection, as in Redis.
 func (rc *conn) Serve() (server.Result, error) {
+	if rc.stash != nil {
+		return rc.resume()
+	}
 	argv, err := rc.r.Read()
 	if err != nil {
 		var pe resp.ProtocolError
@@ -176,6 +186,9 @@ func (rc *conn) Serve() (server.Result, error) {
 	}
 	if rc.quit {
 		return server.Closing, rc.w.Flush()
+	}
+	if rc.stash != nil {
+		return server.Detach, nil // loop.go
 	}
 	return server.Served, nil
 }
@@ -255,6 +268,10 @@ func (rc *conn) dispatch(argv [][]byte) {
 		// nothing may be evicted (-M).
 		rc.Count(server.StatStoreNoMemory)
 		rc.reject(errOOM)
+		return
+	}
+	if rc.InLoop() && (cmd.detach || rc.p.srv.Paused() || rc.multi.active && cmd.name == "exec" && rc.queueNeedsGoroutine()) {
+		rc.stash = argv // run by the connection's own goroutine (loop.go)
 		return
 	}
 	if rc.p.srv.Paused() && !rc.waitPause(cmd) {
@@ -429,6 +446,7 @@ type respCommand struct {
 	// A container command (CLIENT, CONFIG, COMMAND) lists its
 	// subcommands; its run, if any, serves the call without one.
 	subs      []*respCommand
+	detach    bool   // needs the connection's own goroutine: it blocks or streams (loop.go)
 	noSubHelp string // HELP's line for the call without a subcommand
 	usage     string // a subcommand's usage in its container's HELP
 	help      string // and what it does

@@ -262,6 +262,7 @@ func init() {
 		c := &table[i]
 		c.denyOOM = slices.Contains(c.flags, "denyoom")
 		c.write = slices.Contains(c.flags, "write")
+		c.detach = needsGoroutine(c)
 		respCommands[c.name] = c
 		c.publishes = publishingCommands[c.name]
 		for _, sc := range c.subs {

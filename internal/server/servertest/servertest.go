@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,6 +52,11 @@ func Start(t testing.TB, cfg server.Config, scfg store.Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.EventLoops == 0 {
+		// MINIKV_TEST_EVENT_LOOPS=N runs the tests' servers on N event
+		// loops (make test runs the protocol packages both ways).
+		cfg.EventLoops, _ = strconv.Atoi(os.Getenv("MINIKV_TEST_EVENT_LOOPS"))
 	}
 	st := store.New(scfg)
 	s := &Server{Server: server.New(cfg, st), Store: st}

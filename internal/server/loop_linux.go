@@ -1,0 +1,557 @@
+//go:build linux
+
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Event loops (Config.EventLoops > 0): a few goroutines, each waiting on
+// its own epoll set for any of its connections to become readable, serve
+// what arrived on every ready connection, then write the replies of all of
+// them, as Redis and memcached do. A connection costs no goroutine, no
+// park and wake-up per request, and one read and one write system call per
+// batch; under load one epoll_wait serves many connections
+// (docs/performance.md has the measurements behind this design).
+//
+// The loop serves only what it can serve without waiting: complete
+// requests (the Handler's Framing), replies the socket takes at once.
+// Everything else moves the connection to a goroutine of its own, which
+// serves it as a connection accepted in goroutine mode is served, for the
+// rest of its life: a request larger than the read buffer, one the framing
+// does not vouch for (inline commands, malformed input), a reply the
+// socket would not take whole, a command that blocks or streams (the
+// Handler answers Detach), TLS (never attached).
+//
+// A connection in a loop has no net.Conn of its own: the loop owns a
+// duplicate of its socket, and c.nc is the closed original (its addresses
+// still answer). Deadlines become a periodic check by the loop.
+
+// loopConn is a connection's state while a loop serves it.
+type loopConn struct {
+	fd        int
+	loop      *eventLoop
+	h         LoopHandler
+	spill     []byte // reply bytes the socket did not take: the connection's goroutine sends them
+	leave     bool   // move to a goroutine after this pass
+	closing   bool   // Serve answered Closing: close once spill is sent
+	eof       bool   // the client closed its side: close once its complete requests are served
+	queued    bool   // on the loop's flush list for this pass
+	partialAt int64  // Unix ns when an incomplete request was first seen waiting; 0: none
+}
+
+// eventLoop is one loop: its epoll set and the connections in it.
+type eventLoop struct {
+	srv    *Server
+	epfd   int
+	wakefd int // an eventfd: wakes the loop for its inbox and for shutdown
+
+	mu    sync.Mutex // protects inbox, kills, stop
+	inbox []*Conn    // accepted, to be added
+	kills []*Conn    // to be closed (Kill)
+	stop  bool
+
+	// Owned by the loop's goroutine.
+	conns map[int32]*Conn
+	again []*Conn // served their ReqsPerEvent share with complete requests left
+	spare []*Conn // the previous pass's again, reused
+	flush []*Conn // served this pass: their replies go out at its end
+	next  int64   // Unix ns of the next deadline check
+}
+
+// startLoops starts Config.EventLoops loops.
+func (s *Server) startLoops() error {
+	for range s.cfg.EventLoops {
+		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		wfd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+		if err != nil {
+			unix.Close(ep)
+			return err
+		}
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wfd)}); err != nil {
+			return err
+		}
+		l := &eventLoop{srv: s, epfd: ep, wakefd: wfd, conns: make(map[int32]*Conn)}
+		s.loops = append(s.loops, l)
+		s.loopsWG.Add(1)
+		go l.run()
+	}
+	return nil
+}
+
+// attach hands the new connection c to a loop, if c can be served by
+// one: a plain TCP connection whose protocol has a LoopHandler. It
+// reports false when c must be served by its own goroutine (c.serve).
+func (s *Server) attach(c *Conn) bool {
+	if len(s.loops) == 0 {
+		return false
+	}
+	tc, ok := c.nc.(*net.TCPConn)
+	if !ok {
+		return false // TLS (its records need the goroutine path) or another kind
+	}
+	c.authed = !s.AuthRequired()
+	h := c.proto.NewHandler(c)
+	c.ctl.handler.Store(&h)
+	lh, ok := h.(LoopHandler)
+	if !ok {
+		go c.serveHandler(h, nil)
+		return true
+	}
+	// The loop works on a duplicate of the socket; closing the original
+	// takes it out of Go's poller, so only the loop's epoll watches it.
+	fd := -1
+	rc, err := tc.SyscallConn()
+	if err == nil {
+		cerr := rc.Control(func(sfd uintptr) {
+			fd, err = unix.FcntlInt(sfd, unix.F_DUPFD_CLOEXEC, 0)
+		})
+		if err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		go c.serveHandler(h, nil)
+		return true
+	}
+	_ = tc.Close()
+	l := s.loops[c.id%uint64(len(s.loops))]
+	c.lc = &loopConn{fd: fd, loop: l, h: lh}
+	s.mu.Lock()
+	c.inLoop = l // for Kill, from other goroutines
+	s.mu.Unlock()
+	l.mu.Lock()
+	stopped := l.stop
+	if !stopped {
+		l.inbox = append(l.inbox, c)
+	}
+	l.mu.Unlock()
+	if stopped {
+		l.finish(c, nil)
+		return true
+	}
+	s.loopAttached.Add(1)
+	l.wake()
+	return true
+}
+
+func (l *eventLoop) wake() {
+	var one = [8]byte{1}
+	_, _ = unix.Write(l.wakefd, one[:])
+}
+
+// shutdown tells the loop to serve what its connections have buffered,
+// flush, close them all and end.
+func (l *eventLoop) shutdown() {
+	l.mu.Lock()
+	l.stop = true
+	l.mu.Unlock()
+	l.wake()
+}
+
+// InLoop reports whether an event loop serves the connection (then its
+// Handler must not wait: see Detach). Only the serving side may call it.
+func (c *Conn) InLoop() bool { return c.lc != nil }
+
+// kill has the loop close c at its next pass (Conn.Kill).
+func (l *eventLoop) kill(c *Conn) {
+	l.mu.Lock()
+	l.kills = append(l.kills, c)
+	l.mu.Unlock()
+	l.wake()
+}
+
+func (l *eventLoop) run() {
+	defer l.srv.loopsWG.Done()
+	defer unix.Close(l.epfd)
+	defer unix.Close(l.wakefd)
+	events := make([]unix.EpollEvent, 256)
+	for {
+		tick := l.tick()
+		if l.next == 0 {
+			l.next = time.Now().Add(tick).UnixNano()
+		}
+		timeout := int(tick / time.Millisecond)
+		if len(l.again) > 0 {
+			timeout = 0
+		}
+		n, err := unix.EpollWait(l.epfd, events, timeout)
+		if err != nil && err != unix.EINTR {
+			l.srv.log.Error("event loop: epoll_wait failed", "err", err)
+			n = 0
+		}
+		// The connections that used their share last pass go after the
+		// ready ones; the two lists trade places, so neither allocates.
+		again := l.again
+		l.again, l.spare = l.spare[:0], again
+		stop := false
+		for _, ev := range events[:max(n, 0)] {
+			if int(ev.Fd) == l.wakefd {
+				stop = l.takeInbox()
+				continue
+			}
+			if c := l.conns[ev.Fd]; c != nil {
+				l.serve(c, true)
+			}
+		}
+		for i, c := range again {
+			again[i] = nil
+			if c.lc != nil && c.lc.loop == l && l.conns[int32(c.lc.fd)] == c {
+				l.serve(c, false)
+			}
+		}
+		l.flushAll()
+		if stop {
+			l.closeAll()
+			return
+		}
+		if now := time.Now().UnixNano(); now >= l.next {
+			l.next = now + int64(tick)
+			l.checkDeadlines(now)
+		}
+	}
+}
+
+// takeInbox adds the accepted connections, closes the killed ones and
+// reports whether the loop must stop.
+func (l *eventLoop) takeInbox() bool {
+	var buf [8]byte
+	_, _ = unix.Read(l.wakefd, buf[:])
+	l.mu.Lock()
+	inbox, kills, stop := l.inbox, l.kills, l.stop
+	l.inbox, l.kills = nil, nil
+	l.mu.Unlock()
+	for _, c := range inbox {
+		lc := c.lc
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, lc.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(lc.fd)}); err != nil {
+			l.finish(c, err)
+			continue
+		}
+		l.conns[int32(lc.fd)] = c
+		// Bytes may already be waiting (a client that wrote right after
+		// connecting): level-triggered epoll reports them at the next wait.
+	}
+	for _, c := range kills {
+		if c.lc != nil && c.lc.loop == l && l.conns[int32(c.lc.fd)] == c {
+			l.close(c, nil)
+		}
+	}
+	return stop
+}
+
+// serve runs what connection c has ready: reads once when its socket is
+// readable, then serves its complete requests, up to ReqsPerEvent of them
+// (the rest wait for the next pass, so one client cannot starve the
+// others). Its replies go out at the end of the pass (flushAll).
+func (l *eventLoop) serve(c *Conn, readable bool) {
+	lc := c.lc
+	defer func() {
+		if r := recover(); r != nil {
+			l.srv.log.Error("panic serving connection", "conn_id", c.id,
+				"remote", c.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
+			l.close(c, nil)
+		}
+	}()
+	h := lc.h
+	c.ctl.state.Store(connBusy) // what CLIENT LIST and stats conns show
+	if readable && !lc.eof {
+		if err := h.Fill(); err != nil && !errors.Is(err, ErrWouldBlock) {
+			lc.eof = true // served below as far as it goes, then closed
+			if !errors.Is(err, io.EOF) {
+				l.srv.log.Debug("connection closed", "conn_id", c.id, "err", err)
+			}
+		}
+	}
+	pending := 0
+	for {
+		requests, _ := h.Buffered()
+		if requests == 0 {
+			lc.partialAt = 0
+			c.ctl.state.Store(connWaiting)
+			break
+		}
+		framing := h.Framing()
+		if framing != FrameComplete && l.firstByteIsTLS(c) {
+			// A TLS client on a plain port would otherwise wait for the
+			// command timeout: no request of either protocol starts so.
+			l.close(c, errTLSOnPlainPort)
+			return
+		}
+		if pending == 0 && c.authed && readable && framing == FrameComplete {
+			c.prefetch(h.Keys(c.keys[:0]))
+		}
+		switch framing {
+		case FrameNeedMore:
+			if requests < ReadBufSize && !lc.eof {
+				if lc.partialAt == 0 {
+					lc.partialAt = time.Now().UnixNano()
+				}
+				goto done
+			}
+			if lc.eof {
+				goto done // an unfinished request and no more to come
+			}
+			lc.leave = true // larger than the read buffer
+			goto done
+		case FrameOther:
+			lc.leave = true
+			goto done
+		}
+		if pending >= l.srv.cfg.ReqsPerEvent {
+			c.Count(StatConnYields)
+			l.again = append(l.again, c)
+			goto done
+		}
+		lc.partialAt = 0
+		res, err := h.Serve()
+		switch res {
+		case Served:
+			pending++
+		case Closing:
+			if pending > 0 {
+				c.commandsDone()
+			}
+			if len(lc.spill) > 0 {
+				lc.closing, lc.leave = true, true
+				l.depart(c)
+				return
+			}
+			l.close(c, err)
+			return
+		case Detach:
+			lc.leave = true
+		}
+		if lc.leave {
+			break
+		}
+	}
+done:
+	if pending > 0 {
+		c.commandsDone()
+	}
+	if lc.leave {
+		l.depart(c)
+		return
+	}
+	if !lc.queued {
+		lc.queued = true
+		l.flush = append(l.flush, c)
+	}
+}
+
+// firstByteIsTLS reports whether the buffer starts with a TLS handshake
+// record: a TLS client on a plain port, which no request starts like.
+func (l *eventLoop) firstByteIsTLS(c *Conn) bool {
+	if p, ok := c.lc.h.(interface{ Pending() []byte }); ok {
+		b := p.Pending()
+		return len(b) > 0 && b[0] == tlsHandshakeRecord
+	}
+	return false
+}
+
+// flushAll writes the replies of every connection served this pass. In
+// durable mode the first write waits for the log (Conn.Write), so one
+// commit covers the whole pass, as Redis writes its AOF once per loop.
+func (l *eventLoop) flushAll() {
+	flush := l.flush
+	l.flush = flush[:0]
+	for i, c := range flush {
+		flush[i] = nil
+		lc := c.lc
+		if lc == nil || lc.loop != l || l.conns[int32(lc.fd)] != c {
+			continue // left or closed meanwhile
+		}
+		lc.queued = false
+		if _, replies := lc.h.Buffered(); replies > 0 {
+			if err := lc.h.Flush(); err != nil {
+				l.close(c, err)
+				continue
+			}
+		}
+		c.flushAt = 0
+		if lc.leave {
+			l.depart(c)
+			continue
+		}
+		if lc.eof {
+			if requests, _ := lc.h.Buffered(); requests == 0 || lc.h.Framing() != FrameComplete {
+				l.close(c, nil)
+			}
+		}
+	}
+}
+
+// tick is how often the loop checks its connections' deadlines: a
+// quarter of the shorter timeout (CONFIG SET timeout changes the idle
+// one at run time), at most a second, at least 10 ms.
+func (l *eventLoop) tick() time.Duration {
+	tick := time.Second
+	for _, t := range []time.Duration{l.srv.IdleTimeout(), l.srv.cfg.CommandTimeout} {
+		if t > 0 {
+			tick = min(tick, t/4)
+		}
+	}
+	return max(tick, 10*time.Millisecond)
+}
+
+// checkDeadlines closes the connections idle for longer than IdleTimeout
+// and those that have not completed a started request within
+// CommandTimeout. (Writes never wait in a loop: a reply the socket does
+// not take moves the connection to its goroutine, where WriteTimeout
+// applies.)
+func (l *eventLoop) checkDeadlines(now int64) {
+	it, ct := l.srv.IdleTimeout(), l.srv.cfg.CommandTimeout
+	if it <= 0 && ct <= 0 {
+		return
+	}
+	for _, c := range l.conns {
+		lc := c.lc
+		switch {
+		case ct > 0 && lc.partialAt != 0 && now-lc.partialAt >= int64(ct):
+			c.Count(StatCommandTimeouts)
+			l.srv.log.Debug("command not completed in time; connection closed", "conn_id", c.id)
+			l.close(c, nil)
+		case it > 0 && !c.idleExempt && lc.partialAt == 0 && now-c.lastCmd.Load() >= int64(it):
+			if requests, _ := lc.h.Buffered(); requests > 0 {
+				continue
+			}
+			c.Count(StatIdleKicks)
+			l.srv.log.Debug("idle connection closed", "conn_id", c.id)
+			l.close(c, nil)
+		}
+	}
+}
+
+// closeAll ends the loop at shutdown: every connection's complete
+// buffered requests are served and answered, then it is closed.
+func (l *eventLoop) closeAll() {
+	for range 2 {
+		for _, c := range l.conns {
+			l.serve(c, false)
+		}
+		l.flushAll()
+		if len(l.again) == 0 {
+			break
+		}
+		l.again = nil
+	}
+	for _, c := range l.conns {
+		l.close(c, nil)
+	}
+	l.mu.Lock()
+	inbox := l.inbox
+	l.inbox = nil
+	l.mu.Unlock()
+	for _, c := range inbox {
+		l.finish(c, nil)
+	}
+}
+
+// close ends connection c, which is in the loop.
+func (l *eventLoop) close(c *Conn, err error) {
+	lc := c.lc
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, lc.fd, nil)
+	delete(l.conns, int32(lc.fd))
+	l.finish(c, err)
+}
+
+// finish releases connection c, in the loop or never added to it.
+func (l *eventLoop) finish(c *Conn, err error) {
+	lc := c.lc
+	if cl, ok := lc.h.(io.Closer); ok {
+		_ = cl.Close()
+	}
+	_ = unix.Close(lc.fd)
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.srv.log.Debug("connection closed", "conn_id", c.id, "err", err)
+	}
+	l.srv.removeConn(c)
+}
+
+// depart moves connection c from the loop to a goroutine of its own: its
+// socket goes back to Go's poller, its Handler keeps every byte it holds,
+// and the goroutine first sends what the socket did not take.
+func (l *eventLoop) depart(c *Conn) {
+	lc := c.lc
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, lc.fd, nil)
+	delete(l.conns, int32(lc.fd))
+	f := os.NewFile(uintptr(lc.fd), "tcp")
+	nc, err := net.FileConn(f) // a duplicate, in Go's poller
+	_ = f.Close()
+	if err != nil {
+		lc.fd = -1
+		if cl, ok := lc.h.(io.Closer); ok {
+			_ = cl.Close()
+		}
+		l.srv.log.Error("connection could not leave the event loop; closed", "conn_id", c.id, "err", err)
+		l.srv.removeConn(c)
+		return
+	}
+	c.srv.mu.Lock()
+	c.nc, c.inLoop = nc, nil
+	if c.srv.shuttingDown.Load() || c.Killed() {
+		_ = nc.SetReadDeadline(time.Unix(1, 0))
+	}
+	c.srv.mu.Unlock()
+	c.lc = nil
+	l.srv.loopDeparted.Add(1)
+	l.srv.log.Debug("connection left the event loop for a goroutine", "conn_id", c.id)
+	go c.serveHandler(lc.h, lc)
+}
+
+// read is Conn.Read in a loop: one non-blocking read.
+func (lc *loopConn) read(c *Conn, p []byte) (int, error) {
+	for {
+		n, err := unix.Read(lc.fd, p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return 0, ErrWouldBlock
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		c.stats[StatBytesRead].Add(uint64(n))
+		return n, nil
+	}
+}
+
+// write is Conn.Write in a loop: what the socket takes now; the rest
+// waits in spill, and the connection leaves the loop after this pass.
+func (lc *loopConn) write(c *Conn, p []byte) (int, error) {
+	written := 0
+	for len(lc.spill) == 0 && written < len(p) {
+		n, err := unix.Write(lc.fd, p[written:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			c.writeFailed = true
+			c.stats[StatBytesWritten].Add(uint64(written))
+			return written, err
+		}
+		written += n
+	}
+	c.stats[StatBytesWritten].Add(uint64(written))
+	if written < len(p) {
+		lc.spill = append(lc.spill, p[written:]...)
+		lc.leave = true
+	}
+	return len(p), nil
+}

@@ -1,0 +1,31 @@
+//go:build !linux
+
+package server
+
+import (
+	"errors"
+)
+
+// Event loops are Linux only (epoll); elsewhere every connection has a
+// goroutine of its own.
+
+type loopConn struct {
+	spill   []byte
+	closing bool
+}
+
+type eventLoop struct{}
+
+func (s *Server) startLoops() error { return errors.New("event loops need Linux") }
+
+func (s *Server) attach(*Conn) bool { return false }
+
+func (l *eventLoop) shutdown() {}
+
+func (l *eventLoop) kill(*Conn) {}
+
+func (lc *loopConn) read(*Conn, []byte) (int, error)  { return 0, ErrWouldBlock }
+func (lc *loopConn) write(*Conn, []byte) (int, error) { return 0, ErrWouldBlock }
+
+// InLoop is always false without event loops.
+func (c *Conn) InLoop() bool { return false }

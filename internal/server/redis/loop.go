@@ -1,0 +1,77 @@
+package redis
+
+import (
+	"slices"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
+)
+
+// The RESP side of the core's event loops (server.LoopHandler).
+
+// Fill reads what has arrived into the read buffer.
+func (rc *conn) Fill() error {
+	_, err := rc.r.Fill()
+	return err
+}
+
+// Framing reports whether the read buffer starts with a complete request.
+func (rc *conn) Framing() server.Framing {
+	_, f := resp.Frame(rc.r.Pending())
+	switch f {
+	case resp.FrameComplete:
+		return server.FrameComplete
+	case resp.FrameNeedMore:
+		if !rc.Authed() {
+			// Before auth the reader refuses long prefixes at once
+			// (Redis's unauthenticated limits), which Frame does not know.
+			return server.FrameOther
+		}
+		return server.FrameNeedMore
+	}
+	return server.FrameOther
+}
+
+// Pending is the unparsed input.
+func (rc *conn) Pending() []byte { return rc.r.Pending() }
+
+// needsGoroutine reports whether c must run on the connection's own
+// goroutine: it may block (BLPOP, ...) or hands the connection's output to
+// an Outbox (SUBSCRIBE, MONITOR). In an event loop, dispatch keeps such a
+// request in stash and Serve answers server.Detach: the connection leaves
+// the loop, and its goroutine runs the request first (resume). So does any
+// command while a client pause is on (it may have to wait).
+func needsGoroutine(c *respCommand) bool {
+	switch c.name {
+	case "subscribe", "psubscribe", "ssubscribe", "monitor":
+		return true
+	}
+	return slices.Contains(c.flags, "blocking")
+}
+
+// resume runs the request an event loop left for this goroutine.
+func (rc *conn) resume() (server.Result, error) {
+	argv := rc.stash
+	rc.stash = nil
+	if rc.reply == replyOn {
+		rc.dispatch(argv)
+	} else {
+		rc.dispatchQuiet(argv)
+	}
+	if rc.quit {
+		return server.Closing, rc.w.Flush()
+	}
+	return server.Served, nil
+}
+
+// queueNeedsGoroutine reports whether a queued command of the MULTI
+// being executed needs the connection's own goroutine (SUBSCRIBE inside
+// MULTI; blocking commands do not block inside EXEC).
+func (rc *conn) queueNeedsGoroutine() bool {
+	for _, argv := range rc.multi.queue {
+		if c := rc.lookup(argv[0]); c != nil && c.detach && !slices.Contains(c.flags, "blocking") {
+			return true
+		}
+	}
+	return false
+}
