@@ -25,7 +25,7 @@ run: build
 # prometheus-redis-exporter for the RESP INFO test, nutcracker (twemproxy)
 # for the proxy test, shellcheck for scripts/cluster.sh, pymemcache,
 # redis-py and pylibmc for the Python client suites), then runs every test.
-test: deps vet build test-go test-invariants test-python test-k8s
+test: deps vet build test-go test-loops test-invariants test-python test-k8s
 
 deps:
 	@pkgs=""; command -v memcached >/dev/null 2>&1 || pkgs="$$pkgs memcached"; \
@@ -48,6 +48,12 @@ vet:
 # MINIKV_REQUIRE_PEERS makes tests that need memcached fail instead of skip.
 test-go:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 8m ./...
+
+# The connection tests once more with the connections served by an event
+# loop (--event-loops 1): the test servers (MINIKV_TEST_EVENT_LOOPS) and
+# the minikv processes the cmd tests start (MINIKV_EVENT_LOOPS). No -race.
+test-loops:
+	MINIKV_TEST_EVENT_LOOPS=1 MINIKV_EVENT_LOOPS=1 MINIKV_REQUIRE_PEERS=1 $(GO) test -count=1 -timeout 8m ./internal/server/... ./cmd/minikv
 
 # The whole suite once more, built with -tags invariants: the store runs
 # its deep check on the shard each operation touched, the LSM on every
