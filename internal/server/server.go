@@ -94,6 +94,8 @@ type Server struct {
 	live liveSettings // what CONFIG SET and CLIENT PAUSE change (client.go)
 
 	events keyEvents // keyspace notifications (events.go)
+
+	monitors monitorHub // MONITOR connections (monitor.go)
 }
 
 // New returns a Server over st.

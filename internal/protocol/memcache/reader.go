@@ -54,6 +54,8 @@ type Reader struct {
 	key                       [MaxKeyLen]byte  // storage key, copied before br may slide
 	b64key                    [MaxKeyLen]byte  // meta b key, decoded
 	mline                     [MaxLineLen]byte // ms line, copied before br may slide
+	keepLine                  bool             // KeepLine
+	line                      []byte           // the last command line, when keepLine
 }
 
 // NewReader returns a Reader with a read buffer of size bytes.
@@ -95,6 +97,9 @@ func (r *Reader) Read(req *Request) error {
 	if err != nil {
 		return err
 	}
+	if r.keepLine {
+		r.line = append(r.line[:0], line...)
+	}
 	if err := r.parse(line, req); err != nil {
 		if req.hasData {
 			// A meta set whose length parsed: memcached swallows its data
@@ -110,6 +115,20 @@ func (r *Reader) Read(req *Request) error {
 	}
 	return nil
 }
+
+// KeepLine has Read keep a copy of every command line from now on (on),
+// for a server that shows the commands it serves (MONITOR), or stop.
+func (r *Reader) KeepLine(on bool) {
+	r.keepLine = on
+	if !on && r.line != nil {
+		r.line = nil
+	}
+}
+
+// Line is the command line of the last request Read parsed, without its
+// line ending, when KeepLine is on (else empty). It is valid until the
+// next Read.
+func (r *Reader) Line() []byte { return r.line }
 
 // dropSpill forgets spill buffers above retainLimit. It runs before a new
 // request is read, when nothing aliases them any more.

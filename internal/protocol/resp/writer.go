@@ -11,16 +11,22 @@ import (
 // switches it. Methods do not return errors: the first write error sticks
 // in the buffer and Flush reports it.
 type Writer struct {
-	bw    *bufio.Writer
-	resp3 bool
-	hdr   [24]byte // scratch for "<type><number>\r\n" headers
-	num   [32]byte // scratch for numbers sent as bulk strings
+	bw      *bufio.Writer
+	resp3   bool
+	onError func(msg string) // called with every error reply (SetErrorHook)
+	hdr     [24]byte         // scratch for "<type><number>\r\n" headers
+	num     [32]byte         // scratch for numbers sent as bulk strings
 }
 
 // NewWriter returns a Writer with an output buffer of size bytes.
 func NewWriter(w io.Writer, size int) *Writer {
 	return &Writer{bw: bufio.NewWriterSize(w, size)}
 }
+
+// SetErrorHook has f called with the message of every error reply
+// written from now on (a server counts them by error code, as Redis's
+// errorstats). Reset keeps it.
+func (w *Writer) SetErrorHook(f func(msg string)) { w.onError = f }
 
 // Reset discards unflushed output, returns to RESP2 and writes to wr.
 func (w *Writer) Reset(wr io.Writer) {
@@ -63,6 +69,9 @@ func (w *Writer) OK() { _, _ = w.bw.WriteString("+OK\r\n") }
 // Redis's addReplyErrorLength does, so a quoted argument cannot break the
 // framing.
 func (w *Writer) Error(msg string) {
+	if w.onError != nil {
+		w.onError(msg)
+	}
 	_ = w.bw.WriteByte('-')
 	start := 0
 	for i := 0; i < len(msg); i++ {

@@ -78,6 +78,7 @@ func (c *conn) Serve() (server.Result, error) {
 		c.resume = false
 		return c.run(req)
 	}
+	c.r.KeepLine(c.p.srv.Monitored()) // MONITOR (monitor.go)
 	err := c.r.Read(req)
 	if !c.Authed() {
 		if !c.preAuthMemcache(req, err, w) {
@@ -125,6 +126,9 @@ func (c *conn) run(req *memcache.Request) (server.Result, error) {
 	if !c.dispatch(req) {
 		_ = c.w.Flush()
 		return server.Closing, nil
+	}
+	if len(c.r.Line()) > 0 {
+		c.feedMonitors() // a Redis client runs MONITOR (monitor.go)
 	}
 	return server.Served, nil
 }

@@ -24,10 +24,11 @@ import (
 //	# Clients\r\n
 //	...
 
-// infoSections are the sections of a plain INFO, in Redis's order.
-// "all" and "everything" add nothing: MiniKV keeps no per-command stats.
+// infoSections are INFO's sections, in Redis's order. A plain INFO (and
+// "default") leaves out commandstats and latencystats; "all" and
+// "everything" give every one.
 var infoSections = []string{"server", "clients", "memory", "persistence", "stats",
-	"replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+	"replication", "cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace"}
 
 // cmdInfo is INFO [section ...].
 func cmdInfo(rc *conn, argv [][]byte) {
@@ -35,10 +36,11 @@ func cmdInfo(rc *conn, argv [][]byte) {
 	for _, a := range argv[1:] {
 		want[strings.ToLower(string(a))] = true
 	}
-	all := len(want) == 0 || want["default"] || want["all"] || want["everything"]
+	all := want["all"] || want["everything"]
+	def := len(want) == 0 || want["default"]
 	var b bytes.Buffer
 	for _, sec := range infoSections {
-		if all || want[sec] {
+		if all || want[sec] || def && sec != "commandstats" && sec != "latencystats" {
 			if b.Len() > 0 {
 				b.WriteString("\r\n")
 			}
@@ -51,7 +53,11 @@ func cmdInfo(rc *conn, argv [][]byte) {
 func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 	p, s := rc.p, rc.p.srv
 	field := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
-	b.WriteString("# " + strings.ToUpper(sec[:1]) + sec[1:] + "\r\n")
+	header := strings.ToUpper(sec[:1]) + sec[1:]
+	if sec == "cpu" {
+		header = "CPU"
+	}
+	b.WriteString("# " + header + "\r\n")
 	switch sec {
 	case "server":
 		now := time.Now()
@@ -163,7 +169,9 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("pubsub_patterns", patterns)
 		field("pubsubshard_channels", 0)
 		field("latest_fork_usec", 0)
-		field("total_error_replies", 0)
+		t, other := rc.p.ops.stats.totals(false)
+		field("unexpected_error_replies", 0) // replication and AOF loading: none here
+		field("total_error_replies", errorReplies(&t, other))
 		field("client_output_buffer_limit_disconnections", sum[server.StatOutputLimitKicks])
 	case "replication":
 		field("role", "master")
@@ -180,6 +188,15 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("used_cpu_user", fmt.Sprintf("%d.%06d", ru.Utime.Sec, ru.Utime.Usec))
 		field("used_cpu_sys_children", "0.000000")
 		field("used_cpu_user_children", "0.000000")
+	case "commandstats":
+		t, _ := rc.p.ops.stats.totals(true)
+		rc.writeCommandStats(b, &t)
+	case "errorstats":
+		t, other := rc.p.ops.stats.totals(false)
+		writeErrorStats(b, &t, other)
+	case "latencystats":
+		t, _ := rc.p.ops.stats.totals(true)
+		rc.writeLatencyStats(b, &t)
 	case "cluster":
 		field("cluster_enabled", b2i(p.cluster != nil))
 	case "keyspace":
@@ -243,6 +260,7 @@ func (p *Protocol) maxmemoryPolicy() string {
 
 func cmdConfigResetStat(rc *conn, _ [][]byte) {
 	rc.p.srv.ResetCounters()
+	rc.p.ops.stats.reset()
 	rc.w.OK()
 }
 

@@ -1,7 +1,6 @@
 package redis
 
 import (
-	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -70,8 +69,10 @@ func (rc *conn) reject(msg string) {
 	rc.rejected()
 }
 
-// rejected dooms the open transaction, if any, after a refusal.
+// rejected dooms the open transaction, if any, after a refusal, and
+// counts the refused command's rejected_calls.
 func (rc *conn) rejected() {
+	rc.rejectedCall()
 	if rc.multi.active {
 		rc.multi.aborted = true
 	}
@@ -174,8 +175,7 @@ func cmdExec(rc *conn, _ [][]byte) {
 // queued.
 func (rc *conn) runQueued(argv [][]byte) {
 	cmd := rc.queuedCommand(argv)
-	rc.Count(server.StatCommands)
-	cmd.run(rc, argv)
+	rc.call(cmd, argv) // cmdstats.go
 }
 
 // queuedCommand is the table entry of a queued command.

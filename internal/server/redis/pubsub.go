@@ -148,6 +148,14 @@ func (rc *conn) subscriber() *subscriber {
 // error, idle timeout, output limit, shutdown); the core then drains and
 // stops its Outbox.
 func (rc *conn) Close() error {
+	rc.leavePubsub()
+	rc.stopMonitor()
+	rc.p.ops.stats.unregister(rc.stats) // cmdstats.go
+	return nil
+}
+
+// leavePubsub leaves every channel and pattern.
+func (rc *conn) leavePubsub() {
 	if rc.subscribed() {
 		h := &rc.p.pubsub
 		h.mu.Lock()
@@ -155,7 +163,6 @@ func (rc *conn) Close() error {
 		h.mu.Unlock()
 		rc.sub.channels, rc.sub.patterns = nil, nil
 	}
-	return nil
 }
 
 // setRESP3 switches the connection's protocol. A subscriber switches
@@ -495,7 +502,8 @@ func (rc *conn) subcommandSyntaxError(argv [][]byte) {
 func cmdReset(rc *conn, _ [][]byte) {
 	rc.multi = multiState{}
 	rc.watched = nil
-	rc.Close()
+	rc.leavePubsub()
+	rc.stopMonitor()
 	if rc.sub != nil {
 		rc.SetIdleExempt(false)
 	}

@@ -49,6 +49,8 @@ type Protocol struct {
 
 	blocked *blockedSet // clients blocked in BLPOP and the like (blocking.go)
 
+	ops opsState // commandstats, errorstats, SLOWLOG, LATENCY, MONITOR (ops.go)
+
 	configMu   sync.Mutex // serialises CONFIG SET and REWRITE (config.go)
 	configFile string     // what CONFIG REWRITE rewrites (SetConfigFile); "": none
 
@@ -62,6 +64,7 @@ type Protocol struct {
 func New(srv *server.Server) *Protocol {
 	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started(), blocked: newBlockedSet()}
 	p.maxBulk = p.maxBulkLen()
+	p.ops.init()
 	srv.SetKeyEventSink(p.publishKeyEvent)
 	return p
 }
@@ -73,6 +76,8 @@ func (p *Protocol) MaxConnsReply() string { return "-ERR max number of clients r
 func (p *Protocol) NewHandler(c *server.Conn) server.Handler {
 	rc := &conn{Conn: c, p: p, st: p.st}
 	rc.w = resp.NewWriter(c, server.WriteBufSize)
+	rc.stats = p.ops.stats.register()
+	rc.w.SetErrorHook(rc.countError)
 	rc.r = resp.NewReader(flushingReader{rc}, server.ReadBufSize, p.maxBulk)
 	rc.r.SetUnauthenticated(!c.Authed())
 	return rc
@@ -102,6 +107,15 @@ type conn struct {
 	pub     clientState  // what CLIENT LIST shows to other connections (client.go)
 	bres    blockResult  // what a blocking command popped at once (blocking.go)
 	stash   [][]byte     // a request an event loop left for the connection's goroutine (loop.go)
+
+	// Per-command bookkeeping (cmdstats.go).
+	stats    *connStats   // this connection's counters
+	cur      *respCommand // the command dispatch resolved, for its rejected_calls
+	t0       int64        // when the next command starts (an ops.now reading); 0: read the clock
+	errs     uint64       // error replies written
+	prevErrs uint64       // errs when the running command started, or its last nested one ended
+	waited   int64        // how long the running command was blocked (BLPOP, ...), in ops.now ticks: not its own time
+	monitor  bool         // MONITOR on (monitor.go)
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,
@@ -130,6 +144,7 @@ type flushingReader struct{ rc *conn }
 
 func (f flushingReader) Read(p []byte) (int, error) {
 	f.rc.nowMs = 0 // the bytes to come may arrive much later
+	f.rc.t0 = 0
 	if f.rc.w.Buffered() > 0 {
 		if err := f.rc.w.Flush(); err != nil {
 			return 0, err
@@ -151,6 +166,7 @@ func (rc *conn) Buffered() (requests, replies int) {
 // batch starts: the clock is read again.
 func (rc *conn) Wait() (byte, error) {
 	rc.nowMs = 0
+	rc.t0 = 0
 	return rc.r.Wait()
 }
 
@@ -158,6 +174,7 @@ func (rc *conn) Wait() (byte, error) {
 // again.
 func (rc *conn) Flush() error {
 	rc.nowMs = 0
+	rc.t0 = 0
 	return rc.w.Flush()
 }
 
@@ -208,6 +225,7 @@ func (p *Protocol) maxBulkLen() int {
 func (rc *conn) dispatch(argv [][]byte) {
 	name := argv[0]
 	cmd := rc.lookup(name)
+	rc.cur = cmd // a refusal from here counts for it (rejectedCall)
 	if cmd == nil {
 		if isAttack(name) {
 			// "POST" or "Host:": an HTTP request sent to the Redis port
@@ -227,6 +245,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 	}
 	if len(cmd.subs) > 0 && (len(argv) > 1 || cmd.run == nil) {
 		sc := cmd.subcommand(argv[1])
+		rc.cur = sc
 		if sc == nil {
 			rc.reject("ERR unknown subcommand '" + string(cString(argv[1], 128)) + "'. Try " +
 				strings.ToUpper(cmd.name) + " HELP.")
@@ -262,6 +281,10 @@ func (rc *conn) dispatch(argv [][]byte) {
 	if rc.subscribed() && rc.refusedWhileSubscribed(cmd) {
 		return // RESP2 subscribed mode (pubsub.go)
 	}
+	if rc.monitor && cmd.stat.keyspace {
+		rc.reject("ERR Replica can't interact with the keyspace") // Redis flags a monitor as a replica
+		return
+	}
 	if cmd.denyOOM && rc.st.Full() {
 		// Redis's processCommand: a command that may grow memory is
 		// refused, not run halfway, while the budget is spent and
@@ -282,13 +305,12 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.publish() // CLIENT LIST's multi=
 		return
 	}
-	rc.Count(server.StatCommands)
 	if rc.sub != nil && rc.p.srv.KeyEventsOn(^server.EventClass(0)) {
 		// Keyspace events the command causes go straight to this
 		// subscriber's Outbox: the replies before them go first.
 		_ = rc.w.Flush()
 	}
-	cmd.run(rc, argv)
+	rc.call(cmd, argv) // cmdstats.go
 	if cmd.publishes {
 		rc.publish()
 	}
@@ -454,6 +476,7 @@ type respCommand struct {
 	// meta is what Redis 7.0 declares for the command (cmdmeta.go); nil
 	// for a command Redis 7.0 does not have.
 	meta *cmdMeta
+	stat cmdStat // its number and flags for the per-command bookkeeping (ops.go)
 }
 
 // keys appends the keys of argv (a call of c with a valid arity) to dst:

@@ -238,6 +238,9 @@ func init() {
 				helpSub("config"),
 			}},
 		commandCommand(), // command.go
+		slowlogCommand(), // slowlog.go
+		latencyCommand(), // latency.go
+		monitorCommand(), // monitor.go
 		{name: "time", arity: 1, flags: []string{"loading", "stale", "fast"}, group: "server", since: "2.6.0", complexity: "O(1)",
 			summary: "Returns the server time.", run: cmdTime},
 	}
@@ -256,7 +259,7 @@ func init() {
 	table = append(table, dumpCommands()...)    // dump.go
 	table = append(table, sortCommands()...)    // sort.go
 	table = append(table, clusterCommands()...) // cluster.go
-	applyRedisMeta(table)                       // Redis 7.0's flags, key specs and docs (cmdmeta.go)
+	finishCommands(table)                       // Redis 7.0's flags, key specs and docs; command numbers (ops.go)
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
 		c := &table[i]

@@ -2,10 +2,8 @@ package redis
 
 import (
 	"fmt"
-	"io"
 	"testing"
 
-	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
@@ -14,9 +12,7 @@ import (
 // allocate nothing once warm, on a small and a big sorted set.
 func TestZSetDispatchZeroAllocs(t *testing.T) {
 	rs := startRESP(t, server.Config{}, store.Config{})
-	p := New(rs.srv)
-	rc := &conn{Conn: new(server.Conn), p: p, st: p.st}
-	rc.w = resp.NewWriter(io.Discard, server.WriteBufSize)
+	rc := dispatchConn(New(rs.srv))
 	for _, n := range []int{10, 1000} {
 		key := fmt.Sprint("z", n)
 		for i := range n {
