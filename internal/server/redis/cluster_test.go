@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -332,17 +333,17 @@ func TestClusterGoRedis(t *testing.T) {
 	// every command there, and reaches the right node only by following
 	// the MOVED replies.
 	t.Run("moved", func(t *testing.T) {
-		asked := 0
+		var asked atomic.Int32 // go-redis loads the map from its own goroutine
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{
 			ClusterSlots: func(context.Context) ([]redis.ClusterSlot, error) {
-				asked++
+				asked.Add(1)
 				return []redis.ClusterSlot{{Start: 0, End: cluster.Slots - 1, Nodes: []redis.ClusterNode{{Addr: nodes[0].addr}}}}, nil
 			},
 			MaxRedirects: 3,
 		})
 		t.Cleanup(func() { rdb.Close() })
 		checkPlacement(t, ctx, rdb, nodes, m, "moved:", 300)
-		if asked == 0 {
+		if asked.Load() == 0 {
 			t.Error("the client never loaded its (wrong) slot map")
 		}
 	})
