@@ -287,6 +287,7 @@ func (c *Conn) loop(h Handler) error {
 func (c *Conn) waitForCommand(h Handler) error {
 	c.waiting = true
 	c.enterWait()
+	c.applyIdleTimeout()
 	first, err := h.Wait()
 	for err != nil {
 		c.leaveWait() // a poke's deadline is replaced below
@@ -306,6 +307,26 @@ func (c *Conn) waitForCommand(h Handler) error {
 	}
 	c.armRead(time.Now().UnixNano())
 	return nil
+}
+
+// applyIdleTimeout brings the read deadline in line with the idle timeout
+// in force, once the connection is marked waiting. SetIdleTimeout stores
+// the new timeout before it pokes the waiting connections, so a connection
+// that armed its deadline with the old timeout and was not yet waiting
+// when the poke came sees the new one here.
+func (c *Conn) applyIdleTimeout() {
+	it := c.srv.IdleTimeout()
+	if it <= 0 || c.idleExempt {
+		return
+	}
+	d := c.lastCmd.Load() + int64(it)
+	if c.readDeadline != 0 && c.readDeadline <= d {
+		return
+	}
+	c.ctl.pokeMu.Lock()
+	defer c.ctl.pokeMu.Unlock()
+	c.readDeadline = d
+	_ = c.nc.SetReadDeadline(time.Unix(0, d))
 }
 
 // rearmIdle handles a read deadline that ran out while the connection was
