@@ -130,6 +130,7 @@ func (s *Server) attach(c *Conn) bool {
 	c.lc = &loopConn{fd: fd, loop: l, h: lh}
 	s.mu.Lock()
 	c.inLoop = l // for Kill, from other goroutines
+	c.ctl.fd = fd
 	s.mu.Unlock()
 	l.mu.Lock()
 	stopped := l.stop
@@ -500,6 +501,7 @@ func (l *eventLoop) depart(c *Conn) {
 	}
 	c.srv.mu.Lock()
 	c.nc, c.inLoop = nc, nil
+	c.ctl.fd = fdOf(nc)
 	if c.srv.shuttingDown.Load() || c.Killed() {
 		_ = nc.SetReadDeadline(time.Unix(1, 0))
 	}
