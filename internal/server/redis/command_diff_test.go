@@ -2,6 +2,7 @@ package redis
 
 import (
 	"bufio"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -311,5 +312,28 @@ func (g *argGen) arg(a rv) {
 		g.args(sub.elems)
 	default:
 		g.call = append(g.call, "val")
+	}
+}
+
+// TestGetKeysNeverPanics runs COMMAND GETKEYSANDFLAGS on random calls of
+// every command MiniKV serves: whatever the arguments, it answers.
+func TestGetKeysNeverPanics(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	rc := dispatchConn(New(rs.srv))
+	words := []string{"0", "1", "2", "-1", "3", "100", "2147483648", "-2147483649", "x", "", "STORE", "GET", "BY",
+		"LIMIT", "KEYS", "STREAMS", "WEIGHTS", "AUTH", "SET", "INCRBY", "OVERFLOW", "u8", "#1", "numkeys"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range servedCommands() {
+		for range 200 {
+			call := [][]byte{[]byte("COMMAND"), []byte("GETKEYSANDFLAGS")}
+			call = append(call, []byte(strings.Split(c.name, "|")[0]))
+			if strings.Contains(c.name, "|") {
+				call = append(call, []byte(strings.Split(c.name, "|")[1]))
+			}
+			for range rng.IntN(10) {
+				call = append(call, []byte(words[rng.IntN(len(words))]))
+			}
+			rc.dispatch(call)
+		}
 	}
 }
