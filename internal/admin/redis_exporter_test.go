@@ -1,9 +1,11 @@
 package admin
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,7 +18,8 @@ import (
 // TestRedisExporterScrapesRESP runs Debian's prometheus-redis-exporter
 // against MiniKV's RESP port and expects redis_up 1: the exporter needs only
 // INFO to answer (PING, CONFIG GET, SLOWLOG, LATENCY may fail), so this is
-// the acceptance test for INFO's format.
+// the acceptance test for INFO's format. It also reads INFO's
+// commandstats, errorstats and latencystats and SLOWLOG into their series.
 func TestRedisExporterScrapesRESP(t *testing.T) {
 	bin, err := exec.LookPath("prometheus-redis-exporter")
 	if err != nil {
@@ -28,6 +31,22 @@ func TestRedisExporterScrapesRESP(t *testing.T) {
 	e := startEnv(t, envConfig{resp: true})
 	c := dialMC(t, e.addr)
 	c.do("set k 0 0 5\r\nhello\r\n", "STORED")
+	// A call, a refusal and an error on the RESP port, for commandstats.
+	rc, err := net.Dial("tcp", e.respAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	_ = rc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(rc, "SET r 1\r\nGET\r\nLPUSH r x\r\nDEL r\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(rc)
+	for _, want := range []string{"+OK", "-ERR wrong number of arguments for 'get' command", "-WRONGTYPE", ":1"} {
+		if l, err := br.ReadString('\n'); err != nil || !bytes.HasPrefix([]byte(l), []byte(want)) {
+			t.Fatalf("RESP reply %q, %v; want %q", l, err, want)
+		}
+	}
 
 	// The exporter takes a port number, not a listener: retry on the rare
 	// chance another process takes the free port first.
@@ -71,6 +90,16 @@ func TestRedisExporterScrapesRESP(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^` + name + ` `).Match(body) {
 			t.Errorf("exporter output lacks %s", name)
 		}
+	}
+	for _, line := range []string{`redis_commands_total{cmd="set"} 1`, `redis_commands_rejected_calls_total{cmd="get"} 1`,
+		`redis_commands_failed_calls_total{cmd="lpush"} 1`, `redis_errors_total{err="WRONGTYPE"} 1`,
+		`redis_latency_percentiles_usec_count{cmd="set"} 1`, `redis_slowlog_length 0`} {
+		if !bytes.Contains(body, []byte("\n"+line+"\n")) {
+			t.Errorf("exporter output lacks %s:\n%s", line, redisLines(body))
+		}
+	}
+	if !regexp.MustCompile(`(?m)^redis_latency_percentiles_usec\{cmd="set",quantile="99\.9"\} [0-9.e+-]+$`).Match(body) {
+		t.Errorf("exporter output lacks set's p99.9:\n%s", redisLines(body))
 	}
 	// The key set over the memcached port is in the one store INFO reports.
 	if !regexp.MustCompile(`(?m)^redis_db_keys\{db="db0"\} 1$`).Match(body) {
