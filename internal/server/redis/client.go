@@ -38,13 +38,14 @@ const (
 	clientMulti   = 1 << iota // x: in MULTI
 	clientPubsub              // P: subscribed
 	clientNoEvict             // e: CLIENT NO-EVICT on
+	clientMonitor             // O: MONITOR on (monitor.go)
 )
 
 // publishingCommands are the commands after which the connection
 // publishes its state (the table marks them, respCommand.publishes).
 var publishingCommands = map[string]bool{
 	"hello": true, "auth": true, "reset": true, "client|setname": true, "client|no-evict": true,
-	"multi": true, "exec": true, "discard": true,
+	"multi": true, "exec": true, "discard": true, "monitor": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
 }
 
@@ -75,6 +76,9 @@ func (rc *conn) publish() {
 	rc.pub.psub.Store(int32(psub))
 	if rc.noEvict {
 		f |= clientNoEvict
+	}
+	if rc.monitor {
+		f |= clientMonitor
 	}
 	rc.pub.flags.Store(f)
 	rc.pub.resp3.Store(rc.w.RESP3())
@@ -171,6 +175,9 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	if rc := ci.rc; rc != nil {
 		f := rc.pub.flags.Load()
 		flags = ""
+		if f&clientMonitor != 0 {
+			flags += "O"
+		}
 		if f&clientPubsub != 0 {
 			flags += "P"
 		}

@@ -446,6 +446,9 @@ func TestMonitorBothPorts(t *testing.T) {
 		t.Fatalf("MONITOR: %q", l)
 	}
 	c := dialCmd(t, rs.respAddr, false)
+	if list := c.do(t, "CLIENT", "LIST"); !regexp.MustCompile(`flags=O .* cmd=monitor `).MatchString(list) {
+		t.Errorf("CLIENT LIST does not show the monitor (flags=O):\n%s", list)
+	}
 	c.do(t, "SET", "k", "v")
 	mc := servertest.Dial(t, rs.addr)
 	mc.Expect("set mk 5 0 1\r\nx\r\n", "STORED")
