@@ -24,10 +24,11 @@ import (
 // A connection that closes folds its counters into the Protocol's
 // totals; INFO sums the totals and the live connections.
 //
-//	command ─▶ conn.stats.chunks[idx/16][idx%16]: calls, ns, rejected, failed, latency histogram
+//	command ─▶ conn.stats.chunks[idx/16][idx%16]: ns, rejected, failed, and the call in
+//	           the latency histogram (or in untracked, with latency tracking off)
 //	error reply ─▶ conn.stats.errs[code] (unknown codes: opsState.otherErrs)
 //
-// Durations come from one monotonic clock reading per command: the end
+// Durations come from one clock reading per command (clock.go): the end
 // of one command is the start of the next while a pipelined batch runs;
 // the first command after the connection waited or read from its socket
 // reads the clock once more (conn.t0 is 0 then). So a duration covers the
@@ -38,13 +39,15 @@ import (
 // counters.
 const statChunkLen = 16
 
-// cmdCounters are one command's counters on one connection.
+// cmdCounters are one command's counters on one connection. A call is
+// counted once: in its latency histogram while latency tracking is on,
+// else in untracked (calls are their sum).
 type cmdCounters struct {
-	calls    atomic.Uint64
-	ns       atomic.Uint64 // total duration
-	rejected atomic.Uint64 // refused before running (arity, auth, OOM, ...)
-	failed   atomic.Uint64 // ran and answered an error
-	hist     atomic.Pointer[latencyHist]
+	untracked atomic.Uint64 // calls made with latency tracking off
+	ns        atomic.Uint64 // total duration
+	rejected  atomic.Uint64 // refused before running (arity, auth, OOM, ...)
+	failed    atomic.Uint64 // ran and answered an error
+	hist      atomic.Pointer[latencyHist]
 }
 
 type statChunk [statChunkLen]cmdCounters
@@ -87,7 +90,7 @@ type commandTotals struct {
 }
 
 func (t *commandTotals) add(c *cmdCounters) {
-	t.calls += c.calls.Load()
+	t.calls += c.untracked.Load()
 	t.ns += c.ns.Load()
 	t.rejected += c.rejected.Load()
 	t.failed += c.failed.Load()
@@ -95,7 +98,7 @@ func (t *commandTotals) add(c *cmdCounters) {
 		if t.hist == nil {
 			t.hist = new(histCounts)
 		}
-		h.addTo(t.hist)
+		t.calls += h.addTo(t.hist)
 	}
 }
 
@@ -211,7 +214,7 @@ func (r *statsRegistry) reset() {
 			if ch := s.chunks[i].Load(); ch != nil {
 				for j := range ch {
 					c := &ch[j]
-					c.calls.Store(0)
+					c.untracked.Store(0)
 					c.ns.Store(0)
 					c.rejected.Store(0)
 					c.failed.Store(0)
@@ -284,7 +287,6 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 	rc.t0, rc.waited = end, 0
 	rc.Count(server.StatCommands) // total_commands_processed, once done as in Redis
 	c := rc.stats.counters(cmd.stat.idx)
-	c.calls.Add(1)
 	c.ns.Add(uint64(d))
 	if rc.errs != rc.prevErrs {
 		c.failed.Add(1)
@@ -297,7 +299,9 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 			h = new(latencyHist)
 			c.hist.Store(h)
 		}
-		h.record(d)
+		h.record(d) // counts the call too
+	} else {
+		c.untracked.Add(1)
 	}
 	if set.slowlogSlower >= 0 && d/1000 >= set.slowlogSlower && !cmd.stat.noSlowlog {
 		ops.slowlog.push(rc, argv, d)
@@ -416,10 +420,15 @@ func (h *latencyHist) record(d int64) {
 	h[histBucket(v)].Add(1)
 }
 
-func (h *latencyHist) addTo(c *histCounts) {
+// addTo adds h's counts to c and returns how many it added.
+func (h *latencyHist) addTo(c *histCounts) uint64 {
+	var n uint64
 	for i := range h {
-		c[i] += h[i].Load()
+		v := h[i].Load()
+		c[i] += v
+		n += v
 	}
+	return n
 }
 
 func (h *latencyHist) reset() {

@@ -609,3 +609,24 @@ func TestExporterParsesOps(t *testing.T) {
 		t.Errorf("SLOWLOG GET 1 = %+v", last)
 	}
 }
+
+// TestLatencyTrackingOffDifferential: with latency-tracking off, calls
+// are still counted but go into no histogram, as in Redis.
+func TestLatencyTrackingOffDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	var got [2]string
+	for i, addr := range []string{redisAddr, rs.respAddr} {
+		c := dialCmd(t, addr, false)
+		runSequence(t, c, [][]string{{"CONFIG", "SET", "latency-tracking", "no"}, {"SET", "a", "1"}, {"SET", "a", "2"}, {"SET", "a", "3"}})
+		lat, _ := parseRV(c.do(t, "INFO", "latencystats"))
+		runSequence(t, c, [][]string{{"CONFIG", "SET", "latency-tracking", "yes"}, {"SET", "a", "4"}, {"SET", "a", "5"}})
+		cmd, _ := parseRV(c.do(t, "INFO", "commandstats"))
+		h, _ := parseRV(c.do(t, "LATENCY", "HISTOGRAM", "set"))
+		calls, _ := h.elems[1].field("calls")
+		got[i] = strings.TrimSpace(lat.str) + " | " + cmdstatCounts(t, cmd.str)["set"] + " | histogram calls " + strconv.FormatInt(calls.num, 10)
+	}
+	if got[1] != got[0] {
+		t.Errorf("minikv %q, redis %q", got[1], got[0])
+	}
+}
