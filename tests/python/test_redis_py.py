@@ -302,3 +302,28 @@ def test_bulk_over_proto_max_closes(minikv_resp):
         s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870913\r\n")
         data = _read_until_close(s)
         assert data == b"-ERR Protocol error: invalid bulk length\r\n"
+
+
+def test_monitor_both_ports(minikv_resp, r):
+    """redis-py's Monitor API reads MONITOR's stream: Redis's line format,
+    the memcached port's commands as their words, AUTH redacted."""
+    with r.monitor() as m:
+        other = redis.Redis(port=minikv_resp.resp_port, socket_timeout=5)
+        mc = MemcacheClient(("127.0.0.1", minikv_resp.port), default_noreply=False, timeout=5)
+        try:
+            other.set("mon", 'a "b"')
+            assert mc.set("mc-mon", b"x") is True
+            with pytest.raises(redis.AuthenticationError):
+                other.execute_command("AUTH", "secret")
+            other.get("mon")
+            seen = []
+            while not seen or seen[-1]["command"] != "GET mon":
+                seen.append(m.next_command())
+        finally:
+            mc.close()
+            other.close()
+    commands = [c["command"] for c in seen]
+    assert 'SET mon a "b"' in commands
+    assert "set mc-mon 0 0 1" in commands
+    assert "AUTH (redacted)" in commands
+    assert all(c["db"] == 0 and c["client_address"] == "127.0.0.1" for c in seen)
