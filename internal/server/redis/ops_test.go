@@ -2,7 +2,6 @@ package redis
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net"
 	"regexp"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
