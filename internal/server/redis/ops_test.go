@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/server/servertest"
