@@ -210,6 +210,7 @@ func cmdSubscribe(rc *conn, argv [][]byte) {
 		}
 		rc.subReply("subscribe", ch, false, s.count())
 	}
+	rc.publish()     // CLIENT LIST's sub= and flag P, before the reply can be read
 	_ = rc.w.Flush() // into the Outbox, before any message can follow
 	rc.SetIdleExempt(true)
 }
@@ -236,6 +237,7 @@ func cmdPSubscribe(rc *conn, argv [][]byte) {
 		}
 		rc.subReply("psubscribe", pat, false, s.count())
 	}
+	rc.publish() // CLIENT LIST's psub= and flag P, before the reply can be read
 	_ = rc.w.Flush()
 	rc.SetIdleExempt(true)
 }
@@ -289,6 +291,7 @@ func (rc *conn) unsubscribe(names [][]byte, patterns bool) {
 		}
 		rc.subReply(kind, n, false, s.count())
 	}
+	rc.publish()     // CLIENT LIST's counts, before the reply can be read
 	_ = rc.w.Flush() // after the last message on what was left
 	if s.count() == 0 {
 		rc.SetIdleExempt(false)
