@@ -151,7 +151,7 @@ def main():
                 runs.append((proto, pl, peer, res))
         tool = {"resp": "redis-benchmark -t get,set -c 50 -d 32", "memcache": "memcaslap -T 2 -c 50, 1:9, 32 B"}
         for proto, pl, peer, res in runs:
-            pm = statistics.median(c for _, c in res[peer])
+            pm = statistics.median(c for _, c in res[peer]) if peer in res else float("nan")
             print(f"\n{tool[proto]}, P={pl} (medians of {args.rounds} rounds)\n")
             print(f"| target | req/s | server CPU per request | ÷ {peer} |")
             print("|---|---|---|---|")

@@ -20,8 +20,10 @@ type econn struct {
 var econns [1 << 16]atomic.Pointer[econn]
 
 // listenFD opens a non-blocking listening socket on addr ("127.0.0.1:0")
-// and returns it with the address it got.
-func listenFD(addr string) (int, string, error) {
+// and returns it with the address it got. With reusePort (SO_REUSEPORT)
+// several loops can each listen on the same port and the kernel spreads
+// connections over them.
+func listenFD(addr string, reusePort bool) (int, string, error) {
 	ta, err := net.ResolveTCPAddr("tcp4", addr)
 	if err != nil {
 		return 0, "", err
@@ -31,6 +33,9 @@ func listenFD(addr string) (int, string, error) {
 		return 0, "", err
 	}
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if reusePort {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	}
 	sa := &unix.SockaddrInet4{Port: ta.Port}
 	copy(sa.Addr[:], ta.IP.To4())
 	if err := unix.Bind(fd, sa); err != nil {

@@ -14,8 +14,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-
-	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -44,7 +42,7 @@ func run(model, addr string, loops int, serve serveFunc) error {
 		fmt.Println("listening", ln.Addr())
 		return serveGoroutines(ln, serve)
 	case "epoll":
-		lfd, a, err := listenFD(addr)
+		lfd, a, err := listenFD(addr, false)
 		if err != nil {
 			return err
 		}
@@ -69,33 +67,4 @@ func run(model, addr string, loops int, serve serveFunc) error {
 		select {}
 	}
 	return fmt.Errorf("unknown model %q", model)
-}
-
-// listenReuse is listenFD with SO_REUSEPORT, so several loops can each
-// listen on the same port and the kernel spreads connections over them.
-func listenReuse(addr string) (int, string, error) {
-	ta, err := net.ResolveTCPAddr("tcp4", addr)
-	if err != nil {
-		return 0, "", err
-	}
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return 0, "", err
-	}
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-	sa := &unix.SockaddrInet4{Port: ta.Port}
-	copy(sa.Addr[:], ta.IP.To4())
-	if err := unix.Bind(fd, sa); err != nil {
-		return 0, "", err
-	}
-	if err := unix.Listen(fd, 4096); err != nil {
-		return 0, "", err
-	}
-	got, err := unix.Getsockname(fd)
-	if err != nil {
-		return 0, "", err
-	}
-	g := got.(*unix.SockaddrInet4)
-	return fd, (&net.TCPAddr{IP: net.IP(g.Addr[:]), Port: g.Port}).String(), nil
 }

@@ -344,7 +344,7 @@ func serveURing(addr string, loops int, serve serveFunc) (string, error) {
 	var got string
 	errc := make(chan error, loops)
 	for i := range loops {
-		lfd, a, err := listenReuse(addr)
+		lfd, a, err := listenFD(addr, true)
 		if err != nil {
 			return "", err
 		}
