@@ -3,6 +3,8 @@ package lsm
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
 	"testing"
 )
 
@@ -121,3 +123,44 @@ func benchIterSeek(b *testing.B, tables bool) {
 
 func BenchmarkIterSeekGETables(b *testing.B) { benchIterSeek(b, true) }
 func BenchmarkIterSeekGEMixed(b *testing.B)  { benchIterSeek(b, false) }
+
+// BenchmarkPut is the seed workload's write phase, one writer: Put of
+// "key_%d" with 128-byte values, every Put after its write(2) (SyncNone),
+// on the OS's filesystem; background flushes and compactions included.
+func BenchmarkPut(b *testing.B) { benchPut(b, 1) }
+
+// BenchmarkPut16 is the same with 16 writers sharing the commit queue.
+func BenchmarkPut16(b *testing.B) { benchPut(b, 16) }
+
+func benchPut(b *testing.B, writers int) {
+	db, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	val := make([]byte, 128)
+	b.ReportAllocs()
+	if writers == 1 {
+		var k []byte
+		i := 0
+		for b.Loop() {
+			k = fmt.Appendf(k[:0], "key_%d", i)
+			if err := db.Put(k, val); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		return
+	}
+	var next atomic.Int64
+	b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		var k []byte
+		for pb.Next() {
+			k = fmt.Appendf(k[:0], "key_%d", next.Add(1))
+			if err := db.Put(k, val); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

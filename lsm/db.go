@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,11 +64,20 @@ type DB struct {
 	// compactMu serializes compactions (background and manual).
 	compactMu sync.Mutex
 
-	walBuf    []byte // used only by the commit leader
-	flushCh   chan struct{}
-	compactCh chan struct{}
-	quit      chan struct{}
-	wg        sync.WaitGroup
+	// syncing holds the SyncAlways groups whose fsync is in flight, in
+	// commit order (leadLocked); pipeErr is the first fsync error among
+	// them, which fails every group acknowledged after it.
+	syncing  []*syncGroup
+	pipeErr  error
+	syncCond sync.Cond // signalled when groups leave syncing
+
+	walBuf     []byte    // used only by the commit leader
+	groupBuf   []*writer // used only by the commit leader
+	concurrent bool      // the last group had company: more than one writer, or others queued behind it
+	flushCh    chan struct{}
+	compactCh  chan struct{}
+	quit       chan struct{}
+	wg         sync.WaitGroup
 
 	m metricsCounters
 }
@@ -117,10 +127,14 @@ func (d *DB) installReadStateLocked() {
 
 // walFile is an open write-ahead log.
 type walFile struct {
-	num    uint64
-	f      vfs.AppendLog
-	mu     sync.Mutex // protects closed, and orders Sync against Close
-	closed bool
+	num  uint64
+	f    vfs.AppendLog
+	fs   vfs.FS
+	path string
+	mu   sync.Mutex // protects the fields below, and orders Sync against Close
+	// closed is set by close; handles are idle sync handles (syncHandle).
+	closed  bool
+	handles []vfs.File
 }
 
 func (w *walFile) sync() error {
@@ -130,6 +144,45 @@ func (w *walFile) sync() error {
 		return nil
 	}
 	return w.f.Sync()
+}
+
+// pipelinable reports whether commits to w may fsync while the next group
+// is written: w is a write(2) log (Options.PipelinedSync, DB.leadLocked).
+func (w *walFile) pipelinable() bool {
+	_, ok := w.f.(vfs.FileLog)
+	return ok && w.fs != nil
+}
+
+// syncHandle returns a handle on w's file for one fsync: a file opened
+// anew, so its own open file description. Linux reports a failed
+// write-back once per open file description (errseq), so two fsyncs in
+// flight through one descriptor could hand the error of the first group's
+// pages to the second call only, and the first would return success.
+// With a handle per fsync in flight, every fsync sees every write-back
+// error since that handle's previous fsync. Handles are reused
+// (releaseHandle) and closed with the log.
+func (w *walFile) syncHandle() (vfs.File, error) {
+	w.mu.Lock()
+	if n := len(w.handles); n > 0 {
+		h := w.handles[n-1]
+		w.handles = w.handles[:n-1]
+		w.mu.Unlock()
+		return h, nil
+	}
+	w.mu.Unlock()
+	return w.fs.Open(w.path)
+}
+
+func (w *walFile) releaseHandle(h vfs.File) {
+	w.mu.Lock()
+	if !w.closed {
+		w.handles = append(w.handles, h)
+		h = nil
+	}
+	w.mu.Unlock()
+	if h != nil {
+		_ = h.Close()
+	}
 }
 
 func (w *walFile) close(sync bool) error {
@@ -143,7 +196,15 @@ func (w *walFile) close(sync bool) error {
 	if sync {
 		err = w.f.Sync()
 	}
+	for _, h := range w.handles {
+		_ = h.Close()
+	}
+	w.handles = nil
 	return errors.Join(err, w.f.Close())
+}
+
+func (d *DB) newWALFile(num uint64, f vfs.AppendLog) *walFile {
+	return &walFile{num: num, f: f, fs: d.fs, path: d.path(walName(num))}
 }
 
 func (d *DB) path(name string) string { return filepath.Join(d.dir, name) }
@@ -279,9 +340,19 @@ func (d *DB) getFrom(rs *readState, key []byte, seq uint64) (kind, []byte, bool,
 // writer is one caller waiting in the commit queue.
 type writer struct {
 	batch *Batch
-	done  bool
+	taken bool // a leader took it into its group
+	done  bool // committed, with err
 	err   error
 	cond  sync.Cond
+}
+
+// syncGroup is a commit group of SyncAlways whose records are in the log
+// and the memtable and whose fsync is in flight (DB.syncing).
+type syncGroup struct {
+	writers []*writer
+	last    uint64 // the group's last sequence number
+	synced  bool   // its fsync returned
+	err     error  // with this error
 }
 
 // batchPool recycles the one-entry batches of Put, PutExpiring and Delete:
@@ -290,6 +361,11 @@ var batchPool = sync.Pool{New: func() any { return new(Batch) }}
 
 var writerPool = sync.Pool{New: func() any { return new(writer) }}
 
+var syncGroupPool = sync.Pool{New: func() any { return new(syncGroup) }}
+
+// maxSyncing bounds the pipelined fsyncs in flight (leadLocked).
+const maxSyncing = 2
+
 // maxGroupBytes caps a commit group so one leader does not hold up its own
 // caller for too long.
 const maxGroupBytes = 1 << 20
@@ -297,40 +373,115 @@ const maxGroupBytes = 1 << 20
 // Apply commits a batch atomically.
 //
 // Commits queue up; the writer at the head of the queue (the leader) takes
-// the whole queue as a group, appends all of it to the WAL with one write(2)
-// (and in SyncAlways one fsync), inserts it into the memtable, publishes it
-// to readers and wakes the others. This is LevelDB's write path: concurrent
-// writers share system calls, and a lone writer pays one lock round-trip.
+// the whole queue as a group, appends all of it to the WAL with one write(2),
+// inserts it into the memtable, publishes it to readers and wakes the
+// others. This is LevelDB's write path: concurrent writers share system
+// calls, and a lone writer pays one lock round-trip.
+//
+// In SyncAlways the group is also fsynced before anyone is acknowledged.
+// With Options.PipelinedSync the fsyncs overlap: once its group is written
+// and inserted, the leader hands the head of the queue to the next writer
+// and only then fsyncs, so the next group's write(2) and fsync run while
+// this one's fsync is in flight (maxSyncing at most). Groups are
+// acknowledged strictly in order: a group returns when its own fsync and
+// every earlier group's have succeeded, and becomes visible to readers
+// only then. A failed fsync fails its group and every group after it, and
+// the DB refuses writes from then on.
 func (d *DB) Apply(b *Batch) error {
 	if b.count == 0 {
 		return nil
 	}
-	w := writerPool.Get().(*writer)
-	w.batch, w.done, w.err = b, false, nil
-	w.cond.L = &d.mu
-
+	w := d.newWriter(b)
 	d.mu.Lock()
 	d.writers = append(d.writers, w)
-	for !w.done && d.writers[0] != w {
-		w.cond.Wait()
-	}
-	var err error
-	if w.done {
-		err = w.err
-	} else {
-		err = d.leadLocked()
-	}
+	err := d.commitLocked(w)
 	d.mu.Unlock()
 	w.batch = nil
 	writerPool.Put(w)
 	return err
 }
 
+func (d *DB) newWriter(b *Batch) *writer {
+	w := writerPool.Get().(*writer)
+	w.batch, w.taken, w.done, w.err = b, false, false, nil
+	w.cond.L = &d.mu
+	return w
+}
+
+// Commit is a batch in the commit queue, from Enqueue.
+type Commit struct {
+	d *DB
+	w *writer
+}
+
+// Enqueue queues b for commit and returns at once; Wait commits it and
+// returns what Apply would. Batches commit in the order they are queued,
+// so a caller that enqueues under its own lock orders its commits without
+// holding that lock while they run. Wait must be called exactly once, and
+// b must not be changed until it returns.
+func (d *DB) Enqueue(b *Batch) Commit {
+	if b.count == 0 {
+		return Commit{}
+	}
+	w := d.newWriter(b)
+	d.mu.Lock()
+	d.writers = append(d.writers, w)
+	d.mu.Unlock()
+	return Commit{d, w}
+}
+
+// Wait commits the batch (see Apply) and returns its error.
+func (c Commit) Wait() error {
+	if c.w == nil {
+		return nil
+	}
+	d, w := c.d, c.w
+	d.mu.Lock()
+	err := d.commitLocked(w)
+	d.mu.Unlock()
+	w.batch = nil
+	writerPool.Put(w)
+	return err
+}
+
+// commitLocked waits until the batch of w, queued in d.writers, is
+// committed, leading the commit if w reaches the head of the queue first,
+// and returns its error. d.mu is held.
+func (d *DB) commitLocked(w *writer) error {
+	for !w.taken && d.writers[0] != w {
+		w.cond.Wait()
+	}
+	if !w.taken {
+		if d.concurrent {
+			// Other writers were seen lately: let the ones the scheduler
+			// has ready join this group before it is taken, so they share
+			// its write(2) instead of each paying one. A lone writer never
+			// yields.
+			d.mu.Unlock()
+			runtime.Gosched()
+			d.mu.Lock()
+		}
+		d.leadLocked()
+	}
+	for !w.done {
+		w.cond.Wait()
+	}
+	return w.err
+}
+
 // leadLocked commits, as the leader, the group that starts at the head of
-// the commit queue (whose batch must be set), and hands the lead to the
-// next writer. d.mu is held on entry and on return (it is released during
-// the WAL write). It returns the group's error.
-func (d *DB) leadLocked() error {
+// the commit queue (whose batch must be set), and hands the head of the
+// queue to the next writer. d.mu is held on entry and on return (it is
+// released during the WAL write and the fsync). The group's writers,
+// the leader's included, are done (with their error) on return, or, in
+// SyncAlways, once the groups before theirs are (advanceLocked).
+func (d *DB) leadLocked() {
+	// With maxSyncing fsyncs in flight, wait for one to return: the group
+	// grows meanwhile, and a disk that is the bottleneck gets fewer,
+	// larger fsyncs instead of one per writer.
+	for len(d.syncing) >= maxSyncing {
+		d.syncCond.Wait()
+	}
 	// Gather the group.
 	group := 1
 	size := len(d.writers[0].batch.data)
@@ -341,71 +492,187 @@ func (d *DB) leadLocked() error {
 	}
 	need := 0
 	for _, gw := range d.writers[:group] {
+		gw.taken = true
 		need += memNeed(gw.batch)
 	}
-	err := d.makeRoomLocked(need)
-	var last uint64
+	if err := d.makeRoomLocked(need); err != nil {
+		finishLocked(d.writers[:group], err)
+		d.popLocked(group)
+		return
+	}
+	d.concurrent = group > 1 || len(d.writers) > group
+	// ws is the leader's copy of the group: d.writers may grow (and move)
+	// while the lock is released.
+	ws := append(d.groupBuf[:0], d.writers[:group]...)
+	d.groupBuf = ws
+	seq := d.lastSeq + 1
+	buf := d.walBuf[:0]
+	for _, gw := range ws {
+		gw.batch.setSeq(seq)
+		seq += uint64(gw.batch.count)
+		buf = appendRecord(buf, gw.batch.data)
+	}
+	last := seq - 1
+	d.lastSeq = last
+	mem, wal := d.mem, d.wal
+	pipelined := d.PipelinedSync() && wal.pipelinable()
+	d.mu.Unlock()
+
+	_, err := wal.f.Write(buf)
+	if err == nil && d.opts.Sync == SyncAlways && !pipelined {
+		err = d.syncLog(wal.f)
+	}
+	d.m.commits.Add(int64(group))
 	if err == nil {
-		seq := d.lastSeq + 1
-		buf := d.walBuf[:0]
-		for _, gw := range d.writers[:group] {
-			gw.batch.setSeq(seq)
-			seq += uint64(gw.batch.count)
-			buf = appendRecord(buf, gw.batch.data)
+		for _, gw := range ws {
+			if err = insertBatch(mem, gw.batch.data); err != nil {
+				break
+			}
 		}
-		last = seq - 1
-		d.lastSeq = last
-		mem, wal := d.mem, d.wal
-		batches := make([]*Batch, group)
-		for i, gw := range d.writers[:group] {
-			batches[i] = gw.batch
-		}
-		d.mu.Unlock()
+	}
+	d.walBuf = buf
+	d.m.walBytes.Add(int64(len(buf)))
+	d.m.userBytes.Add(int64(size))
 
-		_, err = wal.f.Write(buf)
-		if err == nil && d.opts.Sync == SyncAlways {
-			t0 := time.Now()
-			err = wal.f.Sync()
-			d.m.walSyncs.Add(1)
-			d.m.noteSync(time.Since(t0))
+	d.mu.Lock()
+	if err != nil {
+		err = fmt.Errorf("lsm: write-ahead log: %w", err)
+		if d.bgErr == nil {
+			d.bgErr = err
 		}
-		d.m.commits.Add(int64(group))
+	}
+	if err != nil || !pipelined {
 		if err == nil {
-			for _, gb := range batches {
-				if err = insertBatch(mem, gb.data); err != nil {
-					break
-				}
-			}
-		}
-		d.walBuf = buf
-		d.m.walBytes.Add(int64(len(buf)))
-		d.m.userBytes.Add(int64(size))
-
-		d.mu.Lock()
-		if err != nil {
-			err = fmt.Errorf("lsm: write-ahead log: %w", err)
-			if d.bgErr == nil {
-				d.bgErr = err
-			}
-		} else {
 			d.visibleSeq.Store(last)
 		}
+		finishLocked(ws, err)
+		d.popLocked(group)
+		return
 	}
-	for i, gw := range d.writers[:group] {
-		gw.err = err
-		gw.done = true
-		if i > 0 {
-			gw.cond.Signal()
+
+	// The group is in the log and the memtable, invisible to readers until
+	// it is acknowledged. Let the next group be written while this one
+	// syncs.
+	g := syncGroupPool.Get().(*syncGroup)
+	g.writers = append(g.writers[:0], ws...)
+	g.last = last
+	if invariantsOn {
+		prev := d.visibleSeq.Load()
+		if n := len(d.syncing); n > 0 {
+			prev = d.syncing[n-1].last
+		}
+		if last <= prev {
+			panic(fmt.Sprintf("lsm: invariant broken: group ending at %d queued for fsync after %d", last, prev))
 		}
 	}
-	clear(d.writers[:group])
-	d.writers = d.writers[group:]
+	d.syncing = append(d.syncing, g)
+	d.popLocked(group)
+	d.mu.Unlock()
+
+	err = d.syncPipelined(wal)
+
+	d.mu.Lock()
+	if err != nil {
+		err = fmt.Errorf("lsm: write-ahead log: %w", err)
+		if d.pipeErr == nil {
+			d.pipeErr = err
+		}
+		if d.bgErr == nil {
+			d.bgErr = err
+		}
+	}
+	g.synced, g.err = true, err
+	d.advanceLocked()
+}
+
+// PipelinedSync reports whether commits overlap their fsyncs
+// (Options.PipelinedSync in SyncAlways).
+func (d *DB) PipelinedSync() bool { return d.opts.PipelinedSync && d.opts.Sync == SyncAlways }
+
+// syncLog fsyncs the log f, counting it in the metrics.
+func (d *DB) syncLog(f interface{ Sync() error }) error {
+	t0 := time.Now()
+	err := f.Sync()
+	d.m.walSyncs.Add(1)
+	d.m.noteSync(time.Since(t0))
+	return err
+}
+
+// syncPipelined fsyncs wal for a pipelined group, through a handle of its
+// own (walFile.syncHandle).
+func (d *DB) syncPipelined(wal *walFile) error {
+	h, err := wal.syncHandle()
+	if err != nil {
+		return err
+	}
+	err = d.syncLog(h)
+	wal.releaseHandle(h)
+	return err
+}
+
+// advanceLocked acknowledges, in order, the groups at the front of
+// d.syncing whose fsync has returned: each with its own error, or the
+// first fsync error of the pipeline if there was one, so that no group is
+// acknowledged after one before it failed. d.mu is held.
+func (d *DB) advanceLocked() {
+	for len(d.syncing) > 0 && d.syncing[0].synced {
+		g := d.syncing[0]
+		d.syncing[0] = nil
+		d.syncing = d.syncing[1:]
+		err := g.err
+		if err == nil {
+			err = d.pipeErr
+		}
+		if err == nil {
+			if invariantsOn && g.last <= d.visibleSeq.Load() {
+				panic(fmt.Sprintf("lsm: invariant broken: group ending at %d acknowledged after %d", g.last, d.visibleSeq.Load()))
+			}
+			d.visibleSeq.Store(g.last)
+		}
+		finishLocked(g.writers, err)
+		clear(g.writers)
+		g.writers, g.synced, g.err = g.writers[:0], false, nil
+		syncGroupPool.Put(g)
+	}
+	d.syncCond.Broadcast() // leadLocked and drainSyncsLocked wait for this
+	if len(d.syncing) == 0 {
+		d.bgCond.Broadcast() // Close waits for this
+	}
+}
+
+// drainSyncsLocked waits until no pipelined fsync is in flight, so every
+// write in the log and the memtable is acknowledged (or failed). d.mu is
+// held.
+func (d *DB) drainSyncsLocked() {
+	for len(d.syncing) > 0 {
+		d.syncCond.Wait()
+	}
+}
+
+// finishLocked marks the writers done with err and wakes them. d.mu is
+// held.
+func finishLocked(ws []*writer, err error) {
+	for _, w := range ws {
+		w.err = err
+		w.done = true
+		w.cond.Signal()
+	}
+}
+
+// popLocked removes the first n writers from the commit queue and wakes
+// the next head. d.mu is held.
+func (d *DB) popLocked(n int) {
+	clear(d.writers[:n])
+	if n == len(d.writers) {
+		d.writers = d.writers[:0] // reuse the array: no allocation per commit
+	} else {
+		d.writers = d.writers[n:]
+	}
 	if len(d.writers) > 0 {
 		d.writers[0].cond.Signal()
-	} else if d.closed {
+	} else {
 		d.bgCond.Broadcast() // Close waits for the queue to drain
 	}
-	return err
 }
 
 // memNeed bounds the arena bytes a batch takes in a memtable.
@@ -458,6 +725,11 @@ func (d *DB) makeRoomLocked(need int) error {
 				d.m.stalls.Add(1)
 			}
 			d.bgCond.Wait()
+			continue
+		case len(d.syncing) > 0:
+			// A memtable leaves for its flush holding only acknowledged
+			// writes: a table never holds a write readers cannot see yet.
+			d.syncCond.Wait()
 			continue
 		}
 		if err := d.rotateMemLocked(need); err != nil {
@@ -512,7 +784,7 @@ func (d *DB) rotateMemLocked(need int) error {
 	}
 	old := d.mem
 	oldWAL := d.wal
-	d.wal = &walFile{num: num, f: f}
+	d.wal = d.newWALFile(num, f)
 	d.mem = newMemTable(max(d.opts.MemTableSize, need+4096), num)
 	if old.empty() {
 		// Nothing to flush: the old WAL holds no writes.

@@ -31,8 +31,9 @@ func (d *DB) DeleteRange(start, end []byte) error {
 		d.mu.Lock()
 	}
 	if err == nil && b.count > 0 {
-		d.writers[0].batch = b
-		return d.leadLocked()
+		w := d.writers[0]
+		w.batch = b
+		return d.commitLocked(w)
 	}
 	d.leaveHeadLocked() // nothing to commit
 	return err
@@ -42,7 +43,7 @@ func (d *DB) DeleteRange(start, end []byte) error {
 // head of the commit queue, where no commit runs but its own (Flush and
 // DeleteRange work there). It returns ErrClosed or the background error
 // that makes working there pointless. Every call is followed by
-// leaveHeadLocked or leadLocked. d.mu is held.
+// leaveHeadLocked or commitLocked. d.mu is held.
 func (d *DB) headLocked() error {
 	w := &writer{}
 	w.cond.L = &d.mu
@@ -50,6 +51,8 @@ func (d *DB) headLocked() error {
 	for d.writers[0] != w {
 		w.cond.Wait()
 	}
+	// Every commit before this one is acknowledged and visible.
+	d.drainSyncsLocked()
 	switch {
 	case d.closed:
 		return ErrClosed
@@ -60,14 +63,7 @@ func (d *DB) headLocked() error {
 }
 
 // leaveHeadLocked leaves the head of the commit queue to the next writer.
-func (d *DB) leaveHeadLocked() {
-	d.writers = d.writers[1:]
-	if len(d.writers) > 0 {
-		d.writers[0].cond.Signal()
-	} else if d.closed {
-		d.bgCond.Broadcast()
-	}
-}
+func (d *DB) leaveHeadLocked() { d.popLocked(1) }
 
 // rangeTombstones returns a batch deleting every live key in [start, end).
 func (d *DB) rangeTombstones(start, end []byte) (*Batch, error) {

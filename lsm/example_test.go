@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/minikv/minikv/lsm"
@@ -106,6 +108,42 @@ func ExampleDB_Apply() {
 	fmt.Println(errors.Is(err, lsm.ErrNotFound), string(v), b.Len())
 	// Output:
 	// true 100 2
+}
+
+func ExampleDB_Enqueue() {
+	db, done := tempDB(lsm.Options{Sync: lsm.SyncAlways})
+	defer done()
+
+	// A log of changes that several goroutines commit: each takes what is
+	// queued under the log's lock and enqueues it there, so commits keep
+	// the order of the changes, and waits for it without the lock, so the
+	// next one can be taken meanwhile.
+	var mu sync.Mutex
+	next := 0
+	commit := func() error {
+		mu.Lock()
+		next++
+		b := lsm.NewBatch()
+		b.Put([]byte("counter"), []byte(strconv.Itoa(next)))
+		c := db.Enqueue(b)
+		mu.Unlock()
+		return c.Wait()
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := commit(); err != nil {
+				log.Fatal(err)
+			}
+		}()
+	}
+	wg.Wait()
+	v, _ := db.Get([]byte("counter"))
+	fmt.Println(string(v)) // the last value queued, whatever order the goroutines ran in
+	// Output:
+	// 4
 }
 
 func ExampleDB_NewIter() {

@@ -37,6 +37,7 @@ func Open(dir string, o Options) (*DB, error) {
 		quit:      make(chan struct{}),
 	}
 	d.bgCond.L = &d.mu
+	d.syncCond.L = &d.mu
 	if o.BlockCacheSize > 0 {
 		d.cache = newBlockCache(o.BlockCacheSize)
 	}
@@ -219,7 +220,7 @@ func (d *DB) recover() error {
 	if err != nil {
 		return err
 	}
-	d.wal = &walFile{num: walNum, f: f}
+	d.wal = d.newWALFile(walNum, f)
 	d.mem = newMemTable(d.opts.MemTableSize, walNum)
 	nv, err := d.current.apply(edit)
 	if err != nil {
@@ -465,8 +466,8 @@ func (d *DB) Close() error {
 		d.mu.Unlock()
 		return ErrClosed
 	}
-	// Let queued writers finish.
-	for len(d.writers) > 0 {
+	// Let queued writers finish, and the fsyncs in flight.
+	for len(d.writers) > 0 || len(d.syncing) > 0 {
 		d.bgCond.Wait()
 	}
 	d.closed = true

@@ -69,6 +69,18 @@ type Options struct {
 	// acknowledged, and Sync modes still decide about power loss (msync).
 	// The cost: a log file reserves 2×MemTableSize+1 MiB of disk while live.
 	MappedWAL bool
+	// PipelinedSync, in SyncAlways, lets a commit group's fsync overlap the
+	// next group's: once a group is in the log and the memtable, its leader
+	// hands the commit queue on and fsyncs, so the next group's write(2) and
+	// fsync run while the first is in flight (two fsyncs at most). Groups
+	// are still acknowledged strictly in order, a write is visible only
+	// once acknowledged, and a failed fsync fails its group and every group
+	// after it. It pays where the disk completes overlapping fsyncs faster
+	// than one after the other and CPU is spare; on a 2-core VM with an ext4
+	// virtio disk it measured slower (more, smaller fsyncs, more CPU per
+	// commit: docs/durability.md), so it is off by default. Logs written
+	// with write(2) only (not MappedWAL).
+	PipelinedSync bool
 	// DisableAutoCompaction turns off background compactions (tests use it
 	// to shape the tree); Compact still works.
 	DisableAutoCompaction bool

@@ -33,6 +33,8 @@ func newEngine(name string) (engine, error) {
 		return &minikvEngine{opts: lsm.Options{MappedWAL: true}}, nil
 	case "minikv-sync":
 		return &minikvEngine{opts: lsm.Options{Sync: lsm.SyncAlways}}, nil
+	case "minikv-sync-pipe":
+		return &minikvEngine{opts: lsm.Options{Sync: lsm.SyncAlways, PipelinedSync: true}}, nil
 	case "minikv-mmap-sync":
 		return &minikvEngine{opts: lsm.Options{Sync: lsm.SyncAlways, MappedWAL: true}}, nil
 	case "pebble":
@@ -52,7 +54,9 @@ func newEngine(name string) (engine, error) {
 // MiniKV's engine with its defaults: SyncNone (every Put still reaches
 // write(2) before it returns), 4 MiB memtables, 10 bits/key filters, 8 MiB
 // block cache. minikv-mmap sets MappedWAL: the log is a shared mapping, so a
-// Put reaches the page cache by memcpy instead of write(2).
+// Put reaches the page cache by memcpy instead of write(2). minikv-sync
+// fsyncs before each ack (SyncAlways); minikv-sync-pipe also overlaps a
+// group's fsync with the next group's (PipelinedSync).
 type minikvEngine struct {
 	db   *lsm.DB
 	opts lsm.Options
