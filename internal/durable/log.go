@@ -9,11 +9,15 @@
 // and returns once it is in. While one Sync runs, the changes of every
 // other connection gather in the next batch, which the next Sync commits:
 // group commit across connections and pipelines, as LevelDB's writer
-// queue does inside the engine.
+// queue does inside the engine. When the engine pipelines fsyncs
+// (lsm.Options.PipelinedSync) commits may overlap: once a leader has taken
+// the pending batch, the next one may take the changes queued after it and
+// hand them to the engine while the first is still in its fsync; the
+// engine acknowledges them in order (mayLeadLocked says when).
 //
 //	store (shard lock) --Write--> pending batch --Sync--> lsm.Apply --> WAL, memtable
 //	                                   |                      |
-//	store (miss) --Read--> pending, committing, then the engine
+//	store (miss) --Read--> pending, in flight, then the engine
 //
 // Keys on disk carry a one-byte prefix: 'k' for the store's keys, 's' for
 // its state record, so no client key can collide with the state.
@@ -57,23 +61,48 @@ type Log struct {
 	openTime time.Duration                         // how long Open's lsm.Open took
 	dead     atomic.Pointer[func(rec []byte) bool] // the store's rule for compactions (Forget)
 
-	mu         sync.Mutex           // protects the fields below it
-	pending    *lsm.Batch           // changes queued since the last commit began
-	pendRecs   map[string]queuedRec // the last queued change of each key in pending
-	committing map[string]queuedRec // the changes of the batch being applied
-	spare      *lsm.Batch           // an empty batch for the next round
-	queued     atomic.Uint64        // changes queued so far; written under mu
-	failed     atomic.Bool          // err is set; written under mu
-	err        error                // the first commit error; every Sync after reports it
-	spareRecs  map[string]queuedRec // an empty map for the next round's pendRecs
-	leading    bool                 // a Sync is committing; the others wait on led
-	led        sync.Cond            // signalled (with mu) when a commit ends
+	mu        sync.Mutex             // protects the fields below it
+	pending   *lsm.Batch             // changes queued since the last commit began
+	pendRecs  map[string]queuedRec   // the last queued change of each key in pending
+	overlap   bool                   // the engine pipelines fsyncs: commits may overlap (mayLeadLocked)
+	keyBuf    []byte                 // queue's scratch key
+	inflight  []inflightBatch        // batches handed to the engine, not yet returned; oldest first
+	spares    []*lsm.Batch           // empty batches for the next rounds
+	spareRecs []map[string]queuedRec // empty maps for the next rounds' pendRecs
+	queued    atomic.Uint64          // changes queued so far; written under mu
+	taken     uint64                 // changes handed to the engine so far (a prefix of queued)
+	failed    atomic.Bool            // err is set; written under mu
+	err       error                  // the first commit error; every Sync after reports it
+	leading   bool                   // a Sync is taking the pending batch
+	waiters   []*syncWaiter          // Syncs waiting for a commit or for the lead (wakeLocked)
 
-	synced atomic.Uint64 // changes durable so far (a prefix of queued)
+	synced     atomic.Uint64 // changes durable so far (a prefix of queued)
+	overlapped atomic.Int64  // batches taken while another was in the engine
 
 	quit chan struct{}
 	done chan struct{}
 }
+
+// inflightBatch is a batch being applied: the last queued change of each
+// of its keys, and the count of changes queued up to its end.
+type inflightBatch struct {
+	recs map[string]queuedRec
+	n    uint64 // its changes
+	end  uint64 // the changes queued up to its end
+}
+
+// syncWaiter is a Sync waiting until its changes are committed, or until
+// it may lead: wakeLocked wakes only the waiters whose changes are in, and
+// one waiter to lead the next commit, not every waiter on every event.
+type syncWaiter struct {
+	target uint64        // the changes it waits for: queued up to target
+	ch     chan struct{} // receives one wake-up
+}
+
+var syncWaiterPool = sync.Pool{New: func() any { return &syncWaiter{ch: make(chan struct{}, 1)} }}
+
+// maxSpares bounds the batches and maps kept for reuse.
+const maxSpares = 4
 
 // queuedRec is a change waiting in a batch: the record, or a delete.
 type queuedRec struct {
@@ -112,19 +141,17 @@ func Open(dir string, o lsm.Options) (*Log, error) {
 
 func newLog() *Log {
 	l := &Log{
-		pending:   lsm.NewBatch(),
-		spare:     lsm.NewBatch(),
-		pendRecs:  map[string]queuedRec{},
-		spareRecs: map[string]queuedRec{},
-		quit:      make(chan struct{}),
-		done:      make(chan struct{}),
+		pending:  lsm.NewBatch(),
+		pendRecs: map[string]queuedRec{},
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
-	l.led.L = &l.mu
 	return l
 }
 
 func (l *Log) start(db *lsm.DB) {
 	l.db = db
+	l.overlap = db.PipelinedSync()
 	go l.background()
 }
 
@@ -211,11 +238,10 @@ func (l *Log) WriteState(rec []byte) {
 }
 
 func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
-	k := make([]byte, 1+len(key))
-	k[0] = prefix
-	copy(k[1:], key)
 	r := queuedRec{rec: rec, deadline: deadline} // rec is the Log's now
 	l.mu.Lock()
+	k := append(append(l.keyBuf[:0], prefix), key...)
+	l.keyBuf = k
 	switch {
 	case rec == nil:
 		l.pending.Delete(k)
@@ -225,7 +251,10 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 		l.pending.Put(k, rec)
 	}
 	l.pendRecs[string(k)] = r
-	l.queued.Add(1)
+	q := l.queued.Add(1)
+	if l.overlap && len(l.inflight) == 1 && q-l.taken == l.inflight[0].n && len(l.waiters) > 0 {
+		l.wakeLocked() // a batch as large as the one in flight may go (mayLeadLocked)
+	}
 	big := l.pending.Size() >= maxPending
 	l.mu.Unlock()
 	if big {
@@ -250,8 +279,8 @@ func (l *Log) ReadState() ([]byte, error) {
 func (l *Log) read(k []byte) ([]byte, int64, error) {
 	l.mu.Lock()
 	r, ok := l.pendRecs[string(k)]
-	if !ok {
-		r, ok = l.committing[string(k)]
+	for i := len(l.inflight) - 1; !ok && i >= 0; i-- {
+		r, ok = l.inflight[i].recs[string(k)]
 	}
 	l.mu.Unlock()
 	if ok {
@@ -277,15 +306,22 @@ func (l *Log) read(k []byte) ([]byte, int64, error) {
 // Sync returns once every change queued before the call is in the engine
 // (written to its log, and fsynced in SyncAlways mode).
 //
-// One caller at a time leads a commit; the others wait for it (sync.Cond,
-// woken together) and return if it carried their changes, or lead the
-// next. Before it takes the queue, a leader yields its processor once: the
-// connections the scheduler has ready then parse their requests and queue
-// their changes, and they go out in this commit's one write(2) and fsync.
-// Redis gets the same for free by writing its AOF buffer once per event
-// loop pass; with a goroutine per connection on a few processors, a group
-// would otherwise hold only the writes that arrived while the previous
-// commit ran.
+// One caller at a time leads: it takes the pending batch and applies it;
+// the others wait and return once a commit carried their changes, or lead
+// the next one. Each waiter is woken once, when one of these holds
+// (wakeLocked), not on every commit. Before it takes the batch,
+// a leader yields its processor once: the connections the scheduler has
+// ready then parse their requests and queue their changes, and they go out
+// in this commit's one write(2) and fsync. Redis gets the same for free by
+// writing its AOF buffer once per event loop pass; with a goroutine per
+// connection on a few processors, a group would otherwise hold only the
+// writes that arrived while the previous commit ran.
+//
+// The lead passes on as soon as the batch is taken, and the next leader
+// may go once this batch is in (or, when commits overlap, earlier:
+// mayLeadLocked). Batches are queued in the engine under l.mu, so they
+// commit in the order taken, and the engine acknowledges them in order:
+// when a batch's commit returns, every batch taken before it is in too.
 func (l *Log) Sync() error {
 	// Every reply in durable mode passes here: with nothing queued it
 	// costs two atomic loads, no lock.
@@ -304,10 +340,16 @@ func (l *Log) Sync() error {
 			l.mu.Unlock()
 			return nil
 		}
-		if !l.leading {
-			break
+		if l.mayLeadLocked() && l.taken < target {
+			break // our changes are still pending: lead
 		}
-		l.led.Wait()
+		w := syncWaiterPool.Get().(*syncWaiter)
+		w.target = target
+		l.waiters = append(l.waiters, w)
+		l.mu.Unlock()
+		<-w.ch
+		syncWaiterPool.Put(w)
+		l.mu.Lock()
 	}
 	l.leading = true
 	l.mu.Unlock()
@@ -316,35 +358,117 @@ func (l *Log) Sync() error {
 
 	l.mu.Lock()
 	b, n := l.pending, l.queued.Load()
-	l.pending, l.spare = l.spare, nil
-	l.committing, l.pendRecs = l.pendRecs, l.spareRecs
-	l.spareRecs = nil
+	// Queued under l.mu, so batches reach the engine in the order taken.
+	c := l.db.Enqueue(b)
+	if len(l.inflight) > 0 {
+		l.overlapped.Add(1)
+	}
+	l.inflight = append(l.inflight, inflightBatch{recs: l.pendRecs, n: n - l.taken, end: n})
+	l.pending = l.spareBatch()
+	l.pendRecs = l.spareMap()
+	l.taken = n
+	l.leading = false
+	l.wakeLocked() // the next leader may take what is queued from now on
 	l.mu.Unlock()
 
-	err := l.db.Apply(b)
+	err := c.Wait()
 
 	b.Reset()
 	l.mu.Lock()
-	done := l.committing
-	l.committing, l.spare = nil, b
-	if len(done) <= maxSpareRecs {
-		clear(done)
-		l.spareRecs = done
-	} else {
-		l.spareRecs = map[string]queuedRec{} // a burst grew it: let it go
+	// The engine acknowledges batches in order, so every batch taken
+	// before this one is in too (or failed with it): drop their records
+	// with this one's, whichever Apply returned first.
+	i := 0
+	for i < len(l.inflight) && l.inflight[i].end <= n {
+		l.recycleMap(l.inflight[i].recs)
+		i++
+	}
+	l.inflight = append(l.inflight[:0], l.inflight[i:]...)
+	if len(l.spares) < maxSpares {
+		l.spares = append(l.spares, b)
 	}
 	if err != nil && l.err == nil {
 		l.err = err
 		l.failed.Store(true)
 	}
 	err = l.err
-	if err == nil {
+	if err == nil && l.synced.Load() < n {
 		l.synced.Store(n)
 	}
-	l.leading = false
-	l.led.Broadcast()
+	l.wakeLocked()
 	l.mu.Unlock()
 	return err
+}
+
+// mayLeadLocked reports whether a Sync may take the pending batch now:
+// when no batch is in the engine; or, if the engine pipelines fsyncs, when
+// one is and as many changes are pending as it holds. So commits overlap
+// (the next one's write(2) and fsync run while the previous fsync is in
+// flight) only when the disk is slow enough for a whole group to gather
+// meanwhile; when it is not, overlapping would only split groups in two
+// and double the fsyncs and the CPU they cost. l.mu is held.
+func (l *Log) mayLeadLocked() bool {
+	if l.leading {
+		return false
+	}
+	switch len(l.inflight) {
+	case 0:
+		return true
+	case 1:
+		return l.overlap && l.queued.Load()-l.taken >= l.inflight[0].n
+	}
+	return false
+}
+
+// wakeLocked wakes the waiters whose changes are committed (or that must
+// see the error), and, if no one leads, the first waiter whose changes
+// are still pending, to lead. l.mu is held.
+func (l *Log) wakeLocked() {
+	synced := l.synced.Load()
+	lead := l.mayLeadLocked()
+	kept := l.waiters[:0]
+	for _, w := range l.waiters {
+		switch {
+		case l.err != nil || w.target <= synced:
+			w.ch <- struct{}{}
+		case lead && w.target > l.taken:
+			lead = false
+			w.ch <- struct{}{}
+		default:
+			kept = append(kept, w)
+		}
+	}
+	clear(l.waiters[len(kept):])
+	l.waiters = kept
+}
+
+// spareBatch returns an empty batch, reused if one is spare. l.mu is held.
+func (l *Log) spareBatch() *lsm.Batch {
+	if n := len(l.spares); n > 0 {
+		b := l.spares[n-1]
+		l.spares = l.spares[:n-1]
+		return b
+	}
+	return lsm.NewBatch()
+}
+
+// spareMap returns an empty map for queued records. l.mu is held.
+func (l *Log) spareMap() map[string]queuedRec {
+	if n := len(l.spareRecs); n > 0 {
+		m := l.spareRecs[n-1]
+		l.spareRecs = l.spareRecs[:n-1]
+		return m
+	}
+	return map[string]queuedRec{}
+}
+
+// recycleMap keeps m for reuse unless a burst grew it (a map never
+// shrinks, and clearing one costs its capacity). l.mu is held.
+func (l *Log) recycleMap(m map[string]queuedRec) {
+	if len(m) <= maxSpareRecs && len(l.spareRecs) < maxSpares {
+		clear(m)
+		l.spareRecs = append(l.spareRecs, m)
+	}
 }
 
 // Checkpoint commits what is queued, then flushes the engine's memtables
@@ -390,6 +514,7 @@ func (l *Log) Close() error {
 		l.err = ErrClosed
 		l.failed.Store(true)
 	}
+	l.wakeLocked()
 	l.mu.Unlock()
 	if l.ownsDB {
 		err = errors.Join(err, l.db.Close())
