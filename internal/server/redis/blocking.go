@@ -530,9 +530,9 @@ func (rc *conn) block(name string, b *blockCall, timeout time.Duration) {
 	for _, k := range w.call.keys {
 		rc.p.wake(k)
 	}
-	waitStart := rc.p.ops.now()
+	waitStart := rc.beforeWait() // cmdstats.go
 	end, _ := rc.Block(w.sw, deadline, rc.r.Fill)
-	rc.waited += rc.p.ops.now() - waitStart // not the command's own time (cmdstats.go)
+	rc.waited += rc.p.ops.now() - waitStart // not the command's own time
 	rc.p.blocked.remove(w)
 	rc.nowMs = 0
 	switch end {

@@ -281,9 +281,14 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 		start = ops.now()
 	}
 	rc.prevErrs = rc.errs
+	outer, outerArgv := rc.running, rc.argv // EXEC, running its commands
+	rc.running, rc.argv = cmd, argv
 	cmd.run(rc, argv)
+	argv = rc.argv // a copy if the command waited (beforeWait)
+	fed := rc.fed
+	rc.running, rc.argv, rc.fed = outer, outerArgv, false
 	end := ops.now()
-	d := ops.clock.ns(end - start - rc.waited)
+	d := max(ops.clock.ns(end-start-rc.waited), 0)
 	rc.t0, rc.waited = end, 0
 	rc.Count(server.StatCommands) // total_commands_processed, once done as in Redis
 	c := rc.stats.counters(cmd.stat.idx)
@@ -313,12 +318,30 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 		}
 		ops.latency.add(event, d/1e6)
 	}
-	if rc.p.srv.Monitored() && !cmd.stat.noMonitor {
+	if !fed && rc.p.srv.Monitored() && !cmd.stat.noMonitor { // (shown when it began to wait)
 		if rc.monitor {
 			_ = rc.w.Flush() // its own reply first, as in Redis's one output buffer
 		}
 		rc.feedMonitors(argv)
 	}
+}
+
+// beforeWait is called by a command about to block (BLPOP, ...) and
+// returns the clock reading its wait starts at. MONITOR shows the command
+// now, as Redis does when a command blocks; and its arguments are copied,
+// since the read buffer they point into takes in what the client sends
+// meanwhile (the copy is what SLOWLOG keeps once it is served).
+func (rc *conn) beforeWait() int64 {
+	if rc.p.srv.Monitored() && !rc.running.stat.noMonitor {
+		rc.feedMonitors(rc.argv)
+		rc.fed = true
+	}
+	cp := make([][]byte, len(rc.argv))
+	for i, a := range rc.argv {
+		cp[i] = append([]byte(nil), a...)
+	}
+	rc.argv = cp
+	return rc.p.ops.now()
 }
 
 // INFO's commandstats, errorstats and latencystats sections.

@@ -612,3 +612,80 @@ func TestLatencyTrackingOffDifferential(t *testing.T) {
 		t.Errorf("minikv %q, redis %q", got[1], got[0])
 	}
 }
+
+// TestMonitorBlockingDifferential: a blocking command shows in MONITOR
+// when it begins to wait, before the push that serves it, as in Redis;
+// its SLOWLOG entry keeps its arguments although the client sent more
+// while it waited, and leaves the wait out of its duration.
+func TestMonitorBlockingDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	var streams [2][]string
+	for i, addr := range []string{redisAddr, rs.respAddr} {
+		mon := dialCmd(t, addr, false)
+		if r := mon.do(t, "MONITOR"); r != "+OK\r\n" {
+			t.Fatalf("MONITOR: %q", r)
+		}
+		admin := dialCmd(t, addr, false)
+		admin.do(t, "CONFIG", "SET", "slowlog-log-slower-than", "0")
+		admin.do(t, "SLOWLOG", "RESET")
+		blocked := dialCmd(t, addr, false)
+		if _, err := io.WriteString(blocked.nc, mb("BLPOP", "bl", "0")); err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; !strings.Contains(admin.do(t, "INFO", "clients"), "blocked_clients:1"); n++ {
+			if n == 3000 {
+				t.Fatal("BLPOP never blocked")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		// More from the blocked client while it waits: kept for later.
+		if _, err := io.WriteString(blocked.nc, mb("ECHO", strings.Repeat("e", 12<<10))); err != nil {
+			t.Fatal(err)
+		}
+		const wait = 250 * time.Millisecond
+		time.Sleep(wait) // a wait far longer than the command's own time, which must not count it
+		admin.do(t, "LPUSH", "bl", "x")
+		if r, err := readRESPReply(blocked.br); err != nil || r != "*2\r\n$2\r\nbl\r\n$1\r\nx\r\n" {
+			t.Fatalf("BLPOP: %q, %v", r, err)
+		}
+		if r, err := readRESPReply(blocked.br); err != nil || !strings.HasPrefix(r, "$12288\r\n") {
+			t.Fatalf("ECHO: %.20q, %v", r, err)
+		}
+		admin.do(t, "ECHO", "end-of-monitor")
+		streams[i] = monitorLines(t, mon.br, "end-of-monitor")
+		for _, e := range slowlogEntries(t, admin.do(t, "SLOWLOG", "GET", "-1")) {
+			if e.argv[0] == "BLPOP" {
+				if !slices.Equal(e.argv, []string{"BLPOP", "bl", "0"}) {
+					t.Errorf("slowlog BLPOP entry %q", e.argv)
+				}
+			}
+		}
+		for _, e := range slowlogDurations(t, admin.do(t, "SLOWLOG", "GET", "-1"), "BLPOP") {
+			if e >= wait.Microseconds() {
+				t.Errorf("BLPOP logged as %d µs: its wait is counted", e)
+			}
+		}
+	}
+	for i := range streams {
+		streams[i] = slices.DeleteFunc(streams[i], func(l string) bool {
+			return strings.HasPrefix(l, `"INFO"`) || strings.HasPrefix(l, `"ECHO" "eee`)
+		})
+	}
+	if !slices.Equal(streams[1], streams[0]) {
+		t.Errorf("monitor streams differ:\nminikv %q\nredis  %q", streams[1], streams[0])
+	}
+}
+
+// slowlogDurations are the durations of the SLOWLOG GET entries of
+// command name.
+func slowlogDurations(t *testing.T, reply, name string) []int64 {
+	v, _ := parseRV(reply)
+	var out []int64
+	for _, e := range v.elems {
+		if len(e.elems) == 6 && len(e.elems[3].elems) > 0 && e.elems[3].elems[0].str == name {
+			out = append(out, e.elems[2].num)
+		}
+	}
+	return out
+}

@@ -115,6 +115,9 @@ type conn struct {
 	errs     uint64       // error replies written
 	prevErrs uint64       // errs when the running command started, or its last nested one ended
 	waited   int64        // how long the running command was blocked (BLPOP, ...), in ops.now ticks: not its own time
+	running  *respCommand // the command call runs
+	argv     [][]byte     // its arguments; a copy once it waited (beforeWait)
+	fed      bool         // MONITOR has shown it (when it began to wait)
 	monitor  bool         // MONITOR on (monitor.go)
 }
 
