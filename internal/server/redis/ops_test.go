@@ -689,3 +689,35 @@ func slowlogDurations(t *testing.T, reply, name string) []int64 {
 	}
 	return out
 }
+
+// TestCommandStatsInPipeline: a connection's calls earlier in the same
+// pipelined batch count in its INFO and LATENCY HISTOGRAM, and another
+// connection sees them once their replies have left.
+func TestCommandStatsInPipeline(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialCmd(t, rs.respAddr, false)
+	if _, err := io.WriteString(c.nc, mb("SET", "a", "1")+mb("SET", "a", "2")+mb("INFO", "commandstats")+mb("LATENCY", "HISTOGRAM", "set")); err != nil {
+		t.Fatal(err)
+	}
+	var replies []string
+	for range 4 {
+		r, err := readRESPReply(c.br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replies = append(replies, r)
+	}
+	info, _ := parseRV(replies[2])
+	if got := cmdstatCounts(t, info.str)["set"]; got != "calls=2,rejected=0,failed=0" {
+		t.Errorf("INFO in the batch: set %q", got)
+	}
+	h, _ := parseRV(replies[3])
+	if calls, _ := h.elems[1].field("calls"); calls.num != 2 {
+		t.Errorf("LATENCY HISTOGRAM in the batch: %q", replies[3])
+	}
+	other := dialCmd(t, rs.respAddr, false)
+	info, _ = parseRV(other.do(t, "INFO", "commandstats"))
+	if got := cmdstatCounts(t, info.str)["latency|histogram"]; got != "calls=1,rejected=0,failed=0" {
+		t.Errorf("INFO of another connection: latency|histogram %q", got)
+	}
+}
