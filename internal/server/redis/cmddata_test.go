@@ -1,18 +1,15 @@
 package redis
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
 	"go/format"
-	"net"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 var updateCommandData = flag.Bool("update-command-data", false, "rewrite cmddata.go from the local redis-server's COMMAND INFO and DOCS")
@@ -46,39 +43,8 @@ func TestCommandData(t *testing.T) {
 	}
 }
 
-// redisClient is a bare RESP3 connection to redis-server.
-type redisClient struct {
-	nc net.Conn
-	br *bufio.Reader
-}
-
-func dialRedis3(t *testing.T, addr string) *redisClient {
-	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	c := &redisClient{nc: nc, br: bufio.NewReader(nc)}
-	c.do(t, "HELLO", "3")
-	return c
-}
-
-func (c *redisClient) do(t *testing.T, args ...string) string {
-	t.Helper()
-	_ = c.nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.nc.Write([]byte(multibulk(args...))); err != nil {
-		t.Fatal(err)
-	}
-	r, err := readRESPReply(c.br)
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	return r
-}
-
 func redisVersion(t *testing.T, addr string) string {
-	info := dialRedis3(t, addr).do(t, "INFO", "server")
+	info := dialCmd(t, addr, true).do(t, "INFO", "server")
 	for _, l := range strings.Split(info, "\r\n") {
 		if v, ok := strings.CutPrefix(l, "redis_version:"); ok {
 			return v
@@ -92,7 +58,7 @@ func redisVersion(t *testing.T, addr string) string {
 // DOCS (RESP3), with the subcommands of container commands left out (each
 // subcommand has its own entry).
 func fetchCommandData(t *testing.T, addr string) map[string][2]string {
-	c := dialRedis3(t, addr)
+	c := dialCmd(t, addr, true)
 	list, _ := parseRV(c.do(t, "COMMAND", "LIST"))
 	out := make(map[string][2]string)
 	for _, n := range list.elems {
