@@ -158,7 +158,7 @@ clean:
 # 1 GiB of 100 KB values through a server with -m 64 (every one read back
 # before and after a restart, peak RSS within the documented bound),
 # thousands of corruption trials, plus repeated concurrency runs under -race.
-.PHONY: soak lsm-bench bench-tiered bench-diskbytes bench-types bench-rss-types bench-netproto
+.PHONY: soak lsm-bench bench-tiered bench-diskbytes bench-types bench-rss-types bench-durable bench-netproto
 soak:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=10 -timeout 30m \
 	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/...
@@ -195,3 +195,10 @@ bench-types: build
 	./scripts/bench-types.sh
 bench-rss-types: build
 	./scripts/bench-rss-types.sh
+
+# Durable SET throughput against Redis's AOF (issue 13): redis-benchmark
+# against MiniKV --data-dir --fsync MODE and Redis appendonly yes with the
+# same appendfsync, P=1 and P=16, with server CPU per SET and SETs per
+# fdatasync (scripts/bench-durable.sh; MINIKV_BINS compares builds).
+bench-durable: build
+	./scripts/bench-durable.sh

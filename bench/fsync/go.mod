@@ -1,0 +1,3 @@
+module github.com/minikv/minikv/bench/fsync
+
+go 1.26.0
