@@ -219,7 +219,21 @@ func (st *Set) toListpack() {
 func (st *Set) toTable(n int) *table {
 	c := &st.c
 	t := newTable(&c.s.mem, c.sh.seed, n)
-	st.Each(func(m []byte) bool { t.set(m, nil); return true })
+	// The members are copied here rather than through Each, whose fn is
+	// opaque to escape analysis: through it every handle (SADD's) would
+	// move to the heap.
+	switch {
+	case c.lp == nil:
+	case st.isIntset():
+		var num [20]byte
+		for i := range isLen(c.lp) {
+			t.set(strconv.AppendInt(num[:0], isGet(c.lp, i), 10), nil)
+		}
+	default:
+		for p := lpFirst(c.lp); p >= 0; p = lpNext(c.lp, p) {
+			t.set(c.element(lpGet(c.lp, p)), nil)
+		}
+	}
 	c.obj, c.enc, c.lp, c.dirty = &bigSet{t: t}, encBig, nil, true
 	return t
 }
