@@ -33,14 +33,21 @@ type Limits struct {
 
 	ListPackSize int64 // list-max-listpack-size: < 0 a node's bytes (-2 = 8 KiB), > 0 its entries; default -2
 
+	// ListCompressDepth is list-compress-depth: how many nodes at each
+	// end of a big list stay plain, the others compressed (quicklist.go);
+	// 0 compresses none. Default 1 (Redis's is 0; docs/redis.md).
+	ListCompressDepth int64
+
 	HLLSparseMaxBytes int64 // hll-sparse-max-bytes: a sparse HyperLogLog string turns dense past it; default 3000
 }
 
 // DefaultLimits are Redis 7.0's built-in defaults, what redis-server runs
 // with when no config file sets them (the redis.conf Redis ships sets
-// hash-max-listpack-entries to 128).
+// hash-max-listpack-entries to 128), except list-compress-depth: 1 here,
+// 0 in Redis.
 var DefaultLimits = Limits{HashEntries: 512, HashValue: 64, ZSetEntries: 128, ZSetValue: 64,
-	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64, ListPackSize: -2, HLLSparseMaxBytes: 3000}
+	SetIntsetEntries: 512, SetListpackEntries: 128, SetListpackValue: 64, ListPackSize: -2, ListCompressDepth: 1,
+	HLLSparseMaxBytes: 3000}
 
 // limits is the Store's Limits, read without a lock on every write.
 type limits struct {
@@ -49,7 +56,7 @@ type limits struct {
 
 	setIntsetEntries, setListpackEntries, setListpackValue atomic.Int64
 
-	listPackSize atomic.Int64
+	listPackSize, listCompressDepth atomic.Int64
 
 	hllSparseMaxBytes atomic.Int64
 }
@@ -64,6 +71,7 @@ func (s *Store) SetLimits(l Limits) {
 	s.lim.setListpackEntries.Store(l.SetListpackEntries)
 	s.lim.setListpackValue.Store(l.SetListpackValue)
 	s.lim.listPackSize.Store(l.ListPackSize)
+	s.lim.listCompressDepth.Store(l.ListCompressDepth)
 	s.lim.hllSparseMaxBytes.Store(l.HLLSparseMaxBytes)
 }
 
@@ -73,6 +81,7 @@ func (s *Store) Limits() Limits {
 		ZSetEntries: s.lim.zsetEntries.Load(), ZSetValue: s.lim.zsetValue.Load(),
 		SetIntsetEntries: s.lim.setIntsetEntries.Load(), SetListpackEntries: s.lim.setListpackEntries.Load(),
 		SetListpackValue: s.lim.setListpackValue.Load(), ListPackSize: s.lim.listPackSize.Load(),
+		ListCompressDepth: s.lim.listCompressDepth.Load(),
 		HLLSparseMaxBytes: s.lim.hllSparseMaxBytes.Load()}
 }
 

@@ -400,7 +400,7 @@ func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry
 	var obj object
 	var objSize int64
 	if n.isBig() {
-		o, err := decodeFlat(&s.mem, sh.seed, kindOf(n.meta), value)
+		o, err := s.decodeFlat(sh.seed, kindOf(n.meta), value)
 		if err != nil {
 			s.readFailed(fmt.Errorf("store: key %q: %w", key, err))
 			return false

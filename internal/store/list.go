@@ -77,7 +77,7 @@ func (l *List) fits(grow, add int) bool {
 // toQuicklist turns the listpack into a quicklist, cut into nodes.
 func (l *List) toQuicklist() *quicklist {
 	c := &l.c
-	q := newQuicklist(c.s.lim.listPackSize.Load())
+	q := newQuicklist(c.s.lim.listPackSize.Load(), c.s.lim.listCompressDepth.Load())
 	if lp := c.lp; lp != nil {
 		start, size, k := lpHeaderSize, 0, 0
 		flush := func() {
@@ -99,7 +99,20 @@ func (l *List) toQuicklist() *quicklist {
 		}
 		flush()
 	}
+	q.settleRange(0, q.count()-1)
 	c.obj, c.enc, c.lp, c.dirty = q, encBig, nil, true
+	return q
+}
+
+// quickW is quick for a change: a big list first follows a
+// list-compress-depth that CONFIG SET changed since it last changed.
+func (l *List) quickW() *quicklist {
+	q := l.quick()
+	if q != nil {
+		if d := l.c.s.lim.listCompressDepth.Load(); int64(q.depth) != d {
+			q.setDepth(d)
+		}
+	}
 	return q
 }
 
@@ -119,6 +132,7 @@ func (l *List) own() {
 func (l *List) Touch() {
 	l.mustWrite("Touch")
 	if l.Len() > 0 {
+		l.quickW()
 		l.own()
 	}
 }
@@ -127,7 +141,7 @@ func (l *List) Touch() {
 func (l *List) Push(left bool, v []byte) {
 	l.mustWrite("Push")
 	c := &l.c
-	q := l.quick()
+	q := l.quickW()
 	if q == nil && !l.fits(len(v), 1) {
 		q = l.toQuicklist()
 	}
@@ -153,7 +167,7 @@ func (l *List) Pop(left bool, dst []byte) ([]byte, bool) {
 	if l.Len() == 0 {
 		return dst, false
 	}
-	if q := l.quick(); q != nil {
+	if q := l.quickW(); q != nil {
 		c.dirty = true
 		return q.pop(left, dst), true
 	}
@@ -195,7 +209,7 @@ func (l *List) Set(i int, v []byte) bool {
 	if i < 0 || i >= n {
 		return false
 	}
-	q := l.quick()
+	q := l.quickW()
 	if q == nil && !l.fits(len(v), 0) {
 		q = l.toQuicklist()
 	}
@@ -219,7 +233,7 @@ func (l *List) InsertAt(i int, v []byte) {
 	if i < 0 || i > n {
 		panic("store: List.InsertAt out of range")
 	}
-	q := l.quick()
+	q := l.quickW()
 	if q == nil && !l.fits(len(v), 1) {
 		q = l.toQuicklist()
 	}
@@ -295,7 +309,7 @@ func (l *List) Delete(i, k int) {
 	if k == 0 {
 		return
 	}
-	if q := l.quick(); q != nil {
+	if q := l.quickW(); q != nil {
 		q.deleteRange(i, k)
 		l.c.dirty = true
 		return
@@ -332,7 +346,7 @@ func (l *List) Remove(v []byte, count int) int {
 	case count < 0 && matches > -count:
 		skip = matches + count
 	}
-	if q := l.quick(); q != nil {
+	if q := l.quickW(); q != nil {
 		l.c.dirty = true
 		return q.removeEqual(v, skip, limit)
 	}

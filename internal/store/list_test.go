@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // listValue returns a random element: small integers (stored as
@@ -32,7 +34,7 @@ func listValue(rng *rand.Rand) string {
 // structure: every node a valid listpack with its count, none empty,
 // none over the limit unless it holds one element, the counts summed,
 // and the charge the capacity it holds.
-func checkList(t *testing.T, s *Store, key []byte, want []string) {
+func checkList(t *testing.T, s *Store, key []byte, want []string) (compressed int) {
 	t.Helper()
 	var l List
 	err := s.ViewList(key, &l, func() error {
@@ -51,7 +53,7 @@ func checkList(t *testing.T, s *Store, key []byte, want []string) {
 			t.Fatalf("list = %q\nmodel %q", short(got), short(want))
 		}
 		if q := l.quick(); q != nil {
-			checkQuicklist(t, q)
+			compressed = checkQuicklist(t, q)
 			if ch := l.c.sh.objs[l.c.sh.objID(&l.c.e)].charged; ch != q.size() {
 				t.Fatalf("charged %d for a quicklist of size %d", ch, q.size())
 			}
@@ -65,21 +67,46 @@ func checkList(t *testing.T, s *Store, key []byte, want []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return compressed
 }
 
-func checkQuicklist(t *testing.T, q *quicklist) {
+// checkQuicklist checks a quicklist's structure, and its compression:
+// the depth nodes at each end plain, the nodes past the next one at each
+// end compressed unless compressing them did not pay, every compressed
+// node decompressing to a valid listpack of its length.
+func checkQuicklist(t *testing.T, q *quicklist) (compressed int) {
 	t.Helper()
 	total, caps := 0, int64(cap(q.spare))
 	for j := range q.count() {
 		nd := q.node(j)
-		if err := lpValidate(nd.lp); err != nil {
+		lp := nd.lp
+		if nd.raw > 0 {
+			compressed++
+			var err error
+			if lp, err = s2.Decode(nil, nd.lp); err != nil || len(lp) != nd.raw {
+				t.Fatalf("node %d: compressed %d bytes decode to %d (raw %d): %v", j, len(nd.lp), len(lp), nd.raw, err)
+			}
+			if len(nd.lp)+qpackMinSaving > nd.raw {
+				t.Fatalf("node %d: compressed %d bytes for a listpack of %d", j, len(nd.lp), nd.raw)
+			}
+		}
+		end := j < q.depth || j >= q.count()-q.depth
+		switch {
+		case q.depth == 0 && nd.raw > 0:
+			t.Fatalf("node %d compressed at depth 0", j)
+		case end && nd.raw > 0:
+			t.Fatalf("node %d of %d compressed at depth %d", j, q.count(), q.depth)
+		case q.depth > 0 && !end && j != q.depth && j != q.count()-1-q.depth && nd.raw == 0:
+			t.Fatalf("node %d of %d plain at depth %d, not tried", j, q.count(), q.depth)
+		}
+		if err := lpValidate(lp); err != nil {
 			t.Fatalf("node %d: %v", j, err)
 		}
-		if nd.n == 0 || nd.n != lpCount(nd.lp) {
-			t.Fatalf("node %d: count %d, listpack says %d", j, nd.n, lpCount(nd.lp))
+		if nd.n == 0 || nd.n != lpCount(lp) {
+			t.Fatalf("node %d: count %d, listpack says %d", j, nd.n, lpCount(lp))
 		}
-		if nd.n > 1 && listExceeds(q.fill, len(nd.lp), nd.n) {
-			t.Fatalf("node %d over the limit: %d bytes, %d entries (fill %d)", j, len(nd.lp), nd.n, q.fill)
+		if nd.n > 1 && listExceeds(q.fill, len(lp), nd.n) {
+			t.Fatalf("node %d over the limit: %d bytes, %d entries (fill %d)", j, len(lp), nd.n, q.fill)
 		}
 		total += nd.n
 		caps += int64(cap(nd.lp))
@@ -95,6 +122,7 @@ func checkQuicklist(t *testing.T, q *quicklist) {
 			t.Fatalf("slot %d outside [%d,%d) still holds a listpack", i, q.lo, q.hi)
 		}
 	}
+	return compressed
 }
 
 func short(l []string) []string {
@@ -112,146 +140,177 @@ func short(l []string) []string {
 // slice, across the listpack-to-quicklist conversion and under several
 // list-max-listpack-size values, and checks the whole list and its
 // structure after each.
+//
+// With list-compress-depth 1 and 2 (and now and then a CONFIG SET of
+// another depth, which the next write applies), the nodes of a long list
+// past the end ones are compressed. The "compressed" runs keep the list
+// long (deletes of at most 20 elements) and its nodes small (16 entries),
+// so that tens of its nodes are compressed and most reads
+// and changes go through a compressed node.
 func TestListMatchesModel(t *testing.T) {
 	for _, fill := range []int64{-2, -1, -5, 0, 5, 128} {
 		for _, n := range []int{30, 3000} {
-			t.Run(fmt.Sprintf("fill%d/n%d", fill, n), func(t *testing.T) {
-				s := newTestStore(t, Config{MemoryLimit: 256 << 20})
-				l := DefaultLimits
-				l.ListPackSize = fill
-				s.SetLimits(l)
-				rng := rand.New(rand.NewPCG(uint64(fill+10), uint64(n)))
-				key := []byte("l")
-				var model []string
-				var h List
-				update := func(fn func()) {
-					t.Helper()
-					if err := s.UpdateList(key, &h, func() error { fn(); return nil }); err != nil {
-						t.Fatal(err)
-					}
-				}
-				for step := range n * 3 {
-					v := listValue(rng)
-					grow := len(model) < n
-					switch op := rng.IntN(20); {
-					case op < 4 && grow || op < 2:
-						update(func() { h.Push(true, []byte(v)) })
-						model = append([]string{v}, model...)
-					case op < 8 && grow || op < 4:
-						update(func() { h.Push(false, []byte(v)) })
-						model = append(model, v)
-					case op < 10:
-						left := rng.IntN(2) == 0
-						var got []byte
-						var ok bool
-						update(func() { got, ok = h.Pop(left, []byte("x")) })
-						if ok != (len(model) > 0) {
-							t.Fatalf("step %d: Pop ok = %v with %d elements", step, ok, len(model))
-						}
-						if ok {
-							var w string
-							if left {
-								w, model = model[0], model[1:]
-							} else {
-								w, model = model[len(model)-1], model[:len(model)-1]
-							}
-							if string(got) != "x"+w {
-								t.Fatalf("step %d: Pop(%v) = %q, want %q", step, left, got, "x"+w)
-							}
-						}
-					case op < 12:
-						i := rng.IntN(len(model)+2) - 1
-						var ok bool
-						update(func() { ok = h.Set(i, []byte(v)) })
-						j := i
-						if j < 0 {
-							j += len(model)
-						}
-						if ok != (j >= 0 && j < len(model)) {
-							t.Fatalf("step %d: Set(%d) = %v with %d elements", step, i, ok, len(model))
-						}
-						if ok {
-							model[j] = v
-						}
-					case op < 14:
-						i := rng.IntN(len(model) + 1)
-						update(func() { h.InsertAt(i, []byte(v)) })
-						model = slices.Insert(model, i, v)
-					case op < 15 && len(model) > 0:
-						i := rng.IntN(len(model))
-						k := rng.IntN(min(len(model)-i, 1+rng.IntN(2000)) + 1)
-						update(func() { h.Delete(i, k) })
-						model = slices.Delete(model, i, i+k)
-					case op < 17 && len(model) > 0:
-						target := model[rng.IntN(len(model))]
-						count := rng.IntN(7) - 3
-						var removed int
-						update(func() { removed = h.Remove([]byte(target), count) })
-						want := 0
-						if count >= 0 {
-							for i := 0; i < len(model); i++ {
-								if model[i] == target && (count == 0 || want < count) {
-									model = slices.Delete(model, i, i+1)
-									want++
-									i--
-								}
-							}
-						} else {
-							for i := len(model) - 1; i >= 0; i-- {
-								if model[i] == target && want < -count {
-									model = slices.Delete(model, i, i+1)
-									want++
-								}
-							}
-						}
-						if removed != want {
-							t.Fatalf("step %d: Remove(%q, %d) = %d, want %d", step, short([]string{target}), count, removed, want)
-						}
-					default:
-						i := rng.IntN(len(model)+4) - 2
-						err := s.ViewList(key, &h, func() error {
-							got, ok := h.Index(i)
-							j := i
-							if j < 0 {
-								j += len(model)
-							}
-							if in := j >= 0 && j < len(model); ok != in || in && string(got) != model[j] {
-								t.Fatalf("step %d: Index(%d) = %q %v", step, i, got, ok)
-							}
-							if len(model) > 0 {
-								from := rng.IntN(len(model))
-								want := model[:from+1]
-								var back []string
-								h.Each(from, true, func(_ int, v []byte) bool { back = append(back, string(v)); return true })
-								slices.Reverse(back)
-								if !slices.Equal(back, want) {
-									t.Fatalf("step %d: Each(%d, reverse) = %q, want %q", step, from, short(back), short(want))
-								}
-								target := model[rng.IntN(len(model))]
-								if f := h.Find([]byte(target)); f != slices.Index(model, target) {
-									t.Fatalf("step %d: Find = %d, want %d", step, f, slices.Index(model, target))
-								}
-							}
-							return nil
-						})
-						if err != nil {
-							t.Fatal(err)
-						}
-					}
-					if step%17 == 0 || len(model) < 40 {
-						checkList(t, s, key, model)
-					}
-				}
-				checkList(t, s, key, model)
-				if len(model) == 0 {
-					if _, ok := s.Peek(key); ok {
-						t.Fatal("an empty list still exists")
-					}
-				}
-				checkInvariants(t, s)
-			})
+			for _, depth := range []int64{0, 1, 2} {
+				t.Run(fmt.Sprintf("fill%d/n%d/depth%d", fill, n, depth), func(t *testing.T) {
+					testListMatchesModel(t, fill, n, depth, 2000)
+				})
+			}
 		}
 	}
+	for _, depth := range []int64{1, 2} {
+		t.Run(fmt.Sprintf("compressed/depth%d", depth), func(t *testing.T) {
+			if c := testListMatchesModel(t, 16, 3000, depth, 20); c < 15 {
+				t.Errorf("at most %d nodes were compressed at once", c)
+			}
+		})
+	}
+}
+
+// testListMatchesModel runs TestListMatchesModel's operations and returns
+// the most nodes it saw compressed at once.
+func testListMatchesModel(t *testing.T, fill int64, n int, depth int64, maxDelete int) (compressed int) {
+	s := newTestStore(t, Config{MemoryLimit: 256 << 20})
+	l := DefaultLimits
+	l.ListPackSize = fill
+	l.ListCompressDepth = depth
+	s.SetLimits(l)
+	rng := rand.New(rand.NewPCG(uint64(fill+10), uint64(n)*3+uint64(depth)))
+	key := []byte("l")
+	var model []string
+	var h List
+	update := func(fn func()) {
+		t.Helper()
+		if err := s.UpdateList(key, &h, func() error { fn(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for step := range n * 3 {
+		v := listValue(rng)
+		grow := len(model) < n
+		switch op := rng.IntN(20); {
+		case op < 4 && grow || op < 2:
+			update(func() { h.Push(true, []byte(v)) })
+			model = append([]string{v}, model...)
+		case op < 8 && grow || op < 4:
+			update(func() { h.Push(false, []byte(v)) })
+			model = append(model, v)
+		case op < 10:
+			left := rng.IntN(2) == 0
+			var got []byte
+			var ok bool
+			update(func() { got, ok = h.Pop(left, []byte("x")) })
+			if ok != (len(model) > 0) {
+				t.Fatalf("step %d: Pop ok = %v with %d elements", step, ok, len(model))
+			}
+			if ok {
+				var w string
+				if left {
+					w, model = model[0], model[1:]
+				} else {
+					w, model = model[len(model)-1], model[:len(model)-1]
+				}
+				if string(got) != "x"+w {
+					t.Fatalf("step %d: Pop(%v) = %q, want %q", step, left, got, "x"+w)
+				}
+			}
+		case op < 12:
+			i := rng.IntN(len(model)+2) - 1
+			var ok bool
+			update(func() { ok = h.Set(i, []byte(v)) })
+			j := i
+			if j < 0 {
+				j += len(model)
+			}
+			if ok != (j >= 0 && j < len(model)) {
+				t.Fatalf("step %d: Set(%d) = %v with %d elements", step, i, ok, len(model))
+			}
+			if ok {
+				model[j] = v
+			}
+		case op < 14:
+			i := rng.IntN(len(model) + 1)
+			update(func() { h.InsertAt(i, []byte(v)) })
+			model = slices.Insert(model, i, v)
+		case op < 15 && len(model) > 0:
+			i := rng.IntN(len(model))
+			k := rng.IntN(min(len(model)-i, 1+rng.IntN(maxDelete)) + 1)
+			update(func() { h.Delete(i, k) })
+			model = slices.Delete(model, i, i+k)
+		case op < 17 && len(model) > 0:
+			target := model[rng.IntN(len(model))]
+			count := rng.IntN(7) - 3
+			var removed int
+			update(func() { removed = h.Remove([]byte(target), count) })
+			want := 0
+			if count >= 0 {
+				for i := 0; i < len(model); i++ {
+					if model[i] == target && (count == 0 || want < count) {
+						model = slices.Delete(model, i, i+1)
+						want++
+						i--
+					}
+				}
+			} else {
+				for i := len(model) - 1; i >= 0; i-- {
+					if model[i] == target && want < -count {
+						model = slices.Delete(model, i, i+1)
+						want++
+					}
+				}
+			}
+			if removed != want {
+				t.Fatalf("step %d: Remove(%q, %d) = %d, want %d", step, short([]string{target}), count, removed, want)
+			}
+		default:
+			i := rng.IntN(len(model)+4) - 2
+			err := s.ViewList(key, &h, func() error {
+				got, ok := h.Index(i)
+				j := i
+				if j < 0 {
+					j += len(model)
+				}
+				if in := j >= 0 && j < len(model); ok != in || in && string(got) != model[j] {
+					t.Fatalf("step %d: Index(%d) = %q %v", step, i, got, ok)
+				}
+				if len(model) > 0 {
+					from := rng.IntN(len(model))
+					want := model[:from+1]
+					var back []string
+					h.Each(from, true, func(_ int, v []byte) bool { back = append(back, string(v)); return true })
+					slices.Reverse(back)
+					if !slices.Equal(back, want) {
+						t.Fatalf("step %d: Each(%d, reverse) = %q, want %q", step, from, short(back), short(want))
+					}
+					target := model[rng.IntN(len(model))]
+					if f := h.Find([]byte(target)); f != slices.Index(model, target) {
+						t.Fatalf("step %d: Find = %d, want %d", step, f, slices.Index(model, target))
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if step%17 == 0 || len(model) < 40 {
+			compressed = max(compressed, checkList(t, s, key, model))
+		}
+		if depth > 0 && step%499 == 498 {
+			// CONFIG SET list-compress-depth: the next write applies it.
+			l.ListCompressDepth = int64(rng.IntN(4))
+			s.SetLimits(l)
+			update(func() { h.Touch() })
+			checkList(t, s, key, model)
+		}
+	}
+	checkList(t, s, key, model)
+	if len(model) == 0 {
+		if _, ok := s.Peek(key); ok {
+			t.Fatal("an empty list still exists")
+		}
+	}
+	checkInvariants(t, s)
+	return compressed
 }
 
 // TestListConversion: a list becomes a quicklist when its listpack would
@@ -321,7 +380,7 @@ func TestListAccountingAndRemoval(t *testing.T) {
 	fill("small", 10)
 	fill("big", 100000)
 	st := s.Stats()
-	if st.Items != 2 || st.Bytes < 100000*10 {
+	if st.Items != 2 || st.Bytes < 100000*2 { // compressed: a few bytes per element
 		t.Fatalf("Stats = %+v, want 2 items and the big list's bytes", st)
 	}
 	checkInvariants(t, s)
@@ -364,7 +423,7 @@ func TestListAccountingAndRemoval(t *testing.T) {
 // TestListEviction: big lists over the memory limit are evicted whole and
 // the accounting stays exact.
 func TestListEviction(t *testing.T) {
-	s := newTestStore(t, Config{MemoryLimit: 8 << 20, Shards: 16})
+	s := newTestStore(t, Config{MemoryLimit: 4 << 20, Shards: 16}) // 40 compressed lists need 5.6 MB
 	var l List
 	for k := range 40 {
 		if err := s.UpdateList([]byte(fmt.Sprint("l", k)), &l, func() error {
@@ -453,7 +512,7 @@ func TestListFlatRoundTrip(t *testing.T) {
 // FuzzListFlat: decodeFlat never panics on a list's flat encoding from a
 // damaged disk, and what it accepts is a list the handle can walk.
 func FuzzListFlat(f *testing.F) {
-	q := newQuicklist(3) // small nodes: several of them in a short input
+	q := newQuicklist(3, 1) // small nodes: several of them in a short input
 	for i := range 30 {
 		q.push(i%2 == 0, []byte(fmt.Sprint("x", i)))
 	}
@@ -529,5 +588,47 @@ func BenchmarkListPushPop(b *testing.B) {
 	for b.Loop() {
 		_ = s.UpdateList(key, &l, func() error { l.Push(true, v); return nil })
 		_ = s.UpdateList(key, &l, func() error { dst, _ = l.Pop(false, dst[:0]); return nil })
+	}
+}
+
+// TestListChargeMatchesHeap: what a big list is charged is the memory it
+// takes, compressed (list-compress-depth 1, the default) or not: the
+// capacity of its nodes' bytes, compressed or plain, which for compressed
+// nodes is their allocation's size class (checkChargeAgainstHeap).
+func TestListChargeMatchesHeap(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		lists, elems int
+		depth        int64
+	}{
+		{"one of 500000", 1, 500000, 1},
+		{"one of 500000 plain", 1, 500000, 0},
+		{"100x5000", 100, 5000, 1},
+		{"100x5000 plain", 100, 5000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l List
+			key := make([]byte, 0, 16)
+			elem := make([]byte, 0, 16)
+			checkChargeAgainstHeap(t, tc.lists*tc.elems, "element", func(s *Store) {
+				lim := DefaultLimits
+				lim.ListCompressDepth = tc.depth
+				s.SetLimits(lim)
+				for i := range tc.lists {
+					key = strconv.AppendInt(append(key[:0], 'l'), int64(100_000_000+i), 10)
+					for j := 0; j < tc.elems; j += 100 {
+						if err := s.UpdateList(key, &l, func() error {
+							for k := j; k < j+100; k++ {
+								elem = strconv.AppendInt(append(elem[:0], "element:"...), int64(1_000_000+k), 10)
+								l.Push(false, elem)
+							}
+							return nil
+						}); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			})
+		})
 	}
 }

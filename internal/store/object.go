@@ -86,6 +86,16 @@ func (sh *shard) detachObjLocked(e *entry) object {
 	return o
 }
 
+// decodeFlat is decodeFlat for the Store: a list is compressed to its
+// list-compress-depth.
+func (s *Store) decodeFlat(seed maphash.Seed, k Kind, b []byte) (object, error) {
+	o, err := decodeFlat(&s.mem, seed, k, b)
+	if q, ok := o.(*quicklist); ok && err == nil {
+		q.setDepth(s.lim.listCompressDepth.Load())
+	}
+	return o, err
+}
+
 // decodeFlat rebuilds a big collection of kind k from the flat encoding
 // persistence wrote (appendFlat), checking it: the bytes come from disk.
 func decodeFlat(m *bigMem, seed maphash.Seed, k Kind, b []byte) (object, error) {

@@ -3,6 +3,9 @@ package store
 import (
 	"encoding/binary"
 	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // quicklist is a big list's object, as Redis's quicklist.c keeps one: a
@@ -19,6 +22,24 @@ import (
 // One Go pointer per node (its listpack), thousands of elements per
 // pointer for small elements; the size charged is the capacity of the
 // node slice and of every listpack.
+//
+// Compression (list-compress-depth, Redis's quicklist compression): the
+// nodes more than depth nodes from either end are kept compressed (S2,
+// github.com/klauspost/compress/s2) when that saves at least
+// qpackMinSaving bytes; the depth nodes at each end are always plain, so
+// pushes and pops never touch compressed bytes. A node is compressed once
+// it is more than depth+1 nodes from an end (new nodes were started
+// beyond it; the one at depth from each end may be either, settleEnds),
+// and decompressed when it becomes an end node again (the end nodes
+// before it emptied) or is changed in the middle (LSET, LINSERT, LREM,
+// LTRIM), then compressed again once the change is done. A read in the middle
+// (LINDEX, LRANGE, LPOS, ...) decompresses a node into buf, a buffer
+// taken from a pool for the call and given back by reclaim, never
+// charged (at most one node's bytes per list being read). What is charged
+// is the capacity of each node's bytes, compressed or not. The depth is
+// the store's list-compress-depth when the list became big; a write
+// after CONFIG SET changed it applies the new one to the whole list
+// first (setDepth), a read never changes the list.
 type quicklist struct {
 	nodes    []qnode // live nodes are nodes[lo:hi], in list order
 	lo, hi   int
@@ -26,16 +47,39 @@ type quicklist struct {
 	capBytes int64  // the listpacks' capacity, the spare's included
 	spare    []byte // an emptied node's listpack, for the next new node
 	fill     int64  // list-max-listpack-size when the list became big
+	depth    int    // list-compress-depth the nodes follow (0: none compressed)
+
+	buf   *[]byte // a node decompressed for reading (or scratch for compressing), from unpackPool
+	bufOf *byte   // the compressed bytes buf holds the listpack of; nil: none
 }
 
-// qnode is one node: a listpack and its number of entries.
+// qnode is one node: a listpack and its number of entries. When raw > 0
+// lp is the listpack compressed (an S2 block) and raw the listpack's
+// length; raw == qnodeTried marks a plain node compressing did not pay
+// for, not tried again until it changes.
 type qnode struct {
-	lp []byte
-	n  int
+	lp  []byte
+	n   int
+	raw int
 }
 
 const (
-	qnodeSize          = 32  // unsafe.Sizeof(qnode{})
+	qnodeTried = -1
+	// qpackMinBytes and qpackMinSaving are Redis's MIN_COMPRESS_BYTES and
+	// MIN_COMPRESS_IMPROVE: a node smaller than 48 bytes is not
+	// compressed, nor one that would shrink by less than 8 bytes.
+	qpackMinBytes  = 48
+	qpackMinSaving = 8
+	// qbufKeep: a read buffer larger than this is not kept in the pool.
+	qbufKeep = 64 << 10
+)
+
+// unpackPool holds the buffers quicklists decompress nodes into for a
+// read and compress them through; a *[]byte each.
+var unpackPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const (
+	qnodeSize          = 40  // unsafe.Sizeof(qnode{})
 	quicklistOverhead  = 128 // the struct, its object-table slot
 	listSafetyLimit    = 8192
 	listMinNodeCap     = 64
@@ -66,9 +110,13 @@ func listNodeBytes(fill int64) int {
 	return 4096 << off
 }
 
-func newQuicklist(fill int64) *quicklist {
-	return &quicklist{nodes: make([]qnode, 4), lo: 2, hi: 2, fill: fill}
+func newQuicklist(fill, depth int64) *quicklist {
+	return &quicklist{nodes: make([]qnode, 4), lo: 2, hi: 2, fill: fill, depth: clampDepth(depth)}
 }
+
+// clampDepth is list-compress-depth as a node count: 0 to a C int's
+// largest, as Redis bounds it.
+func clampDepth(d int64) int { return int(min(max(d, 0), 1<<31-1)) }
 
 func (q *quicklist) size() int64 {
 	return int64(cap(q.nodes))*qnodeSize + q.capBytes + quicklistOverhead
@@ -77,13 +125,167 @@ func (q *quicklist) size() int64 {
 func (q *quicklist) len() int { return q.n }
 
 // reclaim and free: a quicklist's slices are all on the heap (its nodes
-// hold Go pointers, its listpacks are at most a node's limit).
-func (q *quicklist) reclaim() {}
-func (q *quicklist) free()    {}
+// hold Go pointers, its listpacks are at most a node's limit); the read
+// buffer goes back to the pool once the handle's function has returned.
+func (q *quicklist) reclaim() {
+	if q.buf == nil {
+		return
+	}
+	if cap(*q.buf) <= qbufKeep {
+		unpackPool.Put(q.buf)
+	}
+	q.buf, q.bufOf = nil, nil
+}
+
+func (q *quicklist) free() { q.reclaim() }
 
 func (q *quicklist) count() int { return q.hi - q.lo }
 
 func (q *quicklist) node(j int) *qnode { return &q.nodes[q.lo+j] }
+
+// rawLen is the length of the node's listpack, compressed or not.
+func (nd *qnode) rawLen() int {
+	if nd.raw > 0 {
+		return nd.raw
+	}
+	return len(nd.lp)
+}
+
+// scratch returns buf with room for n bytes, holding no node now.
+func (q *quicklist) scratch(n int) []byte {
+	if q.buf == nil {
+		q.buf = unpackPool.Get().(*[]byte)
+	}
+	q.bufOf = nil
+	if cap(*q.buf) < n {
+		*q.buf = make([]byte, n)
+	}
+	return (*q.buf)[:n]
+}
+
+// decode decompresses node nd into dst, which has its listpack's length.
+func decodeNode(dst []byte, nd *qnode) {
+	out, err := s2.Decode(dst, nd.lp)
+	if err != nil || len(out) != nd.raw || &out[0] != &dst[0] {
+		panic("store: a compressed list node does not decompress")
+	}
+}
+
+// view returns node j's listpack for reading: its own bytes, or for a
+// compressed node its decompression in buf, valid until the next view
+// or change of the list.
+func (q *quicklist) view(j int) []byte {
+	nd := q.node(j)
+	if nd.raw <= 0 {
+		return nd.lp
+	}
+	if q.bufOf == &nd.lp[0] {
+		return (*q.buf)[:nd.raw]
+	}
+	b := q.scratch(nd.raw)
+	decodeNode(b, nd)
+	q.bufOf = &nd.lp[0]
+	return b
+}
+
+// unpack makes node j plain, to be changed in place, and forgets that
+// compressing it did not pay: the change may make it pay.
+func (q *quicklist) unpack(j int) *qnode {
+	nd := q.node(j)
+	if nd.raw > 0 {
+		var lp []byte
+		if cap(q.spare) >= nd.raw {
+			lp, q.spare = q.spare[:nd.raw], nil // charged already
+		} else {
+			lp = slices.Grow([]byte(nil), nd.raw)[:nd.raw] // capacity: the size class
+			q.capBytes += int64(cap(lp))
+		}
+		decodeNode(lp, nd)
+		q.capBytes -= int64(cap(nd.lp))
+		nd.lp = lp
+		q.bufOf = nil
+	}
+	nd.raw = 0
+	return nd
+}
+
+// pack compresses node j if it lies more than depth nodes from both ends,
+// is plain, not too large to decompress for a read (an element larger
+// than a node alone in its node) and compressing saves enough.
+func (q *quicklist) pack(j int) {
+	if q.depth == 0 || j < q.depth || j >= q.count()-q.depth {
+		return
+	}
+	nd := q.node(j)
+	if nd.raw != 0 {
+		return
+	}
+	if len(nd.lp) < qpackMinBytes || len(nd.lp) > listNodeBytes(q.fill) {
+		nd.raw = qnodeTried
+		return
+	}
+	out := s2.Encode(q.scratch(s2.MaxEncodedLen(len(nd.lp))), nd.lp)
+	if len(out)+qpackMinSaving > len(nd.lp) {
+		nd.raw = qnodeTried
+		return
+	}
+	c := append([]byte(nil), out...) // capacity: the allocation's size class
+	q.capBytes += int64(cap(c))
+	raw := len(nd.lp)
+	q.drop(nd.lp)
+	nd.lp, nd.raw = c, raw
+}
+
+// settleEnds restores what compression keeps after the nodes at the ends
+// changed (a node started or dropped there): the depth nodes at each end
+// plain, the ones past the next one compressed. The next one, at index
+// depth from each end, is left as it is: a node that stops being an end
+// node is compressed one node later, when it is depth+1 from the end,
+// and one that comes back to depth from the end stays compressed, so that
+// pushing and popping across a node's boundary at one end (LPUSH, LPOP,
+// LPUSH, ...) does not compress and decompress a node each time.
+func (q *quicklist) settleEnds() {
+	if q.depth == 0 {
+		return
+	}
+	c := q.count()
+	for j := range min(q.depth, c) {
+		if q.node(j).raw > 0 {
+			q.unpack(j)
+		}
+		if k := c - 1 - j; q.node(k).raw > 0 {
+			q.unpack(k)
+		}
+	}
+	q.pack(q.depth + 1)
+	q.pack(c - 2 - q.depth)
+}
+
+// settleRange compresses what a change in the middle left plain among
+// nodes j0..j1 and restores the ends.
+func (q *quicklist) settleRange(j0, j1 int) {
+	if q.depth == 0 {
+		return
+	}
+	for j := max(j0, q.depth); j <= j1 && j < q.count()-q.depth; j++ {
+		q.pack(j)
+	}
+	q.settleEnds()
+}
+
+// setDepth applies list-compress-depth d to every node.
+func (q *quicklist) setDepth(d int64) {
+	q.depth = clampDepth(d)
+	for j := range q.count() {
+		if q.depth == 0 || j < q.depth || j >= q.count()-q.depth {
+			if q.node(j).raw > 0 {
+				q.unpack(j)
+			}
+			continue
+		}
+		q.pack(j)
+	}
+}
 
 // room makes a free slot at the front (front) or the back of the deque.
 func (q *quicklist) room(front bool) {
@@ -173,7 +375,11 @@ func (q *quicklist) insertNode(j int, lp []byte, n int) {
 // caller's to uncount.
 func (q *quicklist) removeNodes(j, k int) {
 	for i := j; i < j+k; i++ {
-		q.drop(q.node(i).lp)
+		if nd := q.node(i); nd.raw > 0 {
+			q.capBytes -= int64(cap(nd.lp)) // compressed: no use as the spare
+		} else {
+			q.drop(nd.lp)
+		}
 	}
 	switch {
 	case j == 0:
@@ -234,6 +440,7 @@ func (q *quicklist) push(front bool, s []byte) {
 			q.insertNode(q.count(), lp, 0)
 			j = q.count() - 1
 		}
+		q.settleEnds() // the node that was the end may be compressed now
 	}
 	nd := q.node(j)
 	q.grow(nd, len(nd.lp)+size)
@@ -262,6 +469,7 @@ func (q *quicklist) pop(front bool, dst []byte) []byte {
 	q.n--
 	if nd.n == 1 {
 		q.removeNodes(j, 1)
+		q.settleEnds() // the new end node is decompressed
 		return dst
 	}
 	nd.lp = lpDelete(nd.lp, p)
@@ -272,17 +480,19 @@ func (q *quicklist) pop(front bool, dst []byte) []byte {
 // at returns the listpack holding element i and the entry's offset.
 func (q *quicklist) at(i int) (lp []byte, p int) {
 	j, k := q.locate(i)
-	nd := q.node(j)
-	return nd.lp, lpSeekIndex(nd.lp, k, nd.n)
+	lp = q.view(j)
+	return lp, lpSeekIndex(lp, k, q.node(j).n)
 }
 
 // set replaces element i with s.
 func (q *quicklist) set(i int, s []byte) {
 	j, k := q.locate(i)
-	nd := q.node(j)
+	nd := q.unpack(j)
 	q.grow(nd, len(nd.lp)+lpEncodedSize(s))
 	nd.lp = lpReplace(nd.lp, lpSeekIndex(nd.lp, k, nd.n), s)
+	c := q.count()
 	q.split(j)
+	q.settleRange(j, j+q.count()-c)
 }
 
 // insert puts s before element i (i == n: at the back).
@@ -296,16 +506,18 @@ func (q *quicklist) insert(i int, s []byte) {
 		return
 	}
 	j, k := q.locate(i)
-	nd := q.node(j)
+	nd := q.unpack(j)
 	q.grow(nd, len(nd.lp)+lpEncodedSize(s))
 	nd.lp = lpInsert(nd.lp, lpSeekIndex(nd.lp, k, nd.n), s)
 	nd.n++
 	q.n++
+	c := q.count()
 	q.split(j)
+	q.settleRange(j, j+q.count()-c)
 }
 
-// split cuts node j in halves, and them again, while it is over a node's
-// limit and has more than one entry.
+// split cuts node j (plain) in halves, and them again, while it is over
+// a node's limit and has more than one entry.
 func (q *quicklist) split(j int) {
 	nd := q.node(j)
 	if nd.n < 2 || !listExceeds(q.fill, len(nd.lp), nd.n) {
@@ -327,6 +539,7 @@ func (q *quicklist) split(j int) {
 // deleteRange removes k elements from index i on.
 func (q *quicklist) deleteRange(i, k int) {
 	j, o := q.locate(i)
+	j0 := j
 	q.n -= k
 	for k > 0 {
 		nd := q.node(j)
@@ -342,6 +555,7 @@ func (q *quicklist) deleteRange(i, k int) {
 			continue
 		}
 		d := min(k, nd.n-o)
+		nd = q.unpack(j)
 		p := lpSeekIndex(nd.lp, o, nd.n)
 		end := p
 		for range d {
@@ -352,6 +566,8 @@ func (q *quicklist) deleteRange(i, k int) {
 		k -= d
 		j, o = j+1, 0
 	}
+	// Cut in part: the first node and the one after the whole ones.
+	q.settleRange(j0, j0+1)
 }
 
 // removeEqual removes the elements equal to s, skipping the first skip
@@ -361,7 +577,24 @@ func (q *quicklist) removeEqual(s []byte, skip, limit int) int {
 	for j := 0; j < q.count() && removed != limit; {
 		nd := q.node(j)
 		var r int
-		nd.lp, r, skip = lpKeepUnequal(nd.lp, s, skip, limit-removed, limit < 0)
+		if nd.raw > 0 {
+			// Filtered in the read buffer; the node becomes what is
+			// left, plain, if anything went.
+			var lp []byte
+			lp, r, skip = lpKeepUnequal(q.view(j), s, skip, limit-removed, limit < 0)
+			q.bufOf = nil
+			if r > 0 {
+				q.capBytes -= int64(cap(nd.lp))
+				nd.lp = append([]byte(nil), lp...)
+				nd.raw = 0
+				q.capBytes += int64(cap(nd.lp))
+			}
+		} else {
+			nd.lp, r, skip = lpKeepUnequal(nd.lp, s, skip, limit-removed, limit < 0)
+			if r > 0 {
+				nd.raw = 0
+			}
+		}
 		nd.n -= r
 		removed += r
 		if nd.n == 0 {
@@ -373,6 +606,7 @@ func (q *quicklist) removeEqual(s []byte, skip, limit int) int {
 	q.n -= removed
 	if removed > 0 {
 		q.merge()
+		q.settleRange(0, q.count()-1)
 	}
 	return removed
 }
@@ -382,49 +616,53 @@ func (q *quicklist) removeEqual(s []byte, skip, limit int) int {
 func (q *quicklist) merge() {
 	for j := 0; j+1 < q.count(); {
 		a, b := q.node(j), q.node(j+1)
-		sz := len(a.lp) + len(b.lp) - lpHeaderSize - 1
+		sz := a.rawLen() + b.rawLen() - lpHeaderSize - 1
 		if listExceeds(q.fill, sz, a.n+b.n) {
 			j++
 			continue
 		}
+		a = q.unpack(j)
+		blp, bn := q.view(j+1), b.n
 		q.grow(a, sz)
-		a.lp = lpAppendRaw(a.lp, b.lp[lpHeaderSize:len(b.lp)-1], b.n)
-		a.n += b.n
+		a.lp = lpAppendRaw(a.lp, blp[lpHeaderSize:len(blp)-1], bn)
+		a.n += bn
 		q.removeNodes(j+1, 1)
 	}
 }
 
 // each calls fn with the listpack and offset of every element from index
-// from on, forwards or backwards, until fn returns false.
+// from on, forwards or backwards, until fn returns false. A compressed
+// node's listpack is read in buf: valid until fn returns for its last
+// element.
 func (q *quicklist) each(from int, reverse bool, fn func(i int, lp []byte, p int) bool) {
 	if from < 0 || from >= q.n {
 		return
 	}
 	j, k := q.locate(from)
 	i := from
-	nd := q.node(j)
-	p := lpSeekIndex(nd.lp, k, nd.n)
+	lp := q.view(j)
+	p := lpSeekIndex(lp, k, q.node(j).n)
 	for {
-		if !fn(i, nd.lp, p) {
+		if !fn(i, lp, p) {
 			return
 		}
 		if reverse {
 			i--
-			if p = lpPrev(nd.lp, p); p < 0 {
+			if p = lpPrev(lp, p); p < 0 {
 				if j--; j < 0 {
 					return
 				}
-				nd = q.node(j)
-				p = lpLast(nd.lp)
+				lp = q.view(j)
+				p = lpLast(lp)
 			}
 		} else {
 			i++
-			if p = lpNext(nd.lp, p); p < 0 {
+			if p = lpNext(lp, p); p < 0 {
 				if j++; j >= q.count() {
 					return
 				}
-				nd = q.node(j)
-				p = lpFirst(nd.lp)
+				lp = q.view(j)
+				p = lpFirst(lp)
 			}
 		}
 	}
@@ -433,19 +671,29 @@ func (q *quicklist) each(from int, reverse bool, fn func(i int, lp []byte, p int
 // appendFlat appends the flat encoding persistence writes:
 //
 //	| varint fill | uvarint nodes | per node: uvarint len | listpack |
+//
+// Compressed nodes are written decompressed: the encoding does not depend
+// on list-compress-depth, and what reads it back checks plain listpacks.
 func (q *quicklist) appendFlat(b []byte) []byte {
 	b = binary.AppendVarint(b, q.fill)
 	b = binary.AppendUvarint(b, uint64(q.count()))
 	for j := range q.count() {
-		lp := q.node(j).lp
-		b = binary.AppendUvarint(b, uint64(len(lp)))
-		b = append(b, lp...)
+		nd := q.node(j)
+		b = binary.AppendUvarint(b, uint64(nd.rawLen()))
+		if nd.raw > 0 {
+			b = slices.Grow(b, nd.raw)
+			decodeNode(b[len(b):len(b)+nd.raw], nd)
+			b = b[:len(b)+nd.raw]
+			continue
+		}
+		b = append(b, nd.lp...)
 	}
 	return b
 }
 
 // quicklistFromFlat rebuilds a quicklist from appendFlat's bytes, checking
-// every listpack as one from outside (lpValidate).
+// every listpack as one from outside (lpValidate); its nodes are plain
+// until setDepth (Store.decodeFlat).
 func quicklistFromFlat(b []byte) (*quicklist, error) {
 	fill, k := binary.Varint(b)
 	if k <= 0 {
@@ -457,7 +705,7 @@ func quicklistFromFlat(b []byte) (*quicklist, error) {
 		return nil, errFlat
 	}
 	b = b[k:]
-	q := newQuicklist(fill)
+	q := newQuicklist(fill, 0)
 	for range nodes {
 		raw, rest, ok := cutFlat(b)
 		if !ok || lpValidate(raw) != nil {

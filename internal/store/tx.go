@@ -267,7 +267,7 @@ func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
 		if move {
 			obj = ssh.detachObjLocked(&se) // not freed with the source's record
 		} else {
-			o, err := decodeFlat(&s.mem, dsh.seed, kindOf(se.meta), ssh.object(&se).appendFlat(nil))
+			o, err := s.decodeFlat(dsh.seed, kindOf(se.meta), ssh.object(&se).appendFlat(nil))
 			if err != nil {
 				panic("store: a big value does not read back its own encoding")
 			}
