@@ -140,7 +140,7 @@ func (c *checker) checkWithoutManifest() {
 				_ = t.close()
 			}
 		} else if num, ok := parseNum(n, ".log"); ok {
-			c.checkLog(num, &seq)
+			c.checkLog(num, formatGuess, &seq)
 		}
 	}
 }
@@ -162,7 +162,7 @@ func (c *checker) checkTree() {
 	c.checkBehind(live)
 	var seq uint64
 	for _, num := range c.off.liveLogs() {
-		c.checkLog(num, &seq)
+		c.checkLog(num, d.logFormat(), &seq)
 	}
 	for _, n := range c.off.names {
 		if num, ok := parseNum(n, ".log"); ok && num < d.logNum {
@@ -361,9 +361,9 @@ func (c *checker) checkLevels(v *version) {
 
 // checkLog reads log num with recovery's rules; seq is the last sequence
 // number seen in earlier logs.
-func (c *checker) checkLog(num uint64, seq *uint64) {
+func (c *checker) checkLog(num uint64, f logFormat, seq *uint64) {
 	name := walName(num)
-	info, err := readLog(c.fs, c.dir, num, func(_ kind, _, _ []byte, s uint64) error {
+	info, err := readLog(c.fs, c.dir, num, f, func(_ kind, _, _ []byte, s uint64) error {
 		if s <= *seq {
 			return fmt.Errorf("%w: %s: sequence number %d after %d", ErrCorrupt, name, s, *seq)
 		}

@@ -190,7 +190,13 @@ func (d *DB) flushOne(m *memTable) error {
 		_ = d.fs.Remove(d.path(tableName(num)))
 		return err
 	}
-	_ = d.fs.Remove(d.path(walName(m.logNum)))
+	if m.wal != nil {
+		d.mu.Lock()
+		d.retireLogLocked(m.wal)
+		d.mu.Unlock()
+	} else {
+		_ = d.fs.Remove(d.path(walName(m.logNum)))
+	}
 	d.maybeScheduleCompaction()
 	return nil
 }

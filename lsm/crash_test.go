@@ -43,6 +43,9 @@ func TestCrashHelper(t *testing.T) {
 	mode, _ := strconv.Atoi(os.Getenv("LSM_CRASH_MODE"))
 	start, _ := strconv.Atoi(os.Getenv("LSM_CRASH_START"))
 	o := crashOptions(SyncMode(mode), os.Getenv("LSM_CRASH_MAPPED") == "1")
+	if os.Getenv("LSM_CRASH_RECYCLE") == "1" {
+		o.RecycleWAL = 2
+	}
 	if stop := os.Getenv("LSM_CRASH_STOP"); stop != "" {
 		// Stop the engine's next flush or compaction for good at its nth
 		// file operation ("flush 3"); the parent kills on "stopped ...".
@@ -109,17 +112,22 @@ func TestCrashKill9(t *testing.T) {
 		cycles = 25
 	}
 	for _, tc := range []struct {
-		mode   SyncMode
-		mapped bool
-		stop   string // "": kill at a random time; "flush", "compaction": kill inside one
+		mode    SyncMode
+		mapped  bool
+		stop    string // "": kill at a random time; "flush", "compaction": kill inside one
+		recycle bool   // Options.RecycleWAL
 	}{
-		{SyncNone, false, ""}, {SyncEverySecond, false, ""}, {SyncAlways, false, ""}, {SyncNone, true, ""}, {SyncAlways, true, ""},
-		{SyncNone, false, "flush"}, {SyncAlways, false, "flush"}, {SyncNone, false, "compaction"}, {SyncAlways, false, "compaction"},
+		{SyncNone, false, "", false}, {SyncEverySecond, false, "", false}, {SyncAlways, false, "", false}, {SyncNone, true, "", false}, {SyncAlways, true, "", false},
+		{SyncNone, false, "flush", false}, {SyncAlways, false, "flush", false}, {SyncNone, false, "compaction", false}, {SyncAlways, false, "compaction", false},
+		{SyncEverySecond, false, "", true}, {SyncAlways, false, "", true}, {SyncAlways, false, "flush", true},
 	} {
-		mode, mapped, stop := tc.mode, tc.mapped, tc.stop
+		mode, mapped, stop, recycle := tc.mode, tc.mapped, tc.stop, tc.recycle
 		name := mode.String()
 		if mapped {
 			name += "-mapped"
+		}
+		if recycle {
+			name += "-recycled"
 		}
 		if stop != "" {
 			name += "-" + stop
@@ -137,7 +145,7 @@ func TestCrashKill9(t *testing.T) {
 				if stop != "" {
 					arm = fmt.Sprintf("%s %d", stop, rng.IntN(10))
 				}
-				acked, maxC, stopped := runCrashChild(t, dir, mode, mapped, start, 30+rng.IntN(300), arm)
+				acked, maxC, stopped := runCrashChild(t, dir, mode, mapped, recycle, start, 30+rng.IntN(300), arm)
 				if stop != "" {
 					if stopped != "" {
 						stopsHit++
@@ -174,7 +182,11 @@ func TestCrashKill9(t *testing.T) {
 				if r, err := Check(dir, InspectOptions{FS: noLock}); err != nil {
 					t.Fatalf("cycle %d: Check after kill: %v (%v)", cycle, err, r)
 				}
-				db, err := Open(dir, crashOptions(mode, mapped))
+				o := crashOptions(mode, mapped)
+				if recycle {
+					o.RecycleWAL = 2
+				}
+				db, err := Open(dir, o)
 				if err != nil {
 					t.Fatalf("cycle %d: reopen after kill: %v", cycle, err)
 				}
@@ -222,7 +234,7 @@ type crashAck struct {
 // filesystem stopped that work (within 20 s, else it kills anyway). It
 // returns the acknowledged operations, the highest counter acknowledged
 // and the child's "stopped ..." report ("" if none).
-func runCrashChild(t *testing.T, dir string, mode SyncMode, mapped bool, start, killAfterMs int, stop string) ([]crashAck, int, string) {
+func runCrashChild(t *testing.T, dir string, mode SyncMode, mapped, recycle bool, start, killAfterMs int, stop string) ([]crashAck, int, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(),
@@ -230,7 +242,8 @@ func runCrashChild(t *testing.T, dir string, mode SyncMode, mapped bool, start, 
 		"LSM_CRASH_MODE="+strconv.Itoa(int(mode)),
 		"LSM_CRASH_START="+strconv.Itoa(start),
 		"LSM_CRASH_STOP="+stop,
-		"LSM_CRASH_MAPPED="+map[bool]string{true: "1", false: "0"}[mapped])
+		"LSM_CRASH_MAPPED="+map[bool]string{true: "1", false: "0"}[mapped],
+		"LSM_CRASH_RECYCLE="+map[bool]string{true: "1", false: "0"}[recycle])
 	if stop != "" {
 		killAfterMs = 20000 // the fallback: the kill normally follows "stopped"
 	}

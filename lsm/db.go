@@ -71,6 +71,16 @@ type DB struct {
 	pipeErr  error
 	syncCond sync.Cond // signalled when groups leave syncing
 
+	// recycle says this DB writes recyclable logs and reuses obsolete
+	// ones (Options.RecycleWAL); walRecyclable says the logs recovery
+	// replays are recyclable (the manifest's recyclableLogs). spares are
+	// the numbers of logs ready for reuse: obsolete logs, and logs
+	// preallocated in the background (spareLoop); under mu.
+	recycle       bool
+	walRecyclable bool
+	spares        []uint64
+	spareCh       chan struct{}
+
 	walBuf     []byte    // used only by the commit leader
 	groupBuf   []*writer // used only by the commit leader
 	concurrent bool      // the last group had company: more than one writer, or others queued behind it
@@ -131,7 +141,16 @@ type walFile struct {
 	f    vfs.AppendLog
 	fs   vfs.FS
 	path string
-	mu   sync.Mutex // protects the fields below, and orders Sync against Close
+	// recyclable: the log is written in the recyclable record format,
+	// whose records carry the offset up to which the log is durable.
+	// off is the end of the records handed to write(2) (the commit
+	// leader's, under DB.mu); wrote the end of those write(2) returned;
+	// synced the end of those an fsync returned for (noteSynced).
+	recyclable bool
+	off        int64
+	wrote      atomic.Int64
+	synced     atomic.Int64
+	mu         sync.Mutex // protects the fields below, and orders Sync against Close
 	// closed is set by close; handles are idle sync handles (syncHandle).
 	closed  bool
 	handles []vfs.File
@@ -143,7 +162,22 @@ func (w *walFile) sync() error {
 	if w.closed {
 		return nil
 	}
-	return w.f.Sync()
+	end := w.wrote.Load()
+	err := w.f.Sync()
+	if err == nil {
+		w.noteSynced(end)
+	}
+	return err
+}
+
+// noteSynced records that the log is durable up to end.
+func (w *walFile) noteSynced(end int64) {
+	for {
+		s := w.synced.Load()
+		if end <= s || w.synced.CompareAndSwap(s, end) {
+			return
+		}
+	}
 }
 
 // pipelinable reports whether commits to w may fsync while the next group
@@ -204,7 +238,7 @@ func (w *walFile) close(sync bool) error {
 }
 
 func (d *DB) newWALFile(num uint64, f vfs.AppendLog) *walFile {
-	return &walFile{num: num, f: f, fs: d.fs, path: d.path(walName(num))}
+	return &walFile{num: num, f: f, fs: d.fs, path: d.path(walName(num)), recyclable: d.recycle}
 }
 
 func (d *DB) path(name string) string { return filepath.Join(d.dir, name) }
@@ -507,20 +541,34 @@ func (d *DB) leadLocked() {
 	d.groupBuf = ws
 	seq := d.lastSeq + 1
 	buf := d.walBuf[:0]
+	wal := d.wal
+	synced := wal.synced.Load()
 	for _, gw := range ws {
 		gw.batch.setSeq(seq)
 		seq += uint64(gw.batch.count)
-		buf = appendRecord(buf, gw.batch.data)
+		if wal.recyclable {
+			buf = appendLogRecord(buf, gw.batch.data, wal.num, synced)
+		} else {
+			buf = appendRecord(buf, gw.batch.data)
+		}
 	}
 	last := seq - 1
 	d.lastSeq = last
-	mem, wal := d.mem, d.wal
+	wal.off += int64(len(buf))
+	end := wal.off
+	mem := d.mem
 	pipelined := d.PipelinedSync() && wal.pipelinable()
 	d.mu.Unlock()
 
 	_, err := wal.f.Write(buf)
+	if err == nil {
+		wal.wrote.Store(end)
+	}
 	if err == nil && d.opts.Sync == SyncAlways && !pipelined {
 		err = d.syncLog(wal.f)
+		if err == nil {
+			wal.noteSynced(end)
+		}
 	}
 	d.m.commits.Add(int64(group))
 	if err == nil {
@@ -570,6 +618,9 @@ func (d *DB) leadLocked() {
 	d.mu.Unlock()
 
 	err = d.syncPipelined(wal)
+	if err == nil {
+		wal.noteSynced(end)
+	}
 
 	d.mu.Lock()
 	if err != nil {
@@ -739,12 +790,31 @@ func (d *DB) makeRoomLocked(need int) error {
 }
 
 // createWAL creates log num, mapped when Options.MappedWAL asks for it and
-// the filesystem can, with room for at least need bytes.
+// the filesystem can, with room for at least need bytes; with recycling, it
+// reuses a spare log (renamed to num) when one is ready. d.mu is held, or
+// the DB is being opened.
 func (d *DB) createWAL(num uint64, need int) (vfs.AppendLog, error) {
 	name := d.path(walName(num))
 	var f vfs.AppendLog
 	var err error
-	if m, ok := d.fs.(vfs.LogMapper); ok && d.opts.MappedWAL {
+	if n := len(d.spares); n > 0 {
+		spare := d.spares[n-1]
+		d.spares = d.spares[:n-1]
+		select {
+		case d.spareCh <- struct{}{}:
+		default:
+		}
+		file, rerr := d.fs.(vfs.Reuser).ReuseForWrite(d.path(walName(spare)), name)
+		if rerr == nil {
+			f = vfs.FileLog{File: file}
+			d.m.logsRecycled.Add(1)
+		} else {
+			_ = d.fs.Remove(d.path(walName(spare)))
+		}
+	}
+	if f != nil {
+		// A spare log: fall through to the syncs below.
+	} else if m, ok := d.fs.(vfs.LogMapper); ok && d.opts.MappedWAL {
 		// A log holds about as many bytes as its memtable's arena; reserve
 		// twice that, and rotate early if a commit would not fit.
 		f, err = m.MapLog(name, int64(max(2*d.opts.MemTableSize, 2*need)+1<<20))
@@ -790,7 +860,7 @@ func (d *DB) rotateMemLocked(need int) error {
 		// Nothing to flush: the old WAL holds no writes.
 		if oldWAL != nil {
 			_ = oldWAL.close(false)
-			_ = d.fs.Remove(d.path(walName(oldWAL.num)))
+			d.retireLogLocked(oldWAL)
 		}
 	} else {
 		old.wal = oldWAL
@@ -802,4 +872,78 @@ func (d *DB) rotateMemLocked(need int) error {
 	}
 	d.installReadStateLocked()
 	return nil
+}
+
+// retireLogLocked deletes an obsolete log, or keeps it as a spare for
+// reuse (Options.RecycleWAL): its records are recyclable, so what a later
+// use leaves of them past its own records is never replayed. w is closed;
+// d.mu is held.
+func (d *DB) retireLogLocked(w *walFile) {
+	if _, ok := w.f.(vfs.FileLog); ok && w.recyclable && !d.closed && len(d.spares) < d.opts.RecycleWAL {
+		d.spares = append(d.spares, w.num)
+		return
+	}
+	_ = d.fs.Remove(w.path)
+}
+
+// spareLoop prepares a spare log in the background whenever none is
+// ready, so that a rotation never creates a log that grows as it is
+// written: the first logs of a DB have no obsolete log to reuse, so it
+// writes a new one full of zeros and syncs it (off the commit path), and
+// appends to it then overwrite allocated blocks, as to a recycled log.
+func (d *DB) spareLoop() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case <-d.spareCh:
+		}
+		d.mu.Lock()
+		if len(d.spares) > 0 || d.closed || d.bgErr != nil {
+			d.mu.Unlock()
+			continue
+		}
+		num := d.nextFile
+		d.nextFile++
+		d.mu.Unlock()
+		path := d.path(walName(num))
+		if err := d.zeroFill(path, d.spareSize()); err != nil {
+			_ = d.fs.Remove(path)
+			continue
+		}
+		d.mu.Lock()
+		if d.closed {
+			_ = d.fs.Remove(path)
+		} else {
+			d.spares = append(d.spares, num)
+			d.m.logsPreallocated.Add(1)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// spareSize is the size of a preallocated log: a memtable's log is
+// shorter than its arena but for large values, where the two are close.
+// A log that outgrows it appends past its end, as an unrecycled one does.
+func (d *DB) spareSize() int64 { return int64(d.opts.MemTableSize) * 5 / 4 }
+
+// zeroFill writes a file of size zero bytes and syncs it.
+func (d *DB) zeroFill(path string, size int64) error {
+	f, err := d.fs.Create(path)
+	if err != nil {
+		return err
+	}
+	zeros := make([]byte, 256<<10)
+	for left := size; left > 0 && err == nil; left -= int64(len(zeros)) {
+		if d.closing.Load() {
+			err = ErrClosed
+			break
+		}
+		_, err = f.Write(zeros[:min(left, int64(len(zeros)))])
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }

@@ -131,6 +131,23 @@ func (o *offline) liveLogs() []uint64 {
 	return out
 }
 
+// logFormat is the record format of a log, for readLog.
+type logFormat int
+
+const (
+	formatLegacy     logFormat = iota
+	formatRecyclable           // the manifest's recyclableLogs
+	formatGuess                // no manifest to say: recyclable if it holds a recyclable record
+)
+
+// logFormat is the format of the logs the replayed manifest covers.
+func (d *DB) logFormat() logFormat {
+	if d.walRecyclable {
+		return formatRecyclable
+	}
+	return formatLegacy
+}
+
 // logInfo describes one write-ahead log read by readLog.
 type logInfo struct {
 	records, entries int
@@ -141,15 +158,15 @@ type logInfo struct {
 
 // readLog reads log num with recovery's rules (a torn tail is dropped,
 // other damage is ErrCorrupt naming the log and the offset of the record at
-// fault) and calls fn with each entry.
-func readLog(fsys vfs.FS, dir string, num uint64, fn func(k kind, key, value []byte, seq uint64) error) (logInfo, error) {
+// fault) and calls fn with each entry, reading the log in format f.
+func readLog(fsys vfs.FS, dir string, num uint64, f logFormat, fn func(k kind, key, value []byte, seq uint64) error) (logInfo, error) {
 	info := logInfo{tornAt: -1}
 	buf, err := readAll(fsys, dirPath(dir, walName(num)))
 	if err != nil {
 		return info, fmt.Errorf("lsm: read WAL %06d: %w", num, err)
 	}
 	info.size = len(buf)
-	r := recordReader{buf: buf, name: walName(num)}
+	r := recordReader{buf: buf, name: walName(num), recyclable: f == formatRecyclable || f == formatGuess && holdsRecyclable(buf), logNum: num}
 	for {
 		off := r.off // the record's start: where an operator may cut the log
 		rec, err := r.next()
@@ -179,9 +196,9 @@ func readLog(fsys vfs.FS, dir string, num uint64, fn func(k kind, key, value []b
 			}
 		}
 	}
-	// A mapped log is preallocated with zeros: a zero tail is its unused
-	// room, not a torn record.
-	if r.torn && !allZero(buf[r.validEnd:]) {
+	// A mapped or preallocated log holds zeros past its records, a
+	// recycled one its previous use's records: neither is a torn record.
+	if r.torn && !r.clean {
 		info.tornAt = r.validEnd
 	}
 	return info, nil
@@ -258,7 +275,7 @@ func (in *Inspector) load(off *offline) ([]*memTable, error) {
 	var mems []*memTable
 	for _, num := range off.liveLogs() {
 		var mem *memTable
-		info, err := readLog(d.fs, d.dir, num, func(k kind, key, value []byte, seq uint64) error {
+		info, err := readLog(d.fs, d.dir, num, d.logFormat(), func(k kind, key, value []byte, seq uint64) error {
 			if mem != nil {
 				if err := mem.add(key, seq, k, value); err != errMemFull {
 					return err

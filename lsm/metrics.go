@@ -8,26 +8,30 @@ import (
 )
 
 type metricsCounters struct {
-	walBytes       atomic.Int64
-	walSyncs       atomic.Int64
-	commits        atomic.Int64
-	userBytes      atomic.Int64
-	flushes        atomic.Int64
-	flushBytes     atomic.Int64
-	compactions    atomic.Int64
-	moves          atomic.Int64
-	compactRead    atomic.Int64
-	compactWritten atomic.Int64
-	expiredDropped atomic.Int64
-	filterDropped  atomic.Int64
-	stalls         atomic.Int64
-	syncs          atomic.Int64
-	syncNanos      atomic.Int64
-	maxSyncNanos   atomic.Int64
-	stallNanos     atomic.Int64
-	bloomUseful    atomic.Int64
-	flushing       atomic.Int64 // flushes running now
-	compacting     atomic.Int64 // compactions (and trivial moves) running now
+	walBytes atomic.Int64
+	// logsRecycled counts obsolete logs reused as new ones,
+	// logsPreallocated logs written full of zeros ahead of need.
+	logsRecycled     atomic.Int64
+	logsPreallocated atomic.Int64
+	walSyncs         atomic.Int64
+	commits          atomic.Int64
+	userBytes        atomic.Int64
+	flushes          atomic.Int64
+	flushBytes       atomic.Int64
+	compactions      atomic.Int64
+	moves            atomic.Int64
+	compactRead      atomic.Int64
+	compactWritten   atomic.Int64
+	expiredDropped   atomic.Int64
+	filterDropped    atomic.Int64
+	stalls           atomic.Int64
+	syncs            atomic.Int64
+	syncNanos        atomic.Int64
+	maxSyncNanos     atomic.Int64
+	stallNanos       atomic.Int64
+	bloomUseful      atomic.Int64
+	flushing         atomic.Int64 // flushes running now
+	compacting       atomic.Int64 // compactions (and trivial moves) running now
 }
 
 // LevelMetrics describes one level of the tree.
@@ -45,6 +49,11 @@ type Metrics struct {
 	// appended to write-ahead logs.
 	UserBytes int64
 	WALBytes  int64
+	// LogsRecycled counts write-ahead logs that reused an obsolete log's
+	// file, LogsPreallocated logs prepared full of zeros in the background
+	// (Options.RecycleWAL).
+	LogsRecycled     int64
+	LogsPreallocated int64
 	// Commits counts committed batches, WALSyncs the fsyncs SyncAlways
 	// made for them: with concurrent writers a group shares one fsync, so
 	// WALSyncs < Commits.
@@ -126,6 +135,8 @@ func (d *DB) Metrics() Metrics {
 	c := &d.m
 	m.UserBytes = c.userBytes.Load()
 	m.WALBytes = c.walBytes.Load()
+	m.LogsRecycled = c.logsRecycled.Load()
+	m.LogsPreallocated = c.logsPreallocated.Load()
 	m.Commits = c.commits.Load()
 	m.WALSyncs = c.walSyncs.Load()
 	m.Flushes = c.flushes.Load()

@@ -34,7 +34,11 @@ func Open(dir string, o Options) (*DB, error) {
 		opts:      o,
 		flushCh:   make(chan struct{}, 1),
 		compactCh: make(chan struct{}, 1),
+		spareCh:   make(chan struct{}, 1),
 		quit:      make(chan struct{}),
+	}
+	if _, ok := o.FS.(vfs.Reuser); ok && o.RecycleWAL > 0 && !o.MappedWAL {
+		d.recycle = true
 	}
 	d.bgCond.L = &d.mu
 	d.syncCond.L = &d.mu
@@ -71,6 +75,11 @@ func Open(dir string, o Options) (*DB, error) {
 	if o.Sync == SyncEverySecond {
 		d.wg.Add(1)
 		go d.syncLoop()
+	}
+	if d.recycle {
+		d.wg.Add(1)
+		go d.spareLoop()
+		d.spareCh <- struct{}{}
 	}
 	d.maybeScheduleCompaction()
 	return d, nil
@@ -170,7 +179,7 @@ func (d *DB) recover() error {
 		if err != nil {
 			return fmt.Errorf("lsm: read WAL %06d: %w", num, err)
 		}
-		r := recordReader{buf: buf, name: walName(num)}
+		r := recordReader{buf: buf, name: walName(num), recyclable: d.walRecyclable, logNum: num}
 		for {
 			rec, err := r.next()
 			if err != nil {
@@ -296,6 +305,7 @@ func (d *DB) replayManifest(name string) error {
 		d.current = nv
 		d.logNum = max(d.logNum, e.logNum)
 		d.nextFile = max(d.nextFile, e.nextFile)
+		d.walRecyclable = d.walRecyclable || e.recyclableLogs
 		d.lastSeq = max(d.lastSeq, e.lastSeq)
 	}
 	d.nextFile = max(d.nextFile, num+1)
@@ -337,6 +347,7 @@ func (d *DB) writeNewManifest() error {
 	}
 	e := d.current.snapshotEdit()
 	e.logNum, e.nextFile, e.lastSeq = d.logNum, d.nextFile, d.lastSeq
+	e.recyclableLogs = d.recycle
 	if _, err := f.Write(appendRecord(nil, e.encode())); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("lsm: write manifest: %w", err)
@@ -496,6 +507,10 @@ func (d *DB) Close() error {
 	if d.wal != nil {
 		err = errors.Join(err, d.wal.close(d.opts.Sync != SyncNone))
 	}
+	for _, num := range d.spares {
+		_ = d.fs.Remove(d.path(walName(num)))
+	}
+	d.spares = nil
 	if d.manifest != nil {
 		err = errors.Join(err, d.manifest.Close())
 	}

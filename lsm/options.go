@@ -81,6 +81,19 @@ type Options struct {
 	// commit: docs/durability.md), so it is off by default. Logs written
 	// with write(2) only (not MappedWAL).
 	PipelinedSync bool
+	// RecycleWAL keeps up to this many write-ahead logs, once obsolete
+	// (their memtable flushed), for reuse as later logs, and prepares the
+	// first ones in the background (written full of zeros and synced), as
+	// Pebble's WAL recycling does. A log then overwrites blocks its file
+	// already has instead of growing it, so an fsync of it flushes data
+	// only, without a filesystem journal commit for the file's new size
+	// (on ext4 about half the cost of an fdatasync after an append). The
+	// logs are written in the recyclable record format (record.go), which
+	// tells a record from a previous use of the file and an unsynced tail
+	// torn by power loss from damage; the manifest records the format, and
+	// engines that predate it refuse such a directory. Not with MappedWAL.
+	// 0 or negative: off (logs are created and deleted).
+	RecycleWAL int
 	// DisableAutoCompaction turns off background compactions (tests use it
 	// to shape the tree); Compact still works.
 	DisableAutoCompaction bool

@@ -86,6 +86,11 @@ type versionEdit struct {
 	lastSeq  uint64
 	added    []newFile
 	deleted  []deletedFile
+	// recyclableLogs, in the first edit of a manifest, says the logs
+	// written while this manifest is current (numbered at or above its
+	// log number) hold recyclable records (record.go). Older engines do
+	// not know the tag and refuse the manifest: the format changed.
+	recyclableLogs bool
 }
 
 type newFile struct {
@@ -105,6 +110,9 @@ const (
 	tagLastSeq  = 3
 	tagAdd      = 4
 	tagDelete   = 5
+	// tagRecyclableLogs (value 1) marks the logs of this manifest as
+	// written in the recyclable record format.
+	tagRecyclableLogs = 6
 )
 
 func (e *versionEdit) encode() []byte {
@@ -115,6 +123,10 @@ func (e *versionEdit) encode() []byte {
 	b = binary.AppendUvarint(b, e.nextFile)
 	b = binary.AppendUvarint(b, tagLastSeq)
 	b = binary.AppendUvarint(b, e.lastSeq)
+	if e.recyclableLogs {
+		b = binary.AppendUvarint(b, tagRecyclableLogs)
+		b = binary.AppendUvarint(b, 1)
+	}
 	for _, d := range e.deleted {
 		b = binary.AppendUvarint(b, tagDelete)
 		b = binary.AppendUvarint(b, uint64(d.level))
@@ -176,6 +188,12 @@ func decodeEdit(b []byte) (*versionEdit, error) {
 			default:
 				e.lastSeq = x
 			}
+		case tagRecyclableLogs:
+			x, ok := uv()
+			if !ok || x != 1 {
+				return bad()
+			}
+			e.recyclableLogs = true
 		case tagDelete:
 			lvl, ok1 := uv()
 			num, ok2 := uv()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -35,9 +36,13 @@ var ErrInjected = errors.New("vfs: injected error")
 // MemFS is an in-memory FS that models what survives a crash.
 //
 // It keeps two views of every directory: the live one, and the durable one as
-// of the last SyncDir of that directory. A file's bytes are durable up to its
-// last Sync. CrashClone returns the filesystem a machine would see after power
-// loss (durable names, synced bytes) or after a process crash (everything).
+// of the last SyncDir of that directory. A file's bytes are durable as of its
+// last Sync; a file reused with ReuseForWrite is overwritten in place, and
+// the bytes it held before stay on disk until a Sync replaces them.
+// CrashClone returns the filesystem a machine would see after power loss
+// (durable names, synced bytes) or after a process crash (everything);
+// CrashCloneTorn a power loss in which the disk had written some of the
+// unsynced sectors, in any order.
 type MemFS struct {
 	mu      sync.Mutex // protects live, durable, dirs, inject
 	live    map[string]*memNode
@@ -48,9 +53,27 @@ type MemFS struct {
 }
 
 type memNode struct {
-	mu     sync.Mutex // protects data, synced
-	data   []byte
-	synced int
+	mu    sync.Mutex // protects data, disk, dirty
+	data  []byte     // the live contents
+	disk  []byte     // the contents as of the last Sync: what power loss leaves
+	dirty []span     // the byte ranges written since the last Sync
+}
+
+// span is a byte range [off, end) of a file.
+type span struct{ off, end int }
+
+// sync makes the live contents durable. n.mu is held.
+func (n *memNode) sync() {
+	for _, s := range n.dirty {
+		if s.end > len(n.disk) {
+			n.disk = append(n.disk, make([]byte, s.end-len(n.disk))...)
+		}
+		copy(n.disk[s.off:s.end], n.data[s.off:s.end])
+	}
+	n.dirty = n.dirty[:0]
+	if len(n.disk) > len(n.data) {
+		n.disk = n.disk[:len(n.data)]
+	}
 }
 
 // NewMem returns an empty in-memory filesystem.
@@ -87,31 +110,87 @@ func (m *MemFS) check(op Op, name string) error {
 func (m *MemFS) CrashClone(keepUnsynced bool) *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := NewMem()
-	for d := range m.dirs {
-		c.dirs[d] = true
-	}
 	src := m.durable
 	if keepUnsynced {
 		src = m.live
+	}
+	return m.cloneLocked(src, func(n *memNode) []byte {
+		if keepUnsynced {
+			return append([]byte(nil), n.data...)
+		}
+		return append([]byte(nil), n.disk...)
+	})
+}
+
+// cloneLocked copies the files of src into a new MemFS, each holding the
+// bytes contents returns. m.mu is held.
+func (m *MemFS) cloneLocked(src map[string]*memNode, contents func(n *memNode) []byte) *MemFS {
+	c := NewMem()
+	for d := range m.dirs {
+		c.dirs[d] = true
 	}
 	copies := make(map[*memNode]*memNode)
 	for name, n := range src {
 		cn, ok := copies[n]
 		if !ok {
 			n.mu.Lock()
-			keep := n.synced
-			if keepUnsynced {
-				keep = len(n.data)
-			}
-			cn = &memNode{data: append([]byte(nil), n.data[:keep]...), synced: keep}
+			b := contents(n)
 			n.mu.Unlock()
+			cn = &memNode{data: b, disk: append([]byte(nil), b...)}
 			copies[n] = cn
 		}
 		c.live[name] = cn
 		c.durable[name] = cn
 	}
 	return c
+}
+
+// SectorSize is the unit in which CrashCloneTorn lands unsynced writes.
+const SectorSize = 512
+
+// CrashCloneTorn returns the filesystem as power loss could leave it when
+// the disk had written back part of what was not yet synced: of each file
+// (durable entries only, as CrashClone(false)), every 512-byte sector
+// written since the last Sync inside the synced length holds its new bytes
+// or its old ones, independently and in any combination, as overwrites in
+// place reach a disk in no particular order; bytes appended past the synced
+// length survive as a prefix of random length (the file's new size reaches
+// the disk after the data it covers, as ext4's ordered mode does).
+func (m *MemFS) CrashCloneTorn(rng *rand.Rand) *MemFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cloneLocked(m.durable, func(n *memNode) []byte {
+		b := append([]byte(nil), n.disk...)
+		size := len(b)
+		grow := size
+		for _, s := range n.dirty {
+			for sec := s.off &^ (SectorSize - 1); sec < s.end; sec += SectorSize {
+				lo, hi := max(sec, s.off), min(sec+SectorSize, s.end)
+				if hi <= size {
+					if rng.IntN(2) == 0 {
+						copy(b[lo:hi], n.data[lo:hi])
+					}
+				} else {
+					grow = max(grow, hi)
+				}
+			}
+		}
+		if grow > size {
+			// A prefix of the appended bytes, cut at a sector boundary
+			// or at the end.
+			cut := size + rng.IntN(grow-size+1)
+			if cut < grow {
+				cut = max(size, cut&^(SectorSize-1))
+			}
+			b = append(b, make([]byte, cut-size)...)
+			for _, s := range n.dirty {
+				if lo, hi := max(s.off, size), min(s.end, cut); lo < hi {
+					copy(b[lo:hi], n.data[lo:hi])
+				}
+			}
+		}
+		return b
+	})
 }
 
 // Corrupt flips the bits of mask in the byte at off of the named file (in
@@ -129,6 +208,9 @@ func (m *MemFS) Corrupt(name string, off int64, mask byte) error {
 		return errors.New("vfs: corrupt offset out of range")
 	}
 	n.data[off] ^= mask
+	if off < int64(len(n.disk)) {
+		n.disk[off] ^= mask
+	}
 	return nil
 }
 
@@ -193,6 +275,24 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	delete(m.live, oldname)
 	m.live[newname] = n
 	return nil
+}
+
+// ReuseForWrite implements Reuser: it renames oldname to newname and opens
+// it for writing from offset 0, keeping its bytes (live and durable).
+func (m *MemFS) ReuseForWrite(oldname, newname string) (File, error) {
+	oldname, newname = filepath.Clean(oldname), filepath.Clean(newname)
+	if err := m.check(OpRename, oldname); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.live[oldname]
+	if !ok {
+		return nil, &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
+	}
+	delete(m.live, oldname)
+	m.live[newname] = n
+	return &memFile{fs: m, n: n, name: newname, write: true}, nil
 }
 
 // MkdirAll implements FS. Directories themselves are always durable.
@@ -264,7 +364,8 @@ type memFile struct {
 	fs     *MemFS
 	n      *memNode
 	name   string
-	off    int64
+	off    int64 // where Read reads next
+	woff   int   // where Write writes next
 	write  bool
 	closed bool
 }
@@ -306,9 +407,20 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.fs.check(OpWrite, f.name); err != nil {
 		return 0, err
 	}
-	f.n.mu.Lock()
-	f.n.data = append(f.n.data, p...)
-	f.n.mu.Unlock()
+	n := f.n
+	n.mu.Lock()
+	off, end := f.woff, f.woff+len(p)
+	if end > len(n.data) {
+		n.data = append(n.data, make([]byte, end-len(n.data))...)
+	}
+	copy(n.data[off:end], p)
+	if k := len(n.dirty); k > 0 && n.dirty[k-1].end == off {
+		n.dirty[k-1].end = end
+	} else {
+		n.dirty = append(n.dirty, span{off, end})
+	}
+	n.mu.Unlock()
+	f.woff = end
 	return len(p), nil
 }
 
@@ -320,7 +432,7 @@ func (f *memFile) Sync() error {
 		return err
 	}
 	f.n.mu.Lock()
-	f.n.synced = len(f.n.data)
+	f.n.sync()
 	f.n.mu.Unlock()
 	return nil
 }

@@ -12,8 +12,11 @@ import (
 	"sort"
 )
 
-// File is an open file. Writes append (the engine never overwrites a byte it
-// has written), ReadAt reads anywhere, Sync makes the written bytes durable.
+// File is an open file. Each Write goes on where the last one ended, from
+// offset 0 for a file from Create (which truncates it) or from
+// Reuser.ReuseForWrite (which does not: writes then overwrite the file's
+// old bytes; the engine does so only to recycle a write-ahead log). ReadAt
+// reads anywhere, Sync makes the written bytes durable.
 type File interface {
 	io.Reader
 	io.ReaderAt
@@ -102,4 +105,27 @@ func (osFS) SyncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// Reuser is implemented by filesystems that can reuse a file in place: the
+// engine recycles an obsolete write-ahead log as a new one, so that its
+// appends overwrite blocks the file already has and an fdatasync needs no
+// journal commit for the file's size (Options.RecycleWAL).
+type Reuser interface {
+	// ReuseForWrite renames oldname to newname and opens it for writing
+	// from offset 0 without truncating it: writes overwrite its old bytes
+	// in place. The rename is durable once the directory is synced.
+	ReuseForWrite(oldname, newname string) (File, error)
+}
+
+// ReuseForWrite implements Reuser.
+func (osFS) ReuseForWrite(oldname, newname string) (File, error) {
+	if err := os.Rename(oldname, newname); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(newname, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
 }

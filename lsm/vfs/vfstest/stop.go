@@ -123,6 +123,21 @@ func (p *StopFS) Rename(oldname, newname string) error {
 	return p.FS.Rename(oldname, newname)
 }
 
+// ReuseForWrite implements vfs.Reuser (the engine's recycled logs) when
+// the wrapped filesystem does.
+func (p *StopFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
+	p.at("rename", oldname)
+	r, ok := p.FS.(vfs.Reuser)
+	if !ok {
+		return nil, fmt.Errorf("vfstest: %T cannot reuse files", p.FS)
+	}
+	f, err := r.ReuseForWrite(oldname, newname)
+	if err != nil {
+		return nil, err
+	}
+	return stopFile{f, p, newname}, nil
+}
+
 // SyncDir implements vfs.FS.
 func (p *StopFS) SyncDir(dir string) error {
 	p.at("syncdir", dir)
