@@ -632,3 +632,48 @@ func TestListChargeMatchesHeap(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkListMiddle is LINDEX and LRANGE (100 elements) in the middle
+// of a list of 100 k elements (element:NNNNNNN), whose middle node is
+// plain (depth0) or compressed (depth1: each call decompresses it), and
+// LSET there (decompress, change, compress again).
+func BenchmarkListMiddle(b *testing.B) {
+	for _, depth := range []int64{0, 1} {
+		s := newTestStore(b, Config{MemoryLimit: 1 << 30})
+		lim := DefaultLimits
+		lim.ListCompressDepth = depth
+		s.SetLimits(lim)
+		var l List
+		key := []byte("l")
+		_ = s.UpdateList(key, &l, func() error {
+			for i := range 100_000 {
+				l.Push(false, fmt.Appendf(nil, "element:%07d", i))
+			}
+			return nil
+		})
+		mid := 50_000
+		b.Run(fmt.Sprintf("index/depth%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = s.ViewList(key, &l, func() error { l.Index(mid); return nil })
+			}
+		})
+		b.Run(fmt.Sprintf("range100/depth%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				_ = s.ViewList(key, &l, func() error {
+					l.Each(mid, false, func(i int, v []byte) bool { n += len(v); return i < mid+99 })
+					return nil
+				})
+			}
+		})
+		v := []byte("element:x")
+		b.Run(fmt.Sprintf("set/depth%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = s.UpdateList(key, &l, func() error { l.Set(mid, v); return nil })
+			}
+		})
+	}
+}

@@ -12,7 +12,8 @@ import (
 // leaves its compact encoding. CONFIG GET reads and CONFIG SET changes
 // them (store.Limits, through the table in config.go); the ziplist names
 // are Redis's older aliases.
-// Collections already converted stay as they are, as in Redis.
+// Collections already converted stay as they are, as in Redis; a big
+// list follows a new list-compress-depth at its next write.
 
 // encodingParam is one parameter and the Limits field it sets.
 type encodingParam struct {
@@ -24,6 +25,9 @@ type encodingParam struct {
 // memoryParam is the parameter whose value is a memory value ("3000",
 // "1kb", "2mb"), as Redis's memtoull reads it.
 const memoryParam = "hll-sparse-max-bytes"
+
+// compressDepthParam is the one parameter from 0 to a C int's largest.
+const compressDepthParam = "list-compress-depth"
 
 var encodingParams = []encodingParam{
 	{"hash-max-listpack-entries", func(l *store.Limits) *int64 { return &l.HashEntries }, 0},
@@ -39,6 +43,9 @@ var encodingParams = []encodingParam{
 	{"set-max-listpack-value", func(l *store.Limits) *int64 { return &l.SetListpackValue }, 0},
 	{"list-max-listpack-size", func(l *store.Limits) *int64 { return &l.ListPackSize }, math.MinInt32},
 	{"list-max-ziplist-size", func(l *store.Limits) *int64 { return &l.ListPackSize }, math.MinInt32},
+	// A list already big follows a new depth at its next write
+	// (store.Limits); MiniKV's default is 1, Redis's 0 (docs/redis.md).
+	{compressDepthParam, func(l *store.Limits) *int64 { return &l.ListCompressDepth }, 0},
 	{memoryParam, func(l *store.Limits) *int64 { return &l.HLLSparseMaxBytes }, 0},
 }
 
@@ -64,7 +71,11 @@ func encodingConfigParams() []*configParam {
 		if ep.name == memoryParam {
 			c.set = memConfig(ep.min, math.MaxInt64, apply)
 		} else {
-			c.set = intConfig(ep.min, paramMax(ep.min), apply)
+			hi := paramMax(ep.min)
+			if ep.name == compressDepthParam {
+				hi = math.MaxInt32 // a C int in Redis, from 0
+			}
+			c.set = intConfig(ep.min, hi, apply)
 		}
 		out = append(out, c)
 	}

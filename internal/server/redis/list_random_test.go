@@ -186,7 +186,13 @@ func (lg listGen) next(total int) randCmd {
 func TestRESPListRandomDifferential(t *testing.T) {
 	redisAddr := startRedisServer(t)
 	rs := startRESP(t, server.Config{}, store.Config{MaxItemSize: 1 << 20})
-	p := randPair{redis: dialRESP(t, redisAddr), minikv: dialRESP(t, rs.respAddr)}
+	runListRandom(t, redisAddr, rs.respAddr)
+}
+
+// runListRandom runs TestRESPListRandomDifferential's seeds against the
+// two servers.
+func runListRandom(t *testing.T, redisAddr, minikvAddr string) {
+	p := randPair{redis: dialRESP(t, redisAddr), minikv: dialRESP(t, minikvAddr)}
 
 	seeds := []uint64{}
 	switch {
