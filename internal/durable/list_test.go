@@ -90,3 +90,79 @@ func TestListsSurviveRestart(t *testing.T) {
 	check(s, "big")
 	s.close(t)
 }
+
+// TestCompressedListsSurviveRestart: a big list with compressed nodes
+// (list-compress-depth) is written plain to disk and read back whole
+// under another depth after a restart (compressed then to that depth),
+// and changed in the middle again.
+func TestCompressedListsSurviveRestart(t *testing.T) {
+	for _, tc := range []struct{ write, read int64 }{{1, 0}, {0, 1}, {2, 1}, {1, 1}} {
+		t.Run(fmt.Sprintf("depth%d-then-%d", tc.write, tc.read), func(t *testing.T) {
+			dir := t.TempDir()
+			open := func(depth int64) *durableStore {
+				s := openStore(t, dir, store.Config{SweepInterval: -1, MemoryLimit: 64 << 20})
+				lim := s.Limits()
+				lim.ListPackSize, lim.ListCompressDepth = 32, depth // small nodes: many compressed
+				s.SetLimits(lim)
+				return s
+			}
+			var l store.List
+			var model []string
+			update := func(s *durableStore, fn func()) {
+				t.Helper()
+				if err := s.UpdateList([]byte("l"), &l, func() error { fn(); return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check := func(s *durableStore) {
+				t.Helper()
+				if err := s.ViewList([]byte("l"), &l, func() error {
+					var got []string
+					l.Each(0, false, func(_ int, v []byte) bool { got = append(got, string(v)); return true })
+					if !slices.Equal(got, model) {
+						t.Fatalf("%d elements back, want %d (equal: %v)", len(got), len(model), slices.Equal(got, model))
+					}
+					if v, _ := l.Index(len(model) / 2); string(v) != model[len(model)/2] {
+						t.Fatalf("Index(middle) = %q, want %q", v, model[len(model)/2])
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := open(tc.write)
+			update(s, func() {
+				for i := range 5000 {
+					v := fmt.Sprintf("element:%07d", i)
+					l.Push(false, []byte(v))
+					model = append(model, v)
+				}
+			})
+			update(s, func() {
+				l.Set(2500, []byte("changed"))
+				l.InsertAt(1000, []byte("inserted"))
+				l.Delete(3000, 40)
+			})
+			model[2500] = "changed"
+			model = slices.Insert(model, 1000, "inserted")
+			model = slices.Delete(model, 3000, 3040)
+			check(s)
+			s.close(t)
+
+			s = open(tc.read)
+			check(s)
+			update(s, func() {
+				l.Set(100, []byte("again"))
+				l.Remove([]byte("inserted"), 0)
+			})
+			model[100] = "again"
+			model = slices.DeleteFunc(model, func(v string) bool { return v == "inserted" })
+			check(s)
+			s.close(t)
+
+			s = open(tc.write)
+			check(s)
+			s.close(t)
+		})
+	}
+}
