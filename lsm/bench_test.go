@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // benchKeys is the number of keys of the read benchmarks' databases.
@@ -163,4 +164,47 @@ func benchPut(b *testing.B, writers int) {
 			}
 		}
 	})
+}
+
+// BenchmarkPutSync is BenchmarkPut in SyncAlways (an fdatasync per commit
+// group), with logs created and appended to ("append") or recycled and
+// preallocated (Options.RecycleWAL, "recycled"), one writer or 16, with
+// 256 KiB memtables so that logs rotate every ~1500 Puts. It reports the
+// average fdatasync ("us/fsync").
+func BenchmarkPutSync(b *testing.B) {
+	for _, recycle := range []int{0, 2} {
+		name := map[int]string{0: "append", 2: "recycled"}[recycle]
+		for _, writers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/writers=%d", name, writers), func(b *testing.B) {
+				db, err := Open(b.TempDir(), Options{Sync: SyncAlways, RecycleWAL: recycle, MemTableSize: 256 << 10})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				for recycle > 0 && db.Metrics().LogsPreallocated == 0 {
+					time.Sleep(time.Millisecond)
+				}
+				val := make([]byte, 128)
+				m0 := db.Metrics()
+				var next atomic.Int64
+				b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					var k []byte
+					for pb.Next() {
+						k = fmt.Appendf(k[:0], "key_%d", next.Add(1))
+						if err := db.Put(k, val); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+				b.StopTimer()
+				m := db.Metrics()
+				if n := m.LogSyncs - m0.LogSyncs; n > 0 {
+					b.ReportMetric(float64((m.LogSyncTime-m0.LogSyncTime).Microseconds())/float64(n), "us/fsync")
+					b.ReportMetric(float64(b.N)/float64(n), "puts/fsync")
+				}
+			})
+		}
+	}
 }

@@ -3,6 +3,7 @@ package durable
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"testing"
@@ -171,20 +172,30 @@ func TestEvictedItemsStayOnDisk(t *testing.T) {
 // under their own keys. With SyncAlways every write acknowledged before
 // the cut is there after reopening; with SyncEverySecond every write
 // acknowledged more than 2 s before it is (the promise is about one
-// second; the margin is for a loaded machine's late timer).
+// second; the margin is for a loaded machine's late timer). The recycled
+// cases reuse logs (lsm.Options.RecycleWAL, small memtables so they rotate)
+// and cut the power with part of the unsynced sectors on the disk, in any
+// order (vfs.MemFS.CrashCloneTorn).
 func TestPowerLoss(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		mode  lsm.SyncMode
-		run   time.Duration
-		grace time.Duration
+		name    string
+		mode    lsm.SyncMode
+		run     time.Duration
+		grace   time.Duration
+		recycle bool
 	}{
-		{"always", lsm.SyncAlways, 300 * time.Millisecond, 0},
-		{"everysec", lsm.SyncEverySecond, 3 * time.Second, 2 * time.Second},
+		{"always", lsm.SyncAlways, 300 * time.Millisecond, 0, false},
+		{"everysec", lsm.SyncEverySecond, 3 * time.Second, 2 * time.Second, false},
+		{"always-recycled", lsm.SyncAlways, 300 * time.Millisecond, 0, true},
+		{"everysec-recycled", lsm.SyncEverySecond, 3 * time.Second, 2 * time.Second, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := vfs.NewMem()
-			db, err := lsm.Open("/data", lsm.Options{FS: fs, Sync: tc.mode})
+			o := lsm.Options{FS: fs, Sync: tc.mode}
+			if tc.recycle {
+				o.RecycleWAL, o.MemTableSize = 2, 32<<10
+			}
+			db, err := lsm.Open("/data", o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,6 +240,9 @@ func TestPowerLoss(t *testing.T) {
 			mu.Lock() // nothing is acknowledged while the power goes
 			cut := time.Now()
 			crashed := fs.CrashClone(false)
+			if tc.recycle {
+				crashed = fs.CrashCloneTorn(rand.New(rand.NewPCG(uint64(cut.UnixNano()), 1)))
+			}
 			want := make([]int, writers)
 			for w := range writers {
 				for _, a := range acks[w] {
@@ -240,11 +254,15 @@ func TestPowerLoss(t *testing.T) {
 			mu.Unlock()
 			close(stop)
 			wg.Wait()
+			if tc.recycle {
+				t.Logf("%d logs recycled, %d preallocated before the cut", db.Metrics().LogsRecycled, db.Metrics().LogsPreallocated)
+			}
 			s.Close()
 			_ = l.Close()
 			_ = db.Close()
 
-			db, err = lsm.Open("/data", lsm.Options{FS: crashed, Sync: tc.mode})
+			o.FS = crashed
+			db, err = lsm.Open("/data", o)
 			if err != nil {
 				t.Fatalf("reopen after the power cut: %v", err)
 			}
