@@ -11,6 +11,11 @@ completed).
   scripts/bench-netproto.py [--rounds 5] [--requests 200000] [--secs 4]
       [--only resp|memcache] [--pipelines 1,16] [--targets a,b,...]
 
+Targets: null-MODEL[/LOOPS] (goroutine, epoll, gnet, uring), redis,
+memcached, PEER (the protocol's peer), minikv[/N] (N: --event-loops N),
+minikv[/N]@NAME (the build MINIKV_BINS="NAME=PATH ..." names, to compare
+builds in the same rounds), and any Go target +gomaxprocs=N.
+
 Needs bin/minikv (make build), the null servers (built here from
 bench/netproto), redis-server, redis-benchmark, memcached and memcaslap.
 """
@@ -73,13 +78,19 @@ def start(target, proto, tmp):
     elif target == "memcached":
         cmd = ["memcached", "-u", "root", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2", "-m", "1024"]
     elif target.startswith("minikv"):
-        # minikv, or minikv/N: with --event-loops N
+        # minikv, or minikv/N: with --event-loops N; minikv...@NAME: the
+        # build MINIKV_BINS="NAME=PATH ..." names, for before/after runs
+        target, _, name = target.partition("@")
         _, _, loops = target.partition("/")
+        binary = os.path.join(ROOT, "bin/minikv")
+        if name:
+            bins = dict(b.split("=", 1) for b in os.environ.get("MINIKV_BINS", "").split())
+            binary = bins[name]
         mport = free_port()
         if proto == "resp":
-            cmd = [os.path.join(ROOT, "bin/minikv"), "-p", str(mport), "--resp-port", str(port), "--admin-addr", "", "-m", "1024"]
+            cmd = [binary, "-p", str(mport), "--resp-port", str(port), "--admin-addr", "", "-m", "1024"]
         else:
-            cmd = [os.path.join(ROOT, "bin/minikv"), "-p", str(port), "--admin-addr", "", "-m", "1024"]
+            cmd = [binary, "-p", str(port), "--admin-addr", "", "-m", "1024"]
         if loops:
             cmd += ["--event-loops", loops]
     else:

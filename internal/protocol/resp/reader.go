@@ -101,6 +101,12 @@ type Reader struct {
 	offs  []int  // start,end pairs into arena, one pair per argument
 	argv  [][]byte
 	line  []byte // an inline line longer than br's buffer
+
+	// ready: Ready parsed the next request into arena and offs; its
+	// readyLen bytes are still buffered, and Read consumes them.
+	ready    bool
+	readyLen int
+	slowOnly bool // tests: parse with readMultibulk alone
 }
 
 // NewReader returns a Reader with a read buffer of size bytes that keeps
@@ -135,6 +141,7 @@ func (r *Reader) Buffered() int { return r.br.Buffered() }
 // Reset discards buffered input and makes the Reader read from rd.
 func (r *Reader) Reset(rd io.Reader) {
 	r.br.Reset(rd)
+	r.ready = false
 	r.arena, r.line = nil, nil
 }
 
@@ -144,12 +151,21 @@ func (r *Reader) Reset(rd io.Reader) {
 // end of stream, io.ErrUnexpectedEOF inside a request, a ProtocolError for
 // malformed input, or the underlying reader's error.
 func (r *Reader) Read() ([][]byte, error) {
+	if r.ready {
+		r.ready = false
+		_, _ = r.br.Discard(r.readyLen)
+		return r.vector(), nil
+	}
 	r.begin()
 	first, err := r.br.Peek(1)
 	if err != nil {
 		return nil, err // io.EOF here is a clean end between requests
 	}
 	if first[0] == '*' {
+		if n := r.parseBuffered(); n > 0 {
+			_, _ = r.br.Discard(n)
+			return r.vector(), nil
+		}
 		err = r.readMultibulk()
 	} else {
 		err = r.readInline()
@@ -157,11 +173,84 @@ func (r *Reader) Read() ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.vector(), nil
+}
+
+// Ready reports how the buffered input frames (Frame) without waiting
+// for more. When it is FrameComplete the next Read returns that request
+// without reading; a request within every limit is parsed here already,
+// in the one pass over its bytes, and Read only consumes them.
+func (r *Reader) Ready() Framing {
+	if r.ready {
+		return FrameComplete
+	}
+	buf := r.Pending()
+	if len(buf) > 0 && buf[0] == '*' {
+		r.begin()
+		if n := r.parseBuffered(); n > 0 {
+			r.ready, r.readyLen = true, n
+			return FrameComplete
+		}
+	}
+	_, f := Frame(buf)
+	return f
+}
+
+// ReadyIsAll reports whether the request Ready parsed is all the
+// buffered input: nothing after it to look ahead at.
+func (r *Reader) ReadyIsAll() bool { return r.ready && r.readyLen == r.br.Buffered() }
+
+// parseBuffered parses a multibulk request that is complete in the read
+// buffer and within every limit (element count, bulk sizes, the
+// unauthenticated limits) in one pass, into arena and offs, and returns
+// its length. For anything else (incomplete, malformed, over a limit,
+// no elements) it returns 0 and leaves arena and offs empty: readMultibulk
+// then reads it, and answers the errors, as before. What it accepts
+// readMultibulk would parse to the same arguments (FuzzReadyMatchesRead).
+func (r *Reader) parseBuffered() int {
+	if r.slowOnly {
+		return 0
+	}
+	buf := r.Pending()
+	count, i, st := frameCount(buf, 0)
+	if st != FrameComplete || count < 1 || count > int64(r.maxArgs) || r.unauth && count > unauthMaxArgs {
+		return 0
+	}
+	for range count {
+		if i == len(buf) || buf[i] != '$' {
+			return r.unparse()
+		}
+		var size int64
+		size, i, st = frameCount(buf, i)
+		if st != FrameComplete || size < 0 || size > int64(r.maxBulk) || r.unauth && size > unauthMaxBulk ||
+			int64(len(buf)-i) < size+2 {
+			return r.unparse()
+		}
+		end := i + int(size)
+		if buf[end] != '\r' || buf[end+1] != '\n' {
+			return r.unparse()
+		}
+		start := len(r.arena)
+		r.arena = append(r.arena, buf[i:end]...)
+		r.offs = append(r.offs, start, len(r.arena))
+		i = end + 2
+	}
+	return i
+}
+
+// unparse drops what parseBuffered had kept and returns 0.
+func (r *Reader) unparse() int {
+	r.arena, r.offs = r.arena[:0], r.offs[:0]
+	return 0
+}
+
+// vector builds the argument vector from arena and offs.
+func (r *Reader) vector() [][]byte {
 	for i := 0; i < len(r.offs); i += 2 {
 		s, e := r.offs[i], r.offs[i+1]
 		r.argv = append(r.argv, r.arena[s:e:e])
 	}
-	return r.argv, nil
+	return r.argv
 }
 
 // begin resets the per-request state, dropping buffers a big request grew.

@@ -108,7 +108,7 @@ func (rc *conn) expire(argv [][]byte, basetime int64, seconds bool) {
 	if !ok {
 		return
 	}
-	cmd := string(rc.lower[:len(argv[0])])
+	cmd := lookupCommand(argv[0]).name // its name in lower case, as Redis's error gives it
 	if seconds {
 		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
 			rc.w.Error(invalidExpire(cmd))

@@ -18,8 +18,7 @@ func (rc *conn) Fill() error {
 
 // Framing reports whether the read buffer starts with a complete request.
 func (rc *conn) Framing() server.Framing {
-	_, f := resp.Frame(rc.r.Pending())
-	switch f {
+	switch rc.r.Ready() {
 	case resp.FrameComplete:
 		return server.FrameComplete
 	case resp.FrameNeedMore:

@@ -93,7 +93,6 @@ type conn struct {
 	r       *resp.Reader
 	w       *resp.Writer
 	name    string
-	lower   [32]byte     // the command name, lower-cased, without allocating
 	scratch []byte       // values built by read-modify-write commands
 	quit    bool         // close after this reply (QUIT, cross-protocol attack)
 	multi   multiState   // MULTI ... EXEC (multi.go)
@@ -325,24 +324,15 @@ func (rc *conn) dispatch(argv [][]byte) {
 }
 
 // lookup finds a command by its name in any case, or returns nil.
-func (rc *conn) lookup(name []byte) *respCommand {
-	if len(name) > len(rc.lower) {
-		return nil
-	}
-	lower := rc.lower[:len(name)]
-	for i, b := range name {
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		lower[i] = b
-	}
-	return respCommands[string(lower)]
-}
+func (rc *conn) lookup(name []byte) *respCommand { return lookupCommand(name) }
 
 // Keys appends the keys of the complete requests that just arrived, at
 // the positions the command table gives, for the store to prefetch.
 // Arguments past the first 16 of a request are not looked at.
 func (rc *conn) Keys(keys [][]byte) [][]byte {
+	if rc.r.ReadyIsAll() {
+		return keys // one request (P=1): nothing to prefetch ahead of it
+	}
 	buf := rc.r.Pending()
 	var argv [16][]byte
 	for len(keys) < cap(keys) {

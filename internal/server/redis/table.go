@@ -274,6 +274,7 @@ func init() {
 			sc.denyOOM = slices.Contains(sc.flags, "denyoom")
 		}
 	}
+	buildLookup() // lookup.go
 }
 
 // sub is a subcommand's table entry: full name ("client|setname"), arity
