@@ -92,6 +92,7 @@ func (s *Store) decodeFlat(seed maphash.Seed, k Kind, b []byte) (object, error) 
 	o, err := decodeFlat(&s.mem, seed, k, b)
 	if q, ok := o.(*quicklist); ok && err == nil {
 		q.setDepth(s.lim.listCompressDepth.Load())
+		q.reclaim() // the buffer it compressed through
 	}
 	return o, err
 }

@@ -70,8 +70,10 @@ const (
 	// compressed, nor one that would shrink by less than 8 bytes.
 	qpackMinBytes  = 48
 	qpackMinSaving = 8
-	// qbufKeep: a read buffer larger than this is not kept in the pool.
-	qbufKeep = 64 << 10
+	// qbufKeep: a buffer larger than this is not kept in the pool; the
+	// largest node (64 KiB, list-max-listpack-size -5) needs 76 KiB to
+	// be compressed into.
+	qbufKeep = 128 << 10
 )
 
 // unpackPool holds the buffers quicklists decompress nodes into for a
@@ -468,6 +470,7 @@ func (q *quicklist) pop(front bool, dst []byte) []byte {
 	dst = lpGet(nd.lp, p).appendTo(dst)
 	q.n--
 	if nd.n == 1 {
+		q.reuseForEnd(j, front)
 		q.removeNodes(j, 1)
 		q.settleEnds() // the new end node is decompressed
 		return dst
@@ -475,6 +478,31 @@ func (q *quicklist) pop(front bool, dst []byte) []byte {
 	nd.lp = lpDelete(nd.lp, p)
 	nd.n--
 	return dst
+}
+
+// reuseForEnd: node j, at the front or the back, is about to go, and the
+// node depth nodes further in will be an end node then, decompressed: if
+// it is compressed, it is decompressed now into node j's bytes, which
+// go with it instead of to the spare (taken already, by a new node at the
+// other end; LPUSH+RPOP then allocates nothing but compressed nodes).
+func (q *quicklist) reuseForEnd(j int, front bool) {
+	k := j + q.depth
+	if !front {
+		k = j - q.depth
+	}
+	if q.depth == 0 || k < 0 || k >= q.count() {
+		return
+	}
+	nd, nb := q.node(j), q.node(k)
+	if nb.raw <= 0 || cap(nd.lp) < nb.raw {
+		return
+	}
+	lp := nd.lp[:nb.raw]
+	decodeNode(lp, nb)
+	q.capBytes -= int64(cap(nb.lp))
+	nb.lp, nb.raw = lp, 0
+	nd.lp = nil // its bytes are nb's now: nothing for removeNodes to drop
+	q.bufOf = nil
 }
 
 // at returns the listpack holding element i and the entry's offset.
