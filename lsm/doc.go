@@ -28,7 +28,10 @@
 // table, and the manifest and log framing below are checked record by
 // record. A directory written by this version will be opened by every later
 // one; a later version that changes a format keeps reading the old one or
-// refuses it with a clear error, never misreads it.
+// refuses it with a clear error, never misreads it. The recyclable log
+// format (Options.RecycleWAL, below) is such a change: it is recorded in
+// the manifest (edit tag 6), which engines that predate it refuse ("malformed
+// version edit") rather than misread the logs; this version reads both.
 //
 // # Write path
 //
@@ -43,6 +46,14 @@
 // a new log and memtable take over and the old pair is flushed to an L0
 // table in the background. Too many memtables waiting, or too many L0
 // tables, stall writers until the background catches up.
+//
+// With Options.RecycleWAL a log whose memtable is flushed is kept as a
+// spare (up to RecycleWAL of them) and a later rotation renames it to the
+// new log's number and overwrites it from the start; while no spare is
+// ready (the first logs), a background goroutine writes one full of zeros
+// and syncs it, ahead of need. Writes then overwrite blocks the file
+// already has, so an fdatasync flushes data only, without the journal
+// commit a growing file needs. Such logs use the recyclable record format.
 //
 // # Read path
 //
@@ -59,7 +70,8 @@
 //	  LOCK             flock(2)ed while a process has the database open
 //	  CURRENT          name of the live manifest ("MANIFEST-000007\n")
 //	  MANIFEST-000007  log of version edits (record framing below)
-//	  000009.log       write-ahead log of the live memtable
+//	  000009.log       write-ahead log of the live memtable (with
+//	                   RecycleWAL also the spare logs: obsolete or zeros)
 //	  000004.sst ...   tables, named by file number
 //
 // File numbers come from one counter. CURRENT is replaced atomically (write
@@ -78,6 +90,24 @@
 // drops a torn tail — a record cut short by the end of the file, an all-zero
 // tail, or a checksum failure in the final record — and reports any other
 // damage as ErrCorrupt, so a flipped byte never silently truncates the log.
+//
+// With Options.RecycleWAL the log's records are recyclable: the header
+// also holds the low 32 bits of the log's number and the offset up to
+// which the log had been fsynced when the record was written, the CRC
+// covers both, and the length word's high bit marks the format:
+//
+//	+---------+------------------+--------------------+-------------+------------+---------+
+//	| crc (4) | length|1<<31 (4) | ^(length|1<<31) (4)| log num (4) | synced (4) | payload |
+//	+---------+------------------+--------------------+-------------+------------+---------+
+//
+// Reading such a log stops at the first position that holds no whole record
+// of this log: the previous use's records (another log number), zeros, or
+// a torn write. If a later record of this log says the log had been synced
+// past that position when it was written, that position was durable and
+// is damage (ErrCorrupt); otherwise it is a torn tail: after power loss the
+// unsynced part of an overwritten file may hold any mix of new and old
+// sectors, and none of it was acknowledged in SyncAlways. A recycled log's
+// stale records are never replayed.
 //
 // A WAL payload is a batch:
 //
@@ -161,6 +191,15 @@
 // recovery mode stops replaying there and Pebble stops at it in the newest
 // log: dropping acknowledged writes from the middle of a log is a decision
 // for an operator (restore, or move the log aside), not for start-up.
+//
+// A recyclable log (RecycleWAL) ends at its first position without a whole
+// record of its own, unless a later record was written after the log was
+// synced past it (Record framing, above): damage to synced records is
+// reported wherever a later record vouches for them (in SyncAlways, every
+// commit group's but the last one's; in SyncEverySecond, those synced
+// before the last group was written), while damage to a part not yet
+// synced when the last record was written cannot be told from a torn write
+// and ends the log there.
 //
 // Check verifies a directory that no process has open completely, every
 // data block included, and reports every damaged file at once; Inspect
