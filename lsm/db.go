@@ -71,12 +71,14 @@ type DB struct {
 	pipeErr  error
 	syncCond sync.Cond // signalled when groups leave syncing
 
-	// recycle says this DB writes recyclable logs and reuses obsolete
-	// ones (Options.RecycleWAL); walRecyclable says the logs recovery
-	// replays are recyclable (the manifest's recyclableLogs). spares are
-	// the numbers of logs ready for reuse: obsolete logs, and logs
-	// preallocated in the background (spareLoop); under mu.
+	// recycle says this DB reuses obsolete logs (Options.RecycleWAL);
+	// recycLogs that it writes its logs in the recyclable format (with
+	// RecycleWAL or MappedWAL); walRecyclable that the logs recovery
+	// replays are (the manifest's recyclableLogs). spares are the numbers
+	// of logs ready for reuse: obsolete logs, and logs preallocated in the
+	// background (spareLoop); under mu.
 	recycle       bool
+	recycLogs     bool
 	walRecyclable bool
 	spares        []uint64
 	spareCh       chan struct{}
@@ -238,7 +240,7 @@ func (w *walFile) close(sync bool) error {
 }
 
 func (d *DB) newWALFile(num uint64, f vfs.AppendLog) *walFile {
-	return &walFile{num: num, f: f, fs: d.fs, path: d.path(walName(num)), recyclable: d.recycle}
+	return &walFile{num: num, f: f, fs: d.fs, path: d.path(walName(num)), recyclable: d.recycLogs}
 }
 
 func (d *DB) path(name string) string { return filepath.Join(d.dir, name) }

@@ -40,6 +40,11 @@ func Open(dir string, o Options) (*DB, error) {
 	if _, ok := o.FS.(vfs.Reuser); ok && o.RecycleWAL > 0 && !o.MappedWAL {
 		d.recycle = true
 	}
+	if _, ok := o.FS.(vfs.LogMapper); d.recycle || ok && o.MappedWAL {
+		// A mapped log's pages reach the disk in any order: with the
+		// recyclable format an unsynced tail with holes is a torn tail.
+		d.recycLogs = true
+	}
 	d.bgCond.L = &d.mu
 	d.syncCond.L = &d.mu
 	if o.BlockCacheSize > 0 {
@@ -347,7 +352,7 @@ func (d *DB) writeNewManifest() error {
 	}
 	e := d.current.snapshotEdit()
 	e.logNum, e.nextFile, e.lastSeq = d.logNum, d.nextFile, d.lastSeq
-	e.recyclableLogs = d.recycle
+	e.recyclableLogs = d.recycLogs
 	if _, err := f.Write(appendRecord(nil, e.encode())); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("lsm: write manifest: %w", err)

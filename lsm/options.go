@@ -67,6 +67,10 @@ type Options struct {
 	// the kernel's page cache instead of a write(2) system call; the data is
 	// in the same page cache either way, so a process crash loses nothing
 	// acknowledged, and Sync modes still decide about power loss (msync).
+	// The kernel writes a mapping's dirty pages back in any order, so a
+	// power cut can leave holes in the part not yet synced: mapped logs are
+	// written in the recyclable record format (see RecycleWAL), in which
+	// such a hole is a torn tail, not damage.
 	// The cost: a log file reserves 2×MemTableSize+1 MiB of disk while live.
 	MappedWAL bool
 	// PipelinedSync, in SyncAlways, lets a commit group's fsync overlap the

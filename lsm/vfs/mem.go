@@ -450,3 +450,67 @@ func (f *memFile) Close() error {
 	f.closed = true
 	return nil
 }
+
+// MapLog implements LogMapper: the log is preallocated with size zero bytes
+// and written in place from offset 0. As with fallocate, the file's new
+// size can reach the disk before any of its data (any journal commit
+// carries it), so the zeros count as durable at once, and what Write stores
+// after the last Sync reaches the disk sector by sector in any order under
+// CrashCloneTorn, as a shared mapping's dirty pages do.
+func (m *MemFS) MapLog(name string, size int64) (AppendLog, error) {
+	f, err := m.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	mf := f.(*memFile)
+	n := mf.n
+	n.mu.Lock()
+	n.data = make([]byte, size)
+	n.disk = make([]byte, size)
+	n.mu.Unlock()
+	return &memMappedLog{f: mf, size: int(size)}, nil
+}
+
+// memMappedLog is a MemFS log from MapLog.
+type memMappedLog struct {
+	mu   sync.Mutex // protects f's write offset: one writer, a background syncer
+	f    *memFile
+	size int
+}
+
+func (l *memMappedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(p) > l.size-l.f.woff {
+		return 0, ErrLogFull
+	}
+	return l.f.Write(p)
+}
+
+func (l *memMappedLog) Sync() error { return l.f.Sync() }
+
+func (l *memMappedLog) Room() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(l.size - l.f.woff)
+}
+
+// Close cuts the live file to its written length, as the OS's mapped log
+// does (the cut is not synced).
+func (l *memMappedLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.f.n
+	n.mu.Lock()
+	end := l.f.woff
+	n.data = n.data[:end]
+	spans := n.dirty[:0]
+	for _, s := range n.dirty {
+		if s.off < end {
+			spans = append(spans, span{s.off, min(s.end, end)})
+		}
+	}
+	n.dirty = spans
+	n.mu.Unlock()
+	return l.f.Close()
+}
