@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -605,6 +606,9 @@ func BenchmarkListPushPop(b *testing.B) {
 // capacity of its nodes' bytes, compressed or plain, which for compressed
 // nodes is their allocation's size class (checkChargeAgainstHeap).
 func TestListChargeMatchesHeap(t *testing.T) {
+	if sz := unsafe.Sizeof(qnode{}); sz != qnodeSize {
+		t.Fatalf("a node is %d bytes, charged as %d", sz, qnodeSize)
+	}
 	for _, tc := range []struct {
 		name         string
 		lists, elems int
