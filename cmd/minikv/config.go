@@ -34,6 +34,7 @@ type config struct {
 	DisableFlushAll bool
 	ReqsPerEvent    int
 	EventLoops      int
+	NoIOURing       bool
 	IdleTimeout     time.Duration
 	CommandTimeout  time.Duration
 	WriteTimeout    time.Duration
@@ -197,6 +198,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	boolean(&cfg.DisableFlushAll, "disable-flush-all", "F", "disable flush_all command")
 	integer(&cfg.ReqsPerEvent, "reqs-per-event", "R", 20, "max pipelined requests answered before a flush")
 	integer(&cfg.EventLoops, "event-loops", "", 0, "serve plain TCP connections from this many epoll event loops (Linux) instead of a goroutine each (0)")
+	boolean(&cfg.NoIOURing, "no-io-uring", "", "event loops write each connection's replies with write(2), not one io_uring submission per pass")
 	dur(&cfg.IdleTimeout, "idle-timeout", 0, "close connections idle this long after their last complete command (0 = never)")
 	dur(&cfg.CommandTimeout, "command-timeout", 30*time.Second, "a started command (or TLS handshake) must complete within this (0 = never)")
 	dur(&cfg.WriteTimeout, "write-timeout", 30*time.Second, "close a client that does not read its replies for this long (0 = never)")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -46,6 +47,8 @@ type loopConn struct {
 	closing   bool   // Serve answered Closing: close once spill is sent
 	eof       bool   // the client closed its side: close once its complete requests are served
 	queued    bool   // on the loop's flush list for this pass
+	batched   bool   // its replies are in the ring's batch (flushRing)
+	again     bool   // on the loop's again list
 	partialAt int64  // Unix ns when an incomplete request was first seen waiting; 0: none
 }
 
@@ -62,11 +65,19 @@ type eventLoop struct {
 
 	// Owned by the loop's goroutine.
 	conns map[int32]*Conn
-	again []*Conn // served their ReqsPerEvent share with complete requests left
-	spare []*Conn // the previous pass's again, reused
-	flush []*Conn // served this pass: their replies go out at its end
-	eager bool    // no durable log to wait for: replies go out as each connection is served
-	next  int64   // Unix ns of the next deadline check
+	again []*Conn   // served their ReqsPerEvent share with complete requests left
+	spare []*Conn   // the previous pass's again, reused
+	flush []*Conn   // served this pass: their replies go out at its end
+	ring  *sendRing // io_uring for the pass's sends (uring_linux.go); nil: write(2)
+
+	// While flushAll gathers a pass's replies for the ring (batching),
+	// loopConn.write records them here instead of writing.
+	batching bool
+	batch    []pendingSend
+	fds      []int
+	bufs     [][]byte
+	res      []int32
+	next     int64 // Unix ns of the next deadline check
 }
 
 // startLoops starts Config.EventLoops loops.
@@ -84,7 +95,14 @@ func (s *Server) startLoops() error {
 		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wfd)}); err != nil {
 			return err
 		}
-		l := &eventLoop{srv: s, epfd: ep, wakefd: wfd, conns: make(map[int32]*Conn), eager: !s.store.Durable()}
+		l := &eventLoop{srv: s, epfd: ep, wakefd: wfd, conns: make(map[int32]*Conn)}
+		if !s.cfg.NoIOURing {
+			if r, err := newSendRing(); err == nil {
+				l.ring = r
+			} else if len(s.loops) == 0 {
+				s.log.Info("event loops write with write(2): io_uring is not available", "err", err)
+			}
+		}
 		s.loops = append(s.loops, l)
 		s.loopsWG.Add(1)
 		go l.run()
@@ -179,6 +197,11 @@ func (l *eventLoop) run() {
 	defer l.srv.loopsWG.Done()
 	defer unix.Close(l.epfd)
 	defer unix.Close(l.wakefd)
+	defer func() {
+		if l.ring != nil {
+			l.ring.close()
+		}
+	}()
 	events := make([]unix.EpollEvent, 256)
 	for {
 		tick := l.tick()
@@ -189,14 +212,7 @@ func (l *eventLoop) run() {
 		if len(l.again) > 0 {
 			timeout = 0
 		}
-		// A busy loop finds events ready at once: ask without blocking
-		// first, through a raw system call that skips the scheduler's
-		// bookkeeping a blocking one needs, and block only when nothing
-		// is ready.
-		n, err := epollPoll(l.epfd, events)
-		if n == 0 && err == nil && timeout != 0 {
-			n, err = unix.EpollWait(l.epfd, events, timeout)
-		}
+		n, err := unix.EpollWait(l.epfd, events, timeout)
 		if err != nil && err != unix.EINTR {
 			l.srv.log.Error("event loop: epoll_wait failed", "err", err)
 			n = 0
@@ -205,6 +221,11 @@ func (l *eventLoop) run() {
 		// ready ones; the two lists trade places, so neither allocates.
 		again := l.again
 		l.again, l.spare = l.spare[:0], again
+		for _, c := range again {
+			if c.lc != nil {
+				c.lc.again = false
+			}
+		}
 		stop := false
 		for _, ev := range events[:max(n, 0)] {
 			if int(ev.Fd) == l.wakefd {
@@ -320,7 +341,12 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 		}
 		if pending >= l.srv.cfg.ReqsPerEvent {
 			c.Count(StatConnYields)
-			l.again = append(l.again, c)
+			if !lc.again {
+				// Once: served from both lists in one pass, it would
+				// otherwise be listed twice, and a pass later thrice.
+				lc.again = true
+				l.again = append(l.again, c)
+			}
 			goto done
 		}
 		lc.partialAt = 0
@@ -354,13 +380,6 @@ done:
 		l.depart(c)
 		return
 	}
-	if l.eager {
-		// The replies go out now, while the connection's socket is
-		// hot in the cache, as Redis writes before its next read when
-		// it has no AOF to write first.
-		l.flushConn(c)
-		return
-	}
 	if !lc.queued {
 		lc.queued = true
 		l.flush = append(l.flush, c)
@@ -383,6 +402,10 @@ func (l *eventLoop) firstByteIsTLS(c *Conn) bool {
 func (l *eventLoop) flushAll() {
 	flush := l.flush
 	l.flush = flush[:0]
+	if l.ring != nil {
+		l.flushRing(flush)
+		return
+	}
 	for i, c := range flush {
 		flush[i] = nil
 		lc := c.lc
@@ -391,6 +414,97 @@ func (l *eventLoop) flushAll() {
 		}
 		lc.queued = false
 		l.flushConn(c)
+	}
+}
+
+// pendingSend is a reply buffer flushAll gathered for the ring.
+type pendingSend struct {
+	c *Conn
+	p []byte
+}
+
+// flushRing is flushAll through the ring: every connection's Flush hands
+// its buffer to loopConn.write, which records it; then one submission
+// sends them all (as many submissions as the ring's size needs), and the
+// results are applied as write(2)'s would have been. The buffers are the
+// writers' own and nothing writes to them until the sends are done.
+func (l *eventLoop) flushRing(flush []*Conn) {
+	l.batching = true
+	for _, c := range flush {
+		lc := c.lc
+		if lc == nil || lc.loop != l || l.conns[int32(lc.fd)] != c {
+			continue
+		}
+		lc.queued = false
+		if _, replies := lc.h.Buffered(); replies > 0 {
+			if err := lc.h.Flush(); err != nil {
+				l.close(c, err)
+			}
+		}
+	}
+	l.batching = false
+	batch := l.batch
+	for len(batch) > 0 {
+		k := min(len(batch), l.ring.size())
+		l.fds, l.bufs, l.res = l.fds[:0], l.bufs[:0], l.res[:0]
+		for _, ps := range batch[:k] {
+			l.fds = append(l.fds, ps.c.lc.fd)
+			l.bufs = append(l.bufs, ps.p)
+			l.res = append(l.res, 0)
+		}
+		err := l.ring.sendAll(l.fds, l.bufs, l.res)
+		if err != nil {
+			// Whether the kernel sent them is unknown: the connections
+			// are closed rather than risk a reply twice or never.
+			l.srv.log.Error("event loop: io_uring send failed; using write(2) from now on", "err", err)
+			l.ring.close()
+			l.ring = nil
+		}
+		for i, ps := range batch[:k] {
+			c := ps.c
+			lc := c.lc
+			if lc == nil || lc.loop != l || l.conns[int32(lc.fd)] != c {
+				continue // closed by an earlier send's failure
+			}
+			if err != nil {
+				l.close(c, err)
+				continue
+			}
+			l.sent(c, ps.p, l.res[i])
+		}
+		clear(batch[:k])
+		batch = batch[k:]
+	}
+	l.batch = l.batch[:0]
+	for i, c := range flush {
+		flush[i] = nil
+		lc := c.lc
+		if lc == nil || lc.loop != l || l.conns[int32(lc.fd)] != c {
+			continue
+		}
+		l.afterFlush(c)
+	}
+}
+
+// sent applies the result of the ring's send of p for c: what the socket
+// did not take waits in spill and c leaves the loop, as with write(2).
+func (l *eventLoop) sent(c *Conn, p []byte, res int32) {
+	lc := c.lc
+	lc.batched = false
+	written := 0
+	switch {
+	case res >= 0:
+		written = int(res)
+	case unix.Errno(-res) == unix.EAGAIN:
+	default:
+		c.writeFailed = true
+		l.close(c, unix.Errno(-res))
+		return
+	}
+	c.stats[StatBytesWritten].Add(uint64(written))
+	if written < len(p) {
+		lc.spill = slices.Insert(lc.spill, 0, p[written:]...)
+		lc.leave = true
 	}
 }
 
@@ -404,6 +518,13 @@ func (l *eventLoop) flushConn(c *Conn) {
 			return
 		}
 	}
+	l.afterFlush(c)
+}
+
+// afterFlush lets connection c leave, or closes it, once its replies
+// were written, if that is what is left to do.
+func (l *eventLoop) afterFlush(c *Conn) {
+	lc := c.lc
 	c.flushAt = 0
 	if lc.leave {
 		l.depart(c)
@@ -557,6 +678,18 @@ func (lc *loopConn) read(c *Conn, p []byte) (int, error) {
 // write is Conn.Write in a loop: what the socket takes now; the rest
 // waits in spill, and the connection leaves the loop after this pass.
 func (lc *loopConn) write(c *Conn, p []byte) (int, error) {
+	if l := lc.loop; l.batching {
+		if lc.batched || len(lc.spill) > 0 {
+			// After bytes the ring has not sent yet: they wait in spill
+			// (sent puts what that send leaves in front of them).
+			lc.spill = append(lc.spill, p...)
+			lc.leave = true
+			return len(p), nil
+		}
+		lc.batched = true
+		l.batch = append(l.batch, pendingSend{c, p}) // flushRing sends it
+		return len(p), nil
+	}
 	written := 0
 	for len(lc.spill) == 0 && written < len(p) {
 		n, err := rawWrite(lc.fd, p[written:])
@@ -605,15 +738,6 @@ func rawWrite(fd int, p []byte) (int, error) {
 		ptr = unsafe.Pointer(&p[0])
 	}
 	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(ptr), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
-
-// epollPoll is epoll_wait with a zero timeout: the events ready now.
-func epollPoll(epfd int, events []unix.EpollEvent) (int, error) {
-	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
 	if e != 0 {
 		return 0, e
 	}

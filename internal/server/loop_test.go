@@ -95,6 +95,53 @@ func TestLoopPipelinesAndLargeRequests(t *testing.T) {
 	}
 }
 
+// TestLoopRepliesTheSocketDoesNotTake: clients that pipeline far more
+// replies than their sockets take before they read, from several
+// connections at once, so that the end-of-pass sends (through io_uring,
+// or write(2) with NoIOURing) come back short or refused and the rest
+// must follow from the connection's goroutine, in order, byte for byte.
+func TestLoopRepliesTheSocketDoesNotTake(t *testing.T) {
+	for _, noRing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoIOURing=%v", noRing), func(t *testing.T) {
+			ts := startRESP(t, server.Config{EventLoops: 1, ReqsPerEvent: 7, NoIOURing: noRing}, store.Config{})
+			val := strings.Repeat("v", 599)
+			servertest.DialRESP(t, ts.respAddr).Expect(servertest.Multibulk("SET", "k", val), "+OK\r\n")
+			var wg sync.WaitGroup
+			for i := range 4 {
+				wg.Go(func() {
+					r := servertest.DialRESP(t, ts.respAddr)
+					var req, want strings.Builder
+					for j := range 20000 {
+						if j%3 == 0 {
+							fmt.Fprintf(&req, "%s", servertest.Multibulk("ECHO", fmt.Sprint(i, "-", j)))
+							fmt.Fprintf(&want, "$%d\r\n%d-%d\r\n", len(fmt.Sprint(i, "-", j)), i, j)
+							continue
+						}
+						req.WriteString(servertest.Multibulk("GET", "k"))
+						fmt.Fprintf(&want, "$%d\r\n%s\r\n", len(val), val)
+					}
+					r.Send(req.String())
+					time.Sleep(50 * time.Millisecond) // not a check: lets the socket fill first
+					if got, ok := readN(r.Conn, r.R, want.Len()); !ok || got != want.String() {
+						t.Errorf("conn %d: complete %v, %d of %d bytes, first difference at %d", i, ok, len(got), want.Len(), firstDiff(got, want.String()))
+					}
+					r.Expect(servertest.Multibulk("PING"), "+PONG\r\n")
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
+func firstDiff(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
 // TestLoopDeadlines: the loop closes a connection idle for IdleTimeout
 // and one that leaves a request unfinished for CommandTimeout, and
 // counts each as its goroutine would.

@@ -56,6 +56,10 @@ type Config struct {
 	// connections (loop_linux.go); 0 (the default) serves each
 	// connection on a goroutine of its own. Linux only.
 	EventLoops int
+	// NoIOURing makes the event loops write with write(2) even where the
+	// kernel offers io_uring (which they use to send a pass's replies in
+	// one system call).
+	NoIOURing bool
 
 	// NotifyKeyspaceEvents are the keyspace event classes published at
 	// start (events.go); CONFIG SET notify-keyspace-events changes them.
