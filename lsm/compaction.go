@@ -192,8 +192,11 @@ func (d *DB) flushOne(m *memTable) error {
 	}
 	if m.wal != nil {
 		d.mu.Lock()
-		d.retireLogLocked(m.wal)
+		kept := d.keepSpareLocked(m.wal)
 		d.mu.Unlock()
+		if !kept {
+			_ = d.fs.Remove(m.wal.path)
+		}
 	} else {
 		_ = d.fs.Remove(d.path(walName(m.logNum)))
 	}

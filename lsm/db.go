@@ -881,11 +881,21 @@ func (d *DB) rotateMemLocked(need int) error {
 // use leaves of them past its own records is never replayed. w is closed;
 // d.mu is held.
 func (d *DB) retireLogLocked(w *walFile) {
+	if !d.keepSpareLocked(w) {
+		_ = d.fs.Remove(w.path)
+	}
+}
+
+// keepSpareLocked keeps the closed, obsolete log w as a spare for reuse if
+// it can be one, and reports whether it did; if not, the caller removes
+// it (after releasing d.mu, when it can: a slow remove must not hold up
+// every reader of d's state). d.mu is held.
+func (d *DB) keepSpareLocked(w *walFile) bool {
 	if _, ok := w.f.(vfs.FileLog); ok && w.recyclable && !d.closed && len(d.spares) < d.opts.RecycleWAL {
 		d.spares = append(d.spares, w.num)
-		return
+		return true
 	}
-	_ = d.fs.Remove(w.path)
+	return false
 }
 
 // spareLoop prepares a spare log in the background whenever none is
