@@ -157,3 +157,47 @@ func splitEncode(ps [][]byte) []byte {
 	}
 	return out
 }
+
+// FuzzRecyclableReader feeds arbitrary bytes to the reader of a recyclable
+// log (log 5): it must return records or ErrCorrupt, never panic, and every
+// record it returns must be a whole record of log 5 whose checksum
+// verifies, where the previous one ended.
+func FuzzRecyclableReader(f *testing.F) {
+	life, _ := logLife(nil, 5, 6, true)
+	stale, _ := logLife(nil, 3, 12, true)
+	f.Add(life)
+	f.Add(append(bytes.Clone(life), make([]byte, 64)...))
+	over := bytes.Clone(stale)
+	copy(over, life)
+	f.Add(over)
+	f.Add(stale)
+	f.Add(appendRecord(nil, []byte("legacy")))
+	f.Add(make([]byte, recycHeaderLen))
+	f.Fuzz(func(t *testing.T, log []byte) {
+		r := recordReader{buf: log, name: "fuzz", recyclable: true, logNum: 5}
+		off := 0
+		for i := 0; ; i++ {
+			if i > len(log)/recycHeaderLen+1 {
+				t.Fatalf("more records than the log can hold")
+			}
+			rec, err := r.next()
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("error %v is not ErrCorrupt", err)
+				}
+				return
+			}
+			if rec == nil {
+				if r.validEnd != off || (!r.torn && off != len(log)) {
+					t.Fatalf("end at %d: validEnd %d torn %v, log %d bytes", off, r.validEnd, r.torn, len(log))
+				}
+				return
+			}
+			p, n, num, _ := parseRecyclable(log[off:])
+			if n == 0 || num != 5 || !bytes.Equal(p, rec) {
+				t.Fatalf("record at %d is not a whole record of log 5", off)
+			}
+			off += n
+		}
+	})
+}
