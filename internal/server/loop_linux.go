@@ -49,7 +49,10 @@ type loopConn struct {
 	queued    bool   // on the loop's flush list for this pass
 	batched   bool   // its replies are in the ring's batch (flushRing)
 	again     bool   // on the loop's again list
-	partialAt int64  // Unix ns when an incomplete request was first seen waiting; 0: none
+	received  bool   // the ring read for it this pass: pre and preRes are its read's result
+	pre       []byte
+	preRes    int32
+	partialAt int64 // Unix ns when an incomplete request was first seen waiting; 0: none
 }
 
 // eventLoop is one loop: its epoll set and the connections in it.
@@ -77,7 +80,9 @@ type eventLoop struct {
 	fds      []int
 	bufs     [][]byte
 	res      []int32
-	next     int64 // Unix ns of the next deadline check
+	rbufs    [][]byte // receive buffers for recvRing, one per ready connection, kept
+	ready    []*Conn  // the connections recvRing read for
+	next     int64    // Unix ns of the next deadline check
 }
 
 // startLoops starts Config.EventLoops loops.
@@ -227,6 +232,9 @@ func (l *eventLoop) run() {
 			}
 		}
 		stop := false
+		if l.ring != nil && n > 1 {
+			l.recvRing(events[:n])
+		}
 		for _, ev := range events[:max(n, 0)] {
 			if int(ev.Fd) == l.wakefd {
 				stop = l.takeInbox()
@@ -414,6 +422,54 @@ func (l *eventLoop) flushAll() {
 		}
 		lc.queued = false
 		l.flushConn(c)
+	}
+}
+
+// recvRing reads every readable connection of events that has room in
+// its read buffer, in one submission; serve's Fill then takes the bytes
+// (loopConn.read). Each read asks for no more than the room the
+// connection's reader has, so Fill takes all of them.
+func (l *eventLoop) recvRing(events []unix.EpollEvent) {
+	l.ready, l.fds, l.bufs, l.res = l.ready[:0], l.fds[:0], l.bufs[:0], l.res[:0]
+	for _, ev := range events {
+		if len(l.ready) == l.ring.size() {
+			break
+		}
+		c := l.conns[ev.Fd]
+		if c == nil || c.lc.eof {
+			continue
+		}
+		requests, _ := c.lc.h.Buffered()
+		room := ReadBufSize - requests
+		if room <= 0 {
+			continue
+		}
+		i := len(l.ready)
+		if i == len(l.rbufs) {
+			l.rbufs = append(l.rbufs, make([]byte, ReadBufSize))
+		}
+		l.ready = append(l.ready, c)
+		l.fds = append(l.fds, c.lc.fd)
+		l.bufs = append(l.bufs, l.rbufs[i][:room])
+		l.res = append(l.res, 0)
+	}
+	if len(l.ready) < 2 {
+		return // one read(2) costs what one submission does
+	}
+	if err := l.ring.recvAll(l.fds, l.bufs, l.res); err != nil {
+		// Nothing was read, or what was is unknown: those connections
+		// are closed, and the loop reads with read(2) from now on.
+		l.srv.log.Error("event loop: io_uring receive failed; using read(2) and write(2) from now on", "err", err)
+		l.ring.close()
+		l.ring = nil
+		for _, c := range l.ready {
+			l.close(c, err)
+		}
+		return
+	}
+	for i, c := range l.ready {
+		c.lc.received, c.lc.pre, c.lc.preRes = true, l.bufs[i], l.res[i]
+		l.ready[i] = nil
 	}
 }
 
@@ -658,6 +714,27 @@ func (l *eventLoop) depart(c *Conn) {
 
 // read is Conn.Read in a loop: one non-blocking read.
 func (lc *loopConn) read(c *Conn, p []byte) (int, error) {
+	if lc.received {
+		// The ring read for this connection this pass (recvRing).
+		lc.received = false
+		pre, res := lc.pre, lc.preRes
+		lc.pre = nil
+		switch {
+		case res == 0:
+			return 0, io.EOF
+		case unix.Errno(-res) == unix.EAGAIN:
+			return 0, ErrWouldBlock
+		case res < 0:
+			return 0, unix.Errno(-res)
+		}
+		n := copy(p, pre[:res])
+		if n < int(res) {
+			// Cannot happen: the read asked for no more than the room.
+			return n, errReceivedTooMuch
+		}
+		c.stats[StatBytesRead].Add(uint64(n))
+		return n, nil
+	}
 	for {
 		n, err := rawRead(lc.fd, p)
 		switch {
@@ -713,6 +790,8 @@ func (lc *loopConn) write(c *Conn, p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+var errReceivedTooMuch = errors.New("server: event loop received more than the read buffer's room")
 
 // The loop's sockets are non-blocking, so their reads and writes return at
 // once: they go through RawSyscall, without the runtime's entersyscall and

@@ -11,18 +11,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// An event loop's replies leave through io_uring when the kernel offers
-// it: at the end of a pass every served connection's replies become one
-// IORING_OP_SEND each, and one io_uring_enter submits them all and
-// collects their results, where write(2) took a system call per
-// connection. The sends carry MSG_DONTWAIT, so each completes inside that
-// call, with what the socket took or -EAGAIN, never later: the loop then
-// treats a short send exactly as a short write (the rest waits in spill
-// and the connection leaves the loop). Reads stay read(2) on epoll's
-// readiness.
+// An event loop's reads and replies go through io_uring when the kernel
+// offers it. When epoll reports several connections readable, one
+// IORING_OP_RECV each, submitted together in one io_uring_enter, reads
+// them all, where read(2) took a system call per connection; at the end
+// of a pass every served connection's replies become one IORING_OP_SEND
+// each, again in one io_uring_enter. Both carry MSG_DONTWAIT, so each
+// completes inside that call (with what the socket had or took, or
+// -EAGAIN), never later: the loop treats the results exactly as read(2)'s
+// and write(2)'s (a short send leaves the rest in spill and the connection
+// leaves the loop). Readiness still comes from epoll.
 
 const (
 	uringOpSend       = 26
+	uringOpRecv       = 27
 	uringEnterGetEv   = 1 << 0
 	uringFeatSingleMM = 1 << 0
 	uringOffSQRing    = 0
@@ -144,19 +146,29 @@ func (r *sendRing) size() int { return len(r.sqes) }
 // each send's result (bytes sent, or -errno) in res. len(bufs) must not
 // exceed size(). The buffers must stay untouched until it returns.
 func (r *sendRing) sendAll(fds []int, bufs [][]byte, res []int32) error {
+	return r.submitAll(uringOpSend, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, fds, bufs, res)
+}
+
+// recvAll receives into each of bufs from its fd in one io_uring_enter:
+// res gets the bytes received, 0 at the end of the stream, or -errno
+// (-EAGAIN when nothing was there).
+func (r *sendRing) recvAll(fds []int, bufs [][]byte, res []int32) error {
+	return r.submitAll(uringOpRecv, unix.MSG_DONTWAIT, fds, bufs, res)
+}
+
+func (r *sendRing) submitAll(op uint8, flags uint32, fds []int, bufs [][]byte, res []int32) error {
 	n := uint32(len(bufs))
 	tail := atomic.LoadUint32(r.sqTail)
 	for i, b := range bufs {
 		s := &r.sqes[(tail+uint32(i))&r.sqMask]
-		*s = uringSQE{Opcode: uringOpSend, Fd: int32(fds[i]), Len: uint32(len(b)),
-			OpFlags: unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL, UserData: uint64(i)}
+		*s = uringSQE{Opcode: op, Fd: int32(fds[i]), Len: uint32(len(b)), OpFlags: flags, UserData: uint64(i)}
 		if len(b) > 0 {
 			s.Addr = uint64(uintptr(unsafe.Pointer(&b[0])))
 		}
 	}
 	atomic.StoreUint32(r.sqTail, tail+n)
 	for got := uint32(0); got < n; {
-		// Non-blocking sends complete while they are submitted; waiting
+		// Non-blocking operations complete while they are submitted; waiting
 		// for all of them costs nothing more, and covers a kernel that
 		// would complete one later.
 		toSubmit := uintptr(0)
