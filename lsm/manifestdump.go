@@ -100,6 +100,9 @@ type ManifestEdit struct {
 	LastSeq  uint64
 	Deleted  []TableRef
 	Added    []TableInfo
+	// RecyclableLogs, in a manifest's first edit, says its logs are in
+	// the recyclable record format (Options.RecycleWAL, MappedWAL).
+	RecyclableLogs bool
 }
 
 // String formats the edit on one line: offset, counters, then each
@@ -107,6 +110,9 @@ type ManifestEdit struct {
 func (e ManifestEdit) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "@%d log=%s next-file=%d last-seq=%d", e.Offset, walName(e.LogNum), e.NextFile, e.LastSeq)
+	if e.RecyclableLogs {
+		b.WriteString(" logs=recyclable")
+	}
 	for _, d := range e.Deleted {
 		fmt.Fprintf(&b, " del L%d %s", d.Level, tableName(d.Num))
 	}
@@ -186,7 +192,7 @@ func readManifest(fsys vfs.FS, dir, name string) (*ManifestDump, error) {
 		if err != nil {
 			return dump, fmt.Errorf("%w: %s offset %d: malformed version edit", ErrCorrupt, name, off)
 		}
-		me := ManifestEdit{Offset: int64(off), LogNum: e.logNum, NextFile: e.nextFile, LastSeq: e.lastSeq}
+		me := ManifestEdit{Offset: int64(off), LogNum: e.logNum, NextFile: e.nextFile, LastSeq: e.lastSeq, RecyclableLogs: e.recyclableLogs}
 		for _, d := range e.deleted {
 			me.Deleted = append(me.Deleted, TableRef{d.level, d.num})
 		}
