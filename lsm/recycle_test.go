@@ -558,3 +558,43 @@ func powerLossCuts(t *testing.T, fs *vfs.MemFS, o Options, seed int, what string
 	}
 	t.Logf("%s: %v operations acknowledged at the last cut, %d logs recycled, %d flushes", what, cuts[len(cuts)-1].before, m.LogsRecycled, m.Flushes)
 }
+
+// TestLogFormatChangesAcrossRestarts switches recycling on and off between
+// crashes (a server restarted with another --fsync): each Open replays the
+// logs in the format the manifest recorded, and writes its own.
+func TestLogFormatChangesAcrossRestarts(t *testing.T) {
+	fs := vfs.NewMem()
+	key := func(i int) []byte { return fmt.Appendf(nil, "key%06d", i) }
+	n := 0
+	for step, recycle := range []int{2, 0, 2, 0} {
+		o := recycOptions(fs, SyncAlways)
+		o.RecycleWAL = recycle
+		db, err := Open("/db", o)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		for i := range n {
+			if _, err := db.Get(key(i)); err != nil {
+				t.Fatalf("step %d (RecycleWAL %d): Get(%s): %v", step, recycle, key(i), err)
+			}
+		}
+		for range 1500 {
+			if err := db.Put(key(n), bytes.Repeat([]byte{'v'}, 100)); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		fs = fs.CrashClone(true) // kill -9 with the last log unflushed
+		_ = db.Close()
+	}
+	db, err := Open("/db", Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range n {
+		if _, err := db.Get(key(i)); err != nil {
+			t.Fatalf("last Open: Get(%s): %v", key(i), err)
+		}
+	}
+}
