@@ -143,6 +143,16 @@ NETPROTO_FLAGS ?=
 bench-netproto: build
 	python3 scripts/bench-netproto.py $(NETPROTO_FLAGS)
 
+# Issue 17's goal table in one command: server CPU per request of MiniKV
+# (a goroutine per connection, one and two event loops), the epoll and
+# io_uring null servers, Redis and memcached with redis-benchmark (P=1,
+# P=16) and memcaslap, then with minikv-bench (bench-perf's runs): every
+# cell a median of 5 rounds that take the targets in turn.
+bench-cpu: build
+	python3 scripts/bench-netproto.py --rounds 5 --targets minikv/0,minikv/1,minikv/2,null-epoll/1,null-uring/1,PEER $(NETPROTO_FLAGS)
+	$(PERF_RUN) -P 1
+	$(PERF_RUN) -P 16
+
 # 1, 2 and 3 MiniKV on this machine, directly, through twemproxy and with
 # client-side ketama, with each one's CPU per request (docs/scale-out.md;
 # scripts/bench-scaleout.sh, whose environment knobs size the run).
@@ -158,7 +168,7 @@ clean:
 # 1 GiB of 100 KB values through a server with -m 64 (every one read back
 # before and after a restart, peak RSS within the documented bound),
 # thousands of corruption trials, plus repeated concurrency runs under -race.
-.PHONY: soak lsm-bench bench-tiered bench-diskbytes bench-types bench-rss-types bench-durable bench-netproto
+.PHONY: soak lsm-bench bench-tiered bench-diskbytes bench-types bench-rss-types bench-durable bench-netproto bench-cpu
 soak:
 	MINIKV_REQUIRE_PEERS=1 $(GO) test -race -count=10 -timeout 30m \
 	  -run 'BadInput|TwoThousand|Churn|Thousand|Idle|CommandTimeout|NeverReads|Shutdown|Panic|RESP.*(Protocol|Auth|Shutdown|Idle)' ./internal/server/...

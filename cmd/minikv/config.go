@@ -197,7 +197,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	boolean(&cfg.DisableCAS, "disable-cas", "C", "disable use of CAS")
 	boolean(&cfg.DisableFlushAll, "disable-flush-all", "F", "disable flush_all command")
 	integer(&cfg.ReqsPerEvent, "reqs-per-event", "R", 20, "max pipelined requests answered before a flush")
-	integer(&cfg.EventLoops, "event-loops", "", 0, "serve plain TCP connections from this many epoll event loops (Linux) instead of a goroutine each (0)")
+	integer(&cfg.EventLoops, "event-loops", "", -1, "serve plain TCP connections from this many event loops (Linux; -1: one per two CPUs, at least one; 0: a goroutine per connection)")
 	boolean(&cfg.NoIOURing, "no-io-uring", "", "event loops write each connection's replies with write(2), not one io_uring submission per pass")
 	dur(&cfg.IdleTimeout, "idle-timeout", 0, "close connections idle this long after their last complete command (0 = never)")
 	dur(&cfg.CommandTimeout, "command-timeout", 30*time.Second, "a started command (or TLS handshake) must complete within this (0 = never)")
@@ -405,8 +405,8 @@ func (c *config) validate() error {
 	if _, ok := redis.ParseKeyspaceEvents(c.NotifyEvents); !ok {
 		errs = append(errs, fmt.Errorf("--notify-keyspace-events %q: the classes are the letters of \"Ag$lshzxeKEtmdn\"", c.NotifyEvents))
 	}
-	if c.EventLoops < 0 || c.EventLoops > 1024 {
-		errs = append(errs, fmt.Errorf("--event-loops %d: must be 0 (a goroutine per connection) to 1024", c.EventLoops))
+	if c.EventLoops < -1 || c.EventLoops > 1024 {
+		errs = append(errs, fmt.Errorf("--event-loops %d: must be -1 (one per two CPUs), 0 (a goroutine per connection) or 1 to 1024", c.EventLoops))
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))

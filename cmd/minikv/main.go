@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		AuthToken:         sec.token,
 		AuthUsers:         sec.users,
 		ReqsPerEvent:      cfg.ReqsPerEvent,
-		EventLoops:        cfg.EventLoops,
+		EventLoops:        eventLoops(cfg.EventLoops),
 		NoIOURing:         cfg.NoIOURing,
 		DisableCAS:        cfg.DisableCAS,
 		DisableFlushAll:   cfg.DisableFlushAll,
@@ -340,4 +340,15 @@ func pubsubLimit(hard int64) server.OutputLimit {
 		return server.OutputLimit{Hard: -1, Soft: -1}
 	}
 	return server.OutputLimit{Hard: hard}
+}
+
+// eventLoops is the number of event loops --event-loops N asks for: -1
+// (the default) is one per two CPUs the process may use, at least one,
+// so that on a small machine the load generator or the application keeps
+// a core, and each loop finds many connections ready per pass.
+func eventLoops(n int) int {
+	if n < 0 {
+		return max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	return n
 }
