@@ -68,10 +68,10 @@ type eventLoop struct {
 
 	// Owned by the loop's goroutine.
 	conns map[int32]*Conn
-	again []*Conn   // served their ReqsPerEvent share with complete requests left
-	spare []*Conn   // the previous pass's again, reused
-	flush []*Conn   // served this pass: their replies go out at its end
-	ring  *sendRing // io_uring for the pass's sends (uring_linux.go); nil: write(2)
+	again []*Conn // served their ReqsPerEvent share with complete requests left
+	spare []*Conn // the previous pass's again, reused
+	flush []*Conn // served this pass: their replies go out at its end
+	ring  *ioRing // io_uring for the pass's reads and sends (uring_linux.go); nil: system calls
 
 	// While flushAll gathers a pass's replies for the ring (batching),
 	// loopConn.write records them here instead of writing.
@@ -102,7 +102,7 @@ func (s *Server) startLoops() error {
 		}
 		l := &eventLoop{srv: s, epfd: ep, wakefd: wfd, conns: make(map[int32]*Conn)}
 		if !s.cfg.NoIOURing {
-			if r, err := newSendRing(); err == nil {
+			if r, err := newIORing(); err == nil {
 				l.ring = r
 			} else if len(s.loops) == 0 {
 				s.log.Info("event loops write with write(2): io_uring is not available", "err", err)
@@ -799,24 +799,16 @@ var errReceivedTooMuch = errors.New("server: event loop received more than the r
 // the thread's P to another goroutine). At one read and one write per
 // request at P=1, that bookkeeping was a measurable part of the request.
 
-func rawRead(fd int, p []byte) (int, error) {
-	var ptr unsafe.Pointer
-	if len(p) > 0 {
-		ptr = unsafe.Pointer(&p[0])
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(ptr), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
+func rawRead(fd int, p []byte) (int, error)  { return rawIO(unix.SYS_READ, fd, p) }
+func rawWrite(fd int, p []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, p) }
 
-func rawWrite(fd int, p []byte) (int, error) {
+// rawIO is read(2) or write(2) (trap) of p on fd through RawSyscall.
+func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	var ptr unsafe.Pointer
 	if len(p) > 0 {
 		ptr = unsafe.Pointer(&p[0])
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(ptr), uintptr(len(p)))
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(ptr), uintptr(len(p)))
 	if e != 0 {
 		return 0, e
 	}

@@ -72,8 +72,8 @@ type uringCQE struct {
 	Flags    uint32
 }
 
-// sendRing is one loop's io_uring, used for sends only.
-type sendRing struct {
+// ioRing is one loop's io_uring, for its batched receives and sends.
+type ioRing struct {
 	fd             int
 	sqHead, sqTail *uint32
 	sqMask         uint32
@@ -84,18 +84,18 @@ type sendRing struct {
 	maps           [][]byte
 }
 
-// uringDisabled turns the rings off (Config.NoIOURing, or tests).
+// errNoSingleMmap: a kernel too old for the ring layout used here.
 var errNoSingleMmap = errors.New("io_uring: kernel without IORING_FEAT_SINGLE_MMAP")
 
-// newSendRing sets up a ring, or fails when the kernel does not allow
+// newIORing sets up a ring, or fails when the kernel does not allow
 // io_uring (too old, or disabled by sysctl or seccomp).
-func newSendRing() (*sendRing, error) {
+func newIORing() (*ioRing, error) {
 	var p uringParams
 	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uringEntries, uintptr(unsafe.Pointer(&p)), 0)
 	if errno != 0 {
 		return nil, fmt.Errorf("io_uring_setup: %w", errno)
 	}
-	r := &sendRing{fd: int(fd)}
+	r := &ioRing{fd: int(fd)}
 	if p.Features&uringFeatSingleMM == 0 {
 		r.close()
 		return nil, errNoSingleMmap
@@ -131,7 +131,7 @@ func newSendRing() (*sendRing, error) {
 	return r, nil
 }
 
-func (r *sendRing) close() {
+func (r *ioRing) close() {
 	for _, m := range r.maps {
 		_ = unix.Munmap(m)
 	}
@@ -140,23 +140,23 @@ func (r *sendRing) close() {
 }
 
 // size is how many sends one submission takes.
-func (r *sendRing) size() int { return len(r.sqes) }
+func (r *ioRing) size() int { return len(r.sqes) }
 
 // sendAll sends each of bufs on its fd in one io_uring_enter and stores
 // each send's result (bytes sent, or -errno) in res. len(bufs) must not
 // exceed size(). The buffers must stay untouched until it returns.
-func (r *sendRing) sendAll(fds []int, bufs [][]byte, res []int32) error {
+func (r *ioRing) sendAll(fds []int, bufs [][]byte, res []int32) error {
 	return r.submitAll(uringOpSend, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, fds, bufs, res)
 }
 
 // recvAll receives into each of bufs from its fd in one io_uring_enter:
 // res gets the bytes received, 0 at the end of the stream, or -errno
 // (-EAGAIN when nothing was there).
-func (r *sendRing) recvAll(fds []int, bufs [][]byte, res []int32) error {
+func (r *ioRing) recvAll(fds []int, bufs [][]byte, res []int32) error {
 	return r.submitAll(uringOpRecv, unix.MSG_DONTWAIT, fds, bufs, res)
 }
 
-func (r *sendRing) submitAll(op uint8, flags uint32, fds []int, bufs [][]byte, res []int32) error {
+func (r *ioRing) submitAll(op uint8, flags uint32, fds []int, bufs [][]byte, res []int32) error {
 	n := uint32(len(bufs))
 	tail := atomic.LoadUint32(r.sqTail)
 	for i, b := range bufs {
