@@ -68,8 +68,16 @@ func lpFindField(lp []byte, field []byte) int {
 	return -1
 }
 
-// Get returns field's value.
+// Get returns field's value, valid until the next call on h.
 func (h *Hash) Get(field []byte) ([]byte, bool) {
+	return h.Value(field, h.c.num[:0])
+}
+
+// Value returns field's value: one stored as an integer is appended to
+// dst in its string form, any other aliases the hash's memory, never h,
+// so a reply can be written from it without moving the handle to the
+// heap (HGET allocates nothing).
+func (h *Hash) Value(field, dst []byte) ([]byte, bool) {
 	if t := h.table(); t != nil {
 		return t.get(field)
 	}
@@ -77,7 +85,11 @@ func (h *Hash) Get(field []byte) ([]byte, bool) {
 	if p < 0 {
 		return nil, false
 	}
-	return h.c.element(lpGet(h.c.lp, lpNext(h.c.lp, p))), true
+	en := lpGet(h.c.lp, lpNext(h.c.lp, p))
+	if en.Str != nil {
+		return en.Str, true
+	}
+	return en.appendTo(dst), true
 }
 
 // Set stores field's value and reports whether the field is new.

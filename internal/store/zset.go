@@ -352,6 +352,34 @@ func (z *ZSet) partition(below func(m []byte, s float64) bool) int {
 	return n
 }
 
+// Pop removes the member of the lowest rank, or of the highest when
+// maxSide, appends it to dst and returns it with its score; the set must
+// not be empty. The member is copied, so nothing returned aliases z (a
+// caller's handle stays on its stack: ZPOPMIN allocates nothing).
+func (z *ZSet) Pop(maxSide bool, dst []byte) ([]byte, float64) {
+	r := 0
+	if maxSide {
+		r = z.Len() - 1
+	}
+	var score float64
+	if b := z.big(); b != nil {
+		b.walk(r, r, false, func(m []byte, s float64) bool {
+			dst, score = append(dst, m...), s
+			return false
+		})
+	} else {
+		lp := z.c.lp
+		p := lpFirst(lp)
+		if maxSide {
+			p = lpPrev(lp, lpLast(lp))
+		}
+		dst = lpGet(lp, p).appendTo(dst)
+		score = lpScore(lpGet(lp, lpNext(lp, p)))
+	}
+	z.DeleteRange(r, r)
+	return dst, score
+}
+
 // DeleteRange removes the members of ranks start to end (inclusive) and
 // returns how many it removed.
 func (z *ZSet) DeleteRange(start, end int) int {

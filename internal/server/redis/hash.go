@@ -118,7 +118,7 @@ func cmdHSetNX(rc *conn, argv [][]byte) {
 func cmdHGet(rc *conn, argv [][]byte) {
 	var h store.Hash
 	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
-		v, ok := h.Get(argv[2])
+		v, ok := h.Value(argv[2], rc.numBuf())
 		rc.writeValue(store.Item{Value: v}, ok)
 		return nil
 	}))
@@ -130,7 +130,7 @@ func cmdHMGet(rc *conn, argv [][]byte) {
 	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 		rc.w.Array(len(argv) - 2)
 		for _, f := range argv[2:] {
-			v, ok := h.Get(f)
+			v, ok := h.Value(f, rc.numBuf())
 			rc.writeValue(store.Item{Value: v}, ok)
 		}
 		return nil

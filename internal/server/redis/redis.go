@@ -562,6 +562,15 @@ func (rc *conn) itoa(n int64) []byte {
 	return rc.scratch
 }
 
+// numBuf is the connection's scratch space, empty, with room for a
+// number in its string form.
+func (rc *conn) numBuf() []byte {
+	if cap(rc.scratch) < 32 {
+		rc.scratch = make([]byte, 0, 64)
+	}
+	return rc.scratch[:0]
+}
+
 // writeValue writes a stored string, the null reply when missing, or
 // WRONGTYPE for a collection.
 func (rc *conn) writeValue(it store.Item, ok bool) {

@@ -194,7 +194,15 @@ func cmdSPop(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR value is out of range, must be positive")
 		return
 	}
-	rc.storeErrorIf(rc.st.UpdateSet(argv[1], &st, func() error {
+	popped, emptied = spopCount(rc, argv[1], count)
+}
+
+// spopCount is SPOP key count. Its Set handle is its own: Each leaks the
+// handle it is called on, and sharing one with SPOP key would move that
+// one to the heap too (an allocation per SPOP).
+func spopCount(rc *conn, key []byte, count int64) (popped, emptied bool) {
+	var st store.Set
+	rc.storeErrorIf(rc.st.UpdateSet(key, &st, func() error {
 		n := st.Len()
 		popped = n > 0 && count > 0
 		defer func() { emptied = popped && st.Len() == 0 }()
@@ -232,6 +240,7 @@ func cmdSPop(rc *conn, argv [][]byte) {
 		}
 		return nil
 	}))
+	return popped, emptied
 }
 
 // cmdSRandMember is SRANDMEMBER key [count], with Redis's rules: a

@@ -772,19 +772,15 @@ func (rc *conn) zpopLocked(z *store.ZSet, count int64, maxSide, nested bool) {
 	} else {
 		rc.w.Array(2 * n)
 	}
-	lo, hi := 0, n-1
-	if maxSide {
-		lo, hi = z.Len()-n, z.Len()-1
-	}
-	z.Range(lo, hi, maxSide, func(m []byte, s float64) bool {
+	for range n {
+		var s float64
+		rc.scratch, s = z.Pop(maxSide, rc.scratch[:0])
 		if nested {
 			rc.w.Array(2)
 		}
-		rc.w.Bulk(m)
+		rc.w.Bulk(rc.scratch)
 		rc.w.Double(s)
-		return true
-	})
-	z.DeleteRange(lo, hi)
+	}
 }
 
 // cmdZRandMember is ZRANDMEMBER key [count [WITHSCORES]].
