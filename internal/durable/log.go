@@ -322,7 +322,15 @@ func (l *Log) read(k []byte) ([]byte, int64, error) {
 // mayLeadLocked). Batches are queued in the engine under l.mu, so they
 // commit in the order taken, and the engine acknowledges them in order:
 // when a batch's commit returns, every batch taken before it is in too.
-func (l *Log) Sync() error {
+func (l *Log) Sync() error { return l.sync(true) }
+
+// SyncPass is Sync for a caller that has already gathered its group: an
+// event loop, once per pass, for every change its connections made in
+// the pass. It does not yield before it takes the batch (there is nobody
+// on that loop to wait for, and a yield costs the scheduler a wake-up).
+func (l *Log) SyncPass() error { return l.sync(false) }
+
+func (l *Log) sync(yield bool) error {
 	// Every reply in durable mode passes here: with nothing queued it
 	// costs two atomic loads, no lock.
 	target := l.queued.Load()
@@ -354,7 +362,9 @@ func (l *Log) Sync() error {
 	l.leading = true
 	l.mu.Unlock()
 
-	runtime.Gosched()
+	if yield {
+		runtime.Gosched()
+	}
 
 	l.mu.Lock()
 	b, n := l.pending, l.queued.Load()

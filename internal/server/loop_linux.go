@@ -410,6 +410,14 @@ func (l *eventLoop) firstByteIsTLS(c *Conn) bool {
 func (l *eventLoop) flushAll() {
 	flush := l.flush
 	l.flush = flush[:0]
+	if len(flush) > 0 {
+		// Durable mode: the changes of the whole pass are committed
+		// together, in one write(2) (and fsync), before any of its
+		// replies leaves; each reply's own Sync (Conn.Write) then finds
+		// nothing left to wait for. An error here is the log's sticky
+		// one: those Syncs report it and close their connections.
+		_ = l.srv.store.SyncPass()
+	}
 	if l.ring != nil {
 		l.flushRing(flush)
 		return

@@ -304,6 +304,21 @@ func (s *Store) Sync() error {
 	return nil
 }
 
+// SyncPass is Sync for an event loop, called once per pass before the
+// pass's replies leave: the pass's changes are its group already, so a
+// Disk that can (SyncPass() error) commits them without waiting for
+// others to join.
+func (s *Store) SyncPass() error {
+	d, ok := s.disk.(interface{ SyncPass() error })
+	if !ok {
+		return s.Sync()
+	}
+	if err := d.SyncPass(); err != nil {
+		return fmt.Errorf("%w: %w", ErrDisk, err)
+	}
+	return nil
+}
+
 // Durable reports whether the Store keeps its items on a Disk.
 func (s *Store) Durable() bool { return s.disk != nil }
 
