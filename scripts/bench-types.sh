@@ -4,16 +4,22 @@
 # lrange_300, lrange_600, mset) against MiniKV's RESP port and a Redis 7
 # started beside it, at P=1 and P=16, alternating servers, ROUNDS rounds;
 # prints each server's requests per second and server CPU per request
-# (utime+stime from /proc around each run), and the median of the rounds
-# (docs/benchmarks.md). Build first (make build). Both servers listen on
-# free 127.0.0.1 ports, cache mode, and are stopped by PID.
+# (the sum of its threads' run time from /proc/PID/task/*/schedstat, in
+# nanoseconds, around each run), and the median of the rounds
+# (docs/benchmarks.md). Pipelined runs but the LRANGEs send PN requests
+# per test (ten times N by default), so that a run lasts about as long as
+# an unpipelined one instead of a tenth of a second. Build first (make
+# build). Both servers listen on free 127.0.0.1 ports, cache mode, and are
+# stopped by PID.
 #
-# Environment: TESTS [the list above], N [200000 requests per test],
-# CONNS [50], PIPELINES ["1 16"], ROUNDS [3], MINIKV_BIN [bin/minikv].
+# Environment: TESTS [the list above], N [200000 requests per test at
+# P=1], PN [10 x N, at P>1], CONNS [50], PIPELINES ["1 16"], ROUNDS [3],
+# MINIKV_BIN [bin/minikv].
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTS=${TESTS:-lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_600,mset}
 N=${N:-200000}
+PN=${PN:-$((10 * N))}
 CONNS=${CONNS:-50}
 PIPELINES=${PIPELINES:-1 16}
 ROUNDS=${ROUNDS:-3}
@@ -37,26 +43,32 @@ pids+=("$mk_pid" "$rd_pid")
 for port in "$mk_port" "$rd_port"; do
 	until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 done
-HZ=$(getconf CLK_TCK)
-ticks() {
-	local f
-	read -r -a f <"/proc/$1/stat"
-	echo $((f[13] + f[14]))
+# cpu_ns PID: the process's CPU time, its threads' run times summed.
+cpu_ns() {
+	local t sum=0 f
+	for t in /proc/"$1"/task/*/schedstat; do
+		read -r -a f <"$t" 2>/dev/null || continue
+		sum=$((sum + f[0]))
+	done
+	echo "$sum"
 }
 # run NAME PORT PID P: each test alone, with the server's CPU read
 # around it; appends "test name P rps cpu_us_per_request" lines.
 run() {
-	local name=$1 port=$2 pid=$3 p=$4 t t0 t1
+	local name=$1 port=$2 pid=$3 p=$4 t t0 t1 n
 	for t in ${TESTS//,/ }; do
+		n=$N
+		# (LRANGE replies are long: N takes seconds pipelined too.)
+		if [ "$p" -gt 1 ] && [ "${t#lrange}" = "$t" ]; then n=$PN; fi
 		redis-cli -p "$port" flushall >/dev/null
-		t0=$(ticks "$pid")
-		redis-benchmark -p "$port" -t "$t" -n "$N" -c "$CONNS" -P "$p" -q --csv >"$dir/out.csv"
-		t1=$(ticks "$pid")
+		t0=$(cpu_ns "$pid")
+		redis-benchmark -p "$port" -t "$t" -n "$n" -c "$CONNS" -P "$p" -q --csv >"$dir/out.csv"
+		t1=$(cpu_ns "$pid")
 		# An LRANGE test runs an LPUSH fill first: its CPU is shared
 		# between the two lines by request count.
-		awk -F, -v n="$name" -v p="$p" -v cpu=$((t1 - t0)) -v hz="$HZ" -v N="$N" \
+		awk -F, -v n="$name" -v p="$p" -v cpu=$((t1 - t0)) -v N="$n" \
 			'NR > 1 { gsub(/"/, ""); sub(/ .*/, "", $1); l[NR] = $1 " " n " " p " " $2 }
-			END { for (i = 2; i <= NR; i++) printf "%s %.2f\n", l[i], 1e6 * cpu / hz / (N * (NR - 1)) }' \
+			END { for (i = 2; i <= NR; i++) printf "%s %.3f\n", l[i], cpu / 1e3 / (N * (NR - 1)) }' \
 			"$dir/out.csv" >>"$dir/results"
 	done
 }
@@ -71,7 +83,7 @@ for p in $PIPELINES; do
 		fi
 	done
 done
-echo "# $(date -u +%FT%TZ) $(nproc) CPUs; redis-benchmark -n $N -c $CONNS; medians of $ROUNDS rounds"
+echo "# $(date -u +%FT%TZ) $(nproc) CPUs; redis-benchmark -n $N (pipelined $PN) -c $CONNS; medians of $ROUNDS rounds"
 echo "# test P: MiniKV rps / Redis rps = ratio; server CPU per request: MiniKV / Redis"
 python3 - "$dir/results" <<'EOF'
 import statistics, sys, collections
