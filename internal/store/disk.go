@@ -53,6 +53,10 @@ type Disk interface {
 	// Sync returns once every Write and WriteState so far is durable as
 	// the fsync mode promises, or the error that keeps them from it.
 	Sync() error
+	// SyncPass is Sync for a caller whose writes so far are already the
+	// whole group (an event loop's pass): it does not wait for others to
+	// join the commit.
+	SyncPass() error
 	// Checkpoint makes everything written so far durable whatever the
 	// fsync mode, and moves it out of the log into tables (Redis's SAVE).
 	Checkpoint() error
@@ -294,26 +298,24 @@ func (s *Store) coverCAS(c uint64) {
 // Sync returns once every change made so far is durable, in durable mode
 // (see Disk.Sync); without a Disk it returns nil at once. The server calls
 // it before it sends replies.
-func (s *Store) Sync() error {
+func (s *Store) Sync() error { return s.sync(false) }
+
+// SyncPass is Sync for an event loop, called once per pass before the
+// pass's replies leave: the pass's changes are its group already, so the
+// Disk commits them without waiting for others to join (Disk.SyncPass).
+func (s *Store) SyncPass() error { return s.sync(true) }
+
+func (s *Store) sync(pass bool) error {
 	if s.disk == nil {
 		return nil
 	}
-	if err := s.disk.Sync(); err != nil {
-		return fmt.Errorf("%w: %w", ErrDisk, err)
+	var err error
+	if pass {
+		err = s.disk.SyncPass()
+	} else {
+		err = s.disk.Sync()
 	}
-	return nil
-}
-
-// SyncPass is Sync for an event loop, called once per pass before the
-// pass's replies leave: the pass's changes are its group already, so a
-// Disk that can (SyncPass() error) commits them without waiting for
-// others to join.
-func (s *Store) SyncPass() error {
-	d, ok := s.disk.(interface{ SyncPass() error })
-	if !ok {
-		return s.Sync()
-	}
-	if err := d.SyncPass(); err != nil {
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrDisk, err)
 	}
 	return nil

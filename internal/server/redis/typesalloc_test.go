@@ -12,8 +12,8 @@ import (
 // drives, and the reads beside them, allocate nothing in the server once
 // warm: a push and a pop, an add and a pop, a field set and read (a
 // string and an integer value), on a small collection (one listpack) and
-// a big one (a table, a quicklist), and a
-// pop on a missing key (redis-benchmark's SPOP and ZPOPMIN run on one).
+// a big one (a table, a quicklist), and a pop on a missing key
+// (redis-benchmark's SPOP and ZPOPMIN run on one).
 func TestTypesDispatchZeroAllocs(t *testing.T) {
 	rs := startRESP(t, server.Config{}, store.Config{})
 	rc := dispatchConn(New(rs.srv))
