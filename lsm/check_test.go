@@ -463,7 +463,7 @@ func TestReadManifest(t *testing.T) {
 // describes) leaves a healthy directory that keeps the records before it.
 func TestCheckDamagedLogRecordAndTheCut(t *testing.T) {
 	fs := vfs.NewMem()
-	db, err := Open("/db", Options{FS: fs})
+	db, err := Open("/db", Options{FS: fs, WriteWAL: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func checkNoWrongData(t *testing.T, fs vfs.FS, o Options, n int, where string) i
 // append could have torn.
 func TestCorruptWALNeverReturnsWrongData(t *testing.T) {
 	base := vfs.NewMem()
-	o := Options{FS: base, MemTableSize: 1 << 20}
+	o := Options{FS: base, MemTableSize: 1 << 20, WriteWAL: true}
 	db, err := Open("/db", o)
 	if err != nil {
 		t.Fatal(err)
@@ -595,7 +595,7 @@ func TestOpenManifestTornTailRecovers(t *testing.T) {
 func walImage(t *testing.T, n int) (image *vfs.MemFS, log string) {
 	t.Helper()
 	fs := vfs.NewMem()
-	db, err := Open("/db", Options{FS: fs, MemTableSize: 1 << 20})
+	db, err := Open("/db", Options{FS: fs, MemTableSize: 1 << 20, WriteWAL: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,7 +638,7 @@ func TestOpenWALTornTailRecovers(t *testing.T) {
 	const n = 50
 	fs, log := walImage(t, n)
 	memRewrite(t, fs, log, func(b []byte) []byte { return b[:len(b)-5] })
-	db, err := Open("/db", Options{FS: fs})
+	db, err := Open("/db", Options{FS: fs, WriteWAL: true})
 	if err != nil {
 		t.Fatalf("Open after a torn log append: %v", err)
 	}
@@ -697,7 +697,7 @@ func TestOpenWALMidLogDamageNamesFile(t *testing.T) {
 			}
 			memRewrite(t, fs, log, func(b []byte) []byte { return tt.damage(b, r.off) })
 			before := fs.Names()
-			db, err := Open("/db", Options{FS: fs})
+			db, err := Open("/db", Options{FS: fs, WriteWAL: true})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open succeeded on a log damaged in the middle")

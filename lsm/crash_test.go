@@ -28,7 +28,7 @@ func crashValue(w, c int) []byte {
 // crashOptions keeps tables small so flushes and compactions run while the
 // writer is killed.
 func crashOptions(mode SyncMode, mapped bool) Options {
-	return Options{Sync: mode, MappedWAL: mapped, MemTableSize: 128 << 10, TargetFileSize: 64 << 10, LBaseMaxBytes: 256 << 10}
+	return Options{Sync: mode, MappedWAL: mapped, WriteWAL: !mapped, MemTableSize: 128 << 10, TargetFileSize: 64 << 10, LBaseMaxBytes: 256 << 10}
 }
 
 // TestCrashHelper is the writer subprocess of TestCrashKill9; it does nothing

@@ -42,7 +42,8 @@
 // or fsync before the ack with group commit). With Options.MappedWAL the log
 // is a shared mapping of a preallocated file and the write(2) becomes a
 // memcpy into the same page cache (the crash guarantees do not change; see
-// Options.MappedWAL). A full memtable is rotated:
+// Options.MappedWAL). That is the default in SyncNone unless RecycleWAL or
+// WriteWAL is set; the other modes write(2). A full memtable is rotated:
 // a new log and memtable take over and the old pair is flushed to an L0
 // table in the background. Too many memtables waiting, or too many L0
 // tables, stall writers until the background catches up.

@@ -72,7 +72,15 @@ type Options struct {
 	// written in the recyclable record format (see RecycleWAL), in which
 	// such a hole is a torn tail, not damage.
 	// The cost: a log file reserves 2×MemTableSize+1 MiB of disk while live.
+	// It is the default in SyncNone when neither RecycleWAL nor WriteWAL is
+	// set: there a commit is a memcpy, and the write(2) path measured about
+	// twice Pebble's write time (docs/benchmarks.md, "Mapped logs").
 	MappedWAL bool
+	// WriteWAL keeps the write(2) log in SyncNone, where MappedWAL is
+	// otherwise the default: for a directory that must stay readable by an
+	// engine that predates the recyclable format, or a disk too small for
+	// a preallocated log.
+	WriteWAL bool
 	// PipelinedSync, in SyncAlways, lets a commit group's fsync overlap the
 	// next group's: once a group is in the log and the memtable, its leader
 	// hands the commit queue on and fsyncs, so the next group's write(2) and
@@ -147,6 +155,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TargetFileSize == 0 {
 		o.TargetFileSize = 4 << 20
+	}
+	if o.Sync == SyncNone && o.RecycleWAL <= 0 && !o.WriteWAL {
+		o.MappedWAL = true
 	}
 	return o
 }

@@ -598,3 +598,58 @@ func TestLogFormatChangesAcrossRestarts(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncNoneDefaultsToMappedLog: with no options, SyncNone's log is a
+// mapping of a preallocated file (its size is the reservation, not the
+// bytes written); WriteWAL, RecycleWAL and the syncing modes keep write(2)
+// logs, which grow with what is written. A directory changes format both
+// ways across restarts and keeps every write (a crash between each).
+func TestSyncNoneDefaultsToMappedLog(t *testing.T) {
+	const mem = 64 << 10
+	reserve := int64(2*mem + 1<<20)
+	key := func(i int) []byte { return fmt.Appendf(nil, "key%06d", i) }
+	fs := vfs.NewMem()
+	n := 0
+	for step, c := range []struct {
+		name   string
+		o      Options
+		mapped bool
+	}{
+		{"default", Options{}, true},
+		{"WriteWAL", Options{WriteWAL: true}, false},
+		{"MappedWAL+SyncNone", Options{MappedWAL: true}, true},
+		{"RecycleWAL", Options{RecycleWAL: 2}, false},
+		{"SyncEverySecond", Options{Sync: SyncEverySecond}, false},
+		{"default again", Options{}, true},
+		{"SyncAlways", Options{Sync: SyncAlways}, false},
+	} {
+		o := c.o
+		o.FS, o.MemTableSize = fs, mem
+		db, err := Open("/db", o)
+		if err != nil {
+			t.Fatalf("step %d (%s): %v", step, c.name, err)
+		}
+		for i := range n {
+			if _, err := db.Get(key(i)); err != nil {
+				t.Fatalf("step %d (%s): Get(%s): %v", step, c.name, key(i), err)
+			}
+		}
+		for range 100 {
+			if err := db.Put(key(n), bytes.Repeat([]byte{'v'}, 100)); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		logs := filesWithSuffix(fs, ".log")
+		if len(logs) == 0 {
+			t.Fatalf("step %d (%s): no log", step, c.name)
+		}
+		size := fileSize(t, fs, logs[len(logs)-1])
+		if mapped := size == reserve; mapped != c.mapped {
+			t.Errorf("step %d (%s): live log %s is %d bytes (mapped logs reserve %d): mapped %v, want %v",
+				step, c.name, logs[len(logs)-1], size, reserve, mapped, c.mapped)
+		}
+		fs = fs.CrashClone(true)
+		_ = db.Close()
+	}
+}

@@ -43,8 +43,8 @@ import (
 )
 
 var (
-	engineFlag  = flag.String("engine", "", "run one engine in this process: minikv, minikv-mmap, minikv-sync, minikv-sync-pipe, minikv-mmap-sync, pebble, pebble-bloom, pebble-sync, goleveldb, badger")
-	enginesFlag = flag.String("engines", "minikv,minikv-mmap,pebble,pebble-bloom,goleveldb,badger", "engines for the comparison")
+	engineFlag  = flag.String("engine", "", "run one engine in this process: minikv, minikv-mmap, minikv-write, minikv-sync, minikv-sync-pipe, minikv-mmap-sync, pebble, pebble-bloom, pebble-sync, goleveldb, badger")
+	enginesFlag = flag.String("engines", "minikv,minikv-write,pebble,pebble-bloom,goleveldb,badger", "engines for the comparison")
 	ordersFlag  = flag.String("orders", "seq,random", "key orders for the comparison")
 	orderFlag   = flag.String("order", "seq", "write order for one run: seq or random")
 	nFlag       = flag.Int("n", 1_000_000, "keys written")

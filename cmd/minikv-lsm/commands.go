@@ -292,7 +292,9 @@ level before and after.
 
 func compactFlags(*flag.FlagSet) func(string, []string, io.Writer, io.Writer) int {
 	return func(dir string, _ []string, stdout, stderr io.Writer) int {
-		db, err := lsm.Open(dir, lsm.Options{})
+		// WriteWAL: compacting must not switch the directory's logs to
+		// the recyclable format an older engine refuses.
+		db, err := lsm.Open(dir, lsm.Options{WriteWAL: true})
 		if errors.Is(err, vfs.ErrLocked) {
 			err = fmt.Errorf("%w: %s", lsm.ErrInUse, dir)
 		}

@@ -39,6 +39,10 @@ func openDurable(ctx context.Context, cfg *config, scfg store.Config, log *slog.
 		// cheaper (no journal commit for a growing file):
 		// docs/durability.md, "Recycled logs".
 		o.RecycleWAL = 2
+	} else {
+		// The server's log stays on write(2) in fsync no, as measured in
+		// docs/durability.md; the engine alone defaults to a mapped log.
+		o.WriteWAL = true
 	}
 	if adjust, ok := ctx.Value(engineOptionsKey{}).(func(*lsm.Options)); ok {
 		adjust(&o)
