@@ -152,6 +152,7 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	}
 	err = fn()
 	switch {
+	case c.dirty && s.rewriteLocked(c):
 	case c.dirty:
 		s.settleLocked(c, key, h, kind)
 	case c.found && !write:
@@ -237,6 +238,33 @@ func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
 	sh.totalItems++
 }
 
+// rewriteLocked stores a compact collection changed to an encoding of
+// the same kind and the same size (HSET of a field to a value as long as
+// the old one, a pop and a push of equal elements) over its record's
+// bytes, as Redis changes a listpack in place: no new record, no index
+// update, no dead bytes for compaction. It reports whether it did; the
+// caller settles otherwise.
+//
+// Only collection() calls it: a Tx's handles may alias one record twice
+// (LMOVE k k). Rewriting a value in place is safe because a compact
+// collection's bytes are read only under the shard lock, inside a
+// handle's function (a string's value, handed out without the lock,
+// never is: doc.go, "Segments").
+func (s *Store) rewriteLocked(c *coll) bool {
+	if !c.found || c.obj != nil || c.e.isBig() || c.enc != encOf(c.e.meta) || len(c.lp) != int(c.e.vlen) || len(c.dropped) > 0 || c.length() == 0 {
+		return false
+	}
+	sh := c.sh
+	copy(sh.value(&c.e), c.lp)
+	c.e.cas = s.nextCAS()
+	c.e.atime = s.nowSec(&c.clk)
+	c.e.used()
+	sh.commitLocked(&c.e)
+	s.persistLocked(sh, &c.e)
+	sh.totalItems++
+	return true
+}
+
 // shed brings the budget back under the limit after a collection write
 // overdrew it: dead and then live items in other shards, then in sh.
 func (s *Store) shed(sh *shard, over int64) {
@@ -273,7 +301,7 @@ func (c *coll) length() int {
 }
 
 // own makes c.lp a private copy that may be changed in place (the
-// record's bytes never change), creating an empty listpack for a new
+// record's bytes change only when the call settles), creating an empty listpack for a new
 // collection, and marks c changed.
 func (c *coll) own() {
 	c.dirty = true

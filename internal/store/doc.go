@@ -40,7 +40,10 @@
 // built, and a segment is dropped, never reused, once nothing live is in
 // it: a read hands out the value without copying it, and the value stays
 // valid after the lock is released. Only header fields change in place
-// (access bits, CAS, access time, a deadline that stays set); a change
+// (access bits, CAS, access time, a deadline that stays set), and the
+// bytes of a compact collection (a listpack or intset), whose elements are
+// read only under the lock: a single-key write that leaves one the same
+// size overwrites it, as Redis changes a listpack in place; a change
 // that adds or removes a header field (a first deadline, a meta bit)
 // rewrites the record into the open segment. Dead records are reclaimed
 // by compaction, which copies the live records of the segment with the

@@ -237,3 +237,80 @@ func TestHashSetZeroAllocs(t *testing.T) {
 		t.Errorf("HSET+HGET allocate %.1f times", allocs)
 	}
 }
+
+// TestCompactCollectionRewrittenInPlace: a write that leaves a compact
+// collection the same size overwrites its record (same place, no dead
+// bytes, a new CAS token); one that changes the size writes a new record.
+func TestCompactCollectionRewrittenInPlace(t *testing.T) {
+	s := newTestStore(t, Config{Shards: 1})
+	key := []byte("h")
+	where := func() (at uint64, cas uint64, used uint32) {
+		h := s.hash(key)
+		sh := s.shardFor(h)
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		var e entry
+		if !sh.findLocked(h, key, &e) {
+			t.Fatal("key missing")
+		}
+		return loc(e.seg, e.off), e.cas, sh.segs[sh.active].used
+	}
+	var h Hash
+	hset := func(f, v string) {
+		t.Helper()
+		if err := s.UpdateHash(key, &h, func() error { h.Set([]byte(f), []byte(v)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hget := func(f string) string {
+		var out string
+		_ = s.ViewHash(key, &h, func() error { v, _ := h.Get([]byte(f)); out = string(v); return nil })
+		return out
+	}
+	hset("f", "aaaa")
+	hset("g", "1234")
+	l0, c0, u0 := where()
+	hset("f", "bbbb")
+	l1, c1, u1 := where()
+	if l1 != l0 || u1 != u0 || c1 <= c0 {
+		t.Fatalf("same-size HSET: loc %x→%x, segment used %d→%d, cas %d→%d; want in place with a new token", l0, l1, u0, u1, c0, c1)
+	}
+	hset("g", "2345") // an integer field, same encoded size (13-bit)
+	if l2, _, _ := where(); l2 != l0 {
+		t.Fatalf("same-size integer HSET moved the record")
+	}
+	if hget("f") != "bbbb" || hget("g") != "2345" {
+		t.Fatalf("after in-place writes f=%q g=%q", hget("f"), hget("g"))
+	}
+	hset("f", "ccccc")
+	if l3, _, u3 := where(); l3 == l0 || u3 == u0 {
+		t.Fatalf("a longer value stayed in place")
+	}
+	if hget("f") != "ccccc" {
+		t.Fatalf("f=%q", hget("f"))
+	}
+	var l List
+	lk := []byte("l")
+	for _, v := range []string{"x1", "x2", "x3"} {
+		if err := s.UpdateList(lk, &l, func() error { l.Push(false, []byte(v)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key = lk
+	before, _, _ := where()
+	if err := s.UpdateList(lk, &l, func() error { l.Pop(true, nil); l.Push(false, []byte("x4")); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if after, _, _ := where(); after != before {
+		t.Fatalf("LPOP+RPUSH of equal sizes moved the list")
+	}
+	var got []string
+	_ = s.ViewList(lk, &l, func() error {
+		l.Each(0, false, func(_ int, v []byte) bool { got = append(got, string(v)); return true })
+		return nil
+	})
+	if fmt.Sprint(got) != "[x2 x3 x4]" {
+		t.Fatalf("list = %v", got)
+	}
+	checkInvariants(t, s)
+}

@@ -64,7 +64,8 @@ const ItemOverhead = 34
 // Only the header is ever written after a record is built (info, CAS,
 // atime, a deadline that stays present, the meta byte), under the shard
 // lock; key and value bytes never change, so a value handed out without
-// the lock stays valid. A change that adds or removes an optional field,
+// the lock stays valid. (The one exception is a compact collection's
+// value, never handed out: Store.rewriteLocked.) A change that adds or removes an optional field,
 // or a CAS that no longer fits the short form, rewrites the record into
 // the open segment.
 
