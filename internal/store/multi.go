@@ -83,3 +83,80 @@ func (s *Store) addAllLocked(clk *clock, keys, values [][]byte, hashes []uint64)
 	}
 	return true, nil, 0, nil
 }
+
+// SetAll stores each keys[i] with values[i] (flags 0, no deadline) over
+// whatever the key held, of any kind, as Redis's MSET does with SET's
+// rules. The shards of all the keys are locked together, in shard order,
+// so no reader sees some of the keys written and not the others. The keys
+// must be distinct: a caller given a key twice passes its last value, the
+// key's state after the whole command. created, if not nil, has an entry
+// per key, set when the key held nothing live before; SetAll reports no
+// EventNew itself (its caller reports them in its command's order).
+//
+// A value too large for MaxItemSize fails the call with ErrTooLarge before
+// anything is written. When a write needs memory that other shards must
+// give up, the writes made so far stay (each is its key's final value),
+// the locks are released while room is made, and the remaining keys are
+// written afterwards: only then can a reader see part of the call. If room
+// cannot be made the call fails with ErrNoMemory and the keys before the
+// one that needed it stay written.
+func (s *Store) SetAll(keys, values [][]byte, created []bool) error {
+	for i := range keys {
+		if s.tooLarge(len(keys[i]), len(values[i])) {
+			return ErrTooLarge
+		}
+	}
+	var hbuf [16]uint64
+	var obuf [16]int
+	hashes, order := hbuf[:0], obuf[:0]
+	for _, k := range keys {
+		h := s.hash(k)
+		hashes = append(hashes, h)
+		order = append(order, int(h&s.mask))
+	}
+	slices.Sort(order)
+	order = slices.Compact(order)
+	next, attempt := 0, 0
+	for {
+		var clk clock
+		s.pollFlush(&clk)
+		for _, i := range order {
+			s.lock(&s.shards[i])
+		}
+		start := next
+		var short *shard
+		var deficit int64
+		var err error
+		for ; next < len(keys); next++ {
+			sh := s.shardFor(hashes[next])
+			var old entry
+			oldp := &old
+			if !s.lookupLocked(sh, hashes[next], keys[next], &clk, false, &old) {
+				oldp = nil
+			}
+			p := put{tag: tagOf(hashes[next]), quiet: true}
+			var d int64
+			if _, d, err = s.putLocked(sh, &clk, oldp, keys[next], values[next], nil, &p); err != nil || d > 0 {
+				short, deficit = sh, d
+				break
+			}
+			if created != nil {
+				created[next] = oldp == nil
+			}
+		}
+		for _, i := range slices.Backward(order) {
+			s.assertShardLocked(&s.shards[i], "SetAll")
+			s.unlock(&s.shards[i])
+		}
+		if err != nil || deficit == 0 {
+			return err
+		}
+		if next > start {
+			attempt = 0
+		}
+		if attempt == maxRoomAttempts || !s.makeRoom(short, deficit) {
+			return ErrNoMemory
+		}
+		attempt++
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestAddAll(t *testing.T) {
@@ -119,6 +120,108 @@ func TestAddAllUnderMemoryPressure(t *testing.T) {
 		for _, k := range keys {
 			if _, found := s.Peek(k); !found {
 				t.Fatalf("round %d: %s missing right after AddAll", round, k)
+			}
+		}
+	}
+	if s.Stats().Evictions == 0 {
+		t.Fatal("no evictions: the test did not test pressure")
+	}
+	checkInvariants(t, s)
+}
+
+// TestSetAll: SetAll writes every key as SET does (over a string with
+// flags and a deadline, over a hash), reports which keys were new, and a
+// value too large writes nothing.
+func TestSetAll(t *testing.T) {
+	s := newTestStore(t, Config{})
+	mustStore(t, s, ModeSet, "old", "x", 7, Deadline(3600, time.Now()))
+	var h Hash
+	if err := s.UpdateHash([]byte("hash"), &h, func() error { h.Set([]byte("f"), []byte("v")); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	keys := [][]byte{[]byte("old"), []byte("new"), []byte("hash")}
+	values := [][]byte{[]byte("1"), []byte("2"), []byte("3")}
+	created := make([]bool, 3)
+	if err := s.SetAll(keys, values, created); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(created) != "[false true false]" {
+		t.Fatalf("created = %v", created)
+	}
+	for i, k := range keys {
+		it, ok := s.Peek(k)
+		if !ok || it.Kind != KindString || string(it.Value) != string(values[i]) || it.Flags != 0 || it.Deadline != 0 {
+			t.Fatalf("%s = %+v, %v; want %q with no flags or deadline", k, it, ok, values[i])
+		}
+	}
+	before := captureKey(s, "old")
+	big := make([]byte, s.MaxValueLen(3)+1)
+	if err := s.SetAll([][]byte{[]byte("old"), []byte("big")}, [][]byte{[]byte("9"), big}, nil); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("SetAll with a value too large = %v", err)
+	}
+	if after := captureKey(s, "old"); !after.equal(before) {
+		t.Fatalf("a refused SetAll changed old: %v -> %v", before, after)
+	}
+	checkInvariants(t, s)
+}
+
+// TestSetAllIsAtomic: writers SetAll the same keys (each listing them in
+// its own order) at once; afterwards every key holds the same writer's
+// value, the one whose call was last, as if each call were one step.
+func TestSetAllIsAtomic(t *testing.T) {
+	s := newTestStore(t, Config{})
+	const writers = 4
+	for round := range 300 {
+		keys := make([][]byte, 6)
+		for i := range keys {
+			keys[i] = fmt.Appendf(nil, "r%d-k%d", round, i)
+		}
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ks := make([][]byte, len(keys))
+				vs := make([][]byte, len(keys))
+				for i := range keys {
+					ks[i], vs[i] = keys[(i+w)%len(keys)], fmt.Appendf(nil, "w%d", w)
+				}
+				for range 20 {
+					if err := s.SetAll(ks, vs, nil); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		first, _ := s.Peek(keys[0])
+		for _, k := range keys[1:] {
+			if it, _ := s.Peek(k); string(it.Value) != string(first.Value) {
+				t.Fatalf("round %d: %s = %q but %s = %q: the calls interleaved", round, keys[0], first.Value, k, it.Value)
+			}
+		}
+	}
+	checkInvariants(t, s)
+}
+
+// TestSetAllUnderMemoryPressure: writes that must make room in other
+// shards still write every key, and the accounting holds.
+func TestSetAllUnderMemoryPressure(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20})
+	value := bytes.Repeat([]byte("v"), 3000)
+	for round := range 2000 {
+		keys := make([][]byte, 5)
+		vals := make([][]byte, 5)
+		for i := range keys {
+			keys[i] = fmt.Appendf(nil, "p%d-%d", round%300, i)
+			vals[i] = value
+		}
+		if err := s.SetAll(keys, vals, nil); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for _, k := range keys {
+			if _, found := s.Peek(k); !found {
+				t.Fatalf("round %d: %s missing right after SetAll", round, k)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
@@ -370,12 +371,29 @@ func cmdMSet(rc *conn, argv [][]byte) {
 	if !rc.checkPairs(argv, "mset") {
 		return
 	}
-	st := rc.st
+	// One store.SetAll over the last value of each key: the command is
+	// one step for every reader, as in Redis, and a key given twice is
+	// written once (its earlier values are never visible).
+	var kbuf, vbuf [16][]byte
+	var cbuf [16]bool
+	keys, values, created := kbuf[:0], vbuf[:0], cbuf[:0]
+	last := lastOfEachKey(argv)
 	for i := 1; i < len(argv); i += 2 {
 		rc.Count(server.StatCmdSet)
-		if _, err := st.Store(store.ModeSet, argv[i], argv[i+1], 0, 0, 0); err != nil {
-			rc.storeError(err)
-			return
+		if last(i) {
+			keys = append(keys, argv[i])
+			values = append(values, argv[i+1])
+			created = append(created, false)
+		}
+	}
+	if err := rc.st.SetAll(keys, values, created); err != nil {
+		rc.storeError(err)
+		return
+	}
+	newKeys := rc.p.srv.KeyEventsOn(server.EventNew)
+	for i := 1; i < len(argv); i += 2 {
+		if newKeys && firstOf(argv, i) && created[slices.IndexFunc(keys, func(k []byte) bool { return bytes.Equal(k, argv[i]) })] {
+			rc.notify(server.EventNew, "new", argv[i])
 		}
 		rc.notify(server.EventString, "set", argv[i])
 	}

@@ -13,7 +13,7 @@ import (
 // warm: a push and a pop, an add and a pop, a field set and read (a
 // string and an integer value), on a small collection (one listpack) and
 // a big one (a table, a quicklist), and a pop on a missing key
-// (redis-benchmark's SPOP and ZPOPMIN run on one).
+// (redis-benchmark's SPOP and ZPOPMIN run on one), and MSET.
 func TestTypesDispatchZeroAllocs(t *testing.T) {
 	rs := startRESP(t, server.Config{}, store.Config{})
 	rc := dispatchConn(New(rs.srv))
@@ -42,6 +42,7 @@ func TestTypesDispatchZeroAllocs(t *testing.T) {
 			{b("ZPOPMIN", z), b("ZADD", z, "-1", "member0")},
 			{b("ZPOPMAX", z), b("ZADD", z, "1e9", "top")},
 			{b("SPOP", "nokey"), b("ZPOPMIN", "nokey"), b("RPOP", "nokey"), b("LPOP", "nokey")},
+			{b("MSET", "k1", "v1", "k2", "v2", "k1", "v3", "k3", "value")}, // redis-benchmark's repeats one key
 		} {
 			for range 10 {
 				for _, argv := range seq {
