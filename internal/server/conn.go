@@ -250,7 +250,7 @@ func (c *Conn) loop(h Handler) error {
 			if err := c.waitForCommand(h); err != nil {
 				return err
 			}
-			if c.authed {
+			if c.authed && c.srv.store.PrefetchPays() {
 				c.prefetch(h.Keys(c.keys[:0]))
 			}
 		} else if pending >= c.srv.cfg.ReqsPerEvent {

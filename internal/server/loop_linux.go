@@ -327,7 +327,7 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 			l.close(c, errTLSOnPlainPort)
 			return
 		}
-		if pending == 0 && c.authed && readable && framing == FrameComplete {
+		if pending == 0 && c.authed && readable && framing == FrameComplete && c.srv.store.PrefetchPays() {
 			c.prefetch(h.Keys(c.keys[:0]))
 		}
 		switch framing {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -127,7 +128,16 @@ func BenchmarkGetRandom1M(b *testing.B) {
 // back to back in one buffer, like requests in a read buffer. ns/op is per
 // batch of 16.
 func BenchmarkGetBatch(b *testing.B) {
-	const n, batch = 100000, 16
+	for _, n := range []int{1000, 10000, 30000, 100000, 1000000} {
+		b.Run(fmt.Sprint("keys=", n), func(b *testing.B) { benchGetBatch(b, n) })
+	}
+}
+
+// benchGetBatch reads batches of 16 of n keys in random order, with and
+// without Prefetch: where the keys' slots and records fit in the cache
+// the prefetch is pure cost (Store.PrefetchWorthIt).
+func benchGetBatch(b *testing.B, n int) {
+	const batch = 16
 	s := newTestStore(b, Config{MemoryLimit: 1 << 30})
 	value := make([]byte, 32)
 	for _, k := range benchKeys(n) {

@@ -192,6 +192,7 @@ func (s *Store) sweep() {
 	s.pollFlush(&clk)
 	now := clk.now()
 	s.secs.Store(uint32(now / int64(time.Second)))
+	s.notePrefetchSize()
 	fence := s.fence.Load()
 	for i := range s.shards {
 		sh := &s.shards[i]

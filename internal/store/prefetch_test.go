@@ -70,3 +70,27 @@ func TestPrefetchWhileWriting(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// TestPrefetchPaysOnlyPastTheCache: with no sweeper the store always
+// says Prefetch pays; the sweeper's tick says it does not while the store
+// is small, and does again once it holds more than prefetchMinItems.
+func TestPrefetchPaysOnlyPastTheCache(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 1 << 30})
+	if !s.PrefetchPays() {
+		t.Fatal("PrefetchPays before any estimate = false")
+	}
+	mustStore(t, s, ModeSet, "one", "v", 0, 0)
+	s.sweep()
+	if s.PrefetchPays() {
+		t.Fatal("PrefetchPays with one item = true")
+	}
+	for _, k := range benchKeys(2 * prefetchMinItems) {
+		if _, err := s.Store(ModeSet, k, []byte("v"), 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.sweep()
+	if !s.PrefetchPays() {
+		t.Fatalf("PrefetchPays with %d items = false", 2*prefetchMinItems)
+	}
+}

@@ -48,6 +48,10 @@ type core struct {
 
 	noExpiryUntil atomic.Int64 // no shard had an expired item until this time; see expiredElsewhere
 
+	// noPrefetch: the store is small enough that its index and records
+	// stay in the CPU cache, so Prefetch would only cost (PrefetchPays).
+	noPrefetch atomic.Bool
+
 	// secs is a coarse clock in Unix seconds, advanced by the sweeper on
 	// every tick, for items' last-access times: a Get of an item without a
 	// deadline then needs no time.Now. 0 when the sweeper is off.
