@@ -14,7 +14,9 @@
 #
 # Environment: TESTS [the list above], N [200000 requests per test at
 # P=1], PN [10 x N, at P>1], CONNS [50], PIPELINES ["1 16"], ROUNDS [3],
-# MINIKV_BIN [bin/minikv].
+# MINIKV_BIN [bin/minikv], RB_ARGS [extra redis-benchmark arguments, e.g.
+# "-r 1000000" for random keys: without it every request of a test names
+# the same key, and MSET's ten pairs the same key ten times].
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTS=${TESTS:-lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_600,mset}
@@ -23,6 +25,7 @@ PN=${PN:-$((10 * N))}
 CONNS=${CONNS:-50}
 PIPELINES=${PIPELINES:-1 16}
 ROUNDS=${ROUNDS:-3}
+RB_ARGS=${RB_ARGS:-}
 MINIKV=${MINIKV_BIN:-bin/minikv}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/minikv-types.XXXXXX")
 pids=()
@@ -62,7 +65,8 @@ run() {
 		if [ "$p" -gt 1 ] && [ "${t#lrange}" = "$t" ]; then n=$PN; fi
 		redis-cli -p "$port" flushall >/dev/null
 		t0=$(cpu_ns "$pid")
-		redis-benchmark -p "$port" -t "$t" -n "$n" -c "$CONNS" -P "$p" -q --csv >"$dir/out.csv"
+		# shellcheck disable=SC2086 # RB_ARGS is a list of arguments
+		redis-benchmark -p "$port" -t "$t" -n "$n" -c "$CONNS" -P "$p" $RB_ARGS -q --csv >"$dir/out.csv"
 		t1=$(cpu_ns "$pid")
 		# An LRANGE test runs an LPUSH fill first: its CPU is shared
 		# between the two lines by request count.
@@ -83,7 +87,7 @@ for p in $PIPELINES; do
 		fi
 	done
 done
-echo "# $(date -u +%FT%TZ) $(nproc) CPUs; redis-benchmark -n $N (pipelined $PN) -c $CONNS; medians of $ROUNDS rounds"
+echo "# $(date -u +%FT%TZ) $(nproc) CPUs; redis-benchmark -n $N (pipelined $PN) -c $CONNS $RB_ARGS; medians of $ROUNDS rounds"
 echo "# test P: MiniKV rps / Redis rps = ratio; server CPU per request: MiniKV / Redis"
 python3 - "$dir/results" <<'EOF'
 import statistics, sys, collections
