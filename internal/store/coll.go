@@ -199,12 +199,7 @@ func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
 		slot.charged += grow
 		sh.bytes += grow
 		s.used.Add(grow)
-		c.e.cas = s.nextCAS()
-		c.e.atime = s.nowSec(&c.clk)
-		c.e.used()
-		sh.commitLocked(&c.e)
-		s.persistLocked(sh, &c.e)
-		sh.totalItems++
+		s.changedInPlaceLocked(c)
 		return
 	}
 	e := entry{tag: tagOf(h), meta: typeMeta(kind, c.enc)}
@@ -254,15 +249,22 @@ func (s *Store) rewriteLocked(c *coll) bool {
 	if !c.found || c.obj != nil || c.e.isBig() || c.enc != encOf(c.e.meta) || len(c.lp) != int(c.e.vlen) || len(c.dropped) > 0 || c.length() == 0 {
 		return false
 	}
+	copy(c.sh.value(&c.e), c.lp)
+	s.changedInPlaceLocked(c)
+	return true
+}
+
+// changedInPlaceLocked settles a collection changed where its record
+// points (a big object, or compact bytes rewritten over the record's): a
+// new CAS token, the access, the header written back, the disk told.
+func (s *Store) changedInPlaceLocked(c *coll) {
 	sh := c.sh
-	copy(sh.value(&c.e), c.lp)
 	c.e.cas = s.nextCAS()
 	c.e.atime = s.nowSec(&c.clk)
 	c.e.used()
 	sh.commitLocked(&c.e)
 	s.persistLocked(sh, &c.e)
 	sh.totalItems++
-	return true
 }
 
 // shed brings the budget back under the limit after a collection write

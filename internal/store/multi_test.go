@@ -52,30 +52,15 @@ func TestAddAllIsAtomic(t *testing.T) {
 	s := newTestStore(t, Config{})
 	const writers = 4
 	for round := range 300 {
-		keys := make([][]byte, 6)
-		for i := range keys {
-			keys[i] = fmt.Appendf(nil, "r%d-k%d", round, i)
-		}
-		var wg sync.WaitGroup
+		keys := roundKeys(round, 6)
 		wins := make([]bool, writers)
-		for w := range writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ks := make([][]byte, len(keys))
-				vs := make([][]byte, len(keys))
-				for i := range keys {
-					j := (i + w) % len(keys) // each writer lists the keys in its own order
-					ks[i], vs[i] = keys[j], fmt.Appendf(nil, "w%d", w)
-				}
-				ok, err := s.AddAll(ks, vs)
-				if err != nil {
-					t.Error(err)
-				}
-				wins[w] = ok
-			}()
-		}
-		wg.Wait()
+		raceWriters(keys, writers, func(w int, ks, vs [][]byte) {
+			ok, err := s.AddAll(ks, vs)
+			if err != nil {
+				t.Error(err)
+			}
+			wins[w] = ok
+		})
 		winner := -1
 		for w, ok := range wins {
 			if ok {
@@ -170,30 +155,15 @@ func TestSetAll(t *testing.T) {
 // value, the one whose call was last, as if each call were one step.
 func TestSetAllIsAtomic(t *testing.T) {
 	s := newTestStore(t, Config{})
-	const writers = 4
 	for round := range 300 {
-		keys := make([][]byte, 6)
-		for i := range keys {
-			keys[i] = fmt.Appendf(nil, "r%d-k%d", round, i)
-		}
-		var wg sync.WaitGroup
-		for w := range writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ks := make([][]byte, len(keys))
-				vs := make([][]byte, len(keys))
-				for i := range keys {
-					ks[i], vs[i] = keys[(i+w)%len(keys)], fmt.Appendf(nil, "w%d", w)
+		keys := roundKeys(round, 6)
+		raceWriters(keys, 4, func(_ int, ks, vs [][]byte) {
+			for range 20 {
+				if err := s.SetAll(ks, vs, nil); err != nil {
+					t.Error(err)
 				}
-				for range 20 {
-					if err := s.SetAll(ks, vs, nil); err != nil {
-						t.Error(err)
-					}
-				}
-			}()
-		}
-		wg.Wait()
+			}
+		})
 		first, _ := s.Peek(keys[0])
 		for _, k := range keys[1:] {
 			if it, _ := s.Peek(k); string(it.Value) != string(first.Value) {
@@ -229,4 +199,33 @@ func TestSetAllUnderMemoryPressure(t *testing.T) {
 		t.Fatal("no evictions: the test did not test pressure")
 	}
 	checkInvariants(t, s)
+}
+
+// roundKeys returns n keys named for a round of a test.
+func roundKeys(round, n int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "r%d-k%d", round, i)
+	}
+	return keys
+}
+
+// raceWriters runs write in writers goroutines at once, each with keys
+// listed in its own order (rotated by its number) and values "w<number>",
+// and waits for them.
+func raceWriters(keys [][]byte, writers int, write func(w int, ks, vs [][]byte)) {
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ks := make([][]byte, len(keys))
+			vs := make([][]byte, len(keys))
+			for i := range keys {
+				ks[i], vs[i] = keys[(i+w)%len(keys)], fmt.Appendf(nil, "w%d", w)
+			}
+			write(w, ks, vs)
+		}()
+	}
+	wg.Wait()
 }
