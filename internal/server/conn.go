@@ -250,8 +250,8 @@ func (c *Conn) loop(h Handler) error {
 			if err := c.waitForCommand(h); err != nil {
 				return err
 			}
-			if c.authed && c.srv.store.PrefetchPays() {
-				c.prefetch(h.Keys(c.keys[:0]))
+			if c.authed {
+				c.prefetchBatch(h)
 			}
 		} else if pending >= c.srv.cfg.ReqsPerEvent {
 			c.Count(StatConnYields)
@@ -402,11 +402,17 @@ func (c *Conn) armRead(now int64) {
 	_ = c.nc.SetReadDeadline(time.Unix(0, deadline))
 }
 
-// prefetch has the store start loading what the lookups of keys, the keys
-// of a batch that just arrived, will read, so the batch's cache misses
+// prefetchBatch has the store start loading what the lookups of the keys
+// of the batch h just received will read, so the batch's cache misses
 // overlap instead of coming one after the other. A single key has nothing
-// to overlap with, so P=1 traffic skips it.
-func (c *Conn) prefetch(keys [][]byte) {
+// to overlap with, so P=1 traffic skips it, and so does a store small
+// enough to sit in the CPU cache (store.PrefetchPays), where the scan for
+// the keys would cost as much as it saves.
+func (c *Conn) prefetchBatch(h Handler) {
+	if !c.srv.store.PrefetchPays() {
+		return
+	}
+	keys := h.Keys(c.keys[:0])
 	if len(keys) > 1 {
 		c.srv.store.Prefetch(keys)
 	}

@@ -327,8 +327,8 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 			l.close(c, errTLSOnPlainPort)
 			return
 		}
-		if pending == 0 && c.authed && readable && framing == FrameComplete && c.srv.store.PrefetchPays() {
-			c.prefetch(h.Keys(c.keys[:0]))
+		if pending == 0 && c.authed && readable && framing == FrameComplete {
+			c.prefetchBatch(h)
 		}
 		switch framing {
 		case FrameNeedMore:

@@ -24,14 +24,7 @@ func (s *Store) AddAll(keys, values [][]byte) (bool, error) {
 			return false, ErrTooLarge
 		}
 	}
-	hashes := make([]uint64, len(keys))
-	order := make([]int, 0, len(keys)) // shard indexes, ascending, distinct
-	for i, k := range keys {
-		hashes[i] = s.hash(k)
-		order = append(order, int(hashes[i]&s.mask))
-	}
-	slices.Sort(order)
-	order = slices.Compact(order)
+	hashes, order := s.keyShards(keys, nil, nil)
 
 	for attempt := 0; ; attempt++ {
 		var clk clock
@@ -108,14 +101,7 @@ func (s *Store) SetAll(keys, values [][]byte, created []bool) error {
 	}
 	var hbuf [16]uint64
 	var obuf [16]int
-	hashes, order := hbuf[:0], obuf[:0]
-	for _, k := range keys {
-		h := s.hash(k)
-		hashes = append(hashes, h)
-		order = append(order, int(h&s.mask))
-	}
-	slices.Sort(order)
-	order = slices.Compact(order)
+	hashes, order := s.keyShards(keys, hbuf[:0], obuf[:0])
 	next, attempt := 0, 0
 	for {
 		var clk clock
@@ -159,4 +145,17 @@ func (s *Store) SetAll(keys, values [][]byte, created []bool) error {
 		}
 		attempt++
 	}
+}
+
+// keyShards appends the hash of each key to hashes and the indexes of
+// their shards, ascending and distinct (the order to lock them in), to
+// order.
+func (s *Store) keyShards(keys [][]byte, hashes []uint64, order []int) ([]uint64, []int) {
+	for _, k := range keys {
+		h := s.hash(k)
+		hashes = append(hashes, h)
+		order = append(order, int(h&s.mask))
+	}
+	slices.Sort(order)
+	return hashes, slices.Compact(order)
 }

@@ -86,15 +86,7 @@ func TestAddAllIsAtomic(t *testing.T) {
 // make room in other shards; afterwards every AddAll either wrote all its
 // keys or none, and the accounting holds.
 func TestAddAllUnderMemoryPressure(t *testing.T) {
-	s := newTestStore(t, Config{MemoryLimit: 1 << 20})
-	value := bytes.Repeat([]byte("v"), 3000)
-	for round := range 2000 {
-		keys := make([][]byte, 5)
-		vals := make([][]byte, 5)
-		for i := range keys {
-			keys[i] = fmt.Appendf(nil, "p%d-%d", round, i)
-			vals[i] = value
-		}
+	underPressure(t, 2000, func(s *Store, round int, keys, vals [][]byte) {
 		ok, err := s.AddAll(keys, vals)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
@@ -102,16 +94,7 @@ func TestAddAllUnderMemoryPressure(t *testing.T) {
 		if !ok {
 			t.Fatalf("round %d: fresh keys refused", round)
 		}
-		for _, k := range keys {
-			if _, found := s.Peek(k); !found {
-				t.Fatalf("round %d: %s missing right after AddAll", round, k)
-			}
-		}
-	}
-	if s.Stats().Evictions == 0 {
-		t.Fatal("no evictions: the test did not test pressure")
-	}
-	checkInvariants(t, s)
+	})
 }
 
 // TestSetAll: SetAll writes every key as SET does (over a string with
@@ -177,21 +160,32 @@ func TestSetAllIsAtomic(t *testing.T) {
 // TestSetAllUnderMemoryPressure: writes that must make room in other
 // shards still write every key, and the accounting holds.
 func TestSetAllUnderMemoryPressure(t *testing.T) {
+	underPressure(t, 300, func(s *Store, round int, keys, vals [][]byte) {
+		if err := s.SetAll(keys, vals, nil); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	})
+}
+
+// underPressure runs 2000 rounds of write over five 3000-byte values in a
+// 1 MiB store, the keys of round r named for r modulo distinct (so rounds
+// past distinct write keys again), and checks after each that every key
+// is there; at the end, that evictions happened and the accounting holds.
+func underPressure(t *testing.T, distinct int, write func(s *Store, round int, keys, vals [][]byte)) {
+	t.Helper()
 	s := newTestStore(t, Config{MemoryLimit: 1 << 20})
 	value := bytes.Repeat([]byte("v"), 3000)
 	for round := range 2000 {
 		keys := make([][]byte, 5)
 		vals := make([][]byte, 5)
 		for i := range keys {
-			keys[i] = fmt.Appendf(nil, "p%d-%d", round%300, i)
+			keys[i] = fmt.Appendf(nil, "p%d-%d", round%distinct, i)
 			vals[i] = value
 		}
-		if err := s.SetAll(keys, vals, nil); err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
+		write(s, round, keys, vals)
 		for _, k := range keys {
 			if _, found := s.Peek(k); !found {
-				t.Fatalf("round %d: %s missing right after SetAll", round, k)
+				t.Fatalf("round %d: %s missing right after the write", round, k)
 			}
 		}
 	}
