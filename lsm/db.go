@@ -728,9 +728,10 @@ func (d *DB) popLocked(n int) {
 	}
 }
 
-// memNeed bounds the arena bytes a batch takes in a memtable.
+// memNeed bounds the arena bytes a batch takes in a memtable, and the log
+// bytes of its record.
 func memNeed(b *Batch) int {
-	return len(b.data) + int(b.count)*(nodeHeader+4*maxHeight+trailerLen+memAlign)
+	return len(b.data) + int(b.count)*(nodeHeader+trailerLen+memAlign) + recycHeaderLen
 }
 
 func insertBatch(m *memTable, data []byte) error {

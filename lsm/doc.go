@@ -36,7 +36,8 @@
 // # Write path
 //
 // A write is framed into the write-ahead log with one write(2) per commit
-// group, then inserted into the memtable (an arena skiplist). The call
+// group, then inserted into the memtable (an arena of entries under a hash
+// index, put in key order when an iterator or the flush asks). The call
 // returns only after the write(2), so a process crash never loses an
 // acknowledged write; SyncMode decides about power loss (none, every second,
 // or fsync before the ack with group commit). With Options.MappedWAL the log

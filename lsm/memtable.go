@@ -2,62 +2,120 @@ package lsm
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
-	"math/rand/v2"
+	"hash/maphash"
+	"slices"
+	"sort"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
 
-// memTable is an arena skiplist of internal keys. All nodes, keys and values
-// live in one []byte allocated up front, so a 4 MiB memtable is one object to
-// the garbage collector instead of a million, and links are 32-bit offsets.
+// memTable holds the newest writes: an append-only arena of entries, a
+// hash index of user keys for point reads, and a sorted view built when
+// an iterator or the flush needs key order. An insert appends its entry
+// and updates one index slot, O(1) and one or two cache misses, where a
+// skiplist walked about a dozen nodes at random places in the arena (the
+// memtable insert was a quarter of a durable server's CPU per SET,
+// docs/durability.md "The memtable"). Order is paid for at the flush,
+// once per entry, by a sort on integer key prefixes.
+//
+// All entries, keys and values live in one []byte allocated up front, so a
+// 4 MiB memtable is one object to the garbage collector instead of a
+// million, and links are 32-bit offsets.
 //
 // Writers are serialized by the DB's commit pipeline (only the leader of a
-// commit group inserts), so an insert needs no CAS: it links a node's tower
-// first and then publishes it with atomic stores from the bottom level up.
-// Readers run concurrently without locks and see each node either not at all
-// or fully built.
+// commit group inserts), so an insert needs no CAS. Readers run
+// concurrently without locks: an entry is written before it is published
+// by an atomic store (its index slot, its newer version's link, filled),
+// so a reader sees each entry either not at all or whole.
 //
-// Node layout in the arena (4-byte aligned):
+// Entry layout in the arena (4-byte aligned):
 //
-//	+-----------+-----------+----------+----------------------+-----+-------+
-//	| keyLen(4) | valLen(4) | height(4)| next[height] (4 each)| key | value |
-//	+-----------+-----------+----------+----------------------+-----+-------+
+//	+-----------+-----------+----------+-----------------------+-------+
+//	| keyLen(4) | valLen(4) | older(4) | key (user key+trailer)| value |
+//	+-----------+-----------+----------+-----------------------+-------+
+//
+// older is the offset of the next older version of the same user key (0:
+// none): each index slot heads a chain of versions, newest first, so a
+// read at a sequence number walks down to the first version at or below
+// it.
 type memTable struct {
-	arena  []byte
-	used   atomic.Uint32
-	head   uint32
-	height atomic.Int32
-	rng    *rand.PCG
+	arena []byte
+	used  atomic.Uint32 // arena bytes allocated
+	// filled is the end of the last entry written whole: the arena below
+	// it is a sequence of complete entries, which the sorted view reads.
+	filled atomic.Uint32
 	logNum uint64   // the WAL that holds this memtable's writes
 	wal    *walFile // that WAL, once the memtable is rotated out (closed by the flush)
 	count  atomic.Int64
 	// maxSeq is the largest sequence number inserted.
 	maxSeq atomic.Uint64
+
+	index atomic.Pointer[memIndex]
+	keys  int // distinct user keys in the index (the writer's)
+
+	viewMu sync.Mutex
+	view   atomic.Pointer[memView]
+}
+
+// memIndex is an open-addressing hash table of user keys. A slot holds the
+// key's 32-bit hash in its high half and the offset of its newest entry in
+// its low half; 0 is an empty slot. The writer replaces the whole table
+// when it grows past half full, so a reader never sees a slot move.
+type memIndex struct {
+	slots []atomic.Uint64
+	mask  uint32
+}
+
+// memView is the memtable's entries below end, in internal-key order.
+type memView struct {
+	end  uint32
+	offs []uint32
 }
 
 const (
-	maxHeight     = 20
-	nodeHeader    = 12
-	memAlign      = 4
-	pBranchInvert = 4 // each level holds 1/4 of the nodes of the level below
+	nodeHeader = 12
+	memAlign   = 4
+	// memMinSlots is the smallest index; a memtable's first index has a
+	// slot per 128 arena bytes, about two per entry of a 100-byte value.
+	memMinSlots = 64
 )
 
-var errMemFull = errors.New("lsm: memtable full")
+var (
+	errMemFull = errors.New("lsm: memtable full")
+	memSeed    = maphash.MakeSeed()
+)
 
 func newMemTable(size int, logNum uint64) *memTable {
-	m := &memTable{arena: make([]byte, size), logNum: logNum, rng: rand.NewPCG(uint64(logNum), 0x5bd1e995)}
+	m := &memTable{arena: make([]byte, size), logNum: logNum}
 	m.used.Store(memAlign) // offset 0 means nil
-	m.head = m.alloc(maxHeight, 0, 0)
-	m.height.Store(1)
+	m.filled.Store(memAlign)
+	n := memMinSlots
+	for n < size/128 {
+		n *= 2
+	}
+	m.index.Store(newMemIndex(n))
 	return m
 }
 
-// alloc reserves a node; it returns 0 when the arena is full.
-func (m *memTable) alloc(height, klen, vlen int) uint32 {
-	n := nodeHeader + 4*height + klen + vlen
-	n = (n + memAlign - 1) &^ (memAlign - 1)
+func newMemIndex(n int) *memIndex {
+	return &memIndex{slots: make([]atomic.Uint64, n), mask: uint32(n - 1)}
+}
+
+func memHash(ukey []byte) uint32 { return uint32(maphash.Bytes(memSeed, ukey)) }
+
+// entrySize is the arena bytes of an entry with an internal key of klen
+// bytes and a value of vlen.
+func entrySize(klen, vlen int) int {
+	return (nodeHeader + klen + vlen + memAlign - 1) &^ (memAlign - 1)
+}
+
+// alloc reserves an entry; it returns 0 when the arena is full.
+func (m *memTable) alloc(klen, vlen int) uint32 {
+	n := entrySize(klen, vlen)
 	off := m.used.Load()
 	if int(off)+n > len(m.arena) {
 		return 0
@@ -65,28 +123,34 @@ func (m *memTable) alloc(height, klen, vlen int) uint32 {
 	m.used.Store(off + uint32(n))
 	binary.LittleEndian.PutUint32(m.arena[off:], uint32(klen))
 	binary.LittleEndian.PutUint32(m.arena[off+4:], uint32(vlen))
-	binary.LittleEndian.PutUint32(m.arena[off+8:], uint32(height))
+	binary.LittleEndian.PutUint32(m.arena[off+8:], 0)
 	return off
 }
 
-func (m *memTable) nextPtr(node uint32, level int) *atomic.Uint32 {
-	return (*atomic.Uint32)(unsafe.Pointer(&m.arena[node+nodeHeader+4*uint32(level)]))
+// olderPtr is the link from node to the next older version of its key.
+func (m *memTable) olderPtr(node uint32) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&m.arena[node+8]))
 }
 
 func (m *memTable) nodeKey(node uint32) []byte {
 	klen := binary.LittleEndian.Uint32(m.arena[node:])
-	h := binary.LittleEndian.Uint32(m.arena[node+8:])
-	s := node + nodeHeader + 4*h
+	s := node + nodeHeader
 	return m.arena[s : s+klen : s+klen]
 }
 
 func (m *memTable) nodeKV(node uint32) (key, val []byte) {
 	klen := binary.LittleEndian.Uint32(m.arena[node:])
 	vlen := binary.LittleEndian.Uint32(m.arena[node+4:])
-	h := binary.LittleEndian.Uint32(m.arena[node+8:])
-	s := node + nodeHeader + 4*h
+	s := node + nodeHeader
 	e := s + klen + vlen
 	return m.arena[s : s+klen : s+klen], m.arena[s+klen : e : e]
+}
+
+// nodeEnd is the offset just past node's entry.
+func (m *memTable) nodeEnd(node uint32) uint32 {
+	klen := binary.LittleEndian.Uint32(m.arena[node:])
+	vlen := binary.LittleEndian.Uint32(m.arena[node+4:])
+	return node + uint32(entrySize(int(klen), int(vlen)))
 }
 
 // size reports the arena bytes in use.
@@ -94,20 +158,9 @@ func (m *memTable) size() int { return int(m.used.Load()) }
 
 func (m *memTable) empty() bool { return m.count.Load() == 0 }
 
-func (m *memTable) randomHeight() int {
-	h := 1
-	r := m.rng.Uint64()
-	for h < maxHeight && r&(pBranchInvert-1) == 0 {
-		h++
-		r >>= 2
-	}
-	return h
-}
-
 // add inserts an entry. Only one goroutine may call add at a time.
 func (m *memTable) add(ukey []byte, seq uint64, k kind, value []byte) error {
-	height := m.randomHeight()
-	node := m.alloc(height, len(ukey)+trailerLen, len(value))
+	node := m.alloc(len(ukey)+trailerLen, len(value))
 	if node == 0 {
 		return errMemFull
 	}
@@ -116,28 +169,42 @@ func (m *memTable) add(ukey []byte, seq uint64, k kind, value []byte) error {
 	binary.LittleEndian.PutUint64(kb[len(ukey):], makeTrailer(seq, k))
 	copy(vb, value)
 
-	var prev [maxHeight]uint32
-	x := m.head
-	for level := int(m.height.Load()) - 1; level >= 0; level-- {
+	h := memHash(ukey)
+	idx := m.index.Load()
+	for i := h & idx.mask; ; i = (i + 1) & idx.mask {
+		s := idx.slots[i].Load()
+		if s == 0 {
+			idx.slots[i].Store(uint64(h)<<32 | uint64(node))
+			m.keys++
+			if m.keys*2 > len(idx.slots) {
+				m.grow(idx)
+			}
+			break
+		}
+		head := uint32(s)
+		if uint32(s>>32) != h || !bytes.Equal(userKey(m.nodeKey(head)), ukey) {
+			continue
+		}
+		if seq >= seqOf(trailer(m.nodeKey(head))) {
+			// The usual case: the new version is the newest.
+			m.olderPtr(node).Store(head)
+			idx.slots[i].Store(uint64(h)<<32 | uint64(node))
+			break
+		}
+		// Keep the chain newest first whatever the insert order.
+		x := head
 		for {
-			nx := m.nextPtr(x, level).Load()
-			if nx == 0 || compareInternal(m.nodeKey(nx), kb) >= 0 {
+			o := m.olderPtr(x).Load()
+			if o == 0 || seqOf(trailer(m.nodeKey(o))) <= seq {
+				m.olderPtr(node).Store(o)
+				m.olderPtr(x).Store(node)
 				break
 			}
-			x = nx
+			x = o
 		}
-		prev[level] = x
+		break
 	}
-	if cur := int(m.height.Load()); height > cur {
-		for level := cur; level < height; level++ {
-			prev[level] = m.head
-		}
-		m.height.Store(int32(height))
-	}
-	for level := 0; level < height; level++ {
-		m.nextPtr(node, level).Store(m.nextPtr(prev[level], level).Load())
-		m.nextPtr(prev[level], level).Store(node)
-	}
+	m.filled.Store(m.nodeEnd(node))
 	m.count.Add(1)
 	if seq > m.maxSeq.Load() {
 		m.maxSeq.Store(seq)
@@ -145,138 +212,203 @@ func (m *memTable) add(ukey []byte, seq uint64, k kind, value []byte) error {
 	return nil
 }
 
-// seekUser returns the first node whose user key is >= ukey with sequence
-// number <= seq (0 if none).
-//
-// It returns the very node the level-0 walk compared and stopped at, never
-// a fresh load of x's successor: the leader may link a new node right after
-// x between that compare and a reload, and that node sorts before the
-// target (a smaller user key new to this memtable, or ukey itself with a
-// sequence number above seq that is not yet visible). Returning it made Get
-// miss the key in this memtable and fall through to an older value in an
-// older memtable or table, or to nothing at all.
-func (m *memTable) seekUser(ukey []byte, seq uint64) uint32 {
-	target := makeTrailer(seq, kindMax)
-	x := m.head
-	var nx uint32
-	for level := int(m.height.Load()) - 1; level >= 0; level-- {
-		for {
-			nx = m.nextPtr(x, level).Load()
-			if nx == 0 {
+// grow replaces the index with one twice its size.
+func (m *memTable) grow(old *memIndex) {
+	n := newMemIndex(2 * len(old.slots))
+	for i := range old.slots {
+		s := old.slots[i].Load()
+		if s == 0 {
+			continue
+		}
+		for j := uint32(s>>32) & n.mask; ; j = (j + 1) & n.mask {
+			if n.slots[j].Load() == 0 {
+				n.slots[j].Store(s)
 				break
 			}
-			k := m.nodeKey(nx)
-			c := bytes.Compare(userKey(k), ukey)
-			if c > 0 || (c == 0 && trailer(k) <= target) {
-				break
-			}
-			x = nx
 		}
 	}
-	return nx
+	m.index.Store(n)
 }
 
 // get finds the newest entry for ukey with sequence number <= seq.
+//
+// A reader may hold an index the writer has since replaced, or a chain
+// whose head is newer than it looks: whatever it misses was inserted after
+// the reader's sequence number was published, so it is above seq.
 func (m *memTable) get(ukey []byte, seq uint64) (kind, []byte, bool) {
-	n := m.seekUser(ukey, seq)
-	if n == 0 {
+	h := memHash(ukey)
+	idx := m.index.Load()
+	for i := h & idx.mask; ; i = (i + 1) & idx.mask {
+		s := idx.slots[i].Load()
+		if s == 0 {
+			return 0, nil, false
+		}
+		node := uint32(s)
+		if uint32(s>>32) != h || !bytes.Equal(userKey(m.nodeKey(node)), ukey) {
+			continue
+		}
+		for node != 0 {
+			k, v := m.nodeKV(node)
+			if t := trailer(k); seqOf(t) <= seq {
+				return kindOf(t), v, true
+			}
+			node = m.olderPtr(node).Load()
+		}
 		return 0, nil, false
 	}
-	k, v := m.nodeKV(n)
-	if !bytes.Equal(userKey(k), ukey) {
-		return 0, nil, false
-	}
-	return kindOf(trailer(k)), v, true
 }
 
-// memIter iterates over a memtable.
+// sorted returns the offsets of the memtable's entries in internal-key
+// order: at least every entry written whole before the call. It sorts
+// only the entries added since the last view and merges them into it, so
+// iterators over a memtable still taking writes cost a sort of the new
+// entries and a pass over the old ones; the flush of a full memtable sorts
+// it once.
+func (m *memTable) sorted() []uint32 {
+	end := m.filled.Load()
+	if v := m.view.Load(); v != nil && v.end >= end {
+		return v.offs
+	}
+	m.viewMu.Lock()
+	defer m.viewMu.Unlock()
+	start, prev := uint32(memAlign), []uint32(nil)
+	if v := m.view.Load(); v != nil {
+		if v.end >= end {
+			return v.offs
+		}
+		start, prev = v.end, v.offs
+	}
+	fresh := m.sortRange(start, end)
+	offs := fresh
+	if len(prev) > 0 {
+		offs = make([]uint32, 0, len(prev)+len(fresh))
+		i, j := 0, 0
+		for i < len(prev) && j < len(fresh) {
+			if compareInternal(m.nodeKey(fresh[j]), m.nodeKey(prev[i])) < 0 {
+				offs = append(offs, fresh[j])
+				j++
+			} else {
+				offs = append(offs, prev[i])
+				i++
+			}
+		}
+		offs = append(append(offs, prev[i:]...), fresh[j:]...)
+	}
+	m.view.Store(&memView{end: end, offs: offs})
+	return offs
+}
+
+// sortRange returns the offsets of the entries in arena[start:end] in
+// internal-key order. It sorts on an 8-byte prefix of each user key taken
+// after the prefix all of them share (so keys like "user:000123" compare
+// as integers), and compares whole keys only on a tie.
+func (m *memTable) sortRange(start, end uint32) []uint32 {
+	type entry struct {
+		abbr uint64
+		off  uint32
+	}
+	var es []entry
+	var first []byte
+	cpl := 0
+	for off := start; off < end; off = m.nodeEnd(off) {
+		uk := userKey(m.nodeKey(off))
+		if first == nil {
+			first, cpl = uk, len(uk)
+		} else if cpl > 0 {
+			n := min(cpl, len(uk))
+			i := 0
+			for i < n && uk[i] == first[i] {
+				i++
+			}
+			cpl = i
+		}
+		es = append(es, entry{off: off})
+	}
+	for i := range es {
+		uk := userKey(m.nodeKey(es[i].off))
+		var b [8]byte
+		if cpl < len(uk) {
+			copy(b[:], uk[cpl:])
+		}
+		es[i].abbr = binary.BigEndian.Uint64(b[:])
+	}
+	slices.SortFunc(es, func(a, b entry) int {
+		if c := cmp.Compare(a.abbr, b.abbr); c != 0 {
+			return c
+		}
+		return compareInternal(m.nodeKey(a.off), m.nodeKey(b.off))
+	})
+	offs := make([]uint32, len(es))
+	for i := range es {
+		offs[i] = es[i].off
+	}
+	return offs
+}
+
+// memIter iterates over a memtable's sorted view, taken when the iterator
+// is first positioned: it holds every entry visible at the sequence
+// number of the iterator over it, and entries newer than that, which that
+// iterator skips.
 type memIter struct {
-	m    *memTable
-	node uint32
+	m      *memTable
+	offs   []uint32
+	loaded bool
+	i      int
+}
+
+func (it *memIter) load() {
+	if !it.loaded {
+		it.offs, it.loaded = it.m.sorted(), true
+	}
+}
+
+// search returns the index of the first entry whose key is >= ikey.
+func (it *memIter) search(ikey []byte) int {
+	it.load()
+	return sort.Search(len(it.offs), func(i int) bool {
+		return compareInternal(it.m.nodeKey(it.offs[i]), ikey) >= 0
+	})
 }
 
 func (it *memIter) first() bool {
-	it.node = it.m.nextPtr(it.m.head, 0).Load()
-	return it.node != 0
+	it.load()
+	it.i = 0
+	return it.valid()
 }
 
 func (it *memIter) seekGE(ikey []byte) bool {
-	// As in seekUser, keep the node the level-0 walk compared: a reload of
-	// x's successor could be a node linked since, which sorts below ikey.
-	x := it.m.head
-	var nx uint32
-	for level := int(it.m.height.Load()) - 1; level >= 0; level-- {
-		for {
-			nx = it.m.nextPtr(x, level).Load()
-			if nx == 0 || compareInternal(it.m.nodeKey(nx), ikey) >= 0 {
-				break
-			}
-			x = nx
-		}
-	}
-	it.node = nx
-	return it.node != 0
+	it.i = it.search(ikey)
+	return it.valid()
 }
 
 func (it *memIter) next() bool {
-	if it.node != 0 {
-		it.node = it.m.nextPtr(it.node, 0).Load()
+	if it.valid() {
+		it.i++
 	}
-	return it.node != 0
+	return it.valid()
 }
 
-// last positions at the last node. Nodes have no back pointers (an insert
-// links only forward, without CAS), so the reverse moves are searches from
-// the head: O(log n) each, as in LevelDB's skiplist.
 func (it *memIter) last() bool {
-	x := it.m.head
-	for level := int(it.m.height.Load()) - 1; level >= 0; level-- {
-		for {
-			nx := it.m.nextPtr(x, level).Load()
-			if nx == 0 {
-				break
-			}
-			x = nx
-		}
-	}
-	it.node = x
-	if x == it.m.head {
-		it.node = 0
-	}
-	return it.node != 0
+	it.load()
+	it.i = len(it.offs) - 1
+	return it.valid()
 }
 
-// seekLT positions at the last node whose key is < ikey. A node linked
-// while the search runs may be missed; its sequence number is above any
-// reader's (a write becomes visible only after its insert returns), so no
-// reader loses a key it may see.
+// seekLT positions at the last entry whose key is < ikey.
 func (it *memIter) seekLT(ikey []byte) bool {
-	x := it.m.head
-	for level := int(it.m.height.Load()) - 1; level >= 0; level-- {
-		for {
-			nx := it.m.nextPtr(x, level).Load()
-			if nx == 0 || compareInternal(it.m.nodeKey(nx), ikey) >= 0 {
-				break
-			}
-			x = nx
-		}
-	}
-	it.node = x
-	if x == it.m.head {
-		it.node = 0
-	}
-	return it.node != 0
+	it.i = it.search(ikey) - 1
+	return it.valid()
 }
 
 func (it *memIter) prev() bool {
-	if it.node == 0 {
-		return false
+	if it.valid() {
+		it.i--
 	}
-	return it.seekLT(it.m.nodeKey(it.node))
+	return it.valid()
 }
 
-func (it *memIter) valid() bool   { return it.node != 0 }
-func (it *memIter) key() []byte   { return it.m.nodeKey(it.node) }
-func (it *memIter) value() []byte { _, v := it.m.nodeKV(it.node); return v }
+func (it *memIter) valid() bool   { return it.i >= 0 && it.i < len(it.offs) }
+func (it *memIter) key() []byte   { return it.m.nodeKey(it.offs[it.i]) }
+func (it *memIter) value() []byte { _, v := it.m.nodeKV(it.offs[it.i]); return v }
 func (it *memIter) error() error  { return nil }
 func (it *memIter) close() error  { return nil }
