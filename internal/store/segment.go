@@ -3,6 +3,7 @@ package store
 import (
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // Segments: where records live.
@@ -294,21 +295,36 @@ func (sh *shard) compactOneLocked() bool {
 	if victim == noSeg {
 		return false
 	}
+	// First the live records' tags, prefetching each one's index slots,
+	// then the moves: each move's index probe finds its slots in the cache
+	// instead of waiting on a miss per record.
 	used := sh.segs[victim].used
+	live := sh.moving[:0]
 	var e entry
 	for off := uint32(0); off < used; {
 		decodeHeader(&sh.segs[victim], off, &e)
 		e.seg = victim
-		off += e.size()
 		if e.info&infoDead == 0 {
-			e.tag = sh.tagOf(sh.key(&e))
-			sh.moveLocked(&e)
+			tag := sh.tagOf(sh.key(&e))
+			prefetch(unsafe.Pointer(&sh.index.slots[sh.index.home(tag)]))
+			live = append(live, movingRecord{off, tag})
 		}
+		off += e.size()
 	}
+	for _, r := range live {
+		decodeHeader(&sh.segs[victim], r.off, &e)
+		e.seg, e.tag = victim, r.tag
+		sh.moveLocked(&e)
+	}
+	sh.moving = live[:0]
 	// The victim is sealed and now empty.
 	sh.releaseSegmentLocked(victim)
 	return true
 }
+
+// movingRecord is a live record of a segment being compacted: its offset
+// and index tag.
+type movingRecord struct{ off, tag uint32 }
 
 // moveLocked copies e's record, with e's info byte, to the open segment
 // (its header re-encoded for the new segment's base token), points the

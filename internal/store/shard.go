@@ -20,24 +20,25 @@ type shard struct {
 	seed        maphash.Seed // the Store's seed, to rehash the key of a record being moved
 	index       index
 	segs        []segment
-	freeSegs    []uint32  // free segment slots
-	active      uint32    // the open segment, or noSeg
-	oldest      uint32    // the list of segments in the order they were opened
-	newest      uint32    //
-	segID       uint64    // last segment.id handed out
-	segBytes    int64     // bytes of all segments
-	dead        int64     // bytes of segments not holding live records
-	bytes       int64     // sum of cost() over live records
-	moves       uint64    // records moved by eviction walks and compaction
-	walking     bool      // a walk is under way: no compaction, which would move records under it
-	cursor      cursor    // where the last reclaim walk stopped
-	objs        []objSlot // big collections' structures, named by their records (object.go)
-	freeObjs    []uint32  // free slots of objs
-	scratch     []byte    // a collection's encoding while a command changes it (coll.go)
-	scratchBusy bool      // scratch is in use by a collection handle
-	txDepth     int       // Tx (and Exclusive) calls holding the shard: objects wait in reclaim and doomed (bigmem.go)
-	reclaim     []object  // objects whose retired slices are freed when the Tx ends
-	doomed      []object  // objects dropped during the Tx, freed when it ends
+	freeSegs    []uint32       // free segment slots
+	active      uint32         // the open segment, or noSeg
+	oldest      uint32         // the list of segments in the order they were opened
+	newest      uint32         //
+	segID       uint64         // last segment.id handed out
+	segBytes    int64          // bytes of all segments
+	dead        int64          // bytes of segments not holding live records
+	bytes       int64          // sum of cost() over live records
+	moves       uint64         // records moved by eviction walks and compaction
+	walking     bool           // a walk is under way: no compaction, which would move records under it
+	cursor      cursor         // where the last reclaim walk stopped
+	objs        []objSlot      // big collections' structures, named by their records (object.go)
+	freeObjs    []uint32       // free slots of objs
+	scratch     []byte         // a collection's encoding while a command changes it (coll.go)
+	moving      []movingRecord // compactOneLocked's list of the victim's live records
+	scratchBusy bool           // scratch is in use by a collection handle
+	txDepth     int            // Tx (and Exclusive) calls holding the shard: objects wait in reclaim and doomed (bigmem.go)
+	reclaim     []object       // objects whose retired slices are freed when the Tx ends
+	doomed      []object       // objects dropped during the Tx, freed when it ends
 
 	// Counters, summed by Store.Stats.
 	totalItems       uint64
