@@ -2,7 +2,6 @@ package lsm
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
@@ -301,13 +300,10 @@ func (m *memTable) sorted() []uint32 {
 // sortRange returns the offsets of the entries in arena[start:end] in
 // internal-key order. It sorts on an 8-byte prefix of each user key taken
 // after the prefix all of them share (so keys like "user:000123" compare
-// as integers), and compares whole keys only on a tie.
+// as integers), with a radix sort that skips the bytes no two prefixes
+// differ in, and then compares whole keys only among equal prefixes.
 func (m *memTable) sortRange(start, end uint32) []uint32 {
-	type entry struct {
-		abbr uint64
-		off  uint32
-	}
-	var es []entry
+	var es []sortEntry
 	var first []byte
 	cpl := 0
 	for off := start; off < end; off = m.nodeEnd(off) {
@@ -322,7 +318,7 @@ func (m *memTable) sortRange(start, end uint32) []uint32 {
 			}
 			cpl = i
 		}
-		es = append(es, entry{off: off})
+		es = append(es, sortEntry{off: off})
 	}
 	for i := range es {
 		uk := userKey(m.nodeKey(es[i].off))
@@ -332,17 +328,64 @@ func (m *memTable) sortRange(start, end uint32) []uint32 {
 		}
 		es[i].abbr = binary.BigEndian.Uint64(b[:])
 	}
-	slices.SortFunc(es, func(a, b entry) int {
-		if c := cmp.Compare(a.abbr, b.abbr); c != 0 {
-			return c
+	es = radixSort(es, make([]sortEntry, len(es)))
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && es[j].abbr == es[i].abbr {
+			j++
 		}
-		return compareInternal(m.nodeKey(a.off), m.nodeKey(b.off))
-	})
+		if j-i > 1 {
+			slices.SortFunc(es[i:j], func(a, b sortEntry) int {
+				return compareInternal(m.nodeKey(a.off), m.nodeKey(b.off))
+			})
+		}
+		i = j
+	}
 	offs := make([]uint32, len(es))
 	for i := range es {
 		offs[i] = es[i].off
 	}
 	return offs
+}
+
+// sortEntry is an entry being sorted: its key's prefix and its offset.
+type sortEntry struct {
+	abbr uint64
+	off  uint32
+}
+
+// radixSort sorts es by abbr, least significant byte first (stable), using
+// tmp (as long as es) as the other buffer; it returns whichever holds the
+// result. Bytes in which every abbr is the same take no pass.
+func radixSort(es, tmp []sortEntry) []sortEntry {
+	or, and := uint64(0), ^uint64(0)
+	for i := range es {
+		or |= es[i].abbr
+		and &= es[i].abbr
+	}
+	differ := or ^ and
+	src, dst := es, tmp
+	for shift := uint(0); shift < 64; shift += 8 {
+		if byte(differ>>shift) == 0 {
+			continue
+		}
+		var count [256]int
+		for i := range src {
+			count[byte(src[i].abbr>>shift)]++
+		}
+		sum := 0
+		for b, c := range count {
+			count[b] = sum
+			sum += c
+		}
+		for i := range src {
+			b := byte(src[i].abbr >> shift)
+			dst[count[b]] = src[i]
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	return src
 }
 
 // memIter iterates over a memtable's sorted view, taken when the iterator
