@@ -24,11 +24,13 @@
 package durable
 
 import (
+	"bytes"
 	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/minikv/minikv/internal/store"
 	"github.com/minikv/minikv/lsm"
@@ -48,6 +50,10 @@ const (
 	// its capacity).
 	maxSpareRecs = 1024
 
+	// maxSpareArena bounds the arena of a set of queued records kept for
+	// reuse.
+	maxSpareArena = 1 << 20
+
 	// syncInterval is how often a background pass commits changes no
 	// reply has committed yet (noreply writes): they reach the log within
 	// this time.
@@ -61,20 +67,20 @@ type Log struct {
 	openTime time.Duration                         // how long Open's lsm.Open took
 	dead     atomic.Pointer[func(rec []byte) bool] // the store's rule for compactions (Forget)
 
-	mu        sync.Mutex             // protects the fields below it
-	pending   *lsm.Batch             // changes queued since the last commit began
-	pendRecs  map[string]queuedRec   // the last queued change of each key in pending
-	overlap   bool                   // the engine pipelines fsyncs: commits may overlap (mayLeadLocked)
-	keyBuf    []byte                 // queue's scratch key
-	inflight  []inflightBatch        // batches handed to the engine, not yet returned; oldest first
-	spares    []*lsm.Batch           // empty batches for the next rounds
-	spareRecs []map[string]queuedRec // empty maps for the next rounds' pendRecs
-	queued    atomic.Uint64          // changes queued so far; written under mu
-	taken     uint64                 // changes handed to the engine so far (a prefix of queued)
-	failed    atomic.Bool            // err is set; written under mu
-	err       error                  // the first commit error; every Sync after reports it
-	leading   bool                   // a Sync is taking the pending batch
-	waiters   []*syncWaiter          // Syncs waiting for a commit or for the lead (wakeLocked)
+	mu        sync.Mutex      // protects the fields below it
+	pending   *lsm.Batch      // changes queued since the last commit began
+	pendRecs  *recSet         // the last queued change of each key in pending
+	overlap   bool            // the engine pipelines fsyncs: commits may overlap (mayLeadLocked)
+	keyBuf    []byte          // queue's scratch key
+	inflight  []inflightBatch // batches handed to the engine, not yet returned; oldest first
+	spares    []*lsm.Batch    // empty batches for the next rounds
+	spareRecs []*recSet       // empty sets for the next rounds' pendRecs
+	queued    atomic.Uint64   // changes queued so far; written under mu
+	taken     uint64          // changes handed to the engine so far (a prefix of queued)
+	failed    atomic.Bool     // err is set; written under mu
+	err       error           // the first commit error; every Sync after reports it
+	leading   bool            // a Sync is taking the pending batch
+	waiters   []*syncWaiter   // Syncs waiting for a commit or for the lead (wakeLocked)
 
 	synced     atomic.Uint64 // changes durable so far (a prefix of queued)
 	overlapped atomic.Int64  // batches taken while another was in the engine
@@ -86,7 +92,7 @@ type Log struct {
 // inflightBatch is a batch being applied: the last queued change of each
 // of its keys, and the count of changes queued up to its end.
 type inflightBatch struct {
-	recs map[string]queuedRec
+	recs *recSet
 	n    uint64 // its changes
 	end  uint64 // the changes queued up to its end
 }
@@ -106,9 +112,40 @@ const maxSpares = 4
 
 // queuedRec is a change waiting in a batch: the record, or a delete.
 type queuedRec struct {
-	rec      []byte // nil: deleted
+	rec      []byte // nil: deleted; in its recSet's arena
 	deadline int64
 }
+
+// recSet is the last queued change of each key of a batch. Keys and
+// records are copied into one arena, so queuing a change allocates
+// nothing once the arena and the map have grown to a batch's size: the
+// map's keys are strings over the arena's bytes. Nothing in the arena
+// changes until the set is recycled (recycleSet), which happens under
+// Log.mu once no batch refers to it; Read copies a record out under mu.
+type recSet struct {
+	m     map[string]queuedRec
+	arena []byte
+}
+
+// put records rec (nil: a delete) as key's change.
+func (r *recSet) put(key, rec []byte, deadline int64) {
+	// A new array when the arena is full: the old one stays as it is for
+	// the keys and records already in it.
+	if len(r.arena)+len(key)+len(rec) > cap(r.arena) {
+		r.arena = make([]byte, 0, max(2*cap(r.arena), len(key)+len(rec), minArena))
+	}
+	start := len(r.arena)
+	r.arena = append(append(r.arena, key...), rec...)
+	k := unsafe.String(unsafe.SliceData(r.arena[start:]), len(key))
+	q := queuedRec{deadline: deadline}
+	if rec != nil {
+		q.rec = r.arena[start+len(key) : len(r.arena) : len(r.arena)]
+	}
+	r.m[k] = q
+}
+
+// minArena is the smallest arena a recSet allocates.
+const minArena = 4 << 10
 
 // ErrClosed is returned by Sync after Close.
 var ErrClosed = errors.New("durable: log closed")
@@ -142,7 +179,7 @@ func Open(dir string, o lsm.Options) (*Log, error) {
 func newLog() *Log {
 	l := &Log{
 		pending:  lsm.NewBatch(),
-		pendRecs: map[string]queuedRec{},
+		pendRecs: &recSet{m: map[string]queuedRec{}},
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -226,8 +263,7 @@ func (l *Log) Usage() store.DiskUsage {
 }
 
 // Write queues rec as key's record (nil: a delete), expiring at deadline
-// (Unix ns, 0: never). The Log keeps rec, which the caller must not
-// change afterwards; it copies key.
+// (Unix ns, 0: never). It copies key and rec.
 func (l *Log) Write(key, rec []byte, deadline int64) {
 	l.queue(prefixKey, key, rec, deadline)
 }
@@ -238,7 +274,6 @@ func (l *Log) WriteState(rec []byte) {
 }
 
 func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
-	r := queuedRec{rec: rec, deadline: deadline} // rec is the Log's now
 	l.mu.Lock()
 	k := append(append(l.keyBuf[:0], prefix), key...)
 	l.keyBuf = k
@@ -250,7 +285,7 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 	default:
 		l.pending.Put(k, rec)
 	}
-	l.pendRecs[string(k)] = r
+	l.pendRecs.put(k, rec, deadline)
 	q := l.queued.Add(1)
 	if l.overlap && len(l.inflight) == 1 && q-l.taken == l.inflight[0].n && len(l.waiters) > 0 {
 		l.wakeLocked() // a batch as large as the one in flight may go (mayLeadLocked)
@@ -278,9 +313,13 @@ func (l *Log) ReadState() ([]byte, error) {
 
 func (l *Log) read(k []byte) ([]byte, int64, error) {
 	l.mu.Lock()
-	r, ok := l.pendRecs[string(k)]
+	r, ok := l.pendRecs.m[string(k)]
 	for i := len(l.inflight) - 1; !ok && i >= 0; i-- {
-		r, ok = l.inflight[i].recs[string(k)]
+		r, ok = l.inflight[i].recs.m[string(k)]
+	}
+	if ok && r.rec != nil {
+		// The arena is reused once its batch is in: copy while mu holds it.
+		r.rec = bytes.Clone(r.rec)
 	}
 	l.mu.Unlock()
 	if ok {
@@ -375,7 +414,7 @@ func (l *Log) sync(yield bool) error {
 	}
 	l.inflight = append(l.inflight, inflightBatch{recs: l.pendRecs, n: n - l.taken, end: n})
 	l.pending = l.spareBatch()
-	l.pendRecs = l.spareMap()
+	l.pendRecs = l.spareSet()
 	l.taken = n
 	l.leading = false
 	l.wakeLocked() // the next leader may take what is queued from now on
@@ -390,7 +429,7 @@ func (l *Log) sync(yield bool) error {
 	// with this one's, whichever Apply returned first.
 	i := 0
 	for i < len(l.inflight) && l.inflight[i].end <= n {
-		l.recycleMap(l.inflight[i].recs)
+		l.recycleSet(l.inflight[i].recs)
 		i++
 	}
 	l.inflight = append(l.inflight[:0], l.inflight[i:]...)
@@ -462,22 +501,25 @@ func (l *Log) spareBatch() *lsm.Batch {
 	return lsm.NewBatch()
 }
 
-// spareMap returns an empty map for queued records. l.mu is held.
-func (l *Log) spareMap() map[string]queuedRec {
+// spareSet returns an empty set for queued records. l.mu is held.
+func (l *Log) spareSet() *recSet {
 	if n := len(l.spareRecs); n > 0 {
-		m := l.spareRecs[n-1]
+		r := l.spareRecs[n-1]
 		l.spareRecs = l.spareRecs[:n-1]
-		return m
+		return r
 	}
-	return map[string]queuedRec{}
+	return &recSet{m: map[string]queuedRec{}}
 }
 
-// recycleMap keeps m for reuse unless a burst grew it (a map never
-// shrinks, and clearing one costs its capacity). l.mu is held.
-func (l *Log) recycleMap(m map[string]queuedRec) {
-	if len(m) <= maxSpareRecs && len(l.spareRecs) < maxSpares {
-		clear(m)
-		l.spareRecs = append(l.spareRecs, m)
+// recycleSet keeps r for reuse unless a burst grew it (a map never
+// shrinks, and clearing one costs its capacity; a large arena would stay
+// pinned). No batch refers to r any more, and Read copies what it takes
+// from one under l.mu, so its arena may be written again. l.mu is held.
+func (l *Log) recycleSet(r *recSet) {
+	if len(r.m) <= maxSpareRecs && cap(r.arena) <= maxSpareArena && len(l.spareRecs) < maxSpares {
+		clear(r.m)
+		r.arena = r.arena[:0]
+		l.spareRecs = append(l.spareRecs, r)
 	}
 }
 

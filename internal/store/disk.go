@@ -39,11 +39,11 @@ import (
 type Disk interface {
 	// Write queues rec as the record of key, to expire at deadline (Unix
 	// ns; 0 never), or a delete of key when rec is nil. It must not block
-	// on I/O and must keep the order of calls. It copies key; rec is
-	// handed over (the store builds a fresh one for every call).
+	// on I/O and must keep the order of calls. It copies key and rec,
+	// which the caller may reuse once it returns.
 	Write(key, rec []byte, deadline int64)
 	// WriteState queues the Store's own state record, ordered like Write;
-	// rec is handed over as in Write.
+	// rec is copied as in Write.
 	WriteState(rec []byte)
 	// Read returns the record of key that the last Write left, queued or
 	// on disk, with its deadline; a missing or expired record is nil.
@@ -364,15 +364,17 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 	if e.isBig() {
 		// The object's flat encoding: whole, on every change. (A big
 		// collection costs O(size) per write in durable mode.)
-		s.persistItem(sh.key(e), sh.object(e).appendFlat(nil), nil, e)
+		s.persistItem(sh, sh.key(e), sh.object(e).appendFlat(nil), nil, e)
 		return
 	}
-	s.persistItem(sh.key(e), sh.value(e), nil, e)
+	s.persistItem(sh, sh.key(e), sh.value(e), nil, e)
 }
 
 // persistItem queues key's record holding a+b and e's durable fields.
-func (s *Store) persistItem(key, a, b []byte, e *entry) {
-	rec := make([]byte, diskHeader, diskHeader+len(a)+len(b))
+func (s *Store) persistItem(sh *shard, key, a, b []byte, e *entry) {
+	// The record is built in the shard's buffer (sh.mu is held), which
+	// Disk.Write copies: no allocation per write.
+	rec := append(sh.diskRec[:0], make([]byte, diskHeader)...)
 	// A win token is not kept: after a restart the next mg of a stale
 	// item wins the recache again, since the winner may be gone.
 	rec[0] = e.meta &^ metaWinSent
@@ -381,7 +383,14 @@ func (s *Store) persistItem(key, a, b []byte, e *entry) {
 	rec = append(append(rec, a...), b...)
 	s.disk.Write(key, rec, e.deadline)
 	s.diskWrites.Add(1)
+	if cap(rec) <= maxDiskRecBuf {
+		sh.diskRec = rec[:0]
+	}
 }
+
+// maxDiskRecBuf bounds the record buffer a shard keeps between writes, so
+// one large value does not pin its size in every shard it went through.
+const maxDiskRecBuf = 64 << 10
 
 // unpersist queues the delete of key.
 func (s *Store) unpersist(key []byte) {

@@ -151,7 +151,7 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 		}
 	}
 	if s.disk != nil {
-		s.persistItem(key, a, b, &e)
+		s.persistItem(sh, key, a, b, &e)
 	}
 	sh.bytes += cost - oldCost
 	sh.totalItems++
