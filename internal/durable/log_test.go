@@ -378,7 +378,8 @@ func TestLogCopiesRecords(t *testing.T) {
 // runs it: Store of a 100-byte value under one of 100,000 keys, and a
 // SyncPass after every third write (an event loop's pass at P=1 holds
 // about that many), with the engine in its write(2) log mode. It reports
-// the path's allocations: the record and the Log's copy of it.
+// the path's allocations, which should be none: the store builds the
+// record in its shard's buffer and the Log copies it into an arena.
 func BenchmarkDurableSet(b *testing.B) {
 	s := openStoreWith(b, b.TempDir(), store.Config{MemoryLimit: 1 << 30}, lsm.Options{Sync: lsm.SyncNone, WriteWAL: true})
 	defer s.close(b)

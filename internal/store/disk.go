@@ -364,7 +364,7 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 	if e.isBig() {
 		// The object's flat encoding: whole, on every change. (A big
 		// collection costs O(size) per write in durable mode.)
-		s.persistItem(sh, sh.key(e), sh.object(e).appendFlat(nil), nil, e)
+		s.queueRecord(sh, sh.key(e), sh.object(e).appendFlat(recordHead(sh, e)), e)
 		return
 	}
 	s.persistItem(sh, sh.key(e), sh.value(e), nil, e)
@@ -372,15 +372,25 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 
 // persistItem queues key's record holding a+b and e's durable fields.
 func (s *Store) persistItem(sh *shard, key, a, b []byte, e *entry) {
-	// The record is built in the shard's buffer (sh.mu is held), which
-	// Disk.Write copies: no allocation per write.
+	s.queueRecord(sh, key, append(append(recordHead(sh, e), a...), b...), e)
+}
+
+// recordHead starts e's disk record in the shard's buffer (sh.mu is held):
+// its header, to which the caller appends the value. Disk.Write copies the
+// record, so a durable write allocates nothing.
+func recordHead(sh *shard, e *entry) []byte {
 	rec := append(sh.diskRec[:0], make([]byte, diskHeader)...)
 	// A win token is not kept: after a restart the next mg of a stale
 	// item wins the recache again, since the winner may be gone.
 	rec[0] = e.meta &^ metaWinSent
 	binary.LittleEndian.PutUint32(rec[1:], e.flags)
 	binary.LittleEndian.PutUint64(rec[5:], e.cas)
-	rec = append(append(rec, a...), b...)
+	return rec
+}
+
+// queueRecord queues rec, begun by recordHead, as key's record and keeps
+// its buffer for the shard's next one unless it grew too large.
+func (s *Store) queueRecord(sh *shard, key, rec []byte, e *entry) {
 	s.disk.Write(key, rec, e.deadline)
 	s.diskWrites.Add(1)
 	if cap(rec) <= maxDiskRecBuf {

@@ -35,7 +35,7 @@ type shard struct {
 	freeObjs    []uint32       // free slots of objs
 	scratch     []byte         // a collection's encoding while a command changes it (coll.go)
 	moving      []movingRecord // compactOneLocked's list of the victim's live records
-	diskRec     []byte         // persistItem's record while Disk.Write copies it
+	diskRec     []byte         // a disk record while Disk.Write copies it (recordHead)
 	scratchBusy bool           // scratch is in use by a collection handle
 	txDepth     int            // Tx (and Exclusive) calls holding the shard: objects wait in reclaim and doomed (bigmem.go)
 	reclaim     []object       // objects whose retired slices are freed when the Tx ends
