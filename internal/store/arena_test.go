@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -11,8 +12,24 @@ import (
 // every shard has compacted many times, and checks that each key still holds
 // its last value, that the accounting and the segment bookkeeping agree
 // (checkInvariants), and that dead bytes stay bounded.
+// It runs twice: with room to spare (compaction waits for half of a shard's
+// segment bytes to be dead) and with every shard's roomy set to 0 (a
+// quarter, as when segments fill the shard's share of the limit).
 func TestCompactionKeepsValues(t *testing.T) {
-	s := newTestStore(t, Config{MemoryLimit: 1 << 30, Shards: 16})
+	for _, roomy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("roomy=%v", roomy), func(t *testing.T) {
+			s := newTestStore(t, Config{MemoryLimit: 1 << 30, Shards: 16})
+			if !roomy {
+				for i := range s.shards {
+					s.shards[i].roomy = 0
+				}
+			}
+			compactionKeepsValues(t, s, roomy)
+		})
+	}
+}
+
+func compactionKeepsValues(t *testing.T, s *Store, roomy bool) {
 	r := rand.New(rand.NewPCG(1, 2))
 	want := make(map[string][]byte)
 	for i := range 200_000 {
@@ -41,9 +58,57 @@ func TestCompactionKeepsValues(t *testing.T) {
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		if sh.dead > sh.segBytes/4+maxSegment {
+		allowed := sh.segBytes / 4
+		if roomy {
+			allowed = sh.segBytes / 2
+		}
+		if sh.dead > allowed+maxSegment {
 			t.Errorf("shard %d: %d of %d segment bytes dead", i, sh.dead, sh.segBytes)
 		}
+	}
+}
+
+// TestCompactionTightensNearLimit: overwriting with room to spare leaves up
+// to half of the segment bytes dead (less copying per byte reclaimed); once
+// a lower memory limit leaves the segments more than half of each shard's
+// share, writes compact them back to a quarter dead, the bound that holds
+// resident memory to 4/3 of the live bytes.
+func TestCompactionTightensNearLimit(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 1 << 30, Shards: 16})
+	value := strings.Repeat("v", 200)
+	r := rand.New(rand.NewPCG(3, 4))
+	overwrite := func() {
+		for i := range 80_000 {
+			mustStore(t, s, ModeSet, fmt.Sprintf("k%04d", r.IntN(4000)), fmt.Sprint(i, value), 0, 0)
+		}
+	}
+	deadShare := func() (dead, seg int64) {
+		for i := range s.shards {
+			dead += s.shards[i].dead
+			seg += s.shards[i].segBytes
+		}
+		return dead, seg
+	}
+	overwrite()
+	dead, seg := deadShare()
+	if dead*4 <= seg+16*maxSegment || dead*2 > seg+16*maxSegment {
+		t.Fatalf("with room: %d of %d segment bytes dead; want between a quarter and a half", dead, seg)
+	}
+	// A limit that leaves the shards' segments above their roomy bound but
+	// the items within it (nothing is evicted).
+	s.SetMemoryLimit(seg * 3 / 2)
+	for i := range s.shards {
+		if sh := &s.shards[i]; sh.segBytes < sh.roomy {
+			t.Fatalf("shard %d: %d segment bytes, roomy %d: the limit is not tight enough for the test", i, sh.segBytes, sh.roomy)
+		}
+	}
+	overwrite()
+	if st := s.Stats(); st.Evictions != 0 {
+		t.Fatalf("%d evictions; the test wants none", st.Evictions)
+	}
+	checkInvariants(t, s)
+	if dead, seg := deadShare(); dead*4 > seg+16*maxSegment {
+		t.Fatalf("near the limit: %d of %d segment bytes dead; want at most a quarter", dead, seg)
 	}
 }
 

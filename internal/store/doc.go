@@ -48,7 +48,8 @@
 // rewrites the record into the open segment. Dead records are reclaimed
 // by compaction, which copies the live records of the segment with the
 // most dead bytes forward once a quarter of a shard's segment bytes are
-// dead, and by the eviction walk.
+// dead (half, while its segments take less than half of its share of the
+// memory limit), and by the eviction walk.
 //
 // # Accounting
 //

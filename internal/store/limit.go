@@ -19,6 +19,13 @@ func (s *Store) SetMemoryLimit(n int64) {
 		n = defaultMemoryLimit
 	}
 	s.limit.Store(n)
+	roomy := s.roomy(n)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		s.lock(sh)
+		sh.roomy = roomy
+		s.unlock(sh)
+	}
 	used := s.used.Load()
 	if used <= n {
 		return
@@ -50,6 +57,9 @@ func (s *Store) SetMemoryLimit(n int64) {
 		}
 	}
 }
+
+// roomy is the shard's roomy for memory limit n: half of its share.
+func (s *Store) roomy(n int64) int64 { return n / int64(len(s.shards)) / 2 }
 
 // MemoryLimit is the bytes the items may take.
 func (s *Store) MemoryLimit() int64 { return s.limit.Load() }

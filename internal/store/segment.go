@@ -32,9 +32,11 @@ import (
 // Records leave a segment in three ways: they die in place (delete,
 // overwrite, expiry), the eviction walk passes them (evict.go), or
 // compaction copies them forward. When a quarter of a shard's segment bytes
-// are dead, the shard compacts: it copies the live records of the sealed
-// segment with the most dead bytes to the open segment and drops the old
-// one. Each step copies at most maxSegment bytes under the lock.
+// are dead (half, while its segments take less than half its share of the
+// memory limit: deadAllowance), the shard compacts: it copies the live
+// records of the sealed segment with the most dead bytes to the open
+// segment and drops the old one. Each step copies at most maxSegment bytes
+// under the lock.
 
 const (
 	minSegment = 8 << 10
@@ -268,14 +270,28 @@ func (sh *shard) killLocked(e *entry) {
 	sg.buf[e.off] = e.info
 }
 
-// compactLocked compacts while more than a quarter of the shard's segment
-// bytes are dead, at most compactSteps segments.
+// compactLocked compacts while more dead bytes than deadAllowance allows
+// are in the shard's segments, at most compactSteps segments.
 func (sh *shard) compactLocked() {
-	for i := 0; i < compactSteps && sh.dead > sh.segBytes/4 && sh.dead > minSegment; i++ {
+	for i := 0; i < compactSteps && sh.dead > sh.deadAllowance() && sh.dead > minSegment; i++ {
 		if !sh.compactOneLocked() {
 			break
 		}
 	}
+}
+
+// deadAllowance is how many dead segment bytes the shard keeps before it
+// compacts: a quarter of its segment bytes, or half while its segments
+// take less than sh.roomy (half its share of the memory limit). Waiting
+// longer halves the copying per byte reclaimed (a victim is then mostly
+// dead), and costs no memory the limit does not already allow: below
+// sh.roomy, twice the live bytes is at most the shard's share; above it,
+// segments stay within 4/3 of the live bytes as before.
+func (sh *shard) deadAllowance() int64 {
+	if sh.segBytes < sh.roomy {
+		return sh.segBytes / 2
+	}
+	return sh.segBytes / 4
 }
 
 // compactOneLocked moves the live records of the sealed segment with the
