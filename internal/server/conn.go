@@ -364,8 +364,11 @@ func (c *Conn) rearmIdle() bool {
 // flush right after it reuses the reading; the loop clears it after that
 // flush, so a write later in the stream (a reply larger than the buffer)
 // never arms its deadline from an old clock.
-func (c *Conn) commandsDone() {
-	now := time.Now().UnixNano()
+func (c *Conn) commandsDone() { c.commandsDoneAt(time.Now().UnixNano()) }
+
+// commandsDoneAt is commandsDone with the clock already read: an event
+// loop reads it once per pass for every connection it serves.
+func (c *Conn) commandsDoneAt(now int64) {
 	c.lastCmd.Store(now)
 	c.flushAt = now
 	c.armRead(now)

@@ -37,6 +37,29 @@ import (
 // duplicate of its socket, and c.nc is the closed original (its addresses
 // still answer). Deadlines become a periodic check by the loop.
 
+// fdConns are a loop's connections, indexed by their sockets' file
+// descriptors (small integers the kernel reuses): a lookup per event
+// without hashing.
+type fdConns []*Conn
+
+func (t fdConns) get(fd int32) *Conn {
+	if uint(fd) < uint(len(t)) {
+		return t[fd]
+	}
+	return nil
+}
+
+// put sets fd's connection (nil: none), growing the table to hold fd.
+func (t *fdConns) put(fd int32, c *Conn) {
+	if int(fd) >= len(*t) {
+		if c == nil {
+			return
+		}
+		*t = append(*t, make(fdConns, int(fd)+1-len(*t)+len(*t)/2)...)
+	}
+	(*t)[fd] = c
+}
+
 // loopConn is a connection's state while a loop serves it.
 type loopConn struct {
 	fd        int
@@ -67,7 +90,7 @@ type eventLoop struct {
 	stop  bool
 
 	// Owned by the loop's goroutine.
-	conns map[int32]*Conn
+	conns fdConns // by socket fd
 	again []*Conn // served their ReqsPerEvent share with complete requests left
 	spare []*Conn // the previous pass's again, reused
 	flush []*Conn // served this pass: their replies go out at its end
@@ -83,6 +106,7 @@ type eventLoop struct {
 	rbufs    [][]byte // receive buffers for recvRing, one per ready connection, kept
 	ready    []*Conn  // the connections recvRing read for
 	next     int64    // Unix ns of the next deadline check
+	now      int64    // Unix ns read once per pass, after the wait: the pass's clock
 }
 
 // startLoops starts Config.EventLoops loops.
@@ -100,7 +124,7 @@ func (s *Server) startLoops() error {
 		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wfd)}); err != nil {
 			return err
 		}
-		l := &eventLoop{srv: s, epfd: ep, wakefd: wfd, conns: make(map[int32]*Conn)}
+		l := &eventLoop{srv: s, epfd: ep, wakefd: wfd}
 		if !s.cfg.NoIOURing {
 			if r, err := newIORing(); err == nil {
 				l.ring = r
@@ -222,6 +246,9 @@ func (l *eventLoop) run() {
 			l.srv.log.Error("event loop: epoll_wait failed", "err", err)
 			n = 0
 		}
+		// One clock reading serves the pass: its connections' last
+		// command times and the deadline check at its end.
+		l.now = time.Now().UnixNano()
 		// The connections that used their share last pass go after the
 		// ready ones; the two lists trade places, so neither allocates.
 		again := l.again
@@ -240,13 +267,13 @@ func (l *eventLoop) run() {
 				stop = l.takeInbox()
 				continue
 			}
-			if c := l.conns[ev.Fd]; c != nil {
+			if c := l.conns.get(ev.Fd); c != nil {
 				l.serve(c, true)
 			}
 		}
 		for i, c := range again {
 			again[i] = nil
-			if c.lc != nil && c.lc.loop == l && l.conns[int32(c.lc.fd)] == c {
+			if c.lc != nil && c.lc.loop == l && l.conns.get(int32(c.lc.fd)) == c {
 				l.serve(c, false)
 			}
 		}
@@ -255,7 +282,7 @@ func (l *eventLoop) run() {
 			l.closeAll()
 			return
 		}
-		if now := time.Now().UnixNano(); now >= l.next {
+		if now := l.now; now >= l.next {
 			l.next = now + int64(tick)
 			l.checkDeadlines(now)
 		}
@@ -277,12 +304,12 @@ func (l *eventLoop) takeInbox() bool {
 			l.finish(c, err)
 			continue
 		}
-		l.conns[int32(lc.fd)] = c
+		l.conns.put(int32(lc.fd), c)
 		// Bytes may already be waiting (a client that wrote right after
 		// connecting): level-triggered epoll reports them at the next wait.
 	}
 	for _, c := range kills {
-		if c.lc != nil && c.lc.loop == l && l.conns[int32(c.lc.fd)] == c {
+		if c.lc != nil && c.lc.loop == l && l.conns.get(int32(c.lc.fd)) == c {
 			l.close(c, nil)
 		}
 	}
@@ -334,7 +361,7 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 		case FrameNeedMore:
 			if requests < ReadBufSize && !lc.eof {
 				if lc.partialAt == 0 {
-					lc.partialAt = time.Now().UnixNano()
+					lc.partialAt = l.now
 				}
 				goto done
 			}
@@ -364,7 +391,7 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 			pending++
 		case Closing:
 			if pending > 0 {
-				c.commandsDone()
+				c.commandsDoneAt(l.now)
 			}
 			if len(lc.spill) > 0 {
 				lc.closing, lc.leave = true, true
@@ -382,7 +409,7 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 	}
 done:
 	if pending > 0 {
-		c.commandsDone()
+		c.commandsDoneAt(l.now)
 	}
 	if lc.leave {
 		l.depart(c)
@@ -425,7 +452,7 @@ func (l *eventLoop) flushAll() {
 	for i, c := range flush {
 		flush[i] = nil
 		lc := c.lc
-		if lc == nil || lc.loop != l || l.conns[int32(lc.fd)] != c {
+		if lc == nil || lc.loop != l || l.conns.get(int32(lc.fd)) != c {
 			continue // left or closed meanwhile
 		}
 		lc.queued = false
@@ -443,7 +470,7 @@ func (l *eventLoop) recvRing(events []unix.EpollEvent) {
 		if len(l.ready) == l.ring.size() {
 			break
 		}
-		c := l.conns[ev.Fd]
+		c := l.conns.get(ev.Fd)
 		if c == nil || c.lc.eof {
 			continue
 		}
@@ -496,7 +523,7 @@ func (l *eventLoop) flushRing(flush []*Conn) {
 	l.batching = true
 	for _, c := range flush {
 		lc := c.lc
-		if lc == nil || lc.loop != l || l.conns[int32(lc.fd)] != c {
+		if lc == nil || lc.loop != l || l.conns.get(int32(lc.fd)) != c {
 			continue
 		}
 		lc.queued = false
@@ -527,7 +554,7 @@ func (l *eventLoop) flushRing(flush []*Conn) {
 		for i, ps := range batch[:k] {
 			c := ps.c
 			lc := c.lc
-			if lc == nil || lc.loop != l || l.conns[int32(lc.fd)] != c {
+			if lc == nil || lc.loop != l || l.conns.get(int32(lc.fd)) != c {
 				continue // closed by an earlier send's failure
 			}
 			if err != nil {
@@ -543,7 +570,7 @@ func (l *eventLoop) flushRing(flush []*Conn) {
 	for i, c := range flush {
 		flush[i] = nil
 		lc := c.lc
-		if lc == nil || lc.loop != l || l.conns[int32(lc.fd)] != c {
+		if lc == nil || lc.loop != l || l.conns.get(int32(lc.fd)) != c {
 			continue
 		}
 		l.afterFlush(c)
@@ -625,6 +652,9 @@ func (l *eventLoop) checkDeadlines(now int64) {
 		return
 	}
 	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
 		lc := c.lc
 		switch {
 		case ct > 0 && lc.partialAt != 0 && now-lc.partialAt >= int64(ct):
@@ -647,6 +677,9 @@ func (l *eventLoop) checkDeadlines(now int64) {
 func (l *eventLoop) closeAll() {
 	for range 2 {
 		for _, c := range l.conns {
+			if c == nil {
+				continue
+			}
 			l.serve(c, false)
 		}
 		l.flushAll()
@@ -656,6 +689,9 @@ func (l *eventLoop) closeAll() {
 		l.again = nil
 	}
 	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
 		l.close(c, nil)
 	}
 	l.mu.Lock()
@@ -671,7 +707,7 @@ func (l *eventLoop) closeAll() {
 func (l *eventLoop) close(c *Conn, err error) {
 	lc := c.lc
 	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, lc.fd, nil)
-	delete(l.conns, int32(lc.fd))
+	l.conns.put(int32(lc.fd), nil)
 	l.finish(c, err)
 }
 
@@ -694,7 +730,7 @@ func (l *eventLoop) finish(c *Conn, err error) {
 func (l *eventLoop) depart(c *Conn) {
 	lc := c.lc
 	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, lc.fd, nil)
-	delete(l.conns, int32(lc.fd))
+	l.conns.put(int32(lc.fd), nil)
 	f := os.NewFile(uintptr(lc.fd), "tcp")
 	nc, err := net.FileConn(f) // a duplicate, in Go's poller
 	_ = f.Close()
