@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -94,9 +95,16 @@ func TestCompactionTightensNearLimit(t *testing.T) {
 	if dead*4 <= seg+16*maxSegment || dead*2 > seg+16*maxSegment {
 		t.Fatalf("with room: %d of %d segment bytes dead; want between a quarter and a half", dead, seg)
 	}
-	// A limit that leaves the shards' segments above their roomy bound but
-	// the items within it (nothing is evicted).
-	s.SetMemoryLimit(seg * 3 / 2)
+	// A limit that leaves the shards' segments above their roomy bound (a
+	// twentieth of the limit each, against about a tenth of the items'
+	// bytes in segments) but the items within it (nothing is evicted).
+	s.SetMemoryLimit(s.Stats().Bytes * 6 / 5)
+	minRatio := math.MaxFloat64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		minRatio = min(minRatio, float64(sh.segBytes)/float64(sh.roomy))
+	}
+	t.Logf("with room: %d of %d segment bytes dead; after the lower limit the least full shard's segments are %.1fx its roomy bound", dead, seg, minRatio)
 	for i := range s.shards {
 		if sh := &s.shards[i]; sh.segBytes < sh.roomy {
 			t.Fatalf("shard %d: %d segment bytes, roomy %d: the limit is not tight enough for the test", i, sh.segBytes, sh.roomy)
