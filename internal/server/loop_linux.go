@@ -282,9 +282,9 @@ func (l *eventLoop) run() {
 			l.closeAll()
 			return
 		}
-		if now := l.now; now >= l.next {
-			l.next = now + int64(tick)
-			l.checkDeadlines(now)
+		if l.now >= l.next {
+			l.next = l.now + int64(tick)
+			l.checkDeadlines(l.now)
 		}
 	}
 }

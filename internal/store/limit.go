@@ -19,13 +19,7 @@ func (s *Store) SetMemoryLimit(n int64) {
 		n = defaultMemoryLimit
 	}
 	s.limit.Store(n)
-	roomy := s.roomy(n)
-	for i := range s.shards {
-		sh := &s.shards[i]
-		s.lock(sh)
-		sh.roomy = roomy
-		s.unlock(sh)
-	}
+	s.setRoomy(n)
 	used := s.used.Load()
 	if used <= n {
 		return
@@ -58,8 +52,17 @@ func (s *Store) SetMemoryLimit(n int64) {
 	}
 }
 
-// roomy is the shard's roomy for memory limit n: half of its share.
-func (s *Store) roomy(n int64) int64 { return n / int64(len(s.shards)) / 2 }
+// setRoomy sets every shard's roomy bound (deadAllowance) for memory
+// limit n: half of the shard's share of it.
+func (s *Store) setRoomy(n int64) {
+	roomy := n / int64(len(s.shards)) / 2
+	for i := range s.shards {
+		sh := &s.shards[i]
+		s.lock(sh)
+		sh.roomy = roomy
+		s.unlock(sh)
+	}
+}
 
 // MemoryLimit is the bytes the items may take.
 func (s *Store) MemoryLimit() int64 { return s.limit.Load() }

@@ -131,11 +131,10 @@ func open(cfg Config, d Disk) (*Store, error) {
 	s.limit.Store(cfg.MemoryLimit)
 	s.noEvict.Store(cfg.NoEvict)
 	s.SetLimits(DefaultLimits)
-	roomy := s.roomy(cfg.MemoryLimit)
 	for i := range s.shards {
 		s.shards[i].init(s.seed)
-		s.shards[i].roomy = roomy
 	}
+	s.setRoomy(cfg.MemoryLimit)
 	if d != nil {
 		s.cursors = new(scanCursors)
 		if err := s.loadDisk(); err != nil {
