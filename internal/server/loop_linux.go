@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -107,7 +108,17 @@ type eventLoop struct {
 	ready    []*Conn  // the connections recvRing read for
 	next     int64    // Unix ns of the next deadline check
 	now      int64    // Unix ns read once per pass, after the wait: the pass's clock
+	yieldAt  int64    // Unix ns of the loop's last runtime.Gosched (loopYield)
 }
+
+// loopYield is how long a loop runs before it yields its processor once,
+// before it waits (runtime.Gosched). A goroutine that runs longer than
+// 10 ms on one scheduling tick is one the runtime's monitor (sysmon)
+// preempts, and if it finds it in a system call, as the loop mostly is, it
+// takes its processor away and polls every 20 µs again instead of every
+// 10 ms. Under load that was 0.3–0.4 µs of a request's CPU at P=1
+// (docs/performance.md 7.10); a yield every 8 ms costs far less.
+const loopYield = 8 * time.Millisecond
 
 // startLoops starts Config.EventLoops loops.
 func (s *Server) startLoops() error {
@@ -240,6 +251,11 @@ func (l *eventLoop) run() {
 		timeout := int(tick / time.Millisecond)
 		if len(l.again) > 0 {
 			timeout = 0
+		}
+		if l.now-l.yieldAt >= int64(loopYield) {
+			// See loopYield.
+			l.yieldAt = l.now
+			runtime.Gosched()
 		}
 		n, err := unix.EpollWait(l.epfd, events, timeout)
 		if err != nil && err != unix.EINTR {
