@@ -73,7 +73,9 @@ func serveEpoll(lfd, loops int, serve serveFunc) error {
 		go func(ep int) {
 			runtime.LockOSThread()
 			events := make([]unix.EpollEvent, 256)
+			var y yielder
 			for {
+				y.maybe()
 				n, err := unix.EpollWait(ep, events, -1)
 				if err == unix.EINTR {
 					continue

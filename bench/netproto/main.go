@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"time"
 )
 
 func main() {
@@ -67,4 +68,18 @@ func run(model, addr string, loops int, serve serveFunc) error {
 		select {}
 	}
 	return fmt.Errorf("unknown model %q", model)
+}
+
+// yielder makes a loop goroutine yield its processor every 8 ms, as
+// MiniKV's event loop does (internal/server, loopYield): a goroutine that
+// runs 10 ms on one scheduling tick is preempted by the runtime's sysmon,
+// which, finding it in its blocking wait, takes its processor away and
+// goes back to polling every 20 µs.
+type yielder struct{ last time.Time }
+
+func (y *yielder) maybe() {
+	if now := time.Now(); now.Sub(y.last) >= 8*time.Millisecond {
+		y.last = now
+		runtime.Gosched()
+	}
 }

@@ -249,7 +249,9 @@ func (r *ring) send(c *uconn) {
 func (r *ring) run() error {
 	runtime.LockOSThread()
 	r.armAccept()
+	var y yielder
 	for {
+		y.maybe()
 		r.enter(1)
 		head := *r.cqHead
 		tail := atomic.LoadUint32(r.cqTail)
