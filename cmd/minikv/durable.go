@@ -22,6 +22,16 @@ import (
 // offers this: small memtables only make a server slower.
 type engineOptionsKey struct{}
 
+// engineMemTable is the engine's memtable size for an item memory limit of
+// m bytes (-m at start): a 64th of it, from the engine's default of 4 MiB
+// to 16 MiB. A larger memtable absorbs more overwrites of the same keys and
+// flushes and compacts less per write (docs/durability.md, "Memtables sized
+// by -m"); past 16 MiB its index no longer fits the CPU's caches. Up to
+// three memtables are in memory at once (one taking writes, two flushing).
+func engineMemTable(m int64) int {
+	return int(min(max(m/64, 4<<20), 16<<20))
+}
+
 // openDurable opens the data directory, replays its log and returns the
 // store over it, with the function that closes the disk side after the
 // store is closed. The ports open only after this returns: a client never
@@ -33,7 +43,12 @@ func openDurable(ctx context.Context, cfg *config, scfg store.Config, log *slog.
 	mode := map[string]lsm.SyncMode{"always": lsm.SyncAlways, "everysec": lsm.SyncEverySecond, "no": lsm.SyncNone}[cfg.Fsync]
 	log.Info("opening the data directory", "dir", cfg.DataDir, "fsync", cfg.Fsync)
 	start := time.Now()
-	o := lsm.Options{Sync: mode}
+	o := lsm.Options{Sync: mode, MemTableSize: engineMemTable(cfg.MemoryLimit.bytes)}
+	if o.MemTableSize > 4<<20 {
+		// Larger L0 files: let twice as many gather before they are
+		// merged into L1, which each merge rewrites.
+		o.L0CompactionTrigger, o.L0StopWrites = 8, 24
+	}
 	if mode != lsm.SyncNone {
 		// Overwriting a recycled or preallocated log makes each fsync
 		// cheaper (no journal commit for a growing file):

@@ -240,3 +240,17 @@ func TestDurableDiskLimit(t *testing.T) {
 		t.Errorf("the newest item is gone: %q", got)
 	}
 }
+
+// TestEngineMemTableFollowsMemoryLimit pins how -m sizes the engine's
+// memtables: the default 4 MiB up to -m 256, a 64th of -m above, 16 MiB
+// at most (docs/durability.md, "Memtables sized by -m").
+func TestEngineMemTableFollowsMemoryLimit(t *testing.T) {
+	for _, c := range []struct{ m, want int64 }{
+		{16 << 20, 4 << 20}, {64 << 20, 4 << 20}, {256 << 20, 4 << 20},
+		{512 << 20, 8 << 20}, {1 << 30, 16 << 20}, {8 << 30, 16 << 20},
+	} {
+		if got := engineMemTable(c.m); int64(got) != c.want {
+			t.Errorf("-m %d MiB: memtable %d MiB, want %d", c.m>>20, got>>20, c.want>>20)
+		}
+	}
+}
