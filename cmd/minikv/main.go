@@ -319,19 +319,19 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 //
 // Durable mode adds the engine's own heap, which -m does not count: its
 // memtables (3 of engineMemTable's size), block cache (8 MiB) and the
-// batches being committed. Without it, a small -m left the collector running almost
-// without pause (tiered reads with -m 8: 17.7k gets/s at 73 µs of CPU
-// each, against 58.4k at 19 µs with room for the engine).
+// batches being committed. Without it, a small -m left the collector
+// running almost without pause (tiered reads with -m 8: 17.7k gets/s at
+// 73 µs of CPU each, against 58.4k at 19 µs with room for the engine).
 func softMemoryLimit(memoryLimit int64, durable bool) int64 {
 	lim := memoryLimit + memoryLimit/2 + 32<<20
 	if durable {
-		lim += engineMemory + 3*int64(engineMemTable(memoryLimit)-4<<20)
+		lim += engineMemory + 3*int64(engineMemTable(memoryLimit)-defaultMemTable)
 	}
 	return lim
 }
 
 // engineMemory is the durable engine's heap with 4 MiB memtables.
-const engineMemory = 3*4<<20 + 8<<20 + 4<<20
+const engineMemory = 3*defaultMemTable + 8<<20 + 4<<20
 
 // pubsubLimit is --pubsub-output-limit as the server's OutputLimit: the
 // hard bound, with Redis's soft one; 0 turns both off.
