@@ -37,7 +37,8 @@ type Options struct {
 	FS vfs.FS
 	// Sync is the WAL sync mode; SyncNone by default.
 	Sync SyncMode
-	// MemTableSize is the arena size of a memtable (default 4 MiB).
+	// MemTableSize is the arena size of a memtable (default
+	// DefaultMemTableSize).
 	MemTableSize int
 	// MaxImmutableMemTables is how many full memtables may wait for their
 	// flush before writes stall (default 2).
@@ -119,12 +120,15 @@ type Options struct {
 	Drop func(key, value []byte) bool
 }
 
+// DefaultMemTableSize is Options.MemTableSize when it is left zero.
+const DefaultMemTableSize = 4 << 20
+
 func (o Options) withDefaults() Options {
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
 	if o.MemTableSize <= 0 {
-		o.MemTableSize = 4 << 20
+		o.MemTableSize = DefaultMemTableSize
 	}
 	if o.MaxImmutableMemTables <= 0 {
 		o.MaxImmutableMemTables = 2

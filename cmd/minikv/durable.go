@@ -29,12 +29,8 @@ type engineOptionsKey struct{}
 // by -m"); past 16 MiB its index no longer fits the CPU's caches. Up to
 // three memtables are in memory at once (one taking writes, two flushing).
 func engineMemTable(m int64) int {
-	return int(min(max(m/64, defaultMemTable), 16<<20))
+	return int(min(max(m/64, lsm.DefaultMemTableSize), 16<<20))
 }
-
-// defaultMemTable is the engine's own default memtable size
-// (lsm.Options.MemTableSize).
-const defaultMemTable = 4 << 20
 
 // openDurable opens the data directory, replays its log and returns the
 // store over it, with the function that closes the disk side after the
@@ -48,7 +44,7 @@ func openDurable(ctx context.Context, cfg *config, scfg store.Config, log *slog.
 	log.Info("opening the data directory", "dir", cfg.DataDir, "fsync", cfg.Fsync)
 	start := time.Now()
 	o := lsm.Options{Sync: mode, MemTableSize: engineMemTable(cfg.MemoryLimit.bytes)}
-	if o.MemTableSize > defaultMemTable {
+	if o.MemTableSize > lsm.DefaultMemTableSize {
 		// Larger L0 files: let twice as many gather before they are
 		// merged into L1, which each merge rewrites.
 		o.L0CompactionTrigger, o.L0StopWrites = 8, 24

@@ -28,6 +28,7 @@ import (
 	"github.com/minikv/minikv/internal/server/memcache"
 	"github.com/minikv/minikv/internal/server/redis"
 	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm"
 )
 
 // Set by the linker: -ldflags "-X main.commit=...".
@@ -325,13 +326,13 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 func softMemoryLimit(memoryLimit int64, durable bool) int64 {
 	lim := memoryLimit + memoryLimit/2 + 32<<20
 	if durable {
-		lim += engineMemory + 3*int64(engineMemTable(memoryLimit)-defaultMemTable)
+		lim += engineMemory + 3*int64(engineMemTable(memoryLimit)-lsm.DefaultMemTableSize)
 	}
 	return lim
 }
 
 // engineMemory is the durable engine's heap with 4 MiB memtables.
-const engineMemory = 3*defaultMemTable + 8<<20 + 4<<20
+const engineMemory = 3*lsm.DefaultMemTableSize + 8<<20 + 4<<20
 
 // pubsubLimit is --pubsub-output-limit as the server's OutputLimit: the
 // hard bound, with Redis's soft one; 0 turns both off.
