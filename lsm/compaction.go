@@ -101,17 +101,8 @@ func (d *DB) writeMemTable(m *memTable, num uint64) (*fileMeta, error) {
 		return nil, fmt.Errorf("lsm: create table: %w", err)
 	}
 	w := newTableWriter(f, num, &d.opts)
-	it := memIter{m: m}
-	var last []byte
-	lastStripe := 0
-	for ok := it.first(); ok; ok = it.next() {
-		k := it.key()
-		s := stripe(snaps, seqOf(trailer(k)))
-		if last != nil && bytes.Equal(userKey(k), last) && s == lastStripe {
-			continue
-		}
-		last, lastStripe = userKey(k), s
-		w.add(k, it.value())
+	for _, node := range m.flushEntries(snaps) {
+		w.add(m.nodeKV(node))
 	}
 	meta, err := w.finish()
 	if err != nil {

@@ -159,6 +159,30 @@ func (m *memTable) empty() bool { return m.count.Load() == 0 }
 
 // add inserts an entry. Only one goroutine may call add at a time.
 func (m *memTable) add(ukey []byte, seq uint64, k kind, value []byte) error {
+	return m.addHashed(memHash(ukey), ukey, seq, k, value)
+}
+
+// prefetch computes the hash of every entry of es (into its h) and starts
+// loading the index slot each one goes to, then the newest entry of each
+// slot already taken by a key of the same hash: what addHashed will read.
+// It changes nothing; only the writer calls it.
+func (m *memTable) prefetch(es []pendingEntry) {
+	idx := m.index.Load()
+	for i := range es {
+		h := memHash(es[i].key)
+		es[i].h = h
+		prefetch(unsafe.Pointer(&idx.slots[h&idx.mask]))
+	}
+	for i := range es {
+		h := es[i].h
+		if s := idx.slots[h&idx.mask].Load(); s != 0 && uint32(s>>32) == h {
+			prefetch(unsafe.Pointer(&m.arena[uint32(s)]))
+		}
+	}
+}
+
+// addHashed is add of a key whose memHash is h.
+func (m *memTable) addHashed(h uint32, ukey []byte, seq uint64, k kind, value []byte) error {
 	node := m.alloc(len(ukey)+trailerLen, len(value))
 	if node == 0 {
 		return errMemFull
@@ -168,7 +192,6 @@ func (m *memTable) add(ukey []byte, seq uint64, k kind, value []byte) error {
 	binary.LittleEndian.PutUint64(kb[len(ukey):], makeTrailer(seq, k))
 	copy(vb, value)
 
-	h := memHash(ukey)
 	idx := m.index.Load()
 	for i := h & idx.mask; ; i = (i + 1) & idx.mask {
 		s := idx.slots[i].Load()
@@ -298,27 +321,83 @@ func (m *memTable) sorted() []uint32 {
 }
 
 // sortRange returns the offsets of the entries in arena[start:end] in
-// internal-key order. It sorts on an 8-byte prefix of each user key taken
-// after the prefix all of them share (so keys like "user:000123" compare
-// as integers), with a radix sort that skips the bytes no two prefixes
-// differ in, and then compares whole keys only among equal prefixes.
+// internal-key order.
 func (m *memTable) sortRange(start, end uint32) []uint32 {
-	var es []sortEntry
+	var offs []uint32
+	for off := start; off < end; off = m.nodeEnd(off) {
+		offs = append(offs, off)
+	}
+	m.sortOffsets(offs)
+	return offs
+}
+
+// heads returns the newest entry of every user key in the memtable, in key
+// order: what a flush with no snapshot open writes, each entry's older
+// versions a step down its chain. It sorts the distinct keys only, where
+// the whole view would hold every version of each (a memtable under
+// random overwrites holds about 1.6 entries per key). Only for a memtable
+// that takes no more writes.
+func (m *memTable) heads() []uint32 {
+	idx := m.index.Load()
+	offs := make([]uint32, 0, m.keys)
+	for i := range idx.slots {
+		if s := idx.slots[i].Load(); s != 0 {
+			offs = append(offs, uint32(s))
+		}
+	}
+	m.sortOffsets(offs)
+	return offs
+}
+
+// flushEntries returns, in internal-key order, the entries a flush writes
+// while the snapshots at seqs (ascending) are open: of each user key's
+// versions, the newest in each snapshot stripe (with no snapshot, the
+// newest only), found newest first down the key's chain from its head.
+func (m *memTable) flushEntries(seqs []uint64) []uint32 {
+	heads := m.heads()
+	if len(seqs) == 0 {
+		return heads
+	}
+	out := make([]uint32, 0, len(heads))
+	for _, node := range heads {
+		last := -1
+		for ; node != 0; node = m.olderPtr(node).Load() {
+			s := stripe(seqs, seqOf(trailer(m.nodeKey(node))))
+			if s == last {
+				continue
+			}
+			last = s
+			out = append(out, node)
+			if s == 0 {
+				break // nothing older is in another stripe
+			}
+		}
+	}
+	return out
+}
+
+// sortOffsets puts the entries at offs in internal-key order. It sorts on
+// an 8-byte prefix of each user key taken after the prefix all of them
+// share (so keys like "user:000123" compare as integers), with a radix
+// sort that skips the bytes no two prefixes differ in, and then compares
+// whole keys only among equal prefixes.
+func (m *memTable) sortOffsets(offs []uint32) {
+	es := make([]sortEntry, len(offs))
 	var first []byte
 	cpl := 0
-	for off := start; off < end; off = m.nodeEnd(off) {
+	for i, off := range offs {
 		uk := userKey(m.nodeKey(off))
-		if first == nil {
+		if i == 0 {
 			first, cpl = uk, len(uk)
 		} else if cpl > 0 {
 			n := min(cpl, len(uk))
-			i := 0
-			for i < n && uk[i] == first[i] {
-				i++
+			j := 0
+			for j < n && uk[j] == first[j] {
+				j++
 			}
-			cpl = i
+			cpl = j
 		}
-		es = append(es, sortEntry{off: off})
+		es[i].off = off
 	}
 	for i := range es {
 		uk := userKey(m.nodeKey(es[i].off))
@@ -341,11 +420,9 @@ func (m *memTable) sortRange(start, end uint32) []uint32 {
 		}
 		i = j
 	}
-	offs := make([]uint32, len(es))
 	for i := range es {
 		offs[i] = es[i].off
 	}
-	return offs
 }
 
 // sortEntry is an entry being sorted: its key's prefix and its offset.
