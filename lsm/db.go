@@ -745,7 +745,17 @@ func insertBatch(m *memTable, data []byte) error {
 	// and only then are they added. The cache misses of a group overlap
 	// instead of being paid one after the other (docs/durability.md, "The
 	// memtable's cache misses").
-	var group [insertAhead]pendingEntry
+	if it.count == 1 {
+		k, key, value, seq, _, err := it.next()
+		if err == nil {
+			err = m.add(key, seq, k, value)
+		}
+		if err == nil {
+			_, _, _, _, _, err = it.next() // the end, or trailing bytes
+		}
+		return err
+	}
+	group := &m.pending
 	for {
 		n := 0
 		for n < insertAhead {

@@ -55,6 +55,8 @@ type memTable struct {
 
 	index atomic.Pointer[memIndex]
 	keys  int // distinct user keys in the index (the writer's)
+	// pending is the writer's: the entries insertBatch is prefetching.
+	pending [insertAhead]pendingEntry
 
 	viewMu sync.Mutex
 	view   atomic.Pointer[memView]
@@ -339,11 +341,18 @@ func (m *memTable) sortRange(start, end uint32) []uint32 {
 // that takes no more writes.
 func (m *memTable) heads() []uint32 {
 	idx := m.index.Load()
-	offs := make([]uint32, 0, m.keys)
+	es := make([]sortEntry, 0, m.keys)
 	for i := range idx.slots {
 		if s := idx.slots[i].Load(); s != 0 {
-			offs = append(offs, uint32(s))
+			es = append(es, sortEntry{abbr: uint64(uint32(s))})
 		}
+	}
+	// The slots are in hash order; put the heads in arena order first, so
+	// that reading their keys for the sort walks the arena forwards.
+	es = radixSort(es, make([]sortEntry, len(es)))
+	offs := make([]uint32, len(es))
+	for i := range es {
+		offs[i] = uint32(es[i].abbr)
 	}
 	m.sortOffsets(offs)
 	return offs
