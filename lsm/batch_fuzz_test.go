@@ -95,6 +95,20 @@ func FuzzBatchDecode(f *testing.F) {
 				t.Fatalf("re-encoded batch decodes to %+v, %v; want %+v", again, err, es)
 			}
 		}
+		// The memtable insert, which decodes a batch in groups it
+		// prefetches: it fails exactly where decoding fails, and what it
+		// inserts reads back at each entry's sequence number.
+		m := newMemTable(4096+16*len(data), 1)
+		if ierr := insertBatch(m, data); (ierr != nil) != (err != nil) {
+			t.Fatalf("insertBatch: %v; decodeBatch: %v", ierr, err)
+		} else if err == nil {
+			for _, e := range es {
+				k, v, ok := m.get(e.key, e.seq)
+				if !ok || k != e.k || !bytes.Equal(v, e.value) {
+					t.Fatalf("get(%q, %d) = %d %q %v; want %+v", e.key, e.seq, k, v, ok, e)
+				}
+			}
+		}
 
 		// The input as a script of writes.
 		want := batchScript(data)
