@@ -149,6 +149,7 @@ bench-netproto: build
 # P=16) and memcaslap, then with minikv-bench (bench-perf's runs): every
 # cell a median of 5 rounds that take the targets in turn.
 bench-cpu: build
+	@command -v memcaslap >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libmemcached-tools; }
 	python3 scripts/bench-netproto.py --rounds 5 --targets minikv/0,minikv/1,minikv/2,null-epoll/1,null-uring/1,PEER $(NETPROTO_FLAGS)
 	$(PERF_RUN) -P 1
 	$(PERF_RUN) -P 16
