@@ -341,7 +341,7 @@ func TestMemTableFlushEntries(t *testing.T) {
 		m.index.Store(newMemIndex(memMinSlots))
 		nkeys := 1 + rng.IntN(500)
 		seq := uint64(1)
-		for full := false; !full; {
+		for {
 			var b Batch
 			n := 1 + rng.IntN(40)
 			for range n {
@@ -362,8 +362,7 @@ func TestMemTableFlushEntries(t *testing.T) {
 			}
 			b.setSeq(s)
 			if m.size()+2*len(b.data)+1024 > len(m.arena) {
-				full = true
-				break
+				break // full
 			}
 			if err := insertBatch(m, b.data); err != nil {
 				t.Fatal(err)
