@@ -54,6 +54,9 @@ const (
 	// reuse.
 	maxSpareArena = 1 << 20
 
+	// maxSpareList bounds the list of changes of a set kept for reuse.
+	maxSpareList = 16 << 10
+
 	// syncInterval is how often a background pass commits changes no
 	// reply has committed yet (noreply writes): they reach the log within
 	// this time.
@@ -116,15 +119,27 @@ type queuedRec struct {
 	deadline int64
 }
 
-// recSet is the last queued change of each key of a batch. Keys and
-// records are copied into one arena, so queuing a change allocates
-// nothing once the arena and the map have grown to a batch's size: the
-// map's keys are strings over the arena's bytes. Nothing in the arena
-// changes until the set is recycled (recycleSet), which happens under
-// Log.mu once no batch refers to it; Read copies a record out under mu.
+// recSet is the queued changes of a batch, for Read to find the last one
+// of a key. Keys and records are copied into one arena, so queuing a
+// change allocates nothing once the arena and the list have grown to a
+// batch's size. The map from each key to its last change (its keys are
+// strings over the arena's bytes) is built only when a Read looks in the
+// set, which only a read of a key missing from memory does, and is kept
+// up to date from then on: a batch nobody reads from costs no map
+// insert per change. Nothing in the arena changes until the set is
+// recycled (recycleSet), which happens under Log.mu once no batch refers
+// to it; Read copies a record out under mu.
 type recSet struct {
-	m     map[string]queuedRec
-	arena []byte
+	recs    []setRec             // every change, in the order queued
+	m       map[string]queuedRec // the last change of each key, when indexed
+	indexed bool                 // m holds every change in recs
+	arena   []byte
+}
+
+// setRec is one queued change of a recSet.
+type setRec struct {
+	key string // over the arena
+	q   queuedRec
 }
 
 // put records rec (nil: a delete) as key's change.
@@ -141,7 +156,37 @@ func (r *recSet) put(key, rec []byte, deadline int64) {
 	if rec != nil {
 		q.rec = r.arena[start+len(key) : len(r.arena) : len(r.arena)]
 	}
-	r.m[k] = q
+	r.recs = append(r.recs, setRec{key: k, q: q})
+	if r.indexed {
+		r.m[k] = q
+	}
+}
+
+// maxScan is the most changes find compares one by one; a larger set is
+// indexed in a map on its first find.
+const maxScan = 16
+
+// find returns key's last change in the set. Log.mu is held.
+func (r *recSet) find(key []byte) (queuedRec, bool) {
+	if !r.indexed {
+		if len(r.recs) <= maxScan {
+			for i := len(r.recs) - 1; i >= 0; i-- {
+				if r.recs[i].key == string(key) {
+					return r.recs[i].q, true
+				}
+			}
+			return queuedRec{}, false
+		}
+		if r.m == nil {
+			r.m = make(map[string]queuedRec, len(r.recs))
+		}
+		for _, e := range r.recs {
+			r.m[e.key] = e.q
+		}
+		r.indexed = true
+	}
+	q, ok := r.m[string(key)]
+	return q, ok
 }
 
 // minArena is the smallest arena a recSet allocates.
@@ -179,7 +224,7 @@ func Open(dir string, o lsm.Options) (*Log, error) {
 func newLog() *Log {
 	l := &Log{
 		pending:  lsm.NewBatch(),
-		pendRecs: &recSet{m: map[string]queuedRec{}},
+		pendRecs: &recSet{},
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -313,9 +358,9 @@ func (l *Log) ReadState() ([]byte, error) {
 
 func (l *Log) read(k []byte) ([]byte, int64, error) {
 	l.mu.Lock()
-	r, ok := l.pendRecs.m[string(k)]
+	r, ok := l.pendRecs.find(k)
 	for i := len(l.inflight) - 1; !ok && i >= 0; i-- {
-		r, ok = l.inflight[i].recs.m[string(k)]
+		r, ok = l.inflight[i].recs.find(k)
 	}
 	if ok && r.rec != nil {
 		// The arena is reused once its batch is in: copy while mu holds it.
@@ -508,16 +553,27 @@ func (l *Log) spareSet() *recSet {
 		l.spareRecs = l.spareRecs[:n-1]
 		return r
 	}
-	return &recSet{m: map[string]queuedRec{}}
+	return &recSet{}
 }
 
-// recycleSet keeps r for reuse unless a burst grew it (a map never
-// shrinks, and clearing one costs its capacity; a large arena would stay
-// pinned). No batch refers to r any more, and Read copies what it takes
-// from one under l.mu, so its arena may be written again. l.mu is held.
+// reusable reports whether r is small enough to keep: a burst may have
+// grown it, and a map never shrinks (clearing one costs its capacity),
+// while a large arena or list would stay pinned.
+func (r *recSet) reusable() bool {
+	return len(r.m) <= maxSpareRecs && cap(r.recs) <= maxSpareList && cap(r.arena) <= maxSpareArena
+}
+
+// recycleSet keeps r for reuse if it is reusable. No batch refers to r
+// any more, and Read copies what it takes from one under l.mu, so its
+// arena may be written again. l.mu is held.
 func (l *Log) recycleSet(r *recSet) {
-	if len(r.m) <= maxSpareRecs && cap(r.arena) <= maxSpareArena && len(l.spareRecs) < maxSpares {
-		clear(r.m)
+	if r.reusable() && len(l.spareRecs) < maxSpares {
+		if r.indexed {
+			clear(r.m)
+			r.indexed = false
+		}
+		clear(r.recs) // no string over an old arena array stays reachable
+		r.recs = r.recs[:0]
 		r.arena = r.arena[:0]
 		l.spareRecs = append(l.spareRecs, r)
 	}

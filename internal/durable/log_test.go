@@ -292,25 +292,33 @@ func TestPowerLoss(t *testing.T) {
 	}
 }
 
+// openMemLog returns a Log over an engine on an in-memory filesystem,
+// both closed when the test ends.
+func openMemLog(t *testing.T) *Log {
+	t.Helper()
+	db, err := lsm.Open("/data", lsm.Options{FS: vfs.NewMem(), Sync: lsm.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(db)
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return l
+}
+
 // TestLogCopiesRecords checks the record sets' arenas: Write copies the
 // caller's buffers (the store reuses them), a record Read took from a
 // queued batch stays as it was after that batch is in and its arena is
 // reused for later batches, and reads of queued, committed and reused
 // records all see the last write of each key.
 func TestLogCopiesRecords(t *testing.T) {
-	db, err := lsm.Open("/data", lsm.Options{FS: vfs.NewMem(), Sync: lsm.SyncNone})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := New(db)
-	defer func() {
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}()
+	l := openMemLog(t)
 	read := func(key string) string {
 		t.Helper()
 		rec, _, err := l.Read([]byte(key))
@@ -370,6 +378,52 @@ func TestLogCopiesRecords(t *testing.T) {
 	for key, want := range model {
 		if got := read(key); got != want {
 			t.Fatalf("after the last commit: %s = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestLogReadsTheLastQueuedChange interleaves writes, deletes and reads
+// of a few keys within batches of every size around maxScan, so that
+// reads find queued changes both by scanning a small batch and through
+// the map a larger one builds on its first read, which the changes
+// queued after that read must keep up to date.
+func TestLogReadsTheLastQueuedChange(t *testing.T) {
+	l := openMemLog(t)
+	model := map[string]string{} // "" is deleted or never written
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 300 {
+		size := 1 + rng.IntN(3*maxScan)
+		for i := range size {
+			key := fmt.Sprintf("k%02d", rng.IntN(24))
+			switch op := rng.IntN(10); {
+			case op < 2:
+				l.Write([]byte(key), nil, 0)
+				model[key] = ""
+			case op < 7:
+				rec := fmt.Sprintf("%s round %d change %d", key, round, i)
+				l.Write([]byte(key), []byte(rec), 0)
+				model[key] = rec
+			default:
+				rec, _, err := l.Read([]byte(key))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(rec) != model[key] {
+					t.Fatalf("round %d, change %d of %d: %s = %q, want %q", round, i, size, key, rec, model[key])
+				}
+			}
+		}
+		if err := l.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, want := range model {
+		rec, _, err := l.Read([]byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(rec) != want {
+			t.Fatalf("committed: %s = %q, want %q", key, rec, want)
 		}
 	}
 }
