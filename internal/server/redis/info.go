@@ -18,7 +18,7 @@ import (
 // which redis-cli, redis_exporter and Grafana dashboards read:
 //
 //	# Server\r\n
-//	redis_version:7.2.0\r\n
+//	redis_version:7.0.15\r\n
 //	...\r\n
 //	\r\n
 //	# Clients\r\n

@@ -1,0 +1,117 @@
+package redis
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// What redis_version promises. Clients and their test suites gate
+// features on the version HELLO and INFO report, so MiniKV reports the
+// release its replies are compared with byte for byte (redis-server
+// 7.0.15, which cmddata.go is generated from), and every command of that
+// release is served except the gaps below, each waiting on the issue
+// that brings it (docs/redis.md, "Commands MiniKV does not serve").
+
+// versionGaps are the commands and subcommands of Redis 7.0.15 MiniKV
+// does not serve, each group with the reason.
+var versionGaps = map[string][]string{
+	"scripting and functions (issue 38)": {"eval", "eval_ro", "evalsha", "evalsha_ro", "fcall", "fcall_ro",
+		"function", "function|delete", "function|dump", "function|flush", "function|help", "function|kill",
+		"function|list", "function|load", "function|restore", "function|stats",
+		"script", "script|debug", "script|exists", "script|flush", "script|help", "script|kill", "script|load"},
+	"replication (issue 39)": {"failover", "psync", "replconf", "replicaof", "role", "slaveof", "sync", "wait"},
+	"streams (issue 40)": {"xack", "xadd", "xautoclaim", "xclaim", "xdel", "xgroup", "xgroup|create",
+		"xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy", "xgroup|help", "xgroup|setid",
+		"xinfo", "xinfo|consumers", "xinfo|groups", "xinfo|help", "xinfo|stream", "xlen", "xpending", "xrange",
+		"xread", "xreadgroup", "xrevrange", "xsetid", "xtrim"},
+	"geo (issue 40)": {"geoadd", "geodist", "geohash", "geopos", "georadius", "georadius_ro", "georadiusbymember",
+		"georadiusbymember_ro", "geosearch", "geosearchstore"},
+	"databases (issue 40)": {"move", "swapdb"},
+	"ACL users (issue 40)": {"acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
+		"acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami"},
+	"client-side caching (issue 40)": {"client|caching", "client|getredir", "client|tracking", "client|trackinginfo"},
+	"sharded pub/sub (issue 40)":     {"spublish", "ssubscribe", "sunsubscribe"},
+	"MEMORY, SHUTDOWN, LOLWUT (issue 40)": {"memory", "memory|doctor", "memory|help", "memory|malloc-stats",
+		"memory|purge", "memory|stats", "memory|usage", "shutdown", "lolwut"},
+	"cluster topology is MiniKV's configuration, not CLUSTER commands (docs/scale-out.md)": {
+		"cluster|addslots", "cluster|addslotsrange", "cluster|bumpepoch", "cluster|count-failure-reports",
+		"cluster|delslots", "cluster|delslotsrange", "cluster|failover", "cluster|flushslots", "cluster|forget",
+		"cluster|links", "cluster|meet", "cluster|replicas", "cluster|replicate", "cluster|reset",
+		"cluster|saveconfig", "cluster|set-config-epoch", "cluster|setslot", "cluster|slaves",
+		"migrate", "restore-asking"},
+	"debugging internals and modules": {"debug", "pfdebug", "pfselftest", "module", "module|help", "module|list",
+		"module|load", "module|loadex", "module|unload"},
+}
+
+// TestVersionPromise checks what redis_version promises: HELLO and INFO
+// report Version; it is the version of the redis-server installed here,
+// which the differential tests compare with; every command of that
+// release is served unless versionGaps names it, and every gap is
+// refused as an unknown command (not half-served), so the list cannot go
+// stale either way.
+func TestVersionPromise(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	if v := redisVersion(t, redisAddr); v != Version {
+		t.Fatalf("redis-server here is %s, MiniKV reports %s: the differential tests compare with the wrong release", v, Version)
+	}
+	rs := startRESP(t, server.Config{}, store.Config{})
+	if v := redisVersion(t, rs.respAddr); v != Version {
+		t.Errorf("INFO server: redis_version %s, want %s", v, Version)
+	}
+	if hello := dialCmd(t, rs.respAddr, false).do(t, "HELLO", "2"); !strings.Contains(hello, "$7\r\nversion\r\n$6\r\n"+Version+"\r\n") {
+		t.Errorf("HELLO 2: %q does not report version %s", hello, Version)
+	}
+
+	served := make(map[string]bool)
+	for _, c := range servedCommands() {
+		served[c.name] = true
+	}
+	gap := make(map[string]bool)
+	for _, names := range versionGaps {
+		for _, n := range names {
+			gap[n] = true
+		}
+	}
+	var redisNames []string
+	for name := range fetchCommandData(t, redisAddr) {
+		redisNames = append(redisNames, name)
+	}
+	slices.Sort(redisNames)
+	for _, name := range redisNames {
+		switch {
+		case served[name] && gap[name]:
+			t.Errorf("%s: served, but versionGaps lists it as missing", name)
+		case !served[name] && !gap[name]:
+			t.Errorf("%s: Redis %s has it, MiniKV does not serve it, and versionGaps does not say why", name, Version)
+		}
+	}
+	for name := range gap {
+		if !slices.Contains(redisNames, name) {
+			t.Errorf("%s: in versionGaps, not a command of Redis %s", name, Version)
+		}
+	}
+
+	// Each gap is refused as unknown, the way Redis refuses a command it
+	// does not have.
+	c := dialCmd(t, rs.respAddr, false)
+	for name := range gap {
+		args := strings.Split(name, "|")
+		if reply := c.do(t, args...); !strings.HasPrefix(reply, "-ERR unknown") {
+			t.Errorf("%s: MiniKV answers %q, want an unknown command or subcommand error", name, reply)
+		}
+	}
+}
+
+// The syntax Redis 7.2 added is answered as 7.0.15 answers it, since
+// that is the version reported.
+func init() {
+	respSessions = append(respSessions, inRESP2And3([]respSession{
+		{name: "7.2 syntax answered as 7.0", in: mb("ZADD", "v72:z", "1.5", "a") + mb("ZRANK", "v72:z", "a", "WITHSCORE") +
+			mb("ZREVRANK", "v72:z", "a", "WITHSCORE") + mb("ZRANK", "v72:z", "nope", "WITHSCORE") + mb("CLIENT", "NO-TOUCH", "ON") +
+			mb("WAITAOF", "0", "0", "0") + mb("OBJECT", "FREQ", "v72:z") + mb("ZRANK", "v72:z", "a")},
+	})...)
+}
