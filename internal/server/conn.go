@@ -364,14 +364,21 @@ func (c *Conn) rearmIdle() bool {
 // flush right after it reuses the reading; the loop clears it after that
 // flush, so a write later in the stream (a reply larger than the buffer)
 // never arms its deadline from an old clock.
-func (c *Conn) commandsDone() { c.commandsDoneAt(time.Now().UnixNano()) }
+func (c *Conn) commandsDone() {
+	now := time.Now().UnixNano()
+	c.commandsDoneAt(now)
+	c.armRead(now)
+}
 
-// commandsDoneAt is commandsDone with the clock already read: an event
-// loop reads it once per pass for every connection it serves.
+// commandsDoneAt is commandsDone for an event loop, which reads the clock
+// once per pass for every connection it serves, and arms no read
+// deadline: the socket it reads has none (the loop's deadline check
+// stands in for it), so readDeadline stays 0 while the connection is in
+// the loop, and a connection leaving it arms its new socket's deadline
+// from scratch (serveHandler).
 func (c *Conn) commandsDoneAt(now int64) {
 	c.lastCmd.Store(now)
 	c.flushAt = now
-	c.armRead(now)
 }
 
 // armRead (re)sets the read deadline: CommandTimeout from now, and never

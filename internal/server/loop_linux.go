@@ -658,11 +658,15 @@ func (l *eventLoop) tick() time.Duration {
 	return max(tick, 10*time.Millisecond)
 }
 
-// checkDeadlines closes the connections idle for longer than IdleTimeout
-// and those that have not completed a started request within
-// CommandTimeout. (Writes never wait in a loop: a reply the socket does
-// not take moves the connection to its goroutine, where WriteTimeout
-// applies.)
+// checkDeadlines closes the connections that have not completed a
+// started request within CommandTimeout, and those whose last complete
+// command is more than IdleTimeout ago. The idle time counts from the last
+// complete command whether or not a request has begun since, as on a
+// connection's own goroutine (armRead), so a client that trickles the
+// bytes of a request it never finishes (slowloris) is closed by the idle
+// timeout too; it counts as a command timeout there, and here. (Writes
+// never wait in a loop: a reply the socket does not take moves the
+// connection to its goroutine, where WriteTimeout applies.)
 func (l *eventLoop) checkDeadlines(now int64) {
 	it, ct := l.srv.IdleTimeout(), l.srv.cfg.CommandTimeout
 	if it <= 0 && ct <= 0 {
@@ -673,14 +677,16 @@ func (l *eventLoop) checkDeadlines(now int64) {
 			continue
 		}
 		lc := c.lc
+		started := lc.partialAt != 0
+		idle := it > 0 && !c.idleExempt && now-c.lastCmd.Load() >= int64(it)
 		switch {
-		case ct > 0 && lc.partialAt != 0 && now-lc.partialAt >= int64(ct):
+		case started && (idle || ct > 0 && now-lc.partialAt >= int64(ct)):
 			c.Count(StatCommandTimeouts)
 			l.srv.log.Debug("command not completed in time; connection closed", "conn_id", c.id)
 			l.close(c, nil)
-		case it > 0 && !c.idleExempt && lc.partialAt == 0 && now-c.lastCmd.Load() >= int64(it):
+		case idle:
 			if requests, _ := lc.h.Buffered(); requests > 0 {
-				continue
+				continue // complete requests wait for their turn (again)
 			}
 			c.Count(StatIdleKicks)
 			l.srv.log.Debug("idle connection closed", "conn_id", c.id)

@@ -275,3 +275,47 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("gave up waiting for %s", what)
 }
+
+// TestLoopIdleTimeoutClosesTricklingClient is
+// TestIdleTimeoutClosesTricklingClient on an event loop whatever the
+// environment, reading and writing through io_uring where the kernel
+// offers it, and with system calls.
+func TestLoopIdleTimeoutClosesTricklingClient(t *testing.T) {
+	for _, noRing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("no-io-uring=%v", noRing), func(t *testing.T) {
+			t.Parallel()
+			cfg := idleTestConfig()
+			cfg.EventLoops, cfg.NoIOURing = 1, noRing
+			ts := startRESP(t, cfg, store.Config{})
+			checkIdleTimeout(t, ts.dialPort, func() uint64 { return closedByTimeout(ts.srv) })
+		})
+	}
+}
+
+// TestLoopCommandTimeoutAfterLeaving: a connection that leaves its loop in
+// the middle of a request (a value larger than the read buffer, an inline
+// command) has a read deadline on its new socket, so a client that
+// trickles the rest is closed by the command timeout. (The deadline the
+// connection had armed in the loop, for a socket the loop never gave a
+// deadline, once stood in for it: the new socket got none.)
+func TestLoopCommandTimeoutAfterLeaving(t *testing.T) {
+	ts := startRESP(t, server.Config{EventLoops: 1, CommandTimeout: time.Second}, store.Config{})
+	var wg sync.WaitGroup
+	n := uint64(0)
+	for _, tr := range tricklers {
+		if !tr.leaves {
+			continue
+		}
+		n++
+		nc := ts.dialPort(t, tr.resp)
+		wg.Go(func() {
+			if err := trickleUntilClosed(nc, tr); err != nil {
+				t.Errorf("%s: %v", tr.name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if !t.Failed() {
+		waitFor(t, func() bool { return ts.srv.Stats().Count[server.StatCommandTimeouts] == n })
+	}
+}

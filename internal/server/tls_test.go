@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"math/big"
 	"net"
 	"strings"
@@ -147,4 +148,31 @@ func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	pool := x509.NewCertPool()
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+// TestTLSIdleTimeoutClosesTricklingClient is
+// TestIdleTimeoutClosesTricklingClient over TLS. A TLS connection is
+// served by a goroutine of its own, with event loops running or not.
+func TestTLSIdleTimeoutClosesTricklingClient(t *testing.T) {
+	for _, loops := range []int{0, 1} {
+		t.Run(fmt.Sprintf("event-loops=%d", loops), func(t *testing.T) {
+			t.Parallel()
+			cfg := idleTestConfig()
+			cfg.EventLoops = loops
+			mc, mcAddr, mcCfg := serveTLS(t, cfg, false)
+			rs, respAddr, respCfg := serveTLS(t, cfg, true)
+			checkIdleTimeout(t, func(t *testing.T, resp bool) net.Conn {
+				addr, cc := mcAddr, mcCfg
+				if resp {
+					addr, cc = respAddr, respCfg
+				}
+				tc, err := tls.Dial("tcp", addr, cc)
+				if err != nil {
+					t.Fatalf("TLS dial: %v", err)
+				}
+				t.Cleanup(func() { tc.Close() })
+				return tc
+			}, func() uint64 { return closedByTimeout(mc) + closedByTimeout(rs) })
+		})
+	}
 }
