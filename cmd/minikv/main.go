@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -108,6 +109,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxItemSize: cfg.MaxItemSize.bytes,
 		Shards:      cfg.Shards,
 		NoEvict:     cfg.NoEvict,
+	}
+	if scfg.MemoryLimit == 0 {
+		scfg.MemoryLimit = store.NoMemoryLimit // --memory-limit 0
 	}
 	var st *store.Store
 	if cfg.DataDir == "" {
@@ -323,7 +327,13 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 // batches being committed. Without it, a small -m left the collector
 // running almost without pause (tiered reads with -m 8: 17.7k gets/s at
 // 73 µs of CPU each, against 58.4k at 19 µs with room for the engine).
+//
+// Without a memory limit (--memory-limit 0, CONFIG SET maxmemory 0) there
+// is no soft limit either: math.MaxInt64, the runtime's "off".
 func softMemoryLimit(memoryLimit int64, durable bool) int64 {
+	if memoryLimit <= 0 {
+		return math.MaxInt64
+	}
 	lim := memoryLimit + memoryLimit/2 + 32<<20
 	if durable {
 		lim += engineMemory + 3*int64(engineMemTable(memoryLimit)-lsm.DefaultMemTableSize)

@@ -193,3 +193,28 @@ func TestConfigFileRedisParams(t *testing.T) {
 		t.Errorf("run with a bad Redis parameter = %v", err)
 	}
 }
+
+// TestConfigRewriteNoMemoryLimit: maxmemory 0 (no limit) survives CONFIG
+// REWRITE and a restart: the file gets memory-limit = 0, and the
+// restarted minikv reads it back.
+func TestConfigRewriteNoMemoryLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "minikv.conf")
+	if err := os.WriteFile(path, []byte("memory-limit = 32m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startWithConfig(t, path)
+	if got := p.do(t, "CONFIG", "SET", "maxmemory", "0"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET maxmemory 0: %q", got)
+	}
+	if got := p.do(t, "CONFIG", "REWRITE"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG REWRITE: %q", got)
+	}
+	if text, err := os.ReadFile(path); err != nil || string(text) != "memory-limit = 0\n" {
+		t.Fatalf("rewritten file (%v):\n%s\nwant memory-limit = 0", err, text)
+	}
+	p.stop(t)
+	p = startWithConfig(t, path)
+	if got := p.configGet(t, "maxmemory"); got != "0" {
+		t.Errorf("after the restart, CONFIG GET maxmemory = %q, want 0", got)
+	}
+}

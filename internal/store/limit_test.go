@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -66,4 +67,41 @@ func TestSetMemoryLimitNoEvict(t *testing.T) {
 		t.Fatal("Full() after raising the limit")
 	}
 	checkInvariants(t, s)
+}
+
+// TestSetMemoryLimitZeroLiftsLimit: SetMemoryLimit(0) is no limit, as
+// Redis's maxmemory 0: MemoryLimit and Stats report 0, writes far past
+// the old limit evict nothing, and a limit set again evicts down to it.
+// A store built with NoMemoryLimit starts that way.
+func TestSetMemoryLimitZeroLiftsLimit(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 1 << 20, MaxItemSize: 8 << 20})
+	s.SetMemoryLimit(0)
+	if got, st := s.MemoryLimit(), s.Stats(); got != 0 || st.Limit != 0 {
+		t.Fatalf("after SetMemoryLimit(0): MemoryLimit %d, Stats.Limit %d, want 0", got, st.Limit)
+	}
+	big := strings.Repeat("b", 4<<20) // more than the old limit on its own
+	mustStore(t, s, ModeSet, "big", big, 0, 0)
+	for i := range 20000 {
+		mustStore(t, s, ModeSet, fmt.Sprintf("k%06d", i), val, 0, 0)
+	}
+	if st := s.Stats(); st.Evictions != 0 || st.Bytes < 5<<20 || s.Full() {
+		t.Fatalf("without a limit: Evictions %d Bytes %d Full %v", st.Evictions, st.Bytes, s.Full())
+	}
+	checkInvariants(t, s)
+	s.SetNoEvict(true)
+	mustStore(t, s, ModeSet, "more", val, 0, 0) // never full without a limit
+	s.SetNoEvict(false)
+
+	s.SetMemoryLimit(2 << 20)
+	if st := s.Stats(); st.Bytes > 2<<20 || st.Evictions == 0 || st.Limit != 2<<20 {
+		t.Fatalf("after SetMemoryLimit(2 MiB): Bytes %d Evictions %d Limit %d", st.Bytes, st.Evictions, st.Limit)
+	}
+	checkInvariants(t, s)
+
+	u := newTestStore(t, Config{MemoryLimit: NoMemoryLimit, MaxItemSize: 8 << 20})
+	if u.MemoryLimit() != 0 {
+		t.Fatalf("Config{MemoryLimit: NoMemoryLimit}: MemoryLimit %d, want 0", u.MemoryLimit())
+	}
+	mustStore(t, u, ModeSet, "big", big, 0, 0)
+	checkInvariants(t, u)
 }

@@ -36,7 +36,7 @@ type core struct {
 	shards  []shard
 	mask    uint64
 	seed    maphash.Seed
-	limit   atomic.Int64 // bytes the items may take; SetMemoryLimit changes it
+	limit   atomic.Int64 // bytes the items may take (noLimit: none); SetMemoryLimit changes it
 	maxItem int64
 	noEvict atomic.Bool // SetNoEvict changes it
 	lim     limits      // collections' encoding limits (coll.go)
@@ -99,8 +99,11 @@ func Open(cfg Config, d Disk) (*Store, error) {
 }
 
 func open(cfg Config, d Disk) (*Store, error) {
-	if cfg.MemoryLimit <= 0 {
+	switch {
+	case cfg.MemoryLimit == 0:
 		cfg.MemoryLimit = defaultMemoryLimit
+	case cfg.MemoryLimit < 0:
+		cfg.MemoryLimit = noLimit
 	}
 	if cfg.MaxItemSize <= 0 {
 		cfg.MaxItemSize = defaultMaxItemSize
@@ -330,7 +333,7 @@ func (s *Store) tooLarge(keyLen, valueLen int) bool {
 // at rest, Items and Bytes are exact.
 func (s *Store) Stats() Stats {
 	st := Stats{
-		Limit:         s.limit.Load(),
+		Limit:         reportedLimit(s.limit.Load()),
 		Shards:        len(s.shards),
 		Flushes:       s.flushes.Load(),
 		MinShardItems: math.MaxInt64,

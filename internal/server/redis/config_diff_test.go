@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/minikv/minikv/internal/server"
@@ -51,6 +52,11 @@ var configSessions = []respSession{
 		mb("CONFIG", "SET", "timeout", "0", "maxclients", "1000", "maxmemory", "64mb")},
 	{name: "config rewrite without a file", in: mb("CONFIG", "REWRITE") + mb("CONFIG", "REWRITE", "x")},
 	{name: "config help", in: mb("CONFIG", "HELP") + mb("config", "help")},
+	{name: "maxmemory 0 after a limit, all or nothing", in: mb("CONFIG", "SET", "timeout", "70", "maxmemory", "100") +
+		mb("CONFIG", "SET", "timeout", "0", "maxmemory", "bogus") + mb("CONFIG", "GET", "timeout") + mb("CONFIG", "GET", "maxmemory") +
+		mb("CONFIG", "SET", "timeout", "0", "maxmemory", "0") + mb("CONFIG", "GET", "timeout") + mb("CONFIG", "GET", "maxmemory") +
+		mb("SET", "mm:big", strings.Repeat("b", 512<<10)) + mb("STRLEN", "mm:big") + mb("DEL", "mm:big") +
+		mb("CONFIG", "SET", "maxmemory", "64mb")},
 }
 
 func TestConfigDifferential(t *testing.T) {
