@@ -104,9 +104,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	// The store holds items up to the record's limit: each port refuses
+	// what is over its own (memcached's -I on the memcached port, Redis's
+	// proto-max-bulk-len on the RESP port) before it reaches the store.
 	scfg := store.Config{
 		MemoryLimit: cfg.MemoryLimit.bytes,
-		MaxItemSize: cfg.MaxItemSize.bytes,
+		MaxItemSize: math.MaxUint32,
 		Shards:      cfg.Shards,
 		NoEvict:     cfg.NoEvict,
 	}

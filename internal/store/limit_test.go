@@ -105,3 +105,44 @@ func TestSetMemoryLimitZeroLiftsLimit(t *testing.T) {
 	mustStore(t, u, ModeSet, "big", big, 0, 0)
 	checkInvariants(t, u)
 }
+
+// TestWithMaxItemSize: a view's writes refuse items over its own limit,
+// as memcached's -I does on its port, while the store takes them from
+// another view and the limited view reads them whole.
+func TestWithMaxItemSize(t *testing.T) {
+	s := newTestStore(t, Config{MaxItemSize: 8 << 20})
+	mc := s.WithMaxItemSize(1 << 20)
+	if got, want := mc.MaxValueLen(3), (1<<20)-3-ItemOverhead; got != want {
+		t.Errorf("view MaxValueLen(3) = %d, want %d", got, want)
+	}
+	if got := s.WithMaxItemSize(16 << 20).MaxValueLen(0); got != s.MaxValueLen(0) {
+		t.Errorf("a view above MaxItemSize: MaxValueLen %d, want the store's %d", got, s.MaxValueLen(0))
+	}
+	big := []byte(strings.Repeat("b", 2<<20))
+	if _, err := mc.Store(ModeSet, []byte("k"), big, 0, 0, 0); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("view Store of 2 MiB = %v, want ErrTooLarge", err)
+	}
+	mustStore(t, s, ModeSet, "k", string(big), 0, 0)
+	if it, ok := mc.Get([]byte("k")); !ok || len(it.Value) != len(big) {
+		t.Fatalf("view Get of the 2 MiB item: %d bytes, found %v", len(it.Value), ok)
+	}
+	if _, err := mc.Store(ModeAppend, []byte("k"), []byte("x"), 0, 0, 0); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("view append to the 2 MiB item = %v, want ErrTooLarge", err)
+	}
+	if _, _, err := mc.MetaSet([]byte("k"), big, 0, 0, SetOptions{}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("view MetaSet of 2 MiB = %v, want ErrTooLarge", err)
+	}
+	if _, err := s.Store(ModeAppend, []byte("k"), []byte("x"), 0, 0, 0); err != nil {
+		t.Errorf("store append to the 2 MiB item: %v", err)
+	}
+	err := mc.Exclusive(func(v *Store) error {
+		if v.MaxValueLen(0) != mc.MaxValueLen(0) {
+			t.Errorf("Exclusive view of the view: MaxValueLen %d, want %d", v.MaxValueLen(0), mc.MaxValueLen(0))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, s)
+}

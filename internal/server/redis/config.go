@@ -107,7 +107,8 @@ func serverConfigParams() []*configParam {
 		fixed("appendonly", "no"),
 		fixed("databases", "1"),
 		{name: "port", get: func(rc *conn) string { return itoa64(int64(localPort(rc.LocalAddr()))) }, noRewrite: true},
-		fixed("proto-max-bulk-len", itoa64(resp.MaxBulkLen)),
+		{name: "proto-max-bulk-len", get: func(rc *conn) string { return itoa64(rc.p.protoMaxBulk.Load()) },
+			set: setProtoMaxBulkLen, def: itoa64(resp.MaxBulkLen)},
 		fixed("requirepass", ""),
 		fixed("hz", "10"),
 		fixed("io-threads", "1"),
@@ -122,6 +123,13 @@ func serverConfigParams() []*configParam {
 // from it is lifted too (cmd/minikv's followOffHeap).
 var setMaxmemory = memConfig(0, math.MaxInt64, func(p *Protocol, v int64) string {
 	p.st.SetMemoryLimit(v)
+	return ""
+})
+
+// setProtoMaxBulkLen parses proto-max-bulk-len, a memory value in Redis
+// 7.0's range (1 MiB up).
+var setProtoMaxBulkLen = memConfig(1<<20, math.MaxInt64, func(p *Protocol, v int64) string {
+	p.protoMaxBulk.Store(v)
 	return ""
 })
 

@@ -149,7 +149,7 @@ func TestConfigSetErrors(t *testing.T) {
 // write far over the old limit succeeds without evicting, and a nonzero
 // value afterwards is a limit again, evicted down to at once.
 func TestConfigSetMaxmemoryZeroIsNoLimit(t *testing.T) {
-	rs := startRESP(t, server.Config{MaxItemSize: 8 << 20}, store.Config{MemoryLimit: 16 << 20, MaxItemSize: 8 << 20})
+	rs := startRESP(t, server.Config{}, store.Config{MemoryLimit: 16 << 20})
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: rs.respAddr, MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
