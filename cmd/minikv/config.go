@@ -188,7 +188,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	str(&cfg.Listen, "listen", "l", "127.0.0.1", "interface to listen on")
 	integer(&cfg.Port, "port", "p", 11211, "memcached protocol TCP port")
 	integer(&cfg.RESPPort, "resp-port", "", 6379, "Redis protocol (RESP2/RESP3) TCP port; 0 disables it")
-	sz(&cfg.MemoryLimit, "memory-limit", "m", 64<<20, 1<<20, "item memory in megabytes (or with a k/m/g suffix)")
+	sz(&cfg.MemoryLimit, "memory-limit", "m", 64<<20, 1<<20, "item memory in megabytes (or with a k/m/g suffix); --memory-limit 0: no limit (as Redis's maxmemory 0)")
 	boolean(&cfg.NoEvict, "no-evict", "M", "return errors on memory exhausted instead of evicting")
 	integer(&cfg.MaxConns, "max-connections", "c", 1024, "max simultaneous connections")
 	integer(&cfg.Threads, "threads", "t", 0, "GOMAXPROCS cap (0 = all cores)")
@@ -273,6 +273,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	}
 	if opts.idleSet {
 		set["idle-timeout"] = true
+	}
+	if set["m"] && !set["memory-limit"] && cfg.MemoryLimit.bytes == 0 {
+		// memcached refuses -m 0 (no room for one item); only the long
+		// name, the environment and the file mean "no limit" by 0.
+		return nil, nil, errors.New("memory limit must be positive (-m 0); --memory-limit 0 means no limit")
 	}
 
 	// The config file comes first so the environment can override it.
@@ -379,12 +384,12 @@ func (c *config) validate() error {
 	if c.UDPPort != 0 {
 		errs = append(errs, errors.New("UDP is not supported: -U must be 0"))
 	}
-	if c.MemoryLimit.bytes <= 0 {
-		errs = append(errs, errors.New("memory limit must be positive"))
+	if c.MemoryLimit.bytes < 0 {
+		errs = append(errs, errors.New("memory limit must not be negative"))
 	}
 	if c.MaxItemSize.bytes < 1024 || c.MaxItemSize.bytes > 1<<30 {
 		errs = append(errs, fmt.Errorf("max item size %d: must be between 1k and 1g", c.MaxItemSize.bytes))
-	} else if c.MaxItemSize.bytes > c.MemoryLimit.bytes/2 {
+	} else if c.MemoryLimit.bytes > 0 && c.MaxItemSize.bytes > c.MemoryLimit.bytes/2 {
 		errs = append(errs, fmt.Errorf("max item size %d cannot be more than half of the memory limit %d",
 			c.MaxItemSize.bytes, c.MemoryLimit.bytes))
 	}

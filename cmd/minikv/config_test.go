@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +128,7 @@ func TestInvalidConfigs(t *testing.T) {
 		{"-p", "70000"},
 		{"--log-format", "xml"},
 		{"-m", "abc"},
+		{"-m", "0"}, // memcached refuses it too: no room for one item
 		{"stray"},
 		{"--disk-limit", "1g"}, // without --data-dir
 		{"--data-dir", "/tmp/x", "--disk-limit", "1m"},
@@ -143,5 +145,38 @@ func TestInvalidConfigs(t *testing.T) {
 	if _, _, err := parseConfig(nil, env(map[string]string{"MINIKV_PORT": "x"}), io.Discard); err == nil ||
 		!strings.Contains(err.Error(), "MINIKV_PORT") {
 		t.Errorf("bad env value: err = %v, want one naming MINIKV_PORT", err)
+	}
+}
+
+// TestMemoryLimitZeroIsNoLimit: --memory-limit 0, from the command line,
+// the environment or the config file, is no limit (Redis's maxmemory 0),
+// and the item size is then not bound to half of it; -m 0 stays refused,
+// as memcached refuses it.
+func TestMemoryLimitZeroIsNoLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "minikv.conf")
+	if err := os.WriteFile(path, []byte("memory-limit = 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{args: []string{"--memory-limit", "0", "-I", "8m"}},
+		{env: map[string]string{"MINIKV_MEMORY_LIMIT": "0"}},
+		{args: []string{"--config", path}},
+	} {
+		cfg, _, err := parseConfig(tc.args, env(tc.env), io.Discard)
+		if err != nil || cfg.MemoryLimit.bytes != 0 {
+			t.Errorf("parseConfig(%q, %v): %v, memory limit %+v, want 0", tc.args, tc.env, err, cfg)
+		}
+	}
+	if _, _, err := parseConfig([]string{"-m", "0"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--memory-limit 0") {
+		t.Errorf("-m 0: %v, want a refusal that names --memory-limit 0", err)
+	}
+	if got := softMemoryLimit(0, false); got != math.MaxInt64 {
+		t.Errorf("softMemoryLimit(0) = %d, want math.MaxInt64 (none)", got)
+	}
+	if got := softMemoryLimit(0, true); got != math.MaxInt64 {
+		t.Errorf("softMemoryLimit(0, durable) = %d, want math.MaxInt64 (none)", got)
 	}
 }

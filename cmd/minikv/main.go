@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -103,11 +104,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	// The store holds items up to the record's limit: each port refuses
+	// what is over its own (memcached's -I on the memcached port, Redis's
+	// proto-max-bulk-len on the RESP port) before it reaches the store.
 	scfg := store.Config{
 		MemoryLimit: cfg.MemoryLimit.bytes,
-		MaxItemSize: cfg.MaxItemSize.bytes,
+		MaxItemSize: math.MaxUint32,
 		Shards:      cfg.Shards,
 		NoEvict:     cfg.NoEvict,
+	}
+	if scfg.MemoryLimit == 0 {
+		scfg.MemoryLimit = store.NoMemoryLimit // --memory-limit 0
 	}
 	var st *store.Store
 	if cfg.DataDir == "" {
@@ -323,7 +330,13 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 // batches being committed. Without it, a small -m left the collector
 // running almost without pause (tiered reads with -m 8: 17.7k gets/s at
 // 73 µs of CPU each, against 58.4k at 19 µs with room for the engine).
+//
+// Without a memory limit (--memory-limit 0, CONFIG SET maxmemory 0) there
+// is no soft limit either: math.MaxInt64, the runtime's "off".
 func softMemoryLimit(memoryLimit int64, durable bool) int64 {
+	if memoryLimit <= 0 {
+		return math.MaxInt64
+	}
 	lim := memoryLimit + memoryLimit/2 + 32<<20
 	if durable {
 		lim += engineMemory + 3*int64(engineMemTable(memoryLimit)-lsm.DefaultMemTableSize)

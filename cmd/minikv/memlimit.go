@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -54,7 +55,11 @@ func followOffHeap(st *store.Store, durable bool) (stop func()) {
 // heapLimit is the soft limit lim less what the store maps outside the
 // heap, never below a quarter of lim (mapped bytes are charged to -m, so
 // they stay well under lim; the floor only keeps a transient peak from
-// driving the collector to run without pause).
+// driving the collector to run without pause). No soft limit
+// (math.MaxInt64) stays none.
 func heapLimit(lim, mapped int64) int64 {
+	if lim == math.MaxInt64 {
+		return lim
+	}
 	return max(lim-mapped, lim/4)
 }

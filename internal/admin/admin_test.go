@@ -263,3 +263,25 @@ func TestDiskChecks(t *testing.T) {
 		t.Errorf("free share below the threshold: %+v", c)
 	}
 }
+
+// TestNoMemoryLimit: without a memory limit (Redis's maxmemory 0) the
+// doctor's memory check passes and says so, with no ratio to divide by
+// zero, and /metrics reports a limit of 0, as memcached's stats do.
+func TestNoMemoryLimit(t *testing.T) {
+	e := startEnv(t, envConfig{store: store.Config{MemoryLimit: store.NoMemoryLimit}})
+	if _, err := e.store.Store(store.ModeSet, []byte("k"), make([]byte, 4000), 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	code, body := e.get(t, "/doctor")
+	if code != http.StatusOK {
+		t.Fatalf("GET /doctor without a memory limit = %d\n%s", code, body)
+	}
+	for _, c := range decodeReport(t, body).Checks {
+		if c.Name == CheckMemory && (!c.OK || c.Detail != "no memory limit" || c.Value != 0) {
+			t.Errorf("memory check without a limit = %+v", c)
+		}
+	}
+	if _, body := e.get(t, "/metrics"); !strings.Contains(body, "\nmemcached_limit_bytes 0\n") {
+		t.Errorf("/metrics lacks memcached_limit_bytes 0")
+	}
+}

@@ -43,7 +43,7 @@ type Config struct {
 	ShutdownTimeout time.Duration     // default 10s
 	Threads         int               // reported in stats (memcached -t)
 	Verbosity       int               // verbosity level (memcached -v)
-	MaxItemSize     int64             // reported in stats settings
+	MaxItemSize     int64             // memcached's -I: the memcached port's item size (0: the store's); reported in stats settings
 	NoEvict         bool              // reported in stats settings
 	Logger          *slog.Logger      // default slog.Default()
 

@@ -29,11 +29,14 @@ const (
 	ModeCAS                 // only if the key exists and its CAS equals the given one
 )
 
+// NoMemoryLimit as Config.MemoryLimit stores without a memory limit.
+const NoMemoryLimit = -1
+
 // Config sets up a Store. As in server.Config and lsm.Options, the zero
 // value of every field is its default, and a negative one turns the thing
 // off where off is not the default.
 type Config struct {
-	MemoryLimit   int64         // bytes; default 64 MiB
+	MemoryLimit   int64         // bytes; default 64 MiB; < 0 (NoMemoryLimit) = no limit
 	MaxItemSize   int64         // key+value+ItemOverhead must fit; default 1 MiB; capped at 4 GiB-1
 	Shards        int           // 0 = auto (next power of two of 4*GOMAXPROCS); rounded up to a power of two in [16, 65536]
 	NoEvict       bool          // memory full is an error instead of evicting live items (dead items are still reclaimed)
@@ -58,7 +61,7 @@ type Item struct {
 type Stats struct {
 	Items            int64  // live + not yet reclaimed items
 	Bytes            int64  // accounted bytes (sum of key+value+ItemOverhead)
-	Limit            int64  // MemoryLimit
+	Limit            int64  // MemoryLimit; 0 = no limit
 	TotalItems       uint64 // successful Store and Incr calls since start
 	Evictions        uint64 // live items removed to make room
 	Reclaimed        uint64 // expired/flushed items removed (lazily, by the sweeper, by pressure or by FlushAll)

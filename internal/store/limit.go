@@ -6,8 +6,10 @@ import "math"
 // CONFIG SET maxmemory and maxmemory-policy). Both are atomics that every
 // write reads anyway, so changing them costs the hot path nothing.
 
-// SetMemoryLimit changes the bytes the items may take. Lowering it below
-// what is stored removes items down to the new limit before it returns:
+// SetMemoryLimit changes the bytes the items may take; n <= 0 lifts the
+// limit (Redis's maxmemory 0): nothing is evicted for size any more, and
+// memory is bounded by the machine. Lowering it below what is stored
+// removes items down to the new limit before it returns:
 // each shard gives up its share of the excess, expired and flushed items
 // first, then, unless NoEvict is set, live ones in eviction order, so the
 // cut falls evenly and no shard is emptied for the rest. With NoEvict the
@@ -16,7 +18,7 @@ import "math"
 // noeviction does.
 func (s *Store) SetMemoryLimit(n int64) {
 	if n <= 0 {
-		n = defaultMemoryLimit
+		n = noLimit
 	}
 	s.limit.Store(n)
 	s.setRoomy(n)
@@ -53,9 +55,13 @@ func (s *Store) SetMemoryLimit(n int64) {
 }
 
 // setRoomy sets every shard's roomy bound (deadAllowance) for memory
-// limit n: half of the shard's share of it.
+// limit n: half of the shard's share of it. Without a limit there is no
+// share that promises the room, so segments compact at a quarter dead.
 func (s *Store) setRoomy(n int64) {
 	roomy := n / int64(len(s.shards)) / 2
+	if n == noLimit {
+		roomy = 0
+	}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		s.lock(sh)
@@ -64,8 +70,21 @@ func (s *Store) setRoomy(n int64) {
 	}
 }
 
-// MemoryLimit is the bytes the items may take.
-func (s *Store) MemoryLimit() int64 { return s.limit.Load() }
+// noLimit is the limit while there is none: every comparison with used
+// bytes then passes, and used+n cannot overflow it.
+const noLimit = math.MaxInt64
+
+// MemoryLimit is the bytes the items may take, or 0 for no limit.
+func (s *Store) MemoryLimit() int64 { return reportedLimit(s.limit.Load()) }
+
+// reportedLimit is limit as callers see it: 0 for noLimit, as Redis's
+// maxmemory.
+func reportedLimit(limit int64) int64 {
+	if limit == noLimit {
+		return 0
+	}
+	return limit
+}
 
 // SetNoEvict turns the eviction of live items off (on) or on again
 // (off): Config.NoEvict at run time.

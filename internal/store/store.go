@@ -28,6 +28,10 @@ type Store struct {
 	// excl is set in the view Exclusive hands out: that Tx holds every
 	// shard, so the view's methods lock nothing.
 	excl *Tx
+	// maxItem is the largest item (key, value and ItemOverhead) this
+	// view's writes may store: Config.MaxItemSize, or less in a view
+	// WithMaxItemSize hands out.
+	maxItem int64
 }
 
 // core is a Store's state, shared by the Store and the views Exclusive
@@ -36,11 +40,10 @@ type core struct {
 	shards  []shard
 	mask    uint64
 	seed    maphash.Seed
-	limit   atomic.Int64 // bytes the items may take; SetMemoryLimit changes it
-	maxItem int64
-	noEvict atomic.Bool // SetNoEvict changes it
-	lim     limits      // collections' encoding limits (coll.go)
-	mem     bigMem      // big collections' large slices (bigmem.go)
+	limit   atomic.Int64 // bytes the items may take (noLimit: none); SetMemoryLimit changes it
+	noEvict atomic.Bool  // SetNoEvict changes it
+	lim     limits       // collections' encoding limits (coll.go)
+	mem     bigMem       // big collections' large slices (bigmem.go)
 
 	used   atomic.Int64  // bytes charged to stored items; never above limit
 	cas    atomic.Uint64 // last CAS token handed out
@@ -99,8 +102,11 @@ func Open(cfg Config, d Disk) (*Store, error) {
 }
 
 func open(cfg Config, d Disk) (*Store, error) {
-	if cfg.MemoryLimit <= 0 {
+	switch {
+	case cfg.MemoryLimit == 0:
 		cfg.MemoryLimit = defaultMemoryLimit
+	case cfg.MemoryLimit < 0:
+		cfg.MemoryLimit = noLimit
 	}
 	if cfg.MaxItemSize <= 0 {
 		cfg.MaxItemSize = defaultMaxItemSize
@@ -111,13 +117,12 @@ func open(cfg Config, d Disk) (*Store, error) {
 	}
 	n := shardCount(cfg.Shards)
 	s := &Store{core: &core{
-		shards:  make([]shard, n),
-		mask:    uint64(n - 1),
-		seed:    maphash.MakeSeed(),
-		maxItem: cfg.MaxItemSize,
-		quit:    make(chan struct{}),
-		disk:    d,
-	}}
+		shards: make([]shard, n),
+		mask:   uint64(n - 1),
+		seed:   maphash.MakeSeed(),
+		quit:   make(chan struct{}),
+		disk:   d,
+	}, maxItem: cfg.MaxItemSize}
 	if least := cfg.OffHeapMin; least >= 0 {
 		if least == 0 {
 			least = defaultOffHeapMin
@@ -320,6 +325,19 @@ func (s *Store) MaxValueLen(keyLen int) int {
 	return int(max(s.maxItem-int64(keyLen)-ItemOverhead, 0))
 }
 
+// WithMaxItemSize returns a view of the same store whose writes refuse
+// items larger than n bytes (key, value and ItemOverhead) with
+// ErrTooLarge, as they refuse those over MaxItemSize, and whose
+// MaxValueLen follows n. n above MaxItemSize is MaxItemSize. Reads are
+// the store's: an item stored through a view with a larger limit is read
+// whole. It lets each protocol keep its own item size over one store:
+// memcached's -I while the RESP port stores up to proto-max-bulk-len.
+func (s *Store) WithMaxItemSize(n int64) *Store {
+	v := *s
+	v.maxItem = min(max(n, 0), s.maxItem)
+	return &v
+}
+
 // tooLarge reports whether an item of these sizes exceeds MaxItemSize.
 func (s *Store) tooLarge(keyLen, valueLen int) bool {
 	return int64(keyLen)+int64(valueLen)+ItemOverhead > s.maxItem
@@ -330,7 +348,7 @@ func (s *Store) tooLarge(keyLen, valueLen int) bool {
 // at rest, Items and Bytes are exact.
 func (s *Store) Stats() Stats {
 	st := Stats{
-		Limit:         s.limit.Load(),
+		Limit:         reportedLimit(s.limit.Load()),
 		Shards:        len(s.shards),
 		Flushes:       s.flushes.Load(),
 		MinShardItems: math.MaxInt64,

@@ -327,5 +327,5 @@ func (s *Store) Exclusive(fn func(v *Store) error) error {
 		sh.txDepth++ // commands may keep what they read until EXEC ends
 	}
 	defer tx.end()
-	return fn(&Store{core: s.core, excl: tx})
+	return fn(&Store{core: s.core, excl: tx, maxItem: s.maxItem})
 }

@@ -28,9 +28,14 @@ const maxFrameCountLine = 32
 // Frame says they are complete, so Read never has to wait for bytes; it
 // leaves every other case to a reader that may block. Frame accepts only
 // what Read accepts the same way; it checks no limit that depends on the
-// connection (auth, maximum bulk), which Read applies to complete requests
-// without reading further.
-func Frame(buf []byte) (int, Framing) {
+// connection (auth, the bulk kept), which Read applies to complete
+// requests without reading further. A bulk over MaxBulkLen is FrameOther;
+// a Reader's Ready uses its own limit (SetMaxBulkLen) instead.
+func Frame(buf []byte) (int, Framing) { return frame(buf, MaxBulkLen) }
+
+// frame is Frame with maxLen as the longest bulk: a longer one is
+// FrameOther at once, so Read answers it without waiting for its bytes.
+func frame(buf []byte, maxLen int64) (int, Framing) {
 	if len(buf) == 0 {
 		return 0, FrameNeedMore
 	}
@@ -56,7 +61,7 @@ func Frame(buf []byte) (int, Framing) {
 		if st != FrameComplete {
 			return 0, st
 		}
-		if size < 0 || size > MaxBulkLen {
+		if size < 0 || size > maxLen {
 			return 0, FrameOther
 		}
 		if int64(len(buf)-i) < size+2 {

@@ -24,10 +24,11 @@ const (
 	// maxBulk of 0: memcached's and MiniKV's default item size.
 	DefaultMaxBulk = 1 << 20
 
-	// MaxBulkLen is the protocol's limit on a bulk string, Redis's
-	// default proto-max-bulk-len (512 MB). A longer length, or a malformed
-	// one, is a protocol error that closes the connection; a bulk within
-	// it but over the Reader's maxBulk is read and discarded (TooLarge).
+	// MaxBulkLen is the default limit on a bulk string, Redis's default
+	// proto-max-bulk-len (512 MB); SetMaxBulkLen changes a Reader's. A
+	// longer length, or a malformed one, is a protocol error that closes
+	// the connection; a bulk within it but over the Reader's maxBulk is
+	// read and discarded (TooLarge).
 	MaxBulkLen = 512 << 20
 
 	// Limits for a connection that has not authenticated yet (Redis's
@@ -92,7 +93,8 @@ func expectedDollar(c byte) ProtocolError {
 // call to Read.
 type Reader struct {
 	br       *bufio.Reader
-	maxBulk  int
+	maxBulk  int   // longest bulk kept
+	maxLen   int64 // longest bulk accepted (proto-max-bulk-len); >= maxBulk
 	maxArgs  int
 	unauth   bool
 	tooLarge bool // the current request had a bulk over maxBulk, discarded
@@ -119,8 +121,19 @@ func NewReader(r io.Reader, size, maxBulk int) *Reader {
 	if maxBulk <= 0 {
 		maxBulk = DefaultMaxBulk
 	}
-	return &Reader{br: bufio.NewReaderSize(r, size), maxBulk: maxBulk, maxArgs: DefaultMaxArgs}
+	return &Reader{br: bufio.NewReaderSize(r, size), maxBulk: min(maxBulk, MaxBulkLen), maxLen: MaxBulkLen, maxArgs: DefaultMaxArgs}
 }
+
+// SetMaxBulkLen changes the longest bulk string accepted, Redis's
+// proto-max-bulk-len (MaxBulkLen by default), and the longest kept, to
+// keep or n, whichever is smaller. A longer bulk is a protocol error.
+func (r *Reader) SetMaxBulkLen(n int64, keep int) {
+	r.maxLen = max(n, 0)
+	r.maxBulk = int(min(int64(keep), r.maxLen))
+}
+
+// MaxBulkLen is the longest bulk string the Reader accepts.
+func (r *Reader) MaxBulkLen() int64 { return r.maxLen }
 
 // SetMaxArgs changes the multibulk element cap (DefaultMaxArgs by default).
 func (r *Reader) SetMaxArgs(n int) { r.maxArgs = n }
@@ -192,7 +205,7 @@ func (r *Reader) Ready() Framing {
 			return FrameComplete
 		}
 	}
-	_, f := Frame(buf)
+	_, f := frame(buf, r.maxLen)
 	return f
 }
 
@@ -297,7 +310,7 @@ func (r *Reader) readMultibulk() error {
 			return expectedDollar(line[0])
 		}
 		size, ok := ParseInt(line[1:])
-		if !ok || size < 0 || size > MaxBulkLen {
+		if !ok || size < 0 || size > r.maxLen {
 			return ErrInvalidBulkLength
 		}
 		if r.unauth && size > unauthMaxBulk {

@@ -23,6 +23,11 @@ type Protocol struct {
 // New returns the memcached protocol for srv's listeners.
 func New(srv *server.Server) *Protocol {
 	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config()}
+	if p.cfg.MaxItemSize > 0 {
+		// memcached's -I, for this port only: the store takes larger items
+		// from the RESP port, which this port still reads whole.
+		p.st = p.st.WithMaxItemSize(p.cfg.MaxItemSize)
+	}
 	p.verbosity.Store(int64(p.cfg.Verbosity))
 	return p
 }

@@ -59,10 +59,12 @@ func parseBitfieldType(arg []byte) (sign bool, bits int, ok bool) {
 }
 
 // parseBitfield parses BITFIELD's operations (argv from the first one
-// on) into ops; maxLen limits the bytes a write may reach. It returns the
+// on) into ops; every offset must be within protoMax bytes (Redis's
+// proto-max-bulk-len), and maxLen limits the bytes a write may reach. It
+// returns the
 // error text, or "" and whether any operation writes and the farthest
 // bit written.
-func parseBitfield(argv [][]byte, maxLen int64, ops []bitfieldOp) (_ []bitfieldOp, write bool, highest int64, errMsg string) {
+func parseBitfield(argv [][]byte, protoMax, maxLen int64, ops []bitfieldOp) (_ []bitfieldOp, write bool, highest int64, errMsg string) {
 	overflow := bfWrap
 	highest = -1
 	for j := 0; j < len(argv); j++ {
@@ -104,7 +106,7 @@ func parseBitfield(argv [][]byte, maxLen int64, ops []bitfieldOp) (_ []bitfieldO
 		if hash {
 			off *= int64(bits) // wraps as Redis's long long does
 		}
-		if !ok || off < 0 || off>>3 >= protoMaxBulkLen {
+		if !ok || off < 0 || off>>3 >= protoMax {
 			return ops, false, 0, errBitOffset
 		}
 		op := bitfieldOp{opcode: opcode, sign: sign, bits: bits, overflow: overflow, offset: off}
@@ -284,7 +286,7 @@ func cmdBitFieldRO(rc *conn, argv [][]byte) { rc.bitfield(argv, true) }
 
 func (rc *conn) bitfield(argv [][]byte, readOnly bool) {
 	key := argv[1]
-	ops, write, highest, errMsg := parseBitfield(argv[2:], int64(rc.st.MaxValueLen(len(key))), nil)
+	ops, write, highest, errMsg := parseBitfield(argv[2:], rc.p.protoMaxBulk.Load(), rc.maxString(len(key)), nil)
 	if errMsg != "" {
 		rc.w.Error(errMsg)
 		return

@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
 )
 
 // bigRange is the range of a bitfield type.
@@ -162,7 +164,7 @@ func FuzzBitfieldArgs(f *testing.F) {
 			argv = append(argv, []byte(a))
 		}
 		maxLen = min(max(maxLen, 0), 1<<16)
-		ops, write, highest, errMsg := parseBitfield(argv, maxLen, nil)
+		ops, write, highest, errMsg := parseBitfield(argv, resp.MaxBulkLen, maxLen, nil)
 		if errMsg != "" {
 			return
 		}

@@ -16,11 +16,6 @@ import (
 const (
 	errBitOffset = "ERR bit offset is not an integer or out of range"
 	errBitValue  = "ERR bit is not an integer or out of range"
-	// protoMaxBulkLen is Redis's proto-max-bulk-len default, the limit of
-	// a bit offset for the commands that only read (GETBIT, BITFIELD GET):
-	// past the end of a string they read zeroes, as Redis does. Writes
-	// are limited by the item size instead.
-	protoMaxBulkLen = 512 << 20
 )
 
 func bitmapCommands() []respCommand {
@@ -91,10 +86,11 @@ func (rc *conn) readString(key []byte) ([]byte, bool, bool) {
 }
 
 // cmdSetBit is SETBIT key offset value: the bit's old value. The string
-// grows with zero bytes to reach the offset, which must fit in an item.
+// grows with zero bytes to reach the offset, which must be within
+// proto-max-bulk-len bytes (and the store's item size).
 func cmdSetBit(rc *conn, argv [][]byte) {
 	key := argv[1]
-	off, ok := rc.parseBitOffset(argv[2], false, 0, int64(rc.st.MaxValueLen(len(key))))
+	off, ok := rc.parseBitOffset(argv[2], false, 0, rc.maxString(len(key)))
 	if !ok {
 		return
 	}
@@ -133,7 +129,7 @@ func cmdSetBit(rc *conn, argv [][]byte) {
 
 // cmdGetBit is GETBIT key offset: 0 past the end of the string.
 func cmdGetBit(rc *conn, argv [][]byte) {
-	off, ok := rc.parseBitOffset(argv[2], false, 0, protoMaxBulkLen)
+	off, ok := rc.parseBitOffset(argv[2], false, 0, rc.p.protoMaxBulk.Load())
 	if !ok {
 		return
 	}

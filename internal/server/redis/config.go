@@ -107,7 +107,8 @@ func serverConfigParams() []*configParam {
 		fixed("appendonly", "no"),
 		fixed("databases", "1"),
 		{name: "port", get: func(rc *conn) string { return itoa64(int64(localPort(rc.LocalAddr()))) }, noRewrite: true},
-		fixed("proto-max-bulk-len", itoa64(resp.MaxBulkLen)),
+		{name: "proto-max-bulk-len", get: func(rc *conn) string { return itoa64(rc.p.protoMaxBulk.Load()) },
+			set: setProtoMaxBulkLen, def: itoa64(resp.MaxBulkLen)},
 		fixed("requirepass", ""),
 		fixed("hz", "10"),
 		fixed("io-threads", "1"),
@@ -117,18 +118,20 @@ func serverConfigParams() []*configParam {
 	}
 }
 
-// setMaxmemory parses maxmemory, a memory value. Redis's 0, no limit, is
-// refused: MiniKV's memory is a budget the store evicts within and the Go
-// heap limit is set from (docs/configuration.md).
-func setMaxmemory(p *Protocol, v []byte) (func() string, string) {
-	if u, err := memValue(v); err == nil && u == 0 {
-		return nil, "MiniKV needs a memory limit: 0 (no limit) is not supported"
-	}
-	return memConfig(1, math.MaxInt64, func(p *Protocol, v int64) string {
-		p.st.SetMemoryLimit(v)
-		return ""
-	})(p, v)
-}
+// setMaxmemory parses maxmemory, a memory value; 0 is no limit, as in
+// Redis: nothing is evicted for size, and the Go heap's soft limit set
+// from it is lifted too (cmd/minikv's followOffHeap).
+var setMaxmemory = memConfig(0, math.MaxInt64, func(p *Protocol, v int64) string {
+	p.st.SetMemoryLimit(v)
+	return ""
+})
+
+// setProtoMaxBulkLen parses proto-max-bulk-len, a memory value in Redis
+// 7.0's range (1 MiB up).
+var setProtoMaxBulkLen = memConfig(1<<20, math.MaxInt64, func(p *Protocol, v int64) string {
+	p.protoMaxBulk.Store(v)
+	return ""
+})
 
 // redisPolicies are Redis's maxmemory-policy values, in its error's order.
 var redisPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
@@ -185,9 +188,11 @@ func setMaxclients(p *Protocol, v int64) string {
 }
 
 // sizeFlag writes n bytes as --memory-limit reads it: in the largest unit
-// that divides it (64m, 1536k), or in bytes (1000b).
+// that divides it (64m, 1536k), or in bytes (1000b); 0 (no limit) as 0.
 func sizeFlag(n int64) string {
 	switch {
+	case n == 0:
+		return "0"
 	case n%(1<<30) == 0:
 		return itoa64(n>>30) + "g"
 	case n%(1<<20) == 0:

@@ -137,9 +137,82 @@ func TestConfigSetErrors(t *testing.T) {
 	fail := func(arg, why string) string {
 		return "-ERR CONFIG SET failed (possibly related to argument '" + arg + "') - " + why + "\r\n"
 	}
-	c.Expect(multibulk("CONFIG", "SET", "maxmemory", "0"), fail("maxmemory", "MiniKV needs a memory limit: 0 (no limit) is not supported"))
 	c.Expect(multibulk("CONFIG", "SET", "maxmemory-policy", "volatile-lru"), fail("maxmemory-policy", "MiniKV supports only allkeys-lru and noeviction"))
 	c.Expect(multibulk("CONFIG", "SET", "port", "7000"), fail("port", "can't set immutable config"))
-	c.Expect(multibulk("CONFIG", "SET", "maxclients", "7", "maxmemory", "0"), fail("maxmemory", "MiniKV needs a memory limit: 0 (no limit) is not supported"))
+	c.Expect(multibulk("CONFIG", "SET", "maxclients", "7", "maxmemory-policy", "volatile-lru"), fail("maxmemory-policy", "MiniKV supports only allkeys-lru and noeviction"))
 	c.Expect(multibulk("CONFIG", "GET", "maxclients"), "*2\r\n$10\r\nmaxclients\r\n$4\r\n1024\r\n")
+}
+
+// TestConfigSetMaxmemoryZeroIsNoLimit: maxmemory 0 is no limit, as in
+// Redis. A multi-parameter CONFIG SET with a bad value changes nothing;
+// one that lifts the limit applies both values, every report says 0, a
+// write far over the old limit succeeds without evicting, and a nonzero
+// value afterwards is a limit again, evicted down to at once.
+func TestConfigSetMaxmemoryZeroIsNoLimit(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{MemoryLimit: 16 << 20})
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: rs.respAddr, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	get := func(name string) string { return rdb.ConfigGet(ctx, name).Val()[name] }
+
+	if err := rdb.Do(ctx, "CONFIG", "SET", "timeout", "70", "maxmemory", "100").Err(); err != nil {
+		t.Fatalf("CONFIG SET timeout 70 maxmemory 100: %v", err)
+	}
+	err := rdb.Do(ctx, "CONFIG", "SET", "timeout", "0", "maxmemory", "bogus").Err()
+	if want := "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"; err == nil || err.Error() != want {
+		t.Errorf("CONFIG SET timeout 0 maxmemory bogus = %v, want %q", err, want)
+	}
+	if got, mm := get("timeout"), get("maxmemory"); got != "70" || mm != "100" {
+		t.Errorf("after the refused SET: timeout %q maxmemory %q, want 70 and 100 (all or nothing)", got, mm)
+	}
+	if err := rdb.Set(ctx, "k", strings.Repeat("v", 100), 0).Err(); err == nil || err.Error() != errOOM {
+		t.Errorf("SET of 100 bytes under maxmemory 100 = %v, want %q", err, errOOM)
+	}
+	if err := rdb.Do(ctx, "CONFIG", "SET", "timeout", "0", "maxmemory", "0").Err(); err != nil {
+		t.Fatalf("CONFIG SET timeout 0 maxmemory 0: %v", err)
+	}
+	if got, mm := get("timeout"), get("maxmemory"); got != "0" || mm != "0" {
+		t.Errorf("after CONFIG SET timeout 0 maxmemory 0: timeout %q maxmemory %q, want 0 and 0", got, mm)
+	}
+	if rs.store.MemoryLimit() != 0 || rs.srv.IdleTimeout() != 0 {
+		t.Errorf("store limit %d, idle timeout %v: want 0 and 0", rs.store.MemoryLimit(), rs.srv.IdleTimeout())
+	}
+	info := rdb.Info(ctx, "memory").Val()
+	for _, f := range []string{"\r\nmaxmemory:0\r\n", "\r\nmaxmemory_human:0B\r\n"} {
+		if !strings.Contains(info, f) {
+			t.Errorf("INFO memory lacks %q", f[2:])
+		}
+	}
+	mc := dial(t, rs.addr)
+	mc.Send("stats\r\n")
+	for line := mc.Line(); line != "END"; line = mc.Line() {
+		if strings.HasPrefix(line, "STAT limit_maxbytes ") && line != "STAT limit_maxbytes 0" {
+			t.Errorf("memcached stats: %q, want STAT limit_maxbytes 0", line)
+		}
+	}
+
+	// Far more than the old 16 MiB, in values of 4 MiB: nothing evicted.
+	big := strings.Repeat("v", 4<<20)
+	for i := range 8 {
+		if err := rdb.Set(ctx, fmt.Sprintf("big:%d", i), big, 0).Err(); err != nil {
+			t.Fatalf("SET big:%d without a limit: %v", i, err)
+		}
+	}
+	if st := rs.store.Stats(); st.Evictions != 0 || st.Bytes < 32<<20 || st.Limit != 0 {
+		t.Errorf("without a limit: Evictions %d Bytes %d Limit %d", st.Evictions, st.Bytes, st.Limit)
+	}
+	if got := rdb.StrLen(ctx, "big:0").Val(); got != 4<<20 {
+		t.Errorf("STRLEN big:0 = %d", got)
+	}
+
+	// A limit again: evicted down to it before the reply.
+	if err := rdb.ConfigSet(ctx, "maxmemory", "8mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if st := rs.store.Stats(); st.Bytes > 8<<20 || st.Evictions == 0 || st.Limit != 8<<20 {
+		t.Errorf("after maxmemory 8mb: Bytes %d Evictions %d Limit %d", st.Bytes, st.Evictions, st.Limit)
+	}
+	if got := get("maxmemory"); got != "8388608" {
+		t.Errorf("CONFIG GET maxmemory = %q, want 8388608", got)
+	}
 }

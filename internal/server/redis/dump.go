@@ -269,7 +269,7 @@ func cmdRestore(rc *conn, argv [][]byte) {
 			reply = payloadErr
 			return nil
 		}
-		if v.kind == store.KindString && len(v.str) > rc.st.MaxValueLen(len(key)) {
+		if v.kind == store.KindString && int64(len(v.str)) > rc.maxString(len(key)) {
 			storeErr = store.ErrTooLarge // refused before REPLACE removes anything
 			return nil
 		}

@@ -18,6 +18,7 @@ func (rc *conn) Fill() error {
 
 // Framing reports whether the read buffer starts with a complete request.
 func (rc *conn) Framing() server.Framing {
+	rc.syncBulkLimit()
 	switch rc.r.Ready() {
 	case resp.FrameComplete:
 		return server.FrameComplete

@@ -3,6 +3,7 @@ package redis
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ const (
 	errOverflow   = "ERR increment or decrement would overflow"
 	errOOM        = "OOM command not allowed when used memory > 'maxmemory'."
 	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
-	errTooLarge   = "ERR string exceeds maximum allowed size (max-item-size)"
+	errTooLarge   = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	errNoPassword = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 	errWrongPass  = "WRONGPASS invalid username-password pair or user is disabled."
 )
@@ -38,12 +39,17 @@ const (
 // Protocol is the Redis protocol, RESP2 and RESP3, over the server's
 // store. It holds what the RESP port keeps server-wide.
 type Protocol struct {
-	srv     *server.Server
-	st      *store.Store
-	cfg     server.Config // the server's, read once
-	log     *slog.Logger
-	maxBulk int         // maxBulkLen
-	bgsave  atomic.Bool // a BGSAVE is running
+	srv    *server.Server
+	st     *store.Store
+	cfg    server.Config // the server's, read once
+	log    *slog.Logger
+	bgsave atomic.Bool // a BGSAVE is running
+
+	// protoMaxBulk is Redis's proto-max-bulk-len: the longest bulk string
+	// a request may carry and the longest string a command may build
+	// (maxString). CONFIG SET changes it; each connection's reader
+	// follows it before its next request (syncBulkLimit).
+	protoMaxBulk atomic.Int64
 
 	// cluster is the slot map in cluster mode (NewCluster), else nil.
 	cluster *clusterState
@@ -66,7 +72,7 @@ type Protocol struct {
 // New returns the Redis protocol for srv's listeners.
 func New(srv *server.Server) *Protocol {
 	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started(), blocked: newBlockedSet()}
-	p.maxBulk = p.maxBulkLen()
+	p.protoMaxBulk.Store(resp.MaxBulkLen)
 	p.ops.init()
 	srv.SetKeyEventSink(p.publishKeyEvent)
 	return p
@@ -81,7 +87,8 @@ func (p *Protocol) NewHandler(c *server.Conn) server.Handler {
 	rc.w = resp.NewWriter(c, server.WriteBufSize)
 	rc.stats = p.ops.stats.register()
 	rc.w.SetErrorHook(rc.countError)
-	rc.r = resp.NewReader(flushingReader{rc}, server.ReadBufSize, p.maxBulk)
+	rc.r = resp.NewReader(flushingReader{rc}, server.ReadBufSize, 0)
+	rc.r.SetMaxBulkLen(p.protoMaxBulk.Load(), rc.keepBulk())
 	rc.r.SetUnauthenticated(!c.Authed())
 	return rc
 }
@@ -189,6 +196,7 @@ func (rc *conn) Serve() (server.Result, error) {
 	if rc.stash != nil {
 		return rc.resume()
 	}
+	rc.syncBulkLimit()
 	argv, err := rc.r.Read()
 	if err != nil {
 		var pe resp.ProtocolError
@@ -215,15 +223,28 @@ func (rc *conn) Serve() (server.Result, error) {
 	return server.Served, nil
 }
 
-// maxBulkLen is the largest bulk string the reader keeps: the item size
-// limit, since no longer value could ever be stored. A longer bulk, up to
-// Redis's proto-max-bulk-len (resp.MaxBulkLen), is read and dropped and
-// its command refused with errTooLarge; only a longer one closes.
-func (p *Protocol) maxBulkLen() int {
-	if p.cfg.MaxItemSize > 0 {
-		return int(min(p.cfg.MaxItemSize, 1<<31-1))
+// syncBulkLimit gives the reader the current proto-max-bulk-len: a
+// longer bulk is Redis's "invalid bulk length", which closes. The reader
+// keeps bulks up to the largest item the store can hold; a longer one
+// within proto-max-bulk-len (only when it is set above 4 GiB) is read
+// and dropped, and its command refused with errTooLarge.
+func (rc *conn) syncBulkLimit() {
+	if n := rc.p.protoMaxBulk.Load(); n != rc.r.MaxBulkLen() {
+		rc.r.SetMaxBulkLen(n, rc.keepBulk())
 	}
-	return p.st.MaxValueLen(0) + store.ItemOverhead
+}
+
+// keepBulk is the longest bulk the reader keeps: the largest item the
+// store can hold.
+func (rc *conn) keepBulk() int {
+	return int(min(int64(rc.st.MaxValueLen(0))+store.ItemOverhead, math.MaxInt))
+}
+
+// maxString is the longest string value a command may store under a key
+// of keyLen bytes: proto-max-bulk-len, as Redis's checkStringLength, or
+// less when the store's item size is smaller.
+func (rc *conn) maxString(keyLen int) int64 {
+	return min(rc.p.protoMaxBulk.Load(), int64(rc.st.MaxValueLen(keyLen)))
 }
 
 // dispatch looks the command up, checks its arity and runs it.
@@ -269,7 +290,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 		return
 	}
 	if rc.r.TooLarge() {
-		// A bulk over the item size limit was read and dropped (the
+		// A bulk over the store's item size was read and dropped (the
 		// reader keeps no more than that): no command could store it,
 		// so it is refused whole, and the connection stays in step.
 		rc.Count(server.StatStoreTooLarge)

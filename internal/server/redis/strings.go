@@ -407,9 +407,8 @@ func (rc *conn) checkPairs(argv [][]byte, name string) bool {
 		rc.w.Error("ERR wrong number of arguments for '" + name + "' command")
 		return false
 	}
-	st := rc.st
 	for i := 1; i < len(argv); i += 2 {
-		if len(argv[i+1]) > st.MaxValueLen(len(argv[i])) {
+		if int64(len(argv[i+1])) > rc.maxString(len(argv[i])) {
 			rc.Count(server.StatCmdSet)
 			rc.Count(server.StatStoreTooLarge)
 			rc.w.Error(errTooLarge)

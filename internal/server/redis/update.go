@@ -21,12 +21,12 @@ import (
 // cmdAppend is APPEND key value; a missing key is created.
 func cmdAppend(rc *conn, argv [][]byte) {
 	key, add := argv[1], argv[2]
-	maxLen := rc.st.MaxValueLen(len(key))
+	maxLen := rc.maxString(len(key))
 	rc.Count(server.StatCmdSet)
 	n, tooLarge := 0, false
 	_, err := rc.updateString(key, func(old store.Item, _ bool) store.Change {
 		n = len(old.Value) + len(add)
-		if tooLarge = n > maxLen; tooLarge {
+		if tooLarge = int64(n) > maxLen; tooLarge {
 			return store.Change{}
 		}
 		return store.Change{Op: store.Put, Value: old.Value, Suffix: add, Flags: old.Flags, Deadline: old.Deadline}
@@ -102,7 +102,7 @@ func cmdGetRange(rc *conn, argv [][]byte) {
 }
 
 // cmdSetRange is SETRANGE key offset value. The offset is checked against
-// the item size before any memory is sized by it.
+// proto-max-bulk-len (maxString) before any memory is sized by it.
 func cmdSetRange(rc *conn, argv [][]byte) {
 	key, val := argv[1], argv[3]
 	offset, ok := rc.parseInt(argv[2])
@@ -113,7 +113,7 @@ func cmdSetRange(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR offset is out of range")
 		return
 	}
-	maxLen := int64(rc.st.MaxValueLen(len(key)))
+	maxLen := rc.maxString(len(key))
 	rc.Count(server.StatCmdSet)
 	n, tooLarge, put := 0, false, false
 	_, err := rc.updateString(key, func(old store.Item, _ bool) store.Change {

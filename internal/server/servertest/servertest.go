@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -40,15 +41,17 @@ type Server struct {
 }
 
 // Start starts a server with cfg over a fresh store with scfg, with no
-// listener yet, and stops both when the test ends. The item size limit
-// defaults to 1 MiB, and the logger discards.
+// listener yet, and stops both when the test ends. As in minikv, the
+// store's item size defaults to the record's limit (4 GiB-1) and the
+// memcached port's (-I) to 1 MiB, or the store's when that is smaller;
+// the logger discards.
 func Start(t testing.TB, cfg server.Config, scfg store.Config) *Server {
 	t.Helper()
 	if scfg.MaxItemSize == 0 {
-		scfg.MaxItemSize = 1 << 20
+		scfg.MaxItemSize = math.MaxUint32
 	}
 	if cfg.MaxItemSize == 0 {
-		cfg.MaxItemSize = scfg.MaxItemSize
+		cfg.MaxItemSize = min(scfg.MaxItemSize, 1<<20)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
