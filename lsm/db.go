@@ -20,7 +20,15 @@ var (
 	ErrNotFound = errors.New("lsm: not found")
 	// ErrClosed is returned by operations on a closed DB.
 	ErrClosed = errors.New("lsm: closed")
+	// ErrBatchTooLarge is returned by Apply and Commit.Wait for a batch
+	// whose encoding exceeds MaxBatchSize; nothing of it is written, and
+	// the DB takes writes as before.
+	ErrBatchTooLarge = errors.New("lsm: batch too large")
 )
+
+// MaxBatchSize is the largest encoded batch (Batch.Size) one Apply
+// takes: a log record's length word keeps its high bit for the format.
+const MaxBatchSize = maxRecordPayload
 
 // DB is an LSM-tree key-value store. All methods are safe for concurrent
 // use.
@@ -427,6 +435,9 @@ func (d *DB) Apply(b *Batch) error {
 	if b.count == 0 {
 		return nil
 	}
+	if len(b.data) > MaxBatchSize {
+		return ErrBatchTooLarge
+	}
 	w := d.newWriter(b)
 	d.mu.Lock()
 	d.writers = append(d.writers, w)
@@ -446,8 +457,9 @@ func (d *DB) newWriter(b *Batch) *writer {
 
 // Commit is a batch in the commit queue, from Enqueue.
 type Commit struct {
-	d *DB
-	w *writer
+	d   *DB
+	w   *writer
+	err error // refused before it was queued (ErrBatchTooLarge)
 }
 
 // Enqueue queues b for commit and returns at once; Wait commits it and
@@ -459,17 +471,20 @@ func (d *DB) Enqueue(b *Batch) Commit {
 	if b.count == 0 {
 		return Commit{}
 	}
+	if len(b.data) > MaxBatchSize {
+		return Commit{err: ErrBatchTooLarge}
+	}
 	w := d.newWriter(b)
 	d.mu.Lock()
 	d.writers = append(d.writers, w)
 	d.mu.Unlock()
-	return Commit{d, w}
+	return Commit{d: d, w: w}
 }
 
 // Wait commits the batch (see Apply) and returns its error.
 func (c Commit) Wait() error {
 	if c.w == nil {
-		return nil
+		return c.err
 	}
 	d, w := c.d, c.w
 	d.mu.Lock()

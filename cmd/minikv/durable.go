@@ -40,6 +40,9 @@ func openDurable(ctx context.Context, cfg *config, scfg store.Config, log *slog.
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("data directory: %w", err)
 	}
+	// One change must fit one engine batch: items up to 1 GiB, not the
+	// record's 4 GiB (proto-max-bulk-len above that is refused as too large).
+	scfg.MaxItemSize = min(scfg.MaxItemSize, durable.MaxItemSize)
 	mode := map[string]lsm.SyncMode{"always": lsm.SyncAlways, "everysec": lsm.SyncEverySecond, "no": lsm.SyncNone}[cfg.Fsync]
 	log.Info("opening the data directory", "dir", cfg.DataDir, "fsync", cfg.Fsync)
 	start := time.Now()

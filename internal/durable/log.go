@@ -45,6 +45,17 @@ const (
 	// grow the queue without bound between two replies.
 	maxPending = 8 << 20
 
+	// maxBatch bounds a batch handed to the engine: a change that would
+	// take the queued ones past it commits them first, so a batch stays
+	// within lsm.MaxBatchSize (2 GiB) however many large values are
+	// written at once. A change alone is at most MaxItemSize plus its
+	// key and framing.
+	maxBatch = 1 << 30
+
+	// MaxItemSize is the largest item the store may hold in durable mode,
+	// so that one change fits in a batch the engine takes.
+	MaxItemSize = 1 << 30
+
 	// maxSpareRecs bounds the map of queued records kept for reuse from
 	// one commit to the next (a map never shrinks, and clearing one costs
 	// its capacity).
@@ -320,6 +331,11 @@ func (l *Log) WriteState(rec []byte) {
 
 func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 	l.mu.Lock()
+	for l.err == nil && l.pending.Size() > 0 && l.pending.Size()+len(key)+len(rec) > maxBatch {
+		l.mu.Unlock()
+		_ = l.Sync() // commits what is queued; an error stays in l.err
+		l.mu.Lock()
+	}
 	k := append(append(l.keyBuf[:0], prefix), key...)
 	l.keyBuf = k
 	switch {
