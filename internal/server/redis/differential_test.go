@@ -264,7 +264,8 @@ var respSessions = []respSession{
 		mb("SET", "fr:e", "v", "PX", farExpire+"000") + mb("TTL", "fr:e") + mb("SET", "fr:e", "v", "PX", tooFarExpire+"000") +
 		mb("GETEX", "fr:e", "EX", "100") + mb("GETEX", "fr:e", "EX", farExpire) + mb("TTL", "fr:e") + mb("GETEX", "fr:e", "PX", tooFarExpire+"000") +
 		mb("SETEX", "fr:f", farExpire, "v") + mb("TTL", "fr:f") + mb("PSETEX", "fr:f", farExpire+"000", "v") + mb("TTL", "fr:f") +
-		mb("SETEX", "fr:f", tooFarExpire, "v") + mb("RESTORE", "fr:g", farExpire+"000", farRestorePayload) + mb("TTL", "fr:g")},
+		mb("SETEX", "fr:f", tooFarExpire, "v") + mb("RESTORE", "fr:g", farExpire+"000", farRestorePayload) + mb("TTL", "fr:g") +
+		mb("RESTORE", "fr:h", "9223372036854775807", farRestorePayload) + mb("EXISTS", "fr:h")},
 	{name: "quit", in: mb("QUIT") + mb("PING")},
 	{name: "http post", in: "POST / HTTP/1.1\r\nHost: x\r\n\r\n"},
 }
