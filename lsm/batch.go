@@ -15,7 +15,8 @@ import (
 //	entry: kind (1) | uvarint(len key) | key | [uvarint(len value) | value]
 //
 // Entries take consecutive sequence numbers starting at seq. A value of kind
-// set-expiring begins with its 8-byte expiry time. Delete carries no value.
+// set-expiring begins with its 8-byte expiry time (encodeExpiry). Delete
+// carries no value.
 
 const batchHeaderLen = 12
 
@@ -45,7 +46,7 @@ func (b *Batch) PutExpiring(key, value []byte, expireAt time.Time) {
 		b.add(kindSet, key, value, 0)
 		return
 	}
-	b.add(kindSetExpiring, key, value, expireAt.UnixNano())
+	b.add(kindSetExpiring, key, value, encodeExpiry(expireAt))
 }
 
 // Delete adds a deletion of key.

@@ -325,10 +325,10 @@ func (d *DB) entryAt(rs *readState, key []byte, seq uint64) ([]byte, time.Time, 
 		return v, time.Time{}, nil
 	case kindSetExpiring:
 		exp := int64(leUint64(v))
-		if exp <= time.Now().UnixNano() {
+		if expiryPassed(exp, time.Now().UnixNano()) {
 			return nil, time.Time{}, ErrNotFound
 		}
-		return v[8:], time.Unix(0, exp), nil
+		return v[8:], decodeExpiry(exp), nil
 	}
 	return nil, time.Time{}, ErrNotFound
 }

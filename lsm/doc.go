@@ -128,8 +128,12 @@
 //	+----------+--------------------------------+
 //
 // Kinds: 0 delete, 1 set, 2 set with expiry (the value starts with the 8-byte
-// expiry in Unix nanoseconds). Internal keys sort by user key, then newest
-// first.
+// expiry, a little-endian int64). Internal keys sort by user key, then newest
+// first. The expiry is Unix nanoseconds when it is >= 0; a time after
+// 2262-04-11T23:47:16.854775807Z, past int64 nanoseconds, is -(Unix
+// milliseconds), always <= -9223372036854 (PutExpiring keeps such a time to
+// the millisecond). Files written before that form held nanoseconds only, so
+// they read as they did; a time before 1970 is written as 1 ns after the epoch.
 //
 // # SSTable
 //

@@ -630,7 +630,7 @@ func (it *Iterator) Expiry() time.Time {
 	if it.exp == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, it.exp)
+	return decodeExpiry(it.exp)
 }
 
 // Error returns the first error the iterator met (ErrCorrupt on damage).

@@ -255,6 +255,95 @@ func TestEngineMemTableFollowsMemoryLimit(t *testing.T) {
 	}
 }
 
+// respArgs is a RESP multibulk request of args.
+func respArgs(args ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.String()
+}
+
+// TestDurableFarFutureExpiriesSurviveRestart: deadlines past 2262, where
+// int64 nanoseconds end, set on both ports, some checkpointed into tables
+// and fully compacted, some left in the log, read back exactly after a
+// restart on both ports (PEXPIRETIME, EXPIRETIME, TTL, mg's t), and none
+// is taken for expired by the keyspace walk.
+func TestDurableFarFutureExpiriesSurviveRestart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	mc, resp, stop := runDurable(t, dir, "--fsync", "always")
+	m := dialLines(t, mc)
+	r := dialLines(t, resp)
+	want := map[string]string{ // key -> PEXPIRETIME
+		"t:exat":  ":33177117420000",
+		"t:pxat":  ":9223372036854775807",
+		"t:expat": ":9223372036854775000",
+		"t:mc":    ":33177117420000",
+		"l:pexat": ":9223372036854775806",
+		"l:mc":    ":9223372036854775000",
+	}
+	for _, req := range []string{
+		respArgs("SET", "t:exat", "v", "EXAT", "33177117420"),
+		respArgs("SET", "t:pxat", "v", "PXAT", "9223372036854775807"),
+		respArgs("SET", "t:expat", "v"),
+		respArgs("EXPIREAT", "t:expat", "9223372036854775"),
+	} {
+		if got := r.do(req, 1); got[0] != "+OK" && got[0] != ":1" {
+			t.Fatalf("%q: %q", req, got)
+		}
+	}
+	if got := m.do("set t:mc 0 33177117420 1\r\nx\r\n", 1); got[0] != "STORED" {
+		t.Fatalf("set t:mc: %q", got)
+	}
+	if got := r.do(respArgs("SAVE"), 1); got[0] != "+OK" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	if got := r.do(respArgs("BGREWRITEAOF"), 1); !strings.HasPrefix(got[0], "+") {
+		t.Fatalf("BGREWRITEAOF: %q", got)
+	}
+	for { // until the full compaction has finished: it must keep them all
+		info := strings.Join(r.until(respArgs("INFO", "persistence"), ""), "\n")
+		if strings.Contains(info, "aof_rewrite_in_progress:0") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Left in the log, replayed at the restart.
+	if got := r.do(respArgs("SET", "l:pexat", "v", "PXAT", "9223372036854775806"), 1); got[0] != "+OK" {
+		t.Fatalf("SET l:pexat: %q", got)
+	}
+	if got := m.do("set l:mc 0 9223372036854775 1\r\nx\r\n", 1); got[0] != "STORED" {
+		t.Fatalf("set l:mc: %q", got)
+	}
+	stop()
+
+	mc, resp, _ = runDurable(t, dir)
+	m = dialLines(t, mc)
+	r = dialLines(t, resp)
+	if got := r.do(respArgs("DBSIZE"), 1); got[0] != fmt.Sprintf(":%d", len(want)) {
+		t.Errorf("after the restart, DBSIZE = %q, want :%d", got, len(want))
+	}
+	for k, w := range want {
+		if got := r.do(respArgs("PEXPIRETIME", k), 1); got[0] != w {
+			t.Errorf("after the restart, PEXPIRETIME %s = %q, want %q", k, got, w)
+		}
+	}
+	if got := r.do(respArgs("EXPIRETIME", "t:pxat"), 1); got[0] != ":9223372036854776" {
+		t.Errorf("after the restart, EXPIRETIME t:pxat = %q, want :9223372036854776", got)
+	}
+	left := 33177117420 - time.Now().Unix() // an hour of slack: a wrong deadline is off by centuries
+	got := r.do(respArgs("TTL", "t:exat"), 1)
+	if n, err := strconv.ParseInt(strings.TrimPrefix(got[0], ":"), 10, 64); err != nil || n < left-3600 || n > left+3600 {
+		t.Errorf("after the restart, TTL t:exat = %q, want about %d", got, left)
+	}
+	got = m.do("mg t:mc t v\r\n", 2)
+	var ttl int64
+	if _, err := fmt.Sscanf(got[0], "VA 1 t%d", &ttl); err != nil || ttl < left-3600 || ttl > left+3600 || got[1] != "x" {
+		t.Errorf("after the restart, mg t:mc t v = %q, want VA 1 t<about %d>, x", got, left)
+	}
+}
+
 // TestDurableBigValue: in durable mode a 5 MB value set over RESP (above
 // memcached's 1 MiB -I, within proto-max-bulk-len), and one grown past
 // 1 MiB by APPEND, are in the log before their replies and come back

@@ -38,7 +38,7 @@ func scanAll(t *testing.T, s *durableStore, count int) ([]string, int) {
 func TestKeyspaceWalksSeeTheDisk(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, store.Config{SweepInterval: -1})
-	far := time.Now().Add(time.Hour).UnixNano()
+	far := time.Now().Add(time.Hour).UnixMilli()
 	var want []string
 	for i := range 500 {
 		k := fmt.Sprintf("key:%04d", i)
@@ -53,7 +53,7 @@ func TestKeyspaceWalksSeeTheDisk(t *testing.T) {
 	if err := s.Delete([]byte("gone")); err != nil {
 		t.Fatal(err)
 	}
-	mustStore(t, s, "soon", "v", 0, time.Now().Add(30*time.Millisecond).UnixNano())
+	mustStore(t, s, "soon", "v", 0, time.Now().Add(30*time.Millisecond).UnixMilli())
 	s.close(t)
 	time.Sleep(40 * time.Millisecond)
 
@@ -153,7 +153,7 @@ func TestDiskLimit(t *testing.T) {
 	s := openStoreWith(t, dir, cfg, o)
 	defer func() { s.close(t) }()
 	value := string(make([]byte, 1000))
-	soon := time.Now().Add(time.Second).UnixNano()
+	soon := time.Now().Add(time.Second).UnixMilli()
 	// 3 MB that expire, then 2 MB that do not: over the limit, and under
 	// it once the expired ones are gone.
 	for i := range 3000 {
@@ -165,7 +165,7 @@ func TestDiskLimit(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(time.Unix(0, soon)) + 10*time.Millisecond)
+	time.Sleep(time.Until(time.UnixMilli(soon)) + 10*time.Millisecond)
 	if err := s.TrimDisk(); err != nil {
 		t.Fatal(err)
 	}

@@ -275,11 +275,7 @@ func (l *Log) Scan(from []byte, fn func(key, rec []byte, deadline int64) bool) e
 	seek[0] = prefixKey
 	copy(seek[1:], from)
 	for ok := it.SeekGE(seek); ok; ok = it.Next() {
-		var deadline int64
-		if exp := it.Expiry(); !exp.IsZero() {
-			deadline = exp.UnixNano()
-		}
-		if !fn(it.Key()[1:], it.Value(), deadline) {
+		if !fn(it.Key()[1:], it.Value(), deadlineOf(it.Expiry())) {
 			break
 		}
 	}
@@ -319,7 +315,7 @@ func (l *Log) Usage() store.DiskUsage {
 }
 
 // Write queues rec as key's record (nil: a delete), expiring at deadline
-// (Unix ns, 0: never). It copies key and rec.
+// (Unix ms, the store's unit; 0: never). It copies key and rec.
 func (l *Log) Write(key, rec []byte, deadline int64) {
 	l.queue(prefixKey, key, rec, deadline)
 }
@@ -342,7 +338,7 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 	case rec == nil:
 		l.pending.Delete(k)
 	case deadline != 0:
-		l.pending.PutExpiring(k, rec, time.Unix(0, deadline))
+		l.pending.PutExpiring(k, rec, time.UnixMilli(deadline))
 	default:
 		l.pending.Put(k, rec)
 	}
@@ -384,7 +380,7 @@ func (l *Log) read(k []byte) ([]byte, int64, error) {
 	}
 	l.mu.Unlock()
 	if ok {
-		if r.rec == nil || r.deadline != 0 && r.deadline <= time.Now().UnixNano() {
+		if r.rec == nil || r.deadline != 0 && r.deadline <= time.Now().UnixMilli() {
 			return nil, 0, nil
 		}
 		return r.rec, r.deadline, nil
@@ -396,11 +392,19 @@ func (l *Log) read(k []byte) ([]byte, int64, error) {
 	case err != nil:
 		return nil, 0, err
 	}
-	var deadline int64
-	if !exp.IsZero() {
-		deadline = exp.UnixNano()
+	return v, deadlineOf(exp), nil
+}
+
+// deadlineOf is the store's deadline (Unix ms; 0: never) for an engine
+// expiry (the zero time: none). The engine keeps what Write gave it, whole
+// milliseconds, past 2262 too; a record written when the store counted
+// nanoseconds rounds down to its millisecond. The deadline is never 0, which
+// would mean never.
+func deadlineOf(exp time.Time) int64 {
+	if exp.IsZero() {
+		return 0
 	}
-	return v, deadline, nil
+	return max(exp.UnixMilli(), 1)
 }
 
 // Sync returns once every change queued before the call is in the engine

@@ -68,11 +68,11 @@ func mustStore(t testing.TB, s *durableStore, key, value string, flags uint32, d
 func TestRestartKeepsItems(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, store.Config{SweepInterval: -1})
-	far := time.Now().Add(time.Hour).UnixNano()
+	far := time.Now().Add(time.Hour).UnixMilli()
 	casA := mustStore(t, s, "a", "alpha", 7, 0)
 	mustStore(t, s, "b", "beta", 0, far)
 	mustStore(t, s, "gone", "x", 0, 0)
-	mustStore(t, s, "soon", "x", 0, time.Now().Add(50*time.Millisecond).UnixNano())
+	mustStore(t, s, "soon", "x", 0, time.Now().Add(50*time.Millisecond).UnixMilli())
 	if err := s.Delete([]byte("gone")); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestFlushAllIsDurable(t *testing.T) {
 	mustStore(t, s, "old", "1", 0, 0)
 	s.FlushAll(0)
 	mustStore(t, s, "new", "2", 0, 0)
-	s.FlushAll(time.Now().Add(time.Hour).UnixNano()) // armed, not yet due
+	s.FlushAll(time.Now().Add(time.Hour).UnixMilli()) // armed, not yet due
 	s.close(t)
 
 	s = openStore(t, dir, store.Config{SweepInterval: -1})
@@ -454,5 +454,57 @@ func BenchmarkDurableSet(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestDeadlinesKeptInMilliseconds: the store's deadlines are Unix
+// milliseconds; the engine keeps them exactly, past 2262 too, across a
+// restart, and a record whose expiry an older version wrote in Unix
+// nanoseconds (any nanosecond, not a whole millisecond) reads back as the
+// millisecond it falls in.
+func TestDeadlinesKeptInMilliseconds(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, store.Config{SweepInterval: -1})
+	const y3021 = 33177117420000
+	hour := time.Now().Add(time.Hour).UnixMilli()
+	mustStore(t, s, "y3021", "v", 0, y3021)
+	mustStore(t, s, "max", "v", 0, 1<<63-1)
+	mustStore(t, s, "old", "v", 0, hour)
+	s.close(t)
+
+	// Rewrite "old" as the nanosecond version of the store wrote it.
+	db, err := lsm.Open(dir, lsm.Options{Sync: lsm.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := []byte{prefixKey, 'o', 'l', 'd'}
+	rec, exp, err := db.GetEntry(k)
+	if err != nil || exp.UnixMilli() != hour {
+		t.Fatalf("engine's expiry of old = %v, %v; want %d ms", exp, err, hour)
+	}
+	oldNs := hour*1e6 + 654321
+	if err := db.PutExpiring(k, rec, time.Unix(0, oldNs)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, dir, store.Config{SweepInterval: -1})
+	defer s.close(t)
+	for key, want := range map[string]int64{"y3021": y3021, "max": 1<<63 - 1, "old": hour} {
+		if it, ok := s.Get([]byte(key)); !ok || it.Deadline != want {
+			t.Errorf("%s after restart: deadline %d, %v; want %d", key, it.Deadline, ok, want)
+		}
+	}
+	n := 0
+	if err := s.log.Scan(nil, func(key, _ []byte, deadline int64) bool {
+		n++
+		if key := string(key); key == "y3021" && deadline != y3021 || key == "old" && deadline != hour {
+			t.Errorf("Scan: %s has deadline %d", key, deadline)
+		}
+		return true
+	}); err != nil || n != 3 {
+		t.Errorf("Scan saw %d records, %v; want 3", n, err)
 	}
 }

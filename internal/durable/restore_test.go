@@ -14,7 +14,7 @@ func TestRestoredValuesSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, store.Config{SweepInterval: -1, MemoryLimit: 8 << 20})
 	lp := []byte("\x16\x00\x00\x00\x04\x00\x81a\x02\x01\x01\x81b\x02\x85hello\x06\xff") // a=1, b=hello
-	deadline := time.Now().Add(time.Hour).UnixNano()
+	deadline := time.Now().Add(time.Hour).UnixMilli()
 	err := s.Tx([][]byte{[]byte("str"), []byte("hash")}, func(tx *store.Tx) error {
 		if err := tx.PutString([]byte("str"), []byte("restored")); err != nil {
 			return err

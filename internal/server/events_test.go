@@ -27,7 +27,7 @@ func TestKeyEventsClassesAndSink(t *testing.T) {
 	srv.KeyEvent(server.EventString, "set", []byte("a"))
 	srv.KeyEvent(server.EventGeneric, "del", []byte("b")) // g is off
 	st.Store(store.ModeSet, []byte("c"), []byte("v"), 0, 0, 0)
-	st.Store(store.ModeSet, []byte("d"), []byte("v"), 0, time.Now().Add(time.Millisecond).UnixNano(), 0)
+	st.Store(store.ModeSet, []byte("d"), []byte("v"), 0, time.Now().Add(time.Millisecond).UnixMilli(), 0)
 	for _, ok := st.Peek([]byte("d")); ok; _, ok = st.Peek([]byte("d")) {
 		time.Sleep(time.Millisecond) // until a lookup finds d expired
 	}

@@ -53,7 +53,7 @@ type Item struct {
 	Value    []byte
 	Flags    uint32
 	CAS      uint64
-	Deadline int64 // Unix nanoseconds; 0 = never expires
+	Deadline int64 // Unix milliseconds; 0 = never expires
 	Kind     Kind
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func benchKeys(n int) [][]byte {
@@ -57,6 +58,42 @@ func BenchmarkSet(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		if _, err := s.Store(ModeSet, keys[i&(len(keys)-1)], value, 0, 0, 0); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkGetTTL is BenchmarkGet over items with a deadline: each Get
+// reads the clock once to check it.
+func BenchmarkGetTTL(b *testing.B) {
+	s := newTestStore(b, Config{})
+	keys := benchKeys(1 << 14)
+	value := make([]byte, 32)
+	deadline := Deadline(3600, time.Now())
+	for _, k := range keys {
+		s.Store(ModeSet, k, value, 0, deadline, 0)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, ok := s.Get(keys[i&(len(keys)-1)]); !ok {
+			b.Fatal("miss")
+		}
+		i++
+	}
+}
+
+// BenchmarkSetTTL is BenchmarkSet with a deadline on every write.
+func BenchmarkSetTTL(b *testing.B) {
+	s := newTestStore(b, Config{})
+	keys := benchKeys(1 << 14)
+	value := make([]byte, 32)
+	deadline := Deadline(3600, time.Now())
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.Store(ModeSet, keys[i&(len(keys)-1)], value, 0, deadline, 0); err != nil {
 			b.Fatal(err)
 		}
 		i++

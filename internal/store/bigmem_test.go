@@ -60,7 +60,7 @@ func TestBigMemFreedOnEveryWayOut(t *testing.T) {
 			mustStore(t, s, ModeSet, string(key), "now a string", 0, 0)
 		}},
 		{"expiry", func(t *testing.T, s *Store, key []byte) {
-			s.Touch(key, time.Now().Add(time.Millisecond).UnixNano())
+			s.Touch(key, time.Now().Add(time.Millisecond).UnixMilli())
 			for {
 				if _, ok := s.Get(key); !ok {
 					return

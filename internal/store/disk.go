@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,7 @@ import (
 // LSM in through internal/durable).
 type Disk interface {
 	// Write queues rec as the record of key, to expire at deadline (Unix
-	// ns; 0 never), or a delete of key when rec is nil. It must not block
+	// ms; 0 never), or a delete of key when rec is nil. It must not block
 	// on I/O and must keep the order of calls. It copies key and rec,
 	// which the caller may reuse once it returns.
 	Write(key, rec []byte, deadline int64)
@@ -186,7 +187,10 @@ const casBlock = 1 << 20
 
 // diskState is the durable part of the Store's own state. The record is
 // a version byte, then uint64s (little endian): casLimit, fence, flushAt,
-// and from version 2 on flushFence.
+// and from version 2 on flushFence. flushAt is in Unix nanoseconds, as
+// it was when the store's clock counted them; the store converts it to
+// and from its milliseconds (stateFlushAt), so data directories stay
+// readable both ways. A flush armed past 2262 is saved as 2262.
 type diskState struct {
 	mu       sync.Mutex    // orders state writes and raises of casLimit; protects the save fields
 	casLimit atomic.Uint64 // every token handed out is below it, durably
@@ -240,9 +244,10 @@ func (s *Store) loadDisk() error {
 		// The process stopped before an armed flush took effect: every
 		// record on disk is older than it. If its time has come, the
 		// fence covers them all; if not, it is armed again.
-		s.flushAt.Store(int64(flushAt))
+		at := max(int64(flushAt)/1e6, 1)
+		s.flushAt.Store(at)
 		var clk clock
-		if clk.now() >= int64(flushAt) {
+		if clk.now() >= at {
 			fence = max(fence, limit)
 			flushFence = fence
 			s.flushAt.Store(0)
@@ -268,9 +273,18 @@ func (s *Store) writeStateLocked() {
 	b[0] = 2
 	binary.LittleEndian.PutUint64(b[1:], s.ds.casLimit.Load())
 	binary.LittleEndian.PutUint64(b[9:], s.fence.Load())
-	binary.LittleEndian.PutUint64(b[17:], uint64(s.flushAt.Load()))
+	binary.LittleEndian.PutUint64(b[17:], uint64(stateFlushAt(s.flushAt.Load())))
 	binary.LittleEndian.PutUint64(b[25:], s.ds.flushFence.Load())
 	s.disk.WriteState(b)
+}
+
+// stateFlushAt is an armed flush time in Unix ms as the state record keeps
+// it, in Unix ns, saturating.
+func stateFlushAt(ms int64) int64 {
+	if ms > math.MaxInt64/1_000_000 {
+		return math.MaxInt64
+	}
+	return ms * 1e6
 }
 
 // saveState queues the state record after the fence or an armed flush

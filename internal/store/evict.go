@@ -2,7 +2,6 @@ package store
 
 import (
 	"math"
-	"time"
 )
 
 // Memory accounting and eviction.
@@ -242,7 +241,7 @@ func (s *Store) evictOneLocked(sh *shard, clk *clock, keep *entry) int64 {
 // window makes it at most one scan per millisecond. The price is that an
 // item may expire up to a millisecond before pressure prefers it to a live
 // one, well within what the sweeper's own period already allows.
-const expiryScanWindow = int64(time.Millisecond)
+const expiryScanWindow = 1 // ms, the deadlines' unit
 
 // expiredElsewhere reports whether a shard other than sh may hold an
 // expired item, by peeking at the lower bound of the deadlines each shard

@@ -197,7 +197,7 @@ func TestNoEvictReclaimsFlushedElsewhere(t *testing.T) {
 		for _, o := range otherShardKeys(s, k, 2) {
 			mustStore(t, s, ModeSet, o, val, 0, 0)
 		}
-		s.FlushAll(time.Now().Add(time.Second).UnixNano())
+		s.FlushAll(time.Now().Add(time.Second).UnixMilli())
 		time.Sleep(2 * time.Second)
 		mustStore(t, s, ModeSet, k, val, 0, 0)
 		if st := s.Stats(); st.Reclaimed != 1 || st.Evictions != 0 || st.Items != 2 {

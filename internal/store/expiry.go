@@ -20,7 +20,7 @@ const (
 )
 
 // Deadline converts a memcached exptime into a deadline in Unix
-// nanoseconds, the form every Store method takes:
+// milliseconds, the form every Store method takes:
 //
 //	exptime == 0                   0 (never expires)
 //	exptime < 0                    1 (already expired)
@@ -28,7 +28,10 @@ const (
 //	exptime > 2592000              exptime as absolute Unix seconds
 //
 // An absolute time in the past yields a deadline that has already passed.
-// Times beyond 2262 (the end of int64 nanoseconds) saturate.
+// Milliseconds are Redis's unit for expiries: an int64 of them reaches
+// every deadline Redis accepts (up to PEXPIREAT 9223372036854775807),
+// where nanoseconds would end in 2262. An exptime beyond that range
+// (after the year 292 million) saturates.
 func Deadline(exptime int64, now time.Time) int64 {
 	switch {
 	case exptime == 0:
@@ -36,23 +39,24 @@ func Deadline(exptime int64, now time.Time) int64 {
 	case exptime < 0:
 		return 1
 	case exptime <= maxRelativeExptime:
-		return now.UnixNano() + exptime*int64(time.Second)
-	case exptime > math.MaxInt64/int64(time.Second):
+		return now.UnixMilli() + exptime*1000
+	case exptime > math.MaxInt64/1000:
 		return math.MaxInt64
 	default:
-		return exptime * int64(time.Second)
+		return exptime * 1000
 	}
 }
 
 // clock reads time.Now at most once per operation, and only if the
 // operation needs it: a Get of an item without a deadline never does.
-type clock struct{ ns int64 }
+type clock struct{ ms int64 }
 
+// now is the operation's time in Unix milliseconds, the deadlines' unit.
 func (c *clock) now() int64 {
-	if c.ns == 0 {
-		c.ns = time.Now().UnixNano()
+	if c.ms == 0 {
+		c.ms = time.Now().UnixMilli()
 	}
-	return c.ns
+	return c.ms
 }
 
 // nowSec is the time in Unix seconds for last-access stamps and for the
@@ -64,7 +68,7 @@ func (s *Store) nowSec(clk *clock) uint32 {
 	if v := s.secs.Load(); v != 0 {
 		return v
 	}
-	return uint32(clk.now() / int64(time.Second))
+	return uint32(clk.now() / 1000)
 }
 
 // liveness tells whether an item found in the index may still be seen.
@@ -91,7 +95,7 @@ func (s *Store) stateOf(e *entry, clk *clock) liveness {
 	return live
 }
 
-// FlushAll invalidates every item stored at or before at (Unix ns).
+// FlushAll invalidates every item stored at or before at (Unix ms).
 //
 // If at is not in the future, every item is dropped now: the flush fence
 // is raised so that nothing stored before the call is visible from here
@@ -105,7 +109,7 @@ func (s *Store) stateOf(e *entry, clk *clock) liveness {
 // FlushAll replaces an armed one, as in memcached.
 func (s *Store) FlushAll(at int64) {
 	s.flushes.Add(1)
-	if at > time.Now().UnixNano() {
+	if at > time.Now().UnixMilli() {
 		s.flushMu.Lock()
 		s.flushAt.Store(at)
 		s.saveState()
@@ -191,7 +195,7 @@ func (s *Store) sweep() {
 	var clk clock
 	s.pollFlush(&clk)
 	now := clk.now()
-	s.secs.Store(uint32(now / int64(time.Second)))
+	s.secs.Store(uint32(now / 1000))
 	s.notePrefetchSize()
 	fence := s.fence.Load()
 	for i := range s.shards {

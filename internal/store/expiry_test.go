@@ -13,22 +13,25 @@ func TestDeadline(t *testing.T) {
 		exptime int64
 		want    int64
 	}{
-		{0, 0},                               // never
-		{-1, 1},                              // already expired
-		{-1000000, 1},                        // already expired
-		{1, now.Add(time.Second).UnixNano()}, // relative
-		{100, now.Add(100 * time.Second).UnixNano()},
-		{2592000, now.Add(2592000 * time.Second).UnixNano()}, // 30 days: still relative
-		{2592001, 2592001 * int64(time.Second)},              // absolute: 1970-01-31, long past
-		{1893456000, 1893456000 * int64(time.Second)},        // absolute: 2030-01-01
-		{1 << 62, 1<<63 - 1},                                 // beyond 2262: saturates
+		{0, 0},                                // never
+		{-1, 1},                               // already expired
+		{-1000000, 1},                         // already expired
+		{1, now.Add(time.Second).UnixMilli()}, // relative
+		{100, now.Add(100 * time.Second).UnixMilli()},
+		{2592000, now.Add(2592000 * time.Second).UnixMilli()}, // 30 days: still relative
+		{2592001, 2592001000},                                 // absolute: 1970-01-31, long past
+		{1893456000, 1893456000000},                           // absolute: 2030-01-01
+		{33177117420, 33177117420000},                         // absolute: 3021, past int64 ns
+		{9223372036854775, 9223372036854775000},               // the last whole second in int64 ms
+		{9223372036854776, 1<<63 - 1},                         // beyond: saturates
+		{1 << 62, 1<<63 - 1},
 	} {
 		if got := Deadline(tc.exptime, now); got != tc.want {
 			t.Errorf("Deadline(%d, %v) = %d, want %d", tc.exptime, now, got, tc.want)
 		}
 	}
 	for _, exptime := range []int64{-1, 2592001, 1893456000} {
-		if d := Deadline(exptime, now); d == 0 || d > now.UnixNano() {
+		if d := Deadline(exptime, now); d == 0 || d > now.UnixMilli() {
 			t.Errorf("Deadline(%d, %v) = %d, want a time in the past (expired)", exptime, now, d)
 		}
 	}
@@ -143,6 +146,78 @@ func TestTouchAndGetAndTouch(t *testing.T) {
 	})
 }
 
+// TestFarFutureDeadlinesReadBackExactly guards the deadline's unit:
+// Redis accepts absolute deadlines up to PEXPIREAT 9223372036854775807,
+// far past 2262, where int64 nanoseconds end. Every way of setting one
+// must read back exactly, and the item must stay live while the sweeper
+// runs and a near deadline beside it passes.
+func TestFarFutureDeadlinesReadBackExactly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(Config{SweepInterval: 100 * time.Millisecond})
+		defer s.Close()
+		const (
+			y3021  = 33177117420000      // EXPIREAT 33177117420
+			lastS  = 9223372036854775000 // EXPIREAT 9223372036854775
+			maxDL  = 1<<63 - 1           // PEXPIREAT 9223372036854775807
+			y3021s = 33177117420
+		)
+		if d := Deadline(y3021s, time.Now()); d != y3021 {
+			t.Fatalf("Deadline(%d) = %d, want %d", int64(y3021s), d, int64(y3021))
+		}
+		want := map[string]int64{}
+		set := func(k string, dl int64) {
+			t.Helper()
+			mustStore(t, s, ModeSet, k, "v", 0, dl)
+			want[k] = dl
+		}
+		set("store", y3021)
+		set("max", maxDL)
+		set("touch", Deadline(10, time.Now()))
+		if !s.Touch([]byte("touch"), lastS) {
+			t.Fatal("Touch = false")
+		}
+		want["touch"] = lastS
+		set("gat", 0)
+		if it, ok := s.GetAndTouch([]byte("gat"), maxDL); !ok || it.Deadline != maxDL {
+			t.Fatalf("GetAndTouch = %+v, %v; want deadline %d", it, ok, int64(maxDL))
+		}
+		want["gat"] = maxDL
+		set("retime", Deadline(10, time.Now()))
+		if _, err := s.Update([]byte("retime"), func(Item, bool) Change {
+			return Change{Op: Retime, Deadline: y3021}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want["retime"] = y3021
+		if _, _, err := s.MetaSet([]byte("ms"), []byte("v"), 0, lastS, SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want["ms"] = lastS
+		set("mg", 0)
+		if mi, ok := s.MetaGet([]byte("mg"), GetOptions{Touch: true, Deadline: y3021}); !ok || mi.Deadline != y3021 {
+			t.Fatalf("MetaGet(T) = %+v, %v; want deadline %d", mi, ok, int64(y3021))
+		}
+		want["mg"] = y3021
+		mustStore(t, s, ModeSet, "near", "v", 0, Deadline(60, time.Now()))
+
+		time.Sleep(1000 * time.Hour)
+		synctest.Wait() // the tick due now has finished
+		if _, ok := s.Get([]byte("near")); ok {
+			t.Error("Get(near) found it 1000 h after its 60 s deadline")
+		}
+		for k, dl := range want {
+			it, ok := s.Get([]byte(k))
+			if !ok || it.Deadline != dl {
+				t.Errorf("Get(%s) = deadline %d, %v; want %d, true", k, it.Deadline, ok, dl)
+			}
+		}
+		if st := s.Stats(); st.Items != int64(len(want)) {
+			t.Errorf("Stats.Items = %d, want %d", st.Items, len(want))
+		}
+		checkInvariants(t, s)
+	})
+}
+
 // TestSweeperReclaimsExpiredItems: nothing reads the expired keys, yet
 // their memory comes back.
 func TestSweeperReclaimsExpiredItems(t *testing.T) {
@@ -212,7 +287,7 @@ func TestFlushAllNow(t *testing.T) {
 		for i := range 100 {
 			mustStore(t, s, ModeSet, "k"+strconv.Itoa(i), "v", 0, Deadline(int64(i), time.Now()))
 		}
-		s.FlushAll(time.Now().UnixNano())
+		s.FlushAll(time.Now().UnixMilli())
 		st := s.Stats()
 		if st.Items != 0 || st.Bytes != 0 || st.Reclaimed != 100 || st.Flushes != 1 {
 			t.Fatalf("Stats after FlushAll(now) = %+v; want empty, Reclaimed 100, Flushes 1", st)
@@ -235,7 +310,7 @@ func TestFlushAllDelayed(t *testing.T) {
 		s := New(Config{SweepInterval: -1})
 		defer s.Close()
 		mustStore(t, s, ModeSet, "early", "v", 0, 0)
-		s.FlushAll(time.Now().Add(10 * time.Second).UnixNano())
+		s.FlushAll(time.Now().Add(10 * time.Second).UnixMilli())
 		time.Sleep(5 * time.Second)
 		if _, ok := s.Get([]byte("early")); !ok {
 			t.Fatal("Get(early) before the flush time missed")
@@ -272,7 +347,7 @@ func TestFlushAllDelayedIsSwept(t *testing.T) {
 		for i := range 2000 {
 			mustStore(t, s, ModeSet, "k"+strconv.Itoa(i), "v", 0, 0)
 		}
-		s.FlushAll(time.Now().Add(time.Second).UnixNano())
+		s.FlushAll(time.Now().Add(time.Second).UnixMilli())
 		time.Sleep(1050 * time.Millisecond)
 		mustStore(t, s, ModeSet, "survivor", "v", 0, 0)
 		time.Sleep(time.Second)
@@ -289,8 +364,8 @@ func TestFlushAllReplacesArmedFlush(t *testing.T) {
 		s := New(Config{SweepInterval: -1})
 		defer s.Close()
 		mustStore(t, s, ModeSet, "a", "v", 0, 0)
-		s.FlushAll(time.Now().Add(10 * time.Second).UnixNano())
-		s.FlushAll(time.Now().Add(20 * time.Second).UnixNano())
+		s.FlushAll(time.Now().Add(10 * time.Second).UnixMilli())
+		s.FlushAll(time.Now().Add(20 * time.Second).UnixMilli())
 		time.Sleep(15 * time.Second)
 		if _, ok := s.Get([]byte("a")); !ok {
 			t.Fatal("Get(a) between the replaced and the new flush time missed")
@@ -300,7 +375,7 @@ func TestFlushAllReplacesArmedFlush(t *testing.T) {
 			t.Fatal("Get(a) at the new flush time found it")
 		}
 		mustStore(t, s, ModeSet, "b", "v", 0, 0)
-		s.FlushAll(time.Now().Add(10 * time.Second).UnixNano())
+		s.FlushAll(time.Now().Add(10 * time.Second).UnixMilli())
 		s.FlushAll(0) // now: cancels the armed one
 		mustStore(t, s, ModeSet, "c", "v", 0, 0)
 		time.Sleep(15 * time.Second)
@@ -324,7 +399,7 @@ func TestEvictionReclaimsFlushedBeforeLive(t *testing.T) {
 		val := string(make([]byte, 100))
 		mustStore(t, s, ModeSet, keys[0], val, 0, 0)
 		mustStore(t, s, ModeSet, keys[1], val, 0, 0)
-		s.FlushAll(time.Now().Add(time.Second).UnixNano())
+		s.FlushAll(time.Now().Add(time.Second).UnixMilli())
 		time.Sleep(2 * time.Second)
 		mustStore(t, s, ModeSet, keys[2], val, 0, 0)
 		mustStore(t, s, ModeSet, keys[3], val, 0, 0)

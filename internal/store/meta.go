@@ -26,11 +26,11 @@ type MetaItem struct {
 type GetOptions struct {
 	NoBump         bool  // u: no recency bump (access count), no hit or access-time update
 	Touch          bool  // T: set the deadline to Deadline
-	Deadline       int64 // Unix ns, for Touch
+	Deadline       int64 // Unix ms, for Touch
 	Vivify         bool  // N: on a miss create an empty item with VivifyDeadline
-	VivifyDeadline int64 // Unix ns, for Vivify
+	VivifyDeadline int64 // Unix ms, for Vivify
 	Recache        bool  // R: win if the item's remaining TTL is below RecacheBelow
-	RecacheBelow   int64 // nanoseconds, for Recache
+	RecacheBelow   int64 // milliseconds, for Recache
 	NewCAS         uint64
 	HasNewCAS      bool // E: a vivified item takes NewCAS as its token
 	BinaryKey      bool // the key came in base64; remembered by a vivified item
@@ -144,7 +144,7 @@ type SetOptions struct {
 	NewCAS         uint64
 	HasNewCAS      bool  // E: the stored item takes NewCAS as its token
 	Vivify         bool  // N: append/prepend on a missing key store the value alone
-	VivifyDeadline int64 // Unix ns, for Vivify
+	VivifyDeadline int64 // Unix ms, for Vivify
 	BinaryKey      bool  // the key came in base64
 }
 
@@ -316,7 +316,7 @@ type ArithOptions struct {
 	NewCAS         uint64
 	HasNewCAS      bool   // E: the updated item takes NewCAS as its token
 	Vivify         bool   // N: on a miss create the item holding Initial
-	VivifyDeadline int64  // Unix ns, for Vivify
+	VivifyDeadline int64  // Unix ms, for Vivify
 	Initial        uint64 // J
 	Touch          bool   // T: on success set the deadline to Deadline
 	Deadline       int64
@@ -347,7 +347,7 @@ func (s *Store) MetaArith(key []byte, o ArithOptions) (ArithResult, error) {
 type ArithResult struct {
 	Value    uint64 // the number now stored
 	CAS      uint64 // the item's new token
-	Deadline int64  // the item's deadline (Unix ns, 0 = never)
+	Deadline int64  // the item's deadline (Unix ms, 0 = never)
 	Created  bool   // the key was missing and N created it holding Initial
 }
 

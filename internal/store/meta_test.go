@@ -34,8 +34,8 @@ func TestRecordHeaderSizes(t *testing.T) {
 
 func TestMetaGetVivifyWinThenZ(t *testing.T) {
 	s := newTestStore(t, Config{})
-	now := time.Now().UnixNano()
-	o := GetOptions{Vivify: true, VivifyDeadline: now + 30e9}
+	now := time.Now().UnixMilli()
+	o := GetOptions{Vivify: true, VivifyDeadline: now + 30e3}
 	mi, ok := s.MetaGet([]byte("v"), o)
 	if !ok || !mi.Created || !mi.Won || mi.WinSent || len(mi.Value) != 0 {
 		t.Fatalf("first MetaGet(N) = %+v, %v; want a created empty item won by the caller", mi, ok)
@@ -56,11 +56,11 @@ func TestMetaGetVivifyWinThenZ(t *testing.T) {
 
 func TestMetaGetRecache(t *testing.T) {
 	s := newTestStore(t, Config{})
-	now := time.Now().UnixNano()
-	mustStore(t, s, ModeSet, "short", "x", 0, now+10e9)
-	mustStore(t, s, ModeSet, "long", "x", 0, now+100e9)
+	now := time.Now().UnixMilli()
+	mustStore(t, s, ModeSet, "short", "x", 0, now+10e3)
+	mustStore(t, s, ModeSet, "long", "x", 0, now+100e3)
 	mustStore(t, s, ModeSet, "never", "x", 0, 0)
-	o := GetOptions{Recache: true, RecacheBelow: 30e9}
+	o := GetOptions{Recache: true, RecacheBelow: 30e3}
 	if mi, _ := s.MetaGet([]byte("short"), o); !mi.Won {
 		t.Errorf("R30 on a 10 s item: Won = false, want true")
 	}
@@ -102,7 +102,7 @@ func TestMetaGetHitBeforeAndNoBump(t *testing.T) {
 func TestMetaGetTouch(t *testing.T) {
 	s := newTestStore(t, Config{})
 	mustStore(t, s, ModeSet, "k", "v", 0, 0)
-	dl := time.Now().UnixNano() + 100e9
+	dl := time.Now().UnixMilli() + 100e3
 	mi, ok := s.MetaGet([]byte("k"), GetOptions{Touch: true, Deadline: dl})
 	if !ok || mi.Deadline != dl {
 		t.Fatalf("MetaGet(T) = %+v, want deadline %d", mi, dl)
@@ -191,7 +191,7 @@ func TestMetaDelete(t *testing.T) {
 	if err := s.MetaDelete(k, DeleteOptions{HasCompare: true, CompareCAS: cas + 1}); !errors.Is(err, ErrExists) {
 		t.Errorf("md C mismatch = %v", err)
 	}
-	dl := time.Now().UnixNano() + 30e9
+	dl := time.Now().UnixMilli() + 30e3
 	if err := s.MetaDelete(k, DeleteOptions{Invalidate: true, Touch: true, Deadline: dl}); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestMetaArith(t *testing.T) {
 	if res, _ := s.MetaArith(k, ArithOptions{Delta: 100, Decr: true}); res.Value != 0 {
 		t.Errorf("decr below 0 = %d, want 0", res.Value)
 	}
-	dl := time.Now().UnixNano() + 60e9
+	dl := time.Now().UnixMilli() + 60e3
 	if res, err := s.MetaArith(k, ArithOptions{Delta: 1, Touch: true, Deadline: dl}); err != nil || res.Deadline != dl {
 		t.Errorf("ma T = deadline %d, %v; want %d", res.Deadline, err, dl)
 	}

@@ -37,8 +37,8 @@ func TestNotifyReportsStoreEvents(t *testing.T) {
 	defer s.Close()
 	var log eventLog
 	s.SetNotify(EventExpired|EventNew|EventKeyMiss, log.add)
-	past := time.Now().Add(-time.Second).UnixNano()
-	soon := time.Now().Add(20 * time.Millisecond).UnixNano()
+	past := time.Now().Add(-time.Second).UnixMilli()
+	soon := time.Now().Add(20 * time.Millisecond).UnixMilli()
 	if _, err := s.Store(ModeSet, []byte("a"), []byte("1"), 0, 0, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestNotifyReportsStoreEvents(t *testing.T) {
 	s.UpdateHash([]byte("h"), &h, func() error { h.Set([]byte("f"), []byte("v")); return nil })
 	s.UpdateHash([]byte("h"), &h, func() error { h.Set([]byte("g"), []byte("v")); return nil })
 	s.AddAll([][]byte{[]byte("m")}, [][]byte{[]byte("v")}) // its caller reports its keys
-	for time.Now().UnixNano() <= soon {
+	for time.Now().UnixMilli() <= soon {
 		time.Sleep(5 * time.Millisecond) // until b's deadline has passed
 	}
 	s.Get([]byte("b")) // expired, found by the read: expired, then the miss
@@ -76,7 +76,7 @@ func TestNotifyReportsSweptAndEvicted(t *testing.T) {
 	defer s.Close()
 	var log eventLog
 	s.SetNotify(EventExpired|EventEvicted, log.add)
-	s.Store(ModeSet, []byte("x"), []byte("v"), 0, time.Now().Add(5*time.Millisecond).UnixNano(), 0)
+	s.Store(ModeSet, []byte("x"), []byte("v"), 0, time.Now().Add(5*time.Millisecond).UnixMilli(), 0)
 	for !slices.Contains(log.take(), "x:expired") {
 		time.Sleep(time.Millisecond) // only the sweeper can find x
 	}

@@ -46,7 +46,7 @@ func TestRandomOpsUnderPressureReadWhatWasWritten(t *testing.T) {
 					key := "key" + strconv.Itoa(r.IntN(300))
 					var deadline int64
 					if r.IntN(5) == 0 {
-						deadline = time.Now().Add(time.Duration(r.IntN(2000)) * time.Millisecond).UnixNano()
+						deadline = time.Now().Add(time.Duration(r.IntN(2000)) * time.Millisecond).UnixMilli()
 					}
 					switch op := r.IntN(20); {
 					case op < 8:
@@ -72,7 +72,7 @@ func TestRandomOpsUnderPressureReadWhatWasWritten(t *testing.T) {
 						flags := uint32(r.IntN(3))
 						_, err := s.Store(ModeSet, []byte(key), []byte(v), flags, deadline, 0)
 						switch {
-						case err == nil && deadline != 0 && deadline <= time.Now().UnixNano():
+						case err == nil && deadline != 0 && deadline <= time.Now().UnixMilli():
 							delete(last, key)
 						case err == nil:
 							last[key] = want{v, flags}
@@ -92,7 +92,7 @@ func TestRandomOpsUnderPressureReadWhatWasWritten(t *testing.T) {
 						}
 					case op < 16:
 						s.Touch([]byte(key), deadline)
-						if deadline != 0 && deadline <= time.Now().UnixNano() {
+						if deadline != 0 && deadline <= time.Now().UnixMilli() {
 							delete(last, key)
 						}
 					case op < 17:
@@ -106,7 +106,7 @@ func TestRandomOpsUnderPressureReadWhatWasWritten(t *testing.T) {
 						if w, known := last[key]; ok && (!known || string(mi.Value) != w.value) {
 							t.Fatalf("op %d: MetaGet(%q) = %q, last written %q", i, key, mi.Value, w.value)
 						}
-						if ok && r.IntN(2) == 0 && deadline != 0 && deadline <= time.Now().UnixNano() {
+						if ok && r.IntN(2) == 0 && deadline != 0 && deadline <= time.Now().UnixMilli() {
 							delete(last, key)
 						}
 					case op < 19:
@@ -121,7 +121,7 @@ func TestRandomOpsUnderPressureReadWhatWasWritten(t *testing.T) {
 					}
 					// Keys whose deadline has passed are gone for good.
 					for k := range last {
-						if it, ok := peek(s, k); ok && it.Deadline != 0 && it.Deadline <= time.Now().UnixNano() {
+						if it, ok := peek(s, k); ok && it.Deadline != 0 && it.Deadline <= time.Now().UnixMilli() {
 							delete(last, k)
 						}
 					}

@@ -135,12 +135,12 @@ func randomOp(t *testing.T, r *rand.Rand, s *Store, m *model, keys []string, flu
 	case 0:
 		deadline = Deadline(1+r.Int64N(3), now)
 	case 1:
-		deadline = now.Add(time.Duration(r.IntN(3000)) * time.Millisecond).UnixNano()
+		deadline = now.Add(time.Duration(r.IntN(3000)) * time.Millisecond).UnixMilli()
 	case 2:
 		deadline = Deadline(-1, now)
 	}
 	flags := r.Uint32()
-	now := time.Now().UnixNano()
+	now := time.Now().UnixMilli()
 	if m != nil {
 		m.poll(now)
 	}
@@ -234,7 +234,7 @@ func randomOp(t *testing.T, r *rand.Rand, s *Store, m *model, keys []string, flu
 	case op < 19 && flushOneIn > 0 && r.IntN(flushOneIn) == 0:
 		at := now
 		if r.IntN(2) == 0 {
-			at += int64(r.IntN(3000)) * int64(time.Millisecond)
+			at += int64(r.IntN(3000)) // ms
 		}
 		s.FlushAll(at)
 		if m != nil {
@@ -338,7 +338,7 @@ func TestConcurrentMixedOps(t *testing.T) {
 						t.Errorf("Get(%q) returned %d bytes, more than can be stored", key, len(it.Value))
 					}
 				case op < 7:
-					deadline := time.Now().Add(time.Duration(r.IntN(5)) * time.Millisecond).UnixNano()
+					deadline := time.Now().Add(time.Duration(r.IntN(5)) * time.Millisecond).UnixMilli()
 					if r.IntN(2) == 0 {
 						deadline = 0
 					}
@@ -349,7 +349,7 @@ func TestConcurrentMixedOps(t *testing.T) {
 					s.Delete(key)
 				default:
 					if r.IntN(50) == 0 {
-						s.FlushAll(time.Now().Add(time.Duration(r.IntN(3)) * time.Millisecond).UnixNano())
+						s.FlushAll(time.Now().Add(time.Duration(r.IntN(3)) * time.Millisecond).UnixMilli())
 					}
 					s.Touch(key, 0)
 					s.Stats()

@@ -114,7 +114,7 @@ type entry struct {
 	flags    uint32
 	atime    uint32 // last access, Unix seconds (meta "l" and "me la=")
 	cas      uint64
-	deadline int64 // Unix ns; 0 = never
+	deadline int64 // Unix ms; 0 = never
 	klen     uint32
 	vlen     uint32
 }

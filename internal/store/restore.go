@@ -100,7 +100,7 @@ func (tx *Tx) put(key []byte, meta uint8, value []byte) {
 	s.persistLocked(sh, &e)
 }
 
-// SetRestored gives the live value under key RESTORE's deadline (Unix ns,
+// SetRestored gives the live value under key RESTORE's deadline (Unix ms,
 // 0 for none) and access state: idle seconds since its last use (<0 to
 // leave it just used) and an access count (freq, saturating at the
 // record's 3; <0 to leave it). The key must not be open. It reports

@@ -64,7 +64,7 @@ type core struct {
 	// only serialises FlushAll and the moment an armed flush takes effect.
 	flushMu sync.Mutex
 	fence   atomic.Uint64 // items with cas <= fence are flushed
-	flushAt atomic.Int64  // armed FlushAll time in Unix ns; 0 = none
+	flushAt atomic.Int64  // armed FlushAll time in Unix ms; 0 = none
 	flushes atomic.Uint64
 
 	// Durable mode (disk.go): nil disk means a plain cache.

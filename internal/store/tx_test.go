@@ -38,7 +38,7 @@ func fillHash(t *testing.T, s *Store, key string, n int) {
 // replace rules hold, and the accounting stays exact.
 func TestTxRenameAndCopy(t *testing.T) {
 	s := newTestStore(t, Config{MemoryLimit: 64 << 20})
-	far := time.Now().Add(time.Hour).UnixNano()
+	far := time.Now().Add(time.Hour).UnixMilli()
 	mustStore(t, s, ModeSet, "str", "value", 9, far)
 	fillHash(t, s, "small", 3)
 	fillHash(t, s, "big", 1000)

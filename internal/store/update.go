@@ -32,7 +32,7 @@ type Change struct {
 	// copies them before Update returns.
 	Value, Suffix []byte
 	Flags         uint32
-	Deadline      int64 // Unix nanoseconds; 0 = never expires (Put, Retime)
+	Deadline      int64 // Unix milliseconds; 0 = never expires (Put, Retime)
 }
 
 // Update reads the live item under key and applies fn's decision about it,

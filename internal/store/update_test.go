@@ -30,7 +30,7 @@ func TestUpdateOps(t *testing.T) {
 	}
 
 	// Put creates it with flags and deadline, from two parts.
-	dl := time.Now().Add(time.Hour).UnixNano()
+	dl := time.Now().Add(time.Hour).UnixMilli()
 	cas, err = s.Update(key, func(Item, bool) Change {
 		return Change{Op: Put, Value: []byte("ab"), Suffix: []byte("cd"), Flags: 7, Deadline: dl}
 	})
@@ -81,7 +81,7 @@ func TestUpdateOps(t *testing.T) {
 	// A deadline already passed: the Put succeeds and the key is absent.
 	mustStore(t, s, ModeSet, "k", "old", 0, 0)
 	if _, err := s.Update(key, func(Item, bool) Change {
-		return Change{Op: Put, Value: []byte("v"), Deadline: time.Now().Add(-time.Second).UnixNano()}
+		return Change{Op: Put, Value: []byte("v"), Deadline: time.Now().Add(-time.Second).UnixMilli()}
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestUpdateOps(t *testing.T) {
 // An expired item is absent to fn.
 func TestUpdateSeesExpiredAsAbsent(t *testing.T) {
 	s := newTestStore(t, Config{})
-	mustStore(t, s, ModeSet, "k", "v", 0, time.Now().Add(-time.Second).UnixNano())
+	mustStore(t, s, ModeSet, "k", "v", 0, time.Now().Add(-time.Second).UnixMilli())
 	_, _ = s.Update([]byte("k"), func(old Item, found bool) Change {
 		if found {
 			t.Errorf("expired item seen: %q", old.Value)
@@ -193,7 +193,7 @@ func BenchmarkUpdate(b *testing.B) {
 func TestUpdateRetime(t *testing.T) {
 	s := newTestStore(t, Config{})
 	cas := mustStore(t, s, ModeSet, "k", "v", 3, 0)
-	dl := time.Now().Add(time.Hour).UnixNano()
+	dl := time.Now().Add(time.Hour).UnixMilli()
 	if _, err := s.Update([]byte("k"), func(Item, bool) Change { return Change{Op: Retime, Deadline: dl} }); err != nil {
 		t.Fatal(err)
 	}

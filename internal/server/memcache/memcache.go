@@ -292,7 +292,7 @@ func (c *conn) flushAllCmd(req *memcache.Request) {
 	}
 	c.Count(server.StatCmdFlush)
 	now := time.Now()
-	at := now.UnixNano()
+	at := now.UnixMilli()
 	if req.HasExptime && req.Exptime > 0 {
 		at = store.Deadline(req.Exptime, now)
 	}
@@ -442,7 +442,7 @@ func (c *conn) storeEvent(mode store.Mode, key []byte, deadline int64) {
 	srv.KeyEvent(server.EventString, "set", key)
 	if deadline != 0 {
 		srv.KeyEvent(server.EventGeneric, "expire", key)
-		if deadline <= time.Now().UnixNano() {
+		if deadline <= time.Now().UnixMilli() {
 			srv.KeyEvent(server.EventExpired, "expired", key) // stored already gone
 		}
 	}

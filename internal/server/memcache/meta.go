@@ -49,11 +49,11 @@ func ttlLeft(deadline int64, now time.Time) int64 {
 	if deadline == 0 {
 		return -1
 	}
-	left := deadline - now.UnixNano()
+	left := deadline - now.UnixMilli() // the store's unit
 	if left <= 0 {
 		return -1
 	}
-	return (left + int64(time.Second) - 1) / int64(time.Second)
+	return (left + 999) / 1000
 }
 
 func (c *conn) metaGet(req *memcache.Request, w *memcache.Writer) {
@@ -68,7 +68,7 @@ func (c *conn) metaGet(req *memcache.Request, w *memcache.Writer) {
 		o.Vivify, o.VivifyDeadline = true, store.Deadline(m.Vivify, now)
 	}
 	if m.Has('R') {
-		o.Recache, o.RecacheBelow = true, m.Recache*int64(time.Second)
+		o.Recache, o.RecacheBelow = true, m.Recache*1000 // ms
 	}
 	if m.Has('E') {
 		o.HasNewCAS, o.NewCAS = true, m.NewCAS

@@ -2,9 +2,12 @@ package memcache
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/protocol/memcache"
 	"github.com/minikv/minikv/internal/server"
@@ -149,4 +152,51 @@ func TestMetaQuietPipeline(t *testing.T) {
 	if want := "VA 1 ka\n1\nVA 1 kc O9\n3\nMN\n"; got.String() != want {
 		t.Errorf("quiet multi-get = %q, want %q", got.String(), want)
 	}
+}
+
+// TestFarFutureExptimeReadsBack sets absolute times past 2262 (where
+// deadlines in int64 nanoseconds would end) on both ports and reads the
+// time left back with mg's t flag and RESP's TTL, EXPIRETIME and
+// PEXPIRETIME. The t values are checked against the clock with an hour of
+// slack: a wrong deadline is off by centuries.
+func TestFarFutureExptimeReadsBack(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	mc := dial(t, rs.addr)
+	rc := dialRESP(t, rs.respAddr)
+	const y3021 = 33177117420
+	near := func(what string, got, want int64) {
+		t.Helper()
+		if got < want-3600 || got > want+3600 {
+			t.Errorf("%s = %d, want about %d", what, got, want)
+		}
+	}
+	metaTTL := func(key string) int64 {
+		t.Helper()
+		mc.Send("mg " + key + " t\r\n")
+		line := mc.Line()
+		var ttl int64
+		if _, err := fmt.Sscanf(line, "HD t%d", &ttl); err != nil {
+			t.Fatalf("mg %s t = %q: %v", key, line, err)
+		}
+		return ttl
+	}
+
+	mc.Expect("set classic 0 33177117420 1\r\nx\r\n", "STORED")
+	near("mg classic t", metaTTL("classic"), y3021-time.Now().Unix())
+	rc.Expect(multibulk("EXPIRETIME", "classic"), ":33177117420\r\n")
+	rc.Expect(multibulk("PEXPIRETIME", "classic"), ":33177117420000\r\n")
+	mc.Expect("touch classic 9223372036854775\r\n", "TOUCHED")
+	rc.Expect(multibulk("PEXPIRETIME", "classic"), ":9223372036854775000\r\n")
+	mc.Expect("gat 33177117420 classic\r\n", "VALUE classic 0 1", "x", "END")
+	rc.Expect(multibulk("EXPIRETIME", "classic"), ":33177117420\r\n")
+
+	rc.Expect(multibulk("SET", "resp", "v", "PXAT", "9223372036854775807"), "+OK\r\n")
+	near("mg resp t", metaTTL("resp"), 9223372036854776-time.Now().Unix())
+	rc.Expect(multibulk("EXPIREAT", "resp", "33177117420"), ":1\r\n")
+	near("mg resp t", metaTTL("resp"), y3021-time.Now().Unix())
+	ttl, err := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(rc.Do("TTL", "resp"), ":")), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("TTL resp", ttl, y3021-time.Now().Unix())
 }

@@ -280,7 +280,7 @@ func cmdRestore(rc *conn, argv [][]byte) {
 		if ttl > 0 {
 			at := ttl
 			if !absTTL {
-				at = min(ttl, math.MaxInt64-rc.nowMilli()) + rc.nowMilli()
+				at = ttl + rc.nowMilli() // wraps past int64, as in Redis: then already expired
 			}
 			if at <= rc.nowMilli() {
 				return nil // already expired: the key is deleted (REPLACE) and nothing stored

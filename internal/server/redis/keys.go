@@ -132,7 +132,7 @@ func (rc *conn) expire(argv [][]byte, basetime int64, seconds bool) {
 		if flag != 0 {
 			cur := int64(-1)
 			if it.Deadline != 0 {
-				cur = it.Deadline / int64(time.Millisecond)
+				cur = it.Deadline
 			}
 			if flag&expireNX != 0 && cur != -1 ||
 				flag&expireXX != 0 && cur == -1 ||
@@ -167,11 +167,12 @@ func (rc *conn) expire(argv [][]byte, basetime int64, seconds bool) {
 }
 
 // TTL key, PTTL key: -2 missing, -1 no deadline; TTL rounds to the
-// nearest second as Redis does.
+// nearest second as Redis does (roundSeconds).
 func cmdTTL(rc *conn, argv [][]byte)  { rc.ttl(argv[1], false, false) }
 func cmdPTTL(rc *conn, argv [][]byte) { rc.ttl(argv[1], true, false) }
 
-// EXPIRETIME key, PEXPIRETIME key: the absolute deadline.
+// EXPIRETIME key, PEXPIRETIME key: the absolute deadline, EXPIRETIME
+// rounded to the nearest second like TTL.
 func cmdExpireTime(rc *conn, argv [][]byte)  { rc.ttl(argv[1], false, true) }
 func cmdPExpireTime(rc *conn, argv [][]byte) { rc.ttl(argv[1], true, true) }
 
@@ -186,19 +187,20 @@ func (rc *conn) ttl(key []byte, ms, absolute bool) {
 		rc.w.Int(-1)
 		return
 	}
-	at := it.Deadline / int64(time.Millisecond)
-	if absolute {
-		if !ms {
-			at /= 1000
-		}
-		rc.w.Int(at)
-		return
+	left := it.Deadline // Unix ms, Redis's unit
+	if !absolute {
+		left = max(left-rc.nowMilli(), 0)
 	}
-	left := max(at-rc.nowMilli(), 0)
 	if !ms {
-		left = (left + 500) / 1000
+		left = roundSeconds(left)
 	}
 	rc.w.Int(left)
+}
+
+// roundSeconds is Redis's (ms+500)/1000 for ms >= 0, without its overflow:
+// PEXPIREAT k 9223372036854775807 gives EXPIRETIME 9223372036854776.
+func roundSeconds(ms int64) int64 {
+	return ms/1000 + (ms%1000+500)/1000
 }
 
 // cmdPersist is PERSIST key: 1 if a deadline was removed.
@@ -460,6 +462,6 @@ func cmdFlushAll(rc *conn, argv [][]byte) {
 		return
 	}
 	rc.Count(server.StatCmdFlush)
-	rc.st.FlushAll(time.Now().UnixNano())
+	rc.st.FlushAll(time.Now().UnixMilli())
 	rc.w.OK()
 }

@@ -16,8 +16,7 @@ package redis
 // whole seconds and never the same twice in a seed: no key expires during
 // a run, and a GT/LT comparison of two deadlines never depends on which
 // millisecond either server read its clock. Absolute expiries are in the
-// past or between 2033 and 2255, never after 2262 (MiniKV clamps those,
-// docs/redis.md difference 7, pinned by TestRESPDifferential). Redis keeps a key
+// past or after 2033, up to LLONG_MAX milliseconds. Redis keeps a key
 // stored with a past deadline (SET ... PXAT 1) until a lookup or its
 // expiry cycle removes it, so DBSIZE is sent after an EXISTS of every key
 // and SCAN never asks for TYPE none (see exec and scan).
@@ -133,18 +132,19 @@ var randEdgeInts = []string{
 // randHugeOffsets are SETRANGE offsets past Redis's 512 MB limit.
 var randHugeOffsets = []string{"536870912", "536870913", "1099511627776", "9223372036854775807", "9223372036854775806"}
 
-// Expiry arguments that are invalid, zero or negative, or so large that
-// both servers refuse them. None succeeds with a deadline that is near
-// or after 2262.
+// Expiry arguments: relative ones that are invalid, zero or negative, or
+// so large that both servers refuse them; absolute ones in the past, in
+// the future up to LLONG_MAX milliseconds (past 2262, where deadlines in
+// int64 nanoseconds would end), or refused.
 var (
 	randBadRelSec = []string{"0", "-0", "-1", "-100", "+0", "9223372036854775807", "-9223372036854775808",
 		"9223372036854775", "9223372036854776", "9223372036854775808", "x", "", "1.5", " 100000", "100000 ", "1e5"}
 	randBadRelMs = []string{"0", "-0", "-1", "-100", "+0", "9223372036854775807", "9223372036854775806",
 		"-9223372036854775808", "9223372036854775808", "x", "", "1.5", " 100000000", "1e8"}
 	randAbsSec = []string{"1", "0", "-1", "1000000000", "-9223372036854775808", "2000000000", "4102444800", "9000000000",
-		"9223372036854775807", "9223372036854776", "x", "", "1.5"}
+		"9223372036854775807", "9223372036854776", "33177117420", "99999999999", "9223372036854775", "x", "", "1.5"}
 	randAbsMs = []string{"1", "0", "-1", "-0", "1000000000000", "-9223372036854775808", "2000000000000", "4102444800123",
-		"9000000000000", "x", "", "1.5"}
+		"9000000000000", "33177117420000", "33177117420600", "9223372036854775807", "9223372036854775806", "x", "", "1.5"}
 )
 
 var randFloats = []string{

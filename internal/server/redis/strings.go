@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
@@ -75,7 +74,7 @@ func (rc *conn) parseSetOptions(argv [][]byte, from int, isSet bool) (flags int,
 }
 
 // expireDeadline turns an EX/PX/EXAT/PXAT argument into a store deadline
-// (Unix ns) with Redis's checks (getExpireMillisecondsOrReply): not an
+// (Unix ms) with Redis's checks (getExpireMillisecondsOrReply): not an
 // integer is errNotInt; zero, negative or overflowing is "invalid expire
 // time in '<cmd>' command". It returns the error text, or "" when valid.
 func expireDeadline(arg []byte, flags int, cmd string, nowMs int64) (int64, string) {
@@ -103,17 +102,12 @@ func invalidExpire(cmd string) string {
 	return "ERR invalid expire time in '" + cmd + "' command"
 }
 
-// msToDeadline converts Unix milliseconds to a store deadline, saturating
-// past 2262 (the end of int64 nanoseconds) and never yielding 0, which
-// means "no deadline".
+// msToDeadline converts Unix milliseconds to a store deadline, which is
+// in Unix milliseconds too, so every time Redis accepts reads back
+// exactly; a time at or before the epoch becomes 1 (passed), never 0,
+// which means "no deadline".
 func msToDeadline(ms int64) int64 {
-	switch {
-	case ms > math.MaxInt64/int64(time.Millisecond):
-		return math.MaxInt64
-	case ms <= 0:
-		return 1
-	}
-	return ms * int64(time.Millisecond)
+	return max(ms, 1)
 }
 
 // cmdGet is GET key.
@@ -217,7 +211,7 @@ func (rc *conn) notifySet(key []byte, deadline int64) {
 	rc.notify(server.EventString, "set", key)
 	if deadline != 0 {
 		rc.notify(server.EventGeneric, "expire", key)
-		if deadline <= rc.nowMilli()*int64(time.Millisecond) {
+		if deadline <= rc.nowMilli() {
 			rc.notify(server.EventExpired, "expired", key)
 		}
 	}
@@ -309,7 +303,7 @@ func cmdGetEX(rc *conn, argv [][]byte) {
 	}
 	var it store.Item
 	switch {
-	case flags&(optEXAT|optPXAT) != 0 && deadline <= rc.nowMilli()*int64(time.Millisecond):
+	case flags&(optEXAT|optPXAT) != 0 && deadline <= rc.nowMilli():
 		// A time already past deletes the key, as Redis's GETEX does
 		// (checkAlreadyExpired): "del", not a later "expired".
 		it, ok = st.Take(key)

@@ -14,7 +14,7 @@ import (
 // release its replies are compared with byte for byte (redis-server
 // 7.0.15, which cmddata.go is generated from), and every command of that
 // release is served except the gaps below, each waiting on the issue
-// that brings it (docs/redis.md, "Commands MiniKV does not serve").
+// that brings it (docs/redis.md, "What redis_version promises").
 
 // versionGaps are the commands and subcommands of Redis 7.0.15 MiniKV
 // does not serve, each group with the reason.
