@@ -30,6 +30,9 @@ var (
 // takes: a log record's length word keeps its high bit for the format.
 const MaxBatchSize = maxRecordPayload
 
+// batchLimit is MaxBatchSize, lowered by tests.
+var batchLimit = MaxBatchSize
+
 // DB is an LSM-tree key-value store. All methods are safe for concurrent
 // use.
 type DB struct {
@@ -435,7 +438,7 @@ func (d *DB) Apply(b *Batch) error {
 	if b.count == 0 {
 		return nil
 	}
-	if len(b.data) > MaxBatchSize {
+	if len(b.data) > batchLimit {
 		return ErrBatchTooLarge
 	}
 	w := d.newWriter(b)
@@ -471,7 +474,7 @@ func (d *DB) Enqueue(b *Batch) Commit {
 	if b.count == 0 {
 		return Commit{}
 	}
-	if len(b.data) > MaxBatchSize {
+	if len(b.data) > batchLimit {
 		return Commit{err: ErrBatchTooLarge}
 	}
 	w := d.newWriter(b)

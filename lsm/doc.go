@@ -16,7 +16,8 @@
 //
 // Errors are sentinels to test with errors.Is: ErrNotFound (absent or
 // expired), ErrClosed (after Close), ErrCorrupt (damage, wrapped with the
-// file's name and the reason). A DB and a Snapshot are safe for concurrent
+// file's name and the reason), ErrBatchTooLarge (a batch over
+// MaxBatchSize, 2 GiB - 1, refused whole; the DB goes on). A DB and a Snapshot are safe for concurrent
 // use by many goroutines; an Iterator or a Batch is not.
 //
 // # Compatibility

@@ -78,3 +78,43 @@ func TestFlushSyncErrorStopsWrites(t *testing.T) {
 	fs.SetInjector(nil)
 	_ = db.Close()
 }
+
+// TestOversizedBatchRefused: a batch whose encoding would not fit a log
+// record's length word is refused by Apply and by Enqueue's Wait with
+// ErrBatchTooLarge, nothing of it is written, and the DB goes on taking
+// writes (the limit is lowered for the test: the real one is 2 GiB).
+func TestOversizedBatchRefused(t *testing.T) {
+	defer func(old int) { batchLimit = old }(batchLimit)
+	batchLimit = 4 << 10
+	fs := vfs.NewMem()
+	db, err := Open("/db", Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := new(Batch)
+	big.Put([]byte("big1"), make([]byte, 3<<10))
+	big.Put([]byte("big2"), make([]byte, 3<<10))
+	if err := db.Apply(big); !errors.Is(err, ErrBatchTooLarge) {
+		t.Fatalf("Apply of a %d-byte batch = %v, want ErrBatchTooLarge", big.Size(), err)
+	}
+	if err := db.Enqueue(big).Wait(); !errors.Is(err, ErrBatchTooLarge) {
+		t.Fatalf("Enqueue(...).Wait of a %d-byte batch = %v, want ErrBatchTooLarge", big.Size(), err)
+	}
+	if err := db.Put([]byte("small"), make([]byte, 3<<10)); err != nil {
+		t.Fatalf("Put after the refusals: %v", err)
+	}
+	_ = db.Close()
+	db, err = Open("/db", Options{FS: fs.CrashClone(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, k := range []string{"big1", "big2"} {
+		if _, err := db.Get([]byte(k)); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get %s after a reopen = %v, want ErrNotFound", k, err)
+		}
+	}
+	if _, err := db.Get([]byte("small")); err != nil {
+		t.Errorf("Get small after a reopen: %v", err)
+	}
+}

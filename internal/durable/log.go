@@ -45,13 +45,6 @@ const (
 	// grow the queue without bound between two replies.
 	maxPending = 8 << 20
 
-	// maxBatch bounds a batch handed to the engine: a change that would
-	// take the queued ones past it commits them first, so a batch stays
-	// within lsm.MaxBatchSize (2 GiB) however many large values are
-	// written at once. A change alone is at most MaxItemSize plus its
-	// key and framing.
-	maxBatch = 1 << 30
-
 	// MaxItemSize is the largest item the store may hold in durable mode,
 	// so that one change fits in a batch the engine takes.
 	MaxItemSize = 1 << 30
@@ -73,6 +66,13 @@ const (
 	// this time.
 	syncInterval = 5 * time.Millisecond
 )
+
+// maxBatch bounds a batch handed to the engine: a change that would take
+// the queued ones past it commits them first, so a batch stays within
+// lsm.MaxBatchSize (2 GiB) however many large values are written at once.
+// A change alone is at most MaxItemSize plus its key and framing. A
+// variable for tests.
+var maxBatch = 1 << 30
 
 // Log is a store.Disk over an lsm.DB. It is safe for concurrent use.
 type Log struct {

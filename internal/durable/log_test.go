@@ -508,3 +508,36 @@ func TestDeadlinesKeptInMilliseconds(t *testing.T) {
 		t.Errorf("Scan saw %d records, %v; want 3", n, err)
 	}
 }
+
+// TestLogSplitsLargeBatches: a change that would take the queued ones past
+// maxBatch commits them first, so no batch handed to the engine outgrows
+// it (lsm refuses batches past lsm.MaxBatchSize), and every change is in
+// after the last Sync (maxBatch lowered for the test: the real one is
+// 1 GiB).
+func TestLogSplitsLargeBatches(t *testing.T) {
+	defer func(old int) { maxBatch = old }(maxBatch)
+	maxBatch = 1000
+	l := openMemLog(t)
+	rec := bytes.Repeat([]byte("r"), 300)
+	for i := range 20 {
+		l.Write(fmt.Appendf(nil, "k%02d", i), rec, 0)
+		l.mu.Lock()
+		size := l.pending.Size()
+		l.mu.Unlock()
+		if size > maxBatch {
+			t.Fatalf("after write %d the queued batch is %d bytes, over maxBatch %d", i, size, maxBatch)
+		}
+	}
+	if l.synced.Load() == 0 {
+		t.Fatal("20 changes of 300 bytes queued with maxBatch 1000 and none committed")
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		got, err := l.db.Get(append([]byte{prefixKey}, fmt.Appendf(nil, "k%02d", i)...))
+		if err != nil || !bytes.Equal(got, rec) {
+			t.Fatalf("k%02d in the engine: %d bytes, %v", i, len(got), err)
+		}
+	}
+}
