@@ -194,6 +194,10 @@ var respSessions = []respSession{
 		"WATCH mx:a\r\nEXPIRE mx:a 100\r\nMULTI\r\nINCR mx:a\r\nEXEC\r\nWATCH mx:a\r\nMULTI\r\nDISCARD\r\nSET mx:a 9\r\nMULTI\r\nGET mx:a\r\nEXEC\r\n" +
 		"MULTI\r\nSET mx:b x\r\nRENAME mx:b mx:c\r\nHSET mx:h f 1\r\nHINCRBY mx:h f 5\r\nCOPY mx:h mx:h2\r\nHGETALL mx:h2\r\nTYPE mx:c\r\nEXISTS mx:c mx:b\r\nEXEC\r\n" +
 		"MULTI\r\nCONFIG FOO\r\nEXEC\r\nMULTI\r\nQUIT\r\n"},
+	// Redis answers every refusal of EXEC (here arity) with EXECABORT,
+	// in MULTI or not, and drops the transaction and the watches.
+	{name: "exec refused", in: mb("EXEC", "x") + mb("MULTI") + mb("SET", "xr:k", "1") + mb("EXEC", "x") + mb("EXEC") +
+		mb("WATCH", "xr:k") + mb("EXEC", "x") + mb("SET", "xr:k", "2") + mb("MULTI") + mb("GET", "xr:k") + mb("EXEC") + mb("exec", "a", "b")},
 	{name: "multi exec resp3", skip: 1, in: mb("HELLO", "3") + mb("WATCH", "m3:a") + mb("SET", "m3:a", "1") + mb("MULTI") + mb("GET", "m3:a") + mb("EXEC") +
 		mb("MULTI") + mb("HSET", "m3:h", "a", "1") + mb("HGETALL", "m3:h") + mb("EXEC")},
 	{name: "command getkeys", in: mb("COMMAND", "GETKEYS", "SET", "a", "b") + mb("COMMAND", "GETKEYS", "GET") + mb("COMMAND", "GETKEYS", "FOO", "a") +
