@@ -16,11 +16,15 @@ import (
 const (
 	errBitOffset = "ERR bit offset is not an integer or out of range"
 	errBitValue  = "ERR bit is not an integer or out of range"
-	// protoMaxBulkLen is Redis's proto-max-bulk-len default, the limit of
-	// a bit offset for the commands that only read (GETBIT, BITFIELD GET):
-	// past the end of a string they read zeroes, as Redis does. Writes
-	// are limited by the item size instead.
+	// protoMaxBulkLen is Redis's proto-max-bulk-len default, the limit
+	// Redis checks a bit offset against (getBitOffsetFromArgument), and a
+	// SETRANGE's end (checkStringLength): MiniKV checks the same, with
+	// Redis's errors. A read past the end of a string reads zeroes; a
+	// write within the limit but past the item size is refused after
+	// every argument is checked, with errTooLarge.
 	protoMaxBulkLen = 512 << 20
+	// errProtoMaxBulkLen is Redis's checkStringLength error.
+	errProtoMaxBulkLen = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 )
 
 func bitmapCommands() []respCommand {
@@ -94,7 +98,7 @@ func (rc *conn) readString(key []byte) ([]byte, bool, bool) {
 // grows with zero bytes to reach the offset, which must fit in an item.
 func cmdSetBit(rc *conn, argv [][]byte) {
 	key := argv[1]
-	off, ok := rc.parseBitOffset(argv[2], false, 0, int64(rc.st.MaxValueLen(len(key))))
+	off, ok := rc.parseBitOffset(argv[2], false, 0, protoMaxBulkLen)
 	if !ok {
 		return
 	}
@@ -103,10 +107,14 @@ func cmdSetBit(rc *conn, argv [][]byte) {
 		rc.w.Error(errBitValue)
 		return
 	}
+	maxLen := int64(rc.st.MaxValueLen(len(key)))
 	byteIdx, shift := int(off>>3), 7-uint(off&7)
-	old, put := 0, false
+	old, put, tooLarge := 0, false, false
 	_, err := rc.updateString(key, func(it store.Item, found bool) store.Change {
 		old, put = 0, false
+		if tooLarge = int64(byteIdx) >= maxLen; tooLarge {
+			return store.Change{} // after the type check, before any memory is sized
+		}
 		if byteIdx < len(it.Value) {
 			old = int(it.Value[byteIdx]>>shift) & 1
 		}
@@ -121,6 +129,9 @@ func cmdSetBit(rc *conn, argv [][]byte) {
 		put = true
 		return store.Change{Op: store.Put, Value: rc.scratch, Flags: it.Flags, Deadline: it.Deadline}
 	})
+	if err == nil && tooLarge {
+		err = store.ErrTooLarge
+	}
 	if err != nil {
 		rc.storeError(err)
 		return

@@ -102,7 +102,9 @@ func cmdGetRange(rc *conn, argv [][]byte) {
 }
 
 // cmdSetRange is SETRANGE key offset value. The offset is checked against
-// the item size before any memory is sized by it.
+// the item size before any memory is sized by it. A string that would pass
+// Redis's own limit, proto-max-bulk-len (512 MB), gets Redis's error; one
+// within it but over the item size, MiniKV's (errTooLarge).
 func cmdSetRange(rc *conn, argv [][]byte) {
 	key, val := argv[1], argv[3]
 	offset, ok := rc.parseInt(argv[2])
@@ -115,11 +117,15 @@ func cmdSetRange(rc *conn, argv [][]byte) {
 	}
 	maxLen := int64(rc.st.MaxValueLen(len(key)))
 	rc.Count(server.StatCmdSet)
-	n, tooLarge, put := 0, false, false
+	n, tooLarge, pastProto, put := 0, false, false, false
 	_, err := rc.updateString(key, func(old store.Item, _ bool) store.Change {
-		n, tooLarge, put = len(old.Value), false, false
+		n, tooLarge, pastProto, put = len(old.Value), false, false, false
 		if len(val) == 0 {
 			return store.Change{} // Redis answers the length and writes nothing
+		}
+		if offset > protoMaxBulkLen || offset+int64(len(val)) > protoMaxBulkLen {
+			pastProto = true // Redis's checkStringLength
+			return store.Change{}
 		}
 		if offset > maxLen || offset+int64(len(val)) > maxLen {
 			tooLarge = true
@@ -136,6 +142,10 @@ func cmdSetRange(rc *conn, argv [][]byte) {
 	})
 	if put && err == nil {
 		rc.notify(server.EventString, "setrange", key)
+	}
+	if pastProto && err == nil {
+		rc.w.Error(errProtoMaxBulkLen)
+		return
 	}
 	rc.lengthReply(n, tooLarge, err)
 }
