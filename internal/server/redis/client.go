@@ -599,8 +599,13 @@ func (rc *conn) unmute() {
 
 // resetClient is what RESET undoes of CLIENT: reply mode, NO-EVICT.
 func (rc *conn) resetClient() {
-	rc.reply = replyOn
-	rc.unmute()
+	// Redis's RESET clears CLIENT REPLY OFF and a pending SKIP, but not
+	// the skip of the command running: after CLIENT REPLY SKIP, RESET's
+	// own +RESET is dropped (dispatchQuiet ends that skip).
+	if rc.reply != replySkip {
+		rc.reply = replyOn
+		rc.unmute()
+	}
 	rc.noEvict = false
 	rc.user = ""
 }

@@ -61,6 +61,11 @@ var pubsubSessions = []respSession{
 		mb("CLIENT", "REPLY", "ON") + mb("PING")},
 	{name: "reply skip", in: mb("CLIENT", "REPLY", "SKIP") + mb("UNSUBSCRIBE", "ps13:a") + mb("PING") + mb("CLIENT", "REPLY", "SKIP") +
 		mb("SUBSCRIBE", "ps13:a") + mb("PING") + mb("CLIENT", "REPLY", "SKIP") + mb("UNSUBSCRIBE") + mb("PING")},
+	// RESET ends CLIENT REPLY OFF (its +RESET is sent) but not a SKIP
+	// of RESET itself.
+	{name: "reset and reply modes", in: mb("CLIENT", "REPLY", "OFF") + mb("SUBSCRIBE", "ps16:a") + mb("RESET") + mb("PING") +
+		mb("CLIENT", "REPLY", "SKIP") + mb("RESET") + mb("PING") + mb("CLIENT", "REPLY", "SKIP") + mb("SUBSCRIBE", "ps16:b") + mb("RESET") +
+		mb("PUBSUB", "NUMSUB", "ps16:a", "ps16:b")},
 	{name: "reply off resp3", skip: 1, in: mb("HELLO", "3") + mb("CLIENT", "REPLY", "OFF") + mb("SUBSCRIBE", "ps14:a") +
 		mb("PSUBSCRIBE", "ps14:a*") + mb("PUBLISH", "ps14:a", "m") + mb("GET", "ps14:k") + mb("UNSUBSCRIBE", "ps14:a") + mb("PUNSUBSCRIBE") +
 		mb("UNSUBSCRIBE") + mb("CLIENT", "REPLY", "ON") + mb("PING")},
