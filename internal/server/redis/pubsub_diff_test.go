@@ -99,12 +99,14 @@ func TestPubsubDifferential(t *testing.T) {
 
 // deliveryTranscript is what each connection read in one delivery run.
 type deliveryTranscript struct {
-	sub2, sub3, pub []string
+	sub2, sub3, off, pub []string
 }
 
 // runDelivery subscribes a RESP2 and a RESP3 connection, publishes from a
 // third, then has each subscriber PING: everything published was queued
-// before the PING's reply, so reading up to it reads every message.
+// before the PING's reply, so reading up to it reads every message. A
+// fourth, RESP2 under CLIENT REPLY OFF (no PING reply to wait for), reads
+// its confirmations and then exactly the five messages it gets.
 func runDelivery(t *testing.T, addr string) deliveryTranscript {
 	t.Helper()
 	type client struct {
@@ -146,10 +148,12 @@ func runDelivery(t *testing.T, addr string) deliveryTranscript {
 			}
 		}
 	}
-	s2, s3, p := dialc(), dialc(), dialc()
+	s2, s3, off, p := dialc(), dialc(), dialc(), dialc()
 	var tr deliveryTranscript
 	send(s2, mb("SUBSCRIBE", "d:ch", "d:other")+mb("PSUBSCRIBE", "d:c*"))
 	tr.sub2 = read(s2, 3)
+	send(off, mb("CLIENT", "REPLY", "OFF")+mb("SUBSCRIBE", "d:ch")+mb("PSUBSCRIBE", "d:c*")+mb("PING"))
+	tr.off = read(off, 2)
 	send(s3, mb("HELLO", "3")+mb("SUBSCRIBE", "d:ch")+mb("PSUBSCRIBE", "d:*"))
 	read(s3, 1) // HELLO: ids and versions differ
 	tr.sub3 = read(s3, 2)
@@ -160,6 +164,7 @@ func runDelivery(t *testing.T, addr string) deliveryTranscript {
 	tr.sub2 = append(tr.sub2, readUntil(s2, "*2\r\n$4\r\npong\r\n$0\r\n\r\n")...)
 	send(s3, mb("PING"))
 	tr.sub3 = append(tr.sub3, readUntil(s3, "+PONG\r\n")...)
+	tr.off = append(tr.off, read(off, 5)...)
 	return tr
 }
 
@@ -174,7 +179,8 @@ func TestPubsubDeliveryDifferential(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want []string
-	}{{"publisher", got.pub, want.pub}, {"RESP2 subscriber", got.sub2, want.sub2}, {"RESP3 subscriber", got.sub3, want.sub3}} {
+	}{{"publisher", got.pub, want.pub}, {"RESP2 subscriber", got.sub2, want.sub2}, {"RESP3 subscriber", got.sub3, want.sub3},
+		{"subscriber under CLIENT REPLY OFF", got.off, want.off}} {
 		if len(c.got) != len(c.want) {
 			t.Errorf("%s read %d replies, Redis's %d\nminikv: %.2000q\nredis:  %.2000q", c.name, len(c.got), len(c.want), c.got, c.want)
 			continue
