@@ -87,6 +87,8 @@ func (rc *conn) reject(msg string) {
 func (rc *conn) rejected() {
 	if rc.cur != nil {
 		rc.SetCommand(&rc.cur.name) // CLIENT LIST's cmd (dispatch)
+	} else {
+		rc.SetCommand(nil) // an unknown command or subcommand: cmd=NULL, as Redis lists it
 	}
 	rc.rejectedCall()
 	if rc.multi.active {
