@@ -108,9 +108,10 @@ def test_resp2_subscribed_mode_refuses_other_commands(minikv_resp):
 def _transcript(port, protocol, steps):
     """Runs steps on a redis-py PubSub with ignore_subscribe_messages=True
     and a separate publisher, and returns what the client saw: each
-    get_message() result (None for an ignored confirmation, and for
-    nothing within the timeout), each PUBLISH count, and p.subscribed, the
-    state redis-py keeps from the confirmations it reads."""
+    get_message() result (None for an ignored confirmation; the steps ask
+    only for what a server like Redis sends, so none waits out its
+    timeout there), each PUBLISH count, and p.subscribed, the state
+    redis-py keeps from the confirmations it reads."""
     sub = redis.Redis(port=port, socket_timeout=5, protocol=protocol)
     pub = redis.Redis(port=port, socket_timeout=5, protocol=2)
     p = sub.pubsub(ignore_subscribe_messages=True)
@@ -118,7 +119,7 @@ def _transcript(port, protocol, steps):
     try:
         for step, *args in steps:
             if step == "get":
-                m = p.get_message(timeout=2.0)
+                m = p.get_message(timeout=10.0)  # a bound: every get here has something to read
                 seen.append(None if m is None else (m["type"], m["channel"], m["data"]))
             elif step == "publish":
                 seen.append(("published", pub.publish(*args)))
