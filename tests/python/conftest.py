@@ -7,6 +7,7 @@ connections still open.
 """
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -60,8 +61,9 @@ class MiniKV:
         return Client(self.addr, **kw)
 
 
-def _start(tmp_path, resp):
-    """Starts MiniKV on free ports; with resp, also its RESP (Redis) port."""
+def _start(tmp_path, resp, extra=()):
+    """Starts MiniKV on free ports; with resp, also its RESP (Redis) port;
+    extra are more command-line flags."""
     if not os.access(MINIKV_BIN, os.X_OK):
         pytest.fail(f"{MINIKV_BIN} is not an executable; run `make build` or set MINIKV_BIN")
     log_path = tmp_path / "minikv.log"
@@ -70,7 +72,7 @@ def _start(tmp_path, resp):
         resp_port = _free_port() if resp else 0
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                [MINIKV_BIN, "-p", str(port), "--resp-port", str(resp_port), "--admin-addr", "", "-l", "127.0.0.1", "-m", "64", "-U", "0"],
+                [MINIKV_BIN, "-p", str(port), "--resp-port", str(resp_port), "--admin-addr", "", "-l", "127.0.0.1", "-m", "64", "-U", "0", *extra],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
@@ -120,3 +122,42 @@ def client(minikv):
     c = minikv.client()
     yield c
     c.close()
+
+
+@pytest.fixture
+def minikv_resp_durable(tmp_path):
+    """MiniKV with both ports in durable mode (--data-dir), where INFO
+    persistence's rdb_changes_since_last_save counts writes."""
+    server = _start(tmp_path, resp=True, extra=("--data-dir", str(tmp_path / "data")))
+    yield server
+    _stop(server)
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A redis-server on a free loopback port, to compare MiniKV with; skips
+    without one (fails under MINIKV_REQUIRE_PEERS=1). Yields its port."""
+    path = shutil.which("redis-server")
+    if path is None:
+        msg = "redis-server not installed"
+        if os.environ.get("MINIKV_REQUIRE_PEERS") == "1":
+            pytest.fail(msg + " and MINIKV_REQUIRE_PEERS=1")
+        pytest.skip(msg)
+    for _ in range(3):  # the free port may be taken before redis-server binds it
+        port = _free_port()
+        proc = subprocess.Popen(
+            [path, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--protected-mode", "no", "--dir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if _wait_accepting(proc, port):
+            break
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    else:
+        pytest.fail("redis-server did not start")
+    yield port
+    proc.kill()  # by PID: only the process started here
+    proc.wait()

@@ -103,3 +103,64 @@ def test_resp2_subscribed_mode_refuses_other_commands(minikv_resp):
     finally:
         p.close()
         c.close()
+
+
+def _transcript(port, protocol, steps):
+    """Runs steps on a redis-py PubSub with ignore_subscribe_messages=True
+    and a separate publisher, and returns what the client saw: each
+    get_message() result (None for an ignored confirmation; the steps ask
+    only for what a server like Redis sends, so none waits out its
+    timeout there), each PUBLISH count, and p.subscribed, the state
+    redis-py keeps from the confirmations it reads."""
+    sub = redis.Redis(port=port, socket_timeout=5, protocol=protocol)
+    pub = redis.Redis(port=port, socket_timeout=5, protocol=2)
+    p = sub.pubsub(ignore_subscribe_messages=True)
+    seen = []
+    try:
+        for step, *args in steps:
+            if step == "get":
+                m = p.get_message(timeout=10.0)  # a bound: every get here has something to read
+                seen.append(None if m is None else (m["type"], m["channel"], m["data"]))
+            elif step == "publish":
+                seen.append(("published", pub.publish(*args)))
+            elif step == "subscribed":
+                seen.append(("subscribed", p.subscribed))
+            else:
+                getattr(p, step)(*args)
+    finally:
+        p.close()
+        sub.close()
+        pub.close()
+    return seen
+
+
+# Sequences where MiniKV's confirmations differed from Redis 7.0.15's:
+# under CLIENT REPLY OFF it sent none, so redis-py, which learns from the
+# unsubscribe confirmations that it is no longer subscribed, stayed
+# "subscribed" on MiniKV only.
+_REPLY_OFF = [
+    ("execute_command", "CLIENT", "REPLY", "OFF"),
+    ("subscribe", "ch"),
+    ("psubscribe", "c*"),
+    ("get",),
+    ("get",),
+    ("publish", "ch", "hi"),
+    ("get",),
+    ("get",),
+    ("unsubscribe",),
+    ("get",),
+    ("subscribed",),
+    ("punsubscribe",),
+    ("get",),
+    ("subscribed",),
+]
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_ignore_subscribe_messages_like_redis(minikv_resp, redis_server, protocol):
+    """get_message() with ignore_subscribe_messages=True sees on MiniKV
+    what it sees on redis-server, step by step."""
+    want = _transcript(redis_server, protocol, _REPLY_OFF)
+    got = _transcript(minikv_resp.resp_port, protocol, _REPLY_OFF)
+    assert got == want
+    assert want[-1] == ("subscribed", False)

@@ -54,3 +54,47 @@ def test_lcs(r):
     r.hset("hash", "f", "v")
     with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
         r.setbit("hash", 1, 1)
+
+
+# Each command, and how many changes INFO persistence's
+# rdb_changes_since_last_save counts for it, must be redis-server's:
+# writes that change nothing count none.
+_DIRTY_STEPS = [
+    ("SETBIT", "d", 0, 0),  # creates the key: 1
+    ("SETBIT", "d", 0, 0),  # the same bit: 0
+    ("SETBIT", "d", 0, 1),
+    ("SETBIT", "d", 0, 1),
+    ("SETBIT", "d", 100, 0),  # grows the string: 1
+    ("BITFIELD", "d", "SET", "u8", 0, 128),  # the byte is 128 already: 0
+    ("BITFIELD", "d", "INCRBY", "u8", 0, 0),
+    ("BITFIELD", "d", "OVERFLOW", "FAIL", "INCRBY", "u8", 0, 255),  # refused: 0
+    ("BITFIELD", "d", "SET", "u8", 0, 128, "SET", "u8", 8, 0),
+    ("BITFIELD", "d", "GET", "u8", 0),
+    ("BITFIELD", "d", "SET", "u8", 0, 1, "GET", "u8", 0),  # changed: 1
+    ("BITFIELD", "new", "SET", "u8", 0, 0),  # creates the key: 1
+    ("SET", "s", "abc"),
+    ("SETRANGE", "s", 0, "abc"),  # Redis counts it, unchanged or not
+    ("SETRANGE", "s", 1, ""),
+    ("APPEND", "s", ""),
+]
+
+
+def _changes(r):
+    return r.info("persistence")["rdb_changes_since_last_save"]
+
+
+def _dirty_transcript(port):
+    r = redis.Redis(port=port, socket_timeout=5, protocol=2)
+    try:
+        out = []
+        for step in _DIRTY_STEPS:
+            before = _changes(r)
+            reply = r.execute_command(*step)
+            out.append((step, reply, _changes(r) - before))
+        return out
+    finally:
+        r.close()
+
+
+def test_dirty_counts_like_redis(minikv_resp_durable, redis_server):
+    assert _dirty_transcript(minikv_resp_durable.resp_port) == _dirty_transcript(redis_server)

@@ -59,12 +59,11 @@ func parseBitfieldType(arg []byte) (sign bool, bits int, ok bool) {
 }
 
 // parseBitfield parses BITFIELD's operations (argv from the first one
-// on) into ops; every offset must be within protoMax bytes (Redis's
-// proto-max-bulk-len), and maxLen limits the bytes a write may reach. It
-// returns the
-// error text, or "" and whether any operation writes and the farthest
-// bit written.
-func parseBitfield(argv [][]byte, protoMax, maxLen int64, ops []bitfieldOp) (_ []bitfieldOp, write bool, highest int64, errMsg string) {
+// on) into ops, checking each operation's type, offset (within protoMax
+// bytes, Redis's proto-max-bulk-len) and value in Redis's order. It
+// returns the error text, or "" and whether any operation writes and the
+// farthest bit written.
+func parseBitfield(argv [][]byte, protoMax int64, ops []bitfieldOp) (_ []bitfieldOp, write bool, highest int64, errMsg string) {
 	overflow := bfWrap
 	highest = -1
 	for j := 0; j < len(argv); j++ {
@@ -111,13 +110,7 @@ func parseBitfield(argv [][]byte, protoMax, maxLen int64, ops []bitfieldOp) (_ [
 		}
 		op := bitfieldOp{opcode: opcode, sign: sign, bits: bits, overflow: overflow, offset: off}
 		if opcode != 'g' {
-			// A write must fit in an item: refused before any memory is
-			// sized by the offset.
-			last := off + int64(bits) - 1
-			if last>>3 >= maxLen {
-				return ops, false, 0, errBitOffset
-			}
-			write, highest = true, max(highest, last)
+			write, highest = true, max(highest, off+int64(bits)-1)
 			if op.value, ok = resp.ParseInt(argv[j+3]); !ok {
 				return ops, false, 0, errNotInt
 			}
@@ -219,8 +212,9 @@ func signedOverflow(value, incr int64, bits, ow int) (bool, int64) {
 }
 
 // runBitfield runs ops on v (long enough for every write) in order,
-// appending the replies to res.
-func runBitfield(v []byte, ops []bitfieldOp, res []bitfieldResult) []bitfieldResult {
+// appending the replies to res. It also returns how many writes were done
+// (not refused by OVERFLOW FAIL) and how many of them changed their field.
+func runBitfield(v []byte, ops []bitfieldOp, res []bitfieldResult) (_ []bitfieldResult, writes, changes int) {
 	for _, op := range ops {
 		old := getBits(v, op.offset, op.bits)
 		if op.opcode == 'g' {
@@ -273,8 +267,12 @@ func runBitfield(v []byte, ops []bitfieldOp, res []bitfieldResult) []bitfieldRes
 		}
 		res = append(res, bitfieldResult{v: ret})
 		setBits(v, op.offset, op.bits, newv)
+		writes++
+		if newv&(math.MaxUint64>>uint(64-op.bits)) != old {
+			changes++
+		}
 	}
-	return res
+	return res, writes, changes
 }
 
 // cmdBitField is BITFIELD key [GET type offset] [SET type offset value]
@@ -284,9 +282,17 @@ func cmdBitField(rc *conn, argv [][]byte) { rc.bitfield(argv, false) }
 // cmdBitFieldRO is BITFIELD_RO key [GET type offset ...].
 func cmdBitFieldRO(rc *conn, argv [][]byte) { rc.bitfield(argv, true) }
 
+// bitfield runs BITFIELD, or BITFIELD_RO (readOnly). As Redis's
+// bitfieldGeneric, a command changes the key (a store write:
+// WATCH, the change count of INFO persistence, the "setbit" event) only
+// when a write changed a field's value, or created or lengthened the
+// string; a SET of the value already there, an INCRBY 0, or a write
+// OVERFLOW FAIL refused, changes nothing. (A string created or lengthened
+// by writes all refused is kept, as in Redis, and counts as a change, where
+// Redis counts none.)
 func (rc *conn) bitfield(argv [][]byte, readOnly bool) {
 	key := argv[1]
-	ops, write, highest, errMsg := parseBitfield(argv[2:], rc.p.protoMaxBulk.Load(), rc.maxString(len(key)), nil)
+	ops, write, highest, errMsg := parseBitfield(argv[2:], rc.p.protoMaxBulk.Load(), nil)
 	if errMsg != "" {
 		rc.w.Error(errMsg)
 		return
@@ -297,31 +303,43 @@ func (rc *conn) bitfield(argv [][]byte, readOnly bool) {
 		if !ok {
 			return
 		}
-		rc.writeBitfield(runBitfield(v, ops, res))
+		res, _, _ = runBitfield(v, ops, res)
+		rc.writeBitfield(res)
 		return
 	}
 	if readOnly {
 		rc.w.Error("ERR BITFIELD_RO only supports the GET subcommand")
 		return
 	}
+	maxLen := int64(rc.st.MaxValueLen(len(key)))
 	n := int(highest>>3) + 1
-	_, err := rc.updateString(key, func(it store.Item, _ bool) store.Change {
+	tooLarge, changed := false, false
+	_, err := rc.updateString(key, func(it store.Item, found bool) store.Change {
+		changed = false
+		if tooLarge = int64(n) > maxLen; tooLarge {
+			return store.Change{} // after the type check, before any memory is sized
+		}
+		grown := !found || len(it.Value) < n
 		rc.scratch = append(rc.scratch[:0], it.Value...)
 		for len(rc.scratch) < n {
 			rc.scratch = append(rc.scratch, 0)
 		}
-		res = runBitfield(rc.scratch, ops, res[:0])
+		var writes, changes int
+		res, writes, changes = runBitfield(rc.scratch, ops, res[:0])
+		if changed = changes > 0 || grown && writes > 0; !changed && !grown {
+			return store.Change{} // nothing changes, as in Redis
+		}
 		return store.Change{Op: store.Put, Value: rc.scratch, Flags: it.Flags, Deadline: it.Deadline}
 	})
+	if err == nil && tooLarge {
+		err = store.ErrTooLarge
+	}
 	if err != nil {
 		rc.storeError(err)
 		return
 	}
-	for i, op := range ops {
-		if op.opcode != 'g' && !res[i].null { // a write OVERFLOW FAIL did not refuse
-			rc.notify(server.EventString, "setbit", key)
-			break
-		}
+	if changed {
+		rc.notify(server.EventString, "setbit", key)
 	}
 	rc.writeBitfield(res)
 }

@@ -87,10 +87,11 @@ func (rc *conn) readString(key []byte) ([]byte, bool, bool) {
 
 // cmdSetBit is SETBIT key offset value: the bit's old value. The string
 // grows with zero bytes to reach the offset, which must be within
-// proto-max-bulk-len bytes (and the store's item size).
+// proto-max-bulk-len bytes, as Redis checks it (the bit offset error),
+// and within the store's item size (errTooLarge, after the type check).
 func cmdSetBit(rc *conn, argv [][]byte) {
 	key := argv[1]
-	off, ok := rc.parseBitOffset(argv[2], false, 0, rc.maxString(len(key)))
+	off, ok := rc.parseBitOffset(argv[2], false, 0, rc.p.protoMaxBulk.Load())
 	if !ok {
 		return
 	}
@@ -99,10 +100,14 @@ func cmdSetBit(rc *conn, argv [][]byte) {
 		rc.w.Error(errBitValue)
 		return
 	}
+	maxLen := int64(rc.st.MaxValueLen(len(key)))
 	byteIdx, shift := int(off>>3), 7-uint(off&7)
-	old, put := 0, false
+	old, put, tooLarge := 0, false, false
 	_, err := rc.updateString(key, func(it store.Item, found bool) store.Change {
 		old, put = 0, false
+		if tooLarge = int64(byteIdx) >= maxLen; tooLarge {
+			return store.Change{} // after the type check, before any memory is sized
+		}
 		if byteIdx < len(it.Value) {
 			old = int(it.Value[byteIdx]>>shift) & 1
 		}
@@ -117,6 +122,9 @@ func cmdSetBit(rc *conn, argv [][]byte) {
 		put = true
 		return store.Change{Op: store.Put, Value: rc.scratch, Flags: it.Flags, Deadline: it.Deadline}
 	})
+	if err == nil && tooLarge {
+		err = store.ErrTooLarge
+	}
 	if err != nil {
 		rc.storeError(err)
 		return

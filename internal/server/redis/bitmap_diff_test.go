@@ -92,6 +92,28 @@ var bitmapSessions = []respSession{
 		mb("BITFIELD_RO", "bfe:h", "GET", "u8", "0") + mb("BITFIELD", "bfe:h", "GET", "u64", "0") + mb("BITFIELD", "bfe:h") +
 		mb("SETBIT", "bfe:h", "0", "1") + mb("GETBIT", "bfe:h", "0") + mb("BITCOUNT", "bfe:h") + mb("BITCOUNT", "bfe:h", "x", "y") + mb("BITPOS", "bfe:h", "1") +
 		mb("BITPOS", "bfe:h", "2") + mb("GETBIT", "bfe:h", "x")},
+	// Offsets are checked against proto-max-bulk-len (512 MB) with Redis's
+	// errors, in Redis's order (offset, value, type), whatever the item
+	// size; SETRANGE past 512 MB gets Redis's own error. Nothing here
+	// makes Redis allocate.
+	{name: "offsets against proto-max-bulk-len", in: mb("SETBIT", "bl:k", "4294967295", "2") + mb("SETBIT", "bl:k", "4294967295", "x") +
+		mb("SETBIT", "bl:k", "4294967296", "1") + mb("SETBIT", "bl:k", "34359738368", "1") + mb("SETBIT", "bl:k", "99999999999999999999", "1") +
+		mb("HSET", "bl:h", "f", "v") + mb("SETBIT", "bl:h", "4294967295", "1") + mb("SETBIT", "bl:h", "4294967296", "1") +
+		mb("BITFIELD", "bl:k", "SET", "u8", "4294967280", "x") + mb("BITFIELD", "bl:k", "INCRBY", "i8", "#536870911", "1.5") +
+		mb("BITFIELD", "bl:k", "SET", "u8", "4294967280", "1", "OVERFLOW", "foo") + mb("BITFIELD", "bl:k", "SET", "u8", "4294967280", "1", "SET", "u8", "abc", "1") +
+		mb("BITFIELD", "bl:k", "SET", "u8", "4294967280", "1", "GET", "u8", "4294967296") + mb("BITFIELD", "bl:h", "SET", "u8", "4294967280", "1") +
+		mb("BITFIELD_RO", "bl:k", "SET", "u8", "4294967280", "1") + mb("BITFIELD_RO", "bl:k", "SET", "u8", "4294967280", "x") +
+		mb("SETRANGE", "bl:k", "536870912", "x") + mb("SETRANGE", "bl:k", "536870910", "xyz") + mb("SETRANGE", "bl:k", "9223372036854775807", "x") +
+		mb("SETRANGE", "bl:k", "536870912", "") + mb("SETRANGE", "bl:h", "536870912", "x") + mb("SET", "bl:s", "v") +
+		mb("SETRANGE", "bl:s", "536870912", "x") + mb("SETRANGE", "bl:s", "536870912", "") + mb("EXISTS", "bl:k") + mb("GET", "bl:s")},
+	// A BITFIELD that changes no field (the value already there, INCRBY 0,
+	// OVERFLOW FAIL refusing) does not touch the key: a WATCH survives it.
+	{name: "bitfield without change keeps a watch", in: mb("SET", "bu:k", "\x80") + mb("WATCH", "bu:k") +
+		mb("BITFIELD", "bu:k", "SET", "u8", "0", "128", "INCRBY", "i4", "4", "0") + mb("MULTI") + mb("GET", "bu:k") + mb("EXEC") +
+		mb("WATCH", "bu:k") + mb("BITFIELD", "bu:k", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "200") + mb("MULTI") + mb("GET", "bu:k") + mb("EXEC") +
+		mb("WATCH", "bu:k") + mb("BITFIELD", "bu:k", "SET", "u1", "1", "1", "SET", "u1", "1", "0") + mb("MULTI") + mb("GET", "bu:k") + mb("EXEC") +
+		mb("WATCH", "bu:k") + mb("BITFIELD", "bu:k", "SET", "u8", "8", "0") + mb("MULTI") + mb("GET", "bu:k") + mb("EXEC") +
+		mb("WATCH", "bu:k") + mb("SETBIT", "bu:k", "0", "1") + mb("MULTI") + mb("GET", "bu:k") + mb("EXEC")},
 	{name: "bitmaps resp3", skip: 1, in: mb("HELLO", "3") + mb("SETBIT", "b3:a", "3", "1") + mb("GETBIT", "b3:a", "3") + mb("BITCOUNT", "b3:a") +
 		mb("BITPOS", "b3:a", "1") + mb("BITOP", "NOT", "b3:b", "b3:a") + mb("BITFIELD", "b3:a", "GET", "u8", "0", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "5") +
 		mb("BITFIELD_RO", "b3:a", "GET", "i4", "0") + mb("BITFIELD", "b3:nope") + mb("PFADD", "b3:h", "a", "b") + mb("PFCOUNT", "b3:h") + mb("PFMERGE", "b3:m", "b3:h") +

@@ -51,7 +51,15 @@ var publishingCommands = map[string]bool{
 
 // publish copies what CLIENT LIST shows of the connection into its
 // clientState. Only the serving goroutine calls it.
+//
+// It also records the command for CLIENT LIST's cmd: a command whose
+// reply goes out before it returns (into an Outbox: SUBSCRIBE and the
+// rest) publishes first, so no client reads the reply and then sees the
+// previous command listed.
 func (rc *conn) publish() {
+	if rc.cur != nil {
+		rc.SetCommand(&rc.cur.name)
+	}
 	if old := rc.pub.name.Load(); old == nil && rc.name != "" || old != nil && *old != rc.name {
 		name := rc.name
 		rc.pub.name.Store(&name)
@@ -244,7 +252,11 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	num("omem", 0)
 	num("tot-mem", server.ReadBufSize+server.WriteBufSize+argvMem+multiMem)
 	field("events", "r")
-	field("cmd", c.Command())
+	cmd := c.Command()
+	if self != nil && ci.rc == self && self.cur != nil {
+		cmd = self.cur.name // the caller's: this CLIENT LIST or INFO, as Redis shows it
+	}
+	field("cmd", cmd)
 	field("user", ci.user())
 	num("redir", -1)
 	num("resp", resp3)
@@ -492,6 +504,7 @@ func (c *respCommand) pauseCovers() bool {
 // waitPause holds cmd back while a client pause covers it, and reports
 // false when the connection must close instead (killed, shutting down).
 func (rc *conn) waitPause(cmd *respCommand) bool {
+	rc.SetCommand(&cmd.name) // listed while it waits, as Redis lists a postponed client's
 	if rc.Unpaused(rc.pauseCovers(cmd)) {
 		return true
 	}
@@ -586,8 +599,13 @@ func (rc *conn) unmute() {
 
 // resetClient is what RESET undoes of CLIENT: reply mode, NO-EVICT.
 func (rc *conn) resetClient() {
-	rc.reply = replyOn
-	rc.unmute()
+	// Redis's RESET clears CLIENT REPLY OFF and a pending SKIP, but not
+	// the skip of the command running: after CLIENT REPLY SKIP, RESET's
+	// own +RESET is dropped (dispatchQuiet ends that skip).
+	if rc.reply != replySkip {
+		rc.reply = replyOn
+		rc.unmute()
+	}
 	rc.noEvict = false
 	rc.user = ""
 }

@@ -3,6 +3,7 @@ package redis
 import (
 	"bufio"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,41 @@ func TestClientInfoFields(t *testing.T) {
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s fields:\nminikv %v\nredis  %v", cmd, got, want)
 		}
+	}
+}
+
+// clientCmdTranscript runs each command on one connection and, after its
+// reply, reads that connection's cmd= in CLIENT LIST from another.
+func clientCmdTranscript(t *testing.T, addr string, cmds [][]string) []string {
+	t.Helper()
+	a, b := dialRESP(t, addr), dialRESP(t, addr)
+	a.Do("CLIENT", "SETNAME", "cmd-watched")
+	var out []string
+	for _, c := range cmds {
+		out = append(out, strings.Join(c, " ")+" -> "+a.Do(c...))
+		cmd := "(not listed)"
+		for _, l := range strings.Split(b.Do("CLIENT", "LIST"), "\n") {
+			if i := strings.Index(l, " cmd="); i >= 0 && strings.Contains(l, " name=cmd-watched ") {
+				cmd = strings.Fields(l[i:])[0]
+			}
+		}
+		out = append(out, cmd)
+	}
+	return out
+}
+
+// TestClientListCmdDifferential: the cmd= another connection sees after a
+// command, refused ones included (arity: the command; unknown command or
+// subcommand: NULL), is Redis's.
+func TestClientListCmdDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	cmds := [][]string{{"SET", "cc:a", "b"}, {"GET"}, {"SET", "cc:a", "b"}, {"NOSUCH"}, {"CLIENT", "NOSUCH"},
+		{"CLIENT", "GETNAME", "x"}, {"MULTI"}, {"SET", "cc:a", "b"}, {"GETRANGE", "cc:a"}, {"EXEC"}, {"EXEC", "x"},
+		{"SUBSCRIBE", "cc:ch"}, {"GET", "cc:a"}, {"UNSUBSCRIBE"}, {"PING"}}
+	want := clientCmdTranscript(t, redisAddr, cmds)
+	got := clientCmdTranscript(t, rs.respAddr, cmds)
+	if !slices.Equal(got, want) {
+		t.Errorf("minikv: %q\nredis:  %q", got, want)
 	}
 }

@@ -332,6 +332,7 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 // since the read buffer they point into takes in what the client sends
 // meanwhile (the copy is what SLOWLOG keeps once it is served).
 func (rc *conn) beforeWait() int64 {
+	rc.SetCommand(&rc.running.name) // CLIENT LIST shows it while it waits (cmd=blpop)
 	if rc.p.srv.Monitored() && !rc.running.stat.noMonitor {
 		rc.feedMonitors(rc.argv)
 		rc.fed = true

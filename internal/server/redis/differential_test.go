@@ -208,6 +208,10 @@ var respSessions = []respSession{
 		"WATCH mx:a\r\nEXPIRE mx:a 100\r\nMULTI\r\nINCR mx:a\r\nEXEC\r\nWATCH mx:a\r\nMULTI\r\nDISCARD\r\nSET mx:a 9\r\nMULTI\r\nGET mx:a\r\nEXEC\r\n" +
 		"MULTI\r\nSET mx:b x\r\nRENAME mx:b mx:c\r\nHSET mx:h f 1\r\nHINCRBY mx:h f 5\r\nCOPY mx:h mx:h2\r\nHGETALL mx:h2\r\nTYPE mx:c\r\nEXISTS mx:c mx:b\r\nEXEC\r\n" +
 		"MULTI\r\nCONFIG FOO\r\nEXEC\r\nMULTI\r\nQUIT\r\n"},
+	// Redis answers every refusal of EXEC (here arity) with EXECABORT,
+	// in MULTI or not, and drops the transaction and the watches.
+	{name: "exec refused", in: mb("EXEC", "x") + mb("MULTI") + mb("SET", "xr:k", "1") + mb("EXEC", "x") + mb("EXEC") +
+		mb("WATCH", "xr:k") + mb("EXEC", "x") + mb("SET", "xr:k", "2") + mb("MULTI") + mb("GET", "xr:k") + mb("EXEC") + mb("exec", "a", "b")},
 	{name: "multi exec resp3", skip: 1, in: mb("HELLO", "3") + mb("WATCH", "m3:a") + mb("SET", "m3:a", "1") + mb("MULTI") + mb("GET", "m3:a") + mb("EXEC") +
 		mb("MULTI") + mb("HSET", "m3:h", "a", "1") + mb("HGETALL", "m3:h") + mb("EXEC")},
 	{name: "command getkeys", in: mb("COMMAND", "GETKEYS", "SET", "a", "b") + mb("COMMAND", "GETKEYS", "GET") + mb("COMMAND", "GETKEYS", "FOO", "a") +
@@ -266,6 +270,10 @@ var respSessions = []respSession{
 		mb("SETEX", "fr:f", farExpire, "v") + mb("TTL", "fr:f") + mb("PSETEX", "fr:f", farExpire+"000", "v") + mb("TTL", "fr:f") +
 		mb("SETEX", "fr:f", tooFarExpire, "v") + mb("RESTORE", "fr:g", farExpire+"000", farRestorePayload) + mb("TTL", "fr:g") +
 		mb("RESTORE", "fr:h", "9223372036854775807", farRestorePayload) + mb("EXISTS", "fr:h")},
+	// Past memcached's 1 MB item size, within proto-max-bulk-len: Redis
+	// and MiniKV allocate 1 MB and answer :0, [0] and the new length.
+	{name: "bit write past 1 MB", in: mb("SETBIT", "bw:k", "8388608", "1") + mb("BITFIELD", "bw:k", "SET", "u8", "8388608", "1") +
+		mb("SETRANGE", "bw:k", "1048576", "x") + mb("STRLEN", "bw:k")},
 	{name: "quit", in: mb("QUIT") + mb("PING")},
 	{name: "http post", in: "POST / HTTP/1.1\r\nHost: x\r\n\r\n"},
 	{name: "bulk above memcached's item size", in: "*2\r\n$4\r\nECHO\r\n$2000000\r\n" + strings.Repeat("e", 2000000) + "\r\n"},

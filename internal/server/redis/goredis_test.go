@@ -172,7 +172,7 @@ func testGoRedisCommands(t *testing.T, rdb *redis.Client, resp2 bool) {
 	check("SETRANGE empty on missing", rdb.SetRange(ctx, "sr-none", 5, "").Val(), int64(0))
 	check("SETRANGE empty did not create", rdb.Exists(ctx, "sr-none").Val(), int64(0))
 	wantErr("SETRANGE -1", rdb.SetRange(ctx, "sr", -1, "x").Err(), "ERR offset is out of range")
-	wantErr("SETRANGE huge", rdb.SetRange(ctx, "sr", 1<<40, "x").Err(), errTooLarge)
+	wantErr("SETRANGE huge", rdb.SetRange(ctx, "sr", 1<<40, "x").Err(), errTooLarge) // Redis's error past 512 MB
 
 	// INCR family.
 	check("INCR new", rdb.Incr(ctx, "n").Val(), int64(1))

@@ -26,6 +26,7 @@ func cmdMonitor(rc *conn, _ [][]byte) {
 	// monitors: no monitor line can come before it.
 	rc.StartOutbox()
 	rc.w.OK()
+	rc.SetCommand(&rc.running.name) // CLIENT LIST's cmd, before the +OK can be read
 	_ = rc.w.Flush()
 	rc.monitor = true
 	rc.StartMonitor()

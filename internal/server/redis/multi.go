@@ -1,6 +1,8 @@
 package redis
 
 import (
+	"strings"
+
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -64,7 +66,18 @@ func runsInMulti(cmd *respCommand) bool {
 
 // reject answers a command refused before it ran (unknown, arity, auth,
 // too large, another node's key); inside MULTI it also dooms the EXEC.
+//
+// A refused EXEC is Redis's execCommandAbort, in MULTI or not: the
+// transaction and the watched keys are dropped, and the reason is given
+// after EXECABORT (without its ERR code, as Redis prints it).
 func (rc *conn) reject(msg string) {
+	if rc.cur != nil && rc.cur.name == "exec" {
+		rc.multi, rc.watched = multiState{}, nil
+		rc.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		rc.rejectedCall()
+		rc.publish() // CLIENT LIST's flag x and multi=
+		return
+	}
 	rc.w.Error(msg)
 	rc.rejected()
 }
@@ -72,6 +85,11 @@ func (rc *conn) reject(msg string) {
 // rejected dooms the open transaction, if any, after a refusal, and
 // counts the refused command's rejected_calls.
 func (rc *conn) rejected() {
+	if rc.cur != nil {
+		rc.SetCommand(&rc.cur.name) // CLIENT LIST's cmd (dispatch)
+	} else {
+		rc.SetCommand(nil) // an unknown command or subcommand: cmd=NULL, as Redis lists it
+	}
 	rc.rejectedCall()
 	if rc.multi.active {
 		rc.multi.aborted = true

@@ -95,6 +95,11 @@ var notifySessions = []notifySession{
 		mb("ZRANGESTORE", "r", "a", "5", "10") + mb("ZRANGESTORE", "r", "nope", "0", "-1") + mb("ZRANGESTORE", "r", "b", "0", "0") +
 		mb("ZRANGESTORE", "r", "nope", "0", "-1") + mb("ZUNIONSTORE", "d", "1", "a", "WEIGHTS", "x") + mb("ZUNION", "2", "a", "b") +
 		mb("ZINTERCARD", "2", "a", "b")},
+	// Writes that change nothing fire no event, as in Redis.
+	{name: "bitfield without change", in: mb("SET", "b", "\x80") + mb("BITFIELD", "b", "SET", "u8", "0", "128") + mb("BITFIELD", "b", "INCRBY", "i8", "0", "0") +
+		mb("BITFIELD", "b", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "200") + mb("BITFIELD", "b", "SET", "u1", "1", "1", "SET", "u1", "1", "0") +
+		mb("BITFIELD", "b", "SET", "u8", "0", "1") + mb("BITFIELD", "b", "SET", "u8", "16", "0") + mb("SETBIT", "b", "7", "1") + mb("SETBIT", "b", "7", "1") +
+		mb("BITFIELD", "nb", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9") + mb("SETRANGE", "b", "0", "\x01")},
 	{name: "bitmaps and hll", in: mb("SETBIT", "b", "7", "1") + mb("SETBIT", "b", "7", "1") + mb("SETBIT", "b", "7", "0") + mb("SETBIT", "b", "100", "0") +
 		mb("SETBIT", "b", "100", "0") + mb("SETBIT", "n", "0", "0") + mb("GETBIT", "b", "7") + mb("BITCOUNT", "b") +
 		mb("BITFIELD", "bf", "SET", "u8", "0", "255") + mb("BITFIELD", "bf", "GET", "u8", "0") + mb("BITFIELD", "bf", "INCRBY", "u8", "0", "1") +

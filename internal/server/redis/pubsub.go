@@ -183,7 +183,14 @@ func (rc *conn) setRESP3(on bool) {
 
 // subReply writes a (P)(UN)SUBSCRIBE confirmation: the kind, the channel
 // or pattern (null for an UNSUBSCRIBE of nothing), the subscription count.
+// Like every pub/sub push in Redis (its CLIENT_PUSHING flag), it is sent
+// even under CLIENT REPLY OFF or SKIP, in RESP2 too: a client that
+// silenced its replies still learns its subscriptions.
 func (rc *conn) subReply(kind string, name []byte, null bool, count int) {
+	if rc.muted {
+		rc.unmute()
+		defer rc.mute() // sends the confirmation, then drops replies again
+	}
 	rc.w.Push(3)
 	rc.w.BulkString(kind)
 	if null {

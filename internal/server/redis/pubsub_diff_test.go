@@ -16,6 +16,8 @@ package redis
 import (
 	"bufio"
 	"net"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +53,27 @@ var pubsubSessions = []respSession{
 		mb("PUBSUB", "NUMPAT", "x") + mb("PUBLISH", "ps10:a") + mb("PUBLISH", "ps10:nobody", "msg") + mb("SUBSCRIBE") + mb("PSUBSCRIBE") +
 		mb("pubsub", "help", "x") + mb("PUBSUB", "SHARDCHANNELS") + mb("PUBSUB", "SHARDCHANNELS", "a", "b") + mb("PUBSUB", "SHARDNUMSUB", "a", "b") +
 		mb("PUBSUB", "SHARDNUMSUB") + mb("PUBLISH", "", "")},
+	// Confirmations are pushes: CLIENT REPLY OFF and SKIP do not silence
+	// them, nor the messages, in RESP2 or RESP3 (Redis's CLIENT_PUSHING).
+	{name: "reply off", in: mb("CLIENT", "REPLY", "OFF") + mb("UNSUBSCRIBE") + mb("PUNSUBSCRIBE", "ps12:x", "ps12:y") + mb("PING") +
+		mb("SUBSCRIBE", "ps12:a") + mb("PING") + mb("PSUBSCRIBE", "ps12:p*") + mb("CLIENT", "REPLY", "ON") + mb("UNSUBSCRIBE", "ps12:a") +
+		mb("PUNSUBSCRIBE") + mb("GET", "ps12:k") + mb("MULTI") + mb("SUBSCRIBE", "ps12:b") + mb("EXEC") + mb("UNSUBSCRIBE") +
+		mb("CLIENT", "REPLY", "ON") + mb("PING")},
+	{name: "reply skip", in: mb("CLIENT", "REPLY", "SKIP") + mb("UNSUBSCRIBE", "ps13:a") + mb("PING") + mb("CLIENT", "REPLY", "SKIP") +
+		mb("SUBSCRIBE", "ps13:a") + mb("PING") + mb("CLIENT", "REPLY", "SKIP") + mb("UNSUBSCRIBE") + mb("PING")},
+	// RESET ends CLIENT REPLY OFF (its +RESET is sent) but not a SKIP
+	// of RESET itself.
+	{name: "reset and reply modes", in: mb("CLIENT", "REPLY", "OFF") + mb("SUBSCRIBE", "ps16:a") + mb("RESET") + mb("PING") +
+		mb("CLIENT", "REPLY", "SKIP") + mb("RESET") + mb("PING") + mb("CLIENT", "REPLY", "SKIP") + mb("SUBSCRIBE", "ps16:b") + mb("RESET") +
+		mb("PUBSUB", "NUMSUB", "ps16:a", "ps16:b")},
+	{name: "reply off resp3", skip: 1, in: mb("HELLO", "3") + mb("CLIENT", "REPLY", "OFF") + mb("SUBSCRIBE", "ps14:a") +
+		mb("PSUBSCRIBE", "ps14:a*") + mb("PUBLISH", "ps14:a", "m") + mb("GET", "ps14:k") + mb("UNSUBSCRIBE", "ps14:a") + mb("PUNSUBSCRIBE") +
+		mb("UNSUBSCRIBE") + mb("CLIENT", "REPLY", "ON") + mb("PING")},
+	// A refused EXEC is EXECABORT and drops the watches, even refused
+	// for subscribed mode, outside MULTI.
+	{name: "exec refused while subscribed", in: mb("SET", "ps15:k", "1") + mb("WATCH", "ps15:k") + mb("SUBSCRIBE", "ps15:a") +
+		mb("MULTI") + mb("EXEC") + mb("DISCARD") + mb("UNSUBSCRIBE") + mb("SET", "ps15:k", "2") + mb("MULTI") + mb("GET", "ps15:k") +
+		mb("EXEC") + mb("MULTI") + mb("SUBSCRIBE", "ps15:b") + mb("EXEC") + mb("MULTI") + mb("EXEC") + mb("UNSUBSCRIBE")},
 	{name: "pubsub resp3", skip: 1, in: mb("HELLO", "3") + mb("PUBSUB", "NUMSUB", "ps11:a") + mb("PUBSUB", "CHANNELS", "ps11:*") + mb("PUBSUB", "NUMSUB") +
 		mb("PUBSUB", "SHARDNUMSUB", "x")},
 }
@@ -76,12 +99,14 @@ func TestPubsubDifferential(t *testing.T) {
 
 // deliveryTranscript is what each connection read in one delivery run.
 type deliveryTranscript struct {
-	sub2, sub3, pub []string
+	sub2, sub3, off, pub []string
 }
 
 // runDelivery subscribes a RESP2 and a RESP3 connection, publishes from a
 // third, then has each subscriber PING: everything published was queued
-// before the PING's reply, so reading up to it reads every message.
+// before the PING's reply, so reading up to it reads every message. A
+// fourth, RESP2 under CLIENT REPLY OFF (no PING reply to wait for), reads
+// its confirmations and then exactly the five messages it gets.
 func runDelivery(t *testing.T, addr string) deliveryTranscript {
 	t.Helper()
 	type client struct {
@@ -123,10 +148,12 @@ func runDelivery(t *testing.T, addr string) deliveryTranscript {
 			}
 		}
 	}
-	s2, s3, p := dialc(), dialc(), dialc()
+	s2, s3, off, p := dialc(), dialc(), dialc(), dialc()
 	var tr deliveryTranscript
 	send(s2, mb("SUBSCRIBE", "d:ch", "d:other")+mb("PSUBSCRIBE", "d:c*"))
 	tr.sub2 = read(s2, 3)
+	send(off, mb("CLIENT", "REPLY", "OFF")+mb("SUBSCRIBE", "d:ch")+mb("PSUBSCRIBE", "d:c*")+mb("PING"))
+	tr.off = read(off, 2)
 	send(s3, mb("HELLO", "3")+mb("SUBSCRIBE", "d:ch")+mb("PSUBSCRIBE", "d:*"))
 	read(s3, 1) // HELLO: ids and versions differ
 	tr.sub3 = read(s3, 2)
@@ -137,6 +164,7 @@ func runDelivery(t *testing.T, addr string) deliveryTranscript {
 	tr.sub2 = append(tr.sub2, readUntil(s2, "*2\r\n$4\r\npong\r\n$0\r\n\r\n")...)
 	send(s3, mb("PING"))
 	tr.sub3 = append(tr.sub3, readUntil(s3, "+PONG\r\n")...)
+	tr.off = append(tr.off, read(off, 5)...)
 	return tr
 }
 
@@ -151,7 +179,8 @@ func TestPubsubDeliveryDifferential(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want []string
-	}{{"publisher", got.pub, want.pub}, {"RESP2 subscriber", got.sub2, want.sub2}, {"RESP3 subscriber", got.sub3, want.sub3}} {
+	}{{"publisher", got.pub, want.pub}, {"RESP2 subscriber", got.sub2, want.sub2}, {"RESP3 subscriber", got.sub3, want.sub3},
+		{"subscriber under CLIENT REPLY OFF", got.off, want.off}} {
 		if len(c.got) != len(c.want) {
 			t.Errorf("%s read %d replies, Redis's %d\nminikv: %.2000q\nredis:  %.2000q", c.name, len(c.got), len(c.want), c.got, c.want)
 			continue
@@ -160,6 +189,66 @@ func TestPubsubDeliveryDifferential(t *testing.T) {
 			if c.got[i] != c.want[i] {
 				t.Errorf("%s reply %d = %.300q, Redis's %.300q", c.name, i, c.got[i], c.want[i])
 			}
+		}
+	}
+}
+
+// unsubscribeAllTranscript is Redis's pubsub.tcl "PUBLISH/SUBSCRIBE after
+// UNSUBSCRIBE without arguments" and its PSUBSCRIBE twin on addr: the
+// subscriber does not read its confirmations; another client waits until
+// CLIENT LIST shows cmd=unsubscribe (punsubscribe), then publishes. The
+// confirmations are read last.
+func unsubscribeAllTranscript(t *testing.T, addr string, patterns bool) []string {
+	t.Helper()
+	sub, c := dialRESP(t, addr), dialRESP(t, addr)
+	subCmd, unsubCmd, names, pubs := "SUBSCRIBE", "UNSUBSCRIBE", []string{"ua:chan1", "ua:chan2", "ua:chan3"}, []string{"ua:chan1", "ua:chan2", "ua:chan3"}
+	if patterns {
+		subCmd, unsubCmd = "PSUBSCRIBE", "PUNSUBSCRIBE"
+		names, pubs = []string{"ua:chan1.*", "ua:chan2.*", "ua:chan3.*"}, []string{"ua:chan1.hi", "ua:chan2.hi", "ua:chan3.hi"}
+	}
+	var out []string
+	sub.Send(mb("CLIENT", "SETNAME", "ua-sub") + mb(append([]string{subCmd}, names...)...))
+	for range 1 + len(names) {
+		out = append(out, sub.Reply())
+	}
+	sub.Send(mb(unsubCmd))
+	want := " cmd=" + strings.ToLower(unsubCmd) + " "
+	for deadline := time.Now().Add(time.Minute); ; {
+		if l := c.Do("CLIENT", "LIST"); strings.Contains(l, " name=ua-sub ") && strings.Contains(l[strings.Index(l, " name=ua-sub "):], want) {
+			break
+		}
+		if time.Now().After(deadline) { // a bound for a broken server, not a timing
+			t.Fatalf("CLIENT LIST never showed%s", want)
+		}
+	}
+	for _, ch := range pubs {
+		out = append(out, c.Do("PUBLISH", ch, "hello"))
+	}
+	// Each confirmation without its count, then the counts, each sorted:
+	// the order, and so which name comes with which count, is Redis's
+	// hash order.
+	var confs, counts []string
+	for range names {
+		r := sub.Reply()
+		i := strings.LastIndex(r[:len(r)-2], "\r\n")
+		confs, counts = append(confs, r[:i]), append(counts, r[i:])
+	}
+	slices.Sort(confs)
+	slices.Sort(counts)
+	return append(append(out, confs...), counts...)
+}
+
+// TestPubsubAfterUnsubscribeAllDifferential: after an UNSUBSCRIBE
+// (PUNSUBSCRIBE) without arguments that CLIENT LIST shows, PUBLISH reaches
+// nobody, on MiniKV as on redis-server.
+func TestPubsubAfterUnsubscribeAllDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	for _, patterns := range []bool{false, true} {
+		want := unsubscribeAllTranscript(t, redisAddr, patterns)
+		got := unsubscribeAllTranscript(t, rs.respAddr, patterns)
+		if !slices.Equal(got, want) {
+			t.Errorf("patterns %v:\nminikv: %q\nredis:  %q", patterns, got, want)
 		}
 	}
 }

@@ -143,6 +143,75 @@ func TestPubsubUnsubscribeAll(t *testing.T) {
 	}
 }
 
+// TestPubsubUnsubscribeListedOnceItRan guards Redis's pubsub.tcl test
+// "PUBLISH/SUBSCRIBE after UNSUBSCRIBE without arguments": the client does
+// not read the confirmations, but waits until CLIENT LIST shows the
+// subscriber's cmd=unsubscribe, then expects PUBLISH to reach nobody. So
+// CLIENT LIST must not show a command to others before it has taken
+// effect. The test holds the hub's lock, so the UNSUBSCRIBE stops inside,
+// with nothing left yet, and looks at CLIENT LIST then.
+func TestPubsubUnsubscribeListedOnceItRan(t *testing.T) {
+	var p *Protocol
+	rs := startRESPWith(t, server.Config{}, store.Config{}, func(sp server.Protocol) server.Protocol {
+		p = sp.(*Protocol)
+		return sp
+	})
+	sub, c := dialRESP(t, rs.respAddr), dialRESP(t, rs.respAddr)
+	sub.Send(mb("CLIENT", "SETNAME", "sub") + mb("SUBSCRIBE", "chan1", "chan2", "chan3"))
+	for range 4 {
+		sub.Reply()
+	}
+	subLine := func() string {
+		for _, l := range strings.Split(c.Do("CLIENT", "LIST"), "\n") {
+			if strings.Contains(l, " name=sub ") {
+				return l
+			}
+		}
+		t.Fatal("CLIENT LIST does not list the subscriber")
+		return ""
+	}
+
+	p.pubsub.mu.Lock()
+	sub.Send(mb("UNSUBSCRIBE"))
+	for deadline := time.Now().Add(time.Minute); !waitsInUnsubscribe(); runtime.Gosched() {
+		if time.Now().After(deadline) { // a bound for a broken server, not a timing
+			p.pubsub.mu.Unlock()
+			t.Fatal("the UNSUBSCRIBE never waited for the hub's lock")
+		}
+	}
+	if l := subLine(); !strings.Contains(l, " cmd=subscribe ") {
+		t.Errorf("an UNSUBSCRIBE under way is listed:\n%s", l)
+	}
+	p.pubsub.mu.Unlock()
+
+	for range 3 {
+		if r := sub.Reply(); !strings.HasPrefix(r, "*3\r\n$11\r\nunsubscribe\r\n") {
+			t.Fatalf("UNSUBSCRIBE reply %q", r)
+		}
+	}
+	if l := subLine(); !strings.Contains(l, " cmd=unsubscribe ") {
+		t.Errorf("after the UNSUBSCRIBE:\n%s", l)
+	}
+	for _, ch := range []string{"chan1", "chan2", "chan3"} {
+		if got := c.Do("PUBLISH", ch, "hello"); got != ":0\r\n" {
+			t.Errorf("PUBLISH %s after UNSUBSCRIBE = %q, want :0", ch, got)
+		}
+	}
+}
+
+// waitsInUnsubscribe reports whether some goroutine waits for the hub's
+// lock in (P)UNSUBSCRIBE.
+func waitsInUnsubscribe() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "sync.(*RWMutex).Lock") && strings.Contains(g, "redis.(*conn).unsubscribe(") {
+			return true
+		}
+	}
+	return false
+}
+
 // TestPubsubIdleTimeoutSparesSubscribers: as in Redis, a subscribed
 // connection is not idle-kicked (it waits for messages, not commands),
 // while a plain one opened after it is.

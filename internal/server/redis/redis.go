@@ -283,7 +283,6 @@ func (rc *conn) dispatch(argv [][]byte) {
 		}
 		cmd = sc
 	}
-	rc.SetCommand(&cmd.name) // CLIENT LIST's cmd
 	// As in Redis, unknown commands and arity are reported before auth.
 	if !rc.Authed() && !cmd.noAuth {
 		rc.reject("NOAUTH Authentication required.")
@@ -337,6 +336,14 @@ func (rc *conn) dispatch(argv [][]byte) {
 		_ = rc.w.Flush()
 	}
 	rc.call(cmd, argv) // cmdstats.go
+	// CLIENT LIST's cmd (SetCommand) shows the other connections a
+	// command once it has run, or was refused (rejected) or queued
+	// (publish), or as it starts to wait (waitPause, beforeWait), never
+	// while it is under way: Redis runs commands one at a time, and its
+	// clients rely on that (its pubsub.tcl waits for cmd=unsubscribe in
+	// CLIENT LIST, then expects PUBLISH to reach nobody). The connection's
+	// own line shows the command running (clientInfo.line).
+	rc.SetCommand(&cmd.name)
 	if cmd.publishes {
 		rc.publish()
 	}
