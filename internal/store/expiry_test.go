@@ -201,7 +201,7 @@ func TestFarFutureDeadlinesReadBackExactly(t *testing.T) {
 		mustStore(t, s, ModeSet, "near", "v", 0, Deadline(60, time.Now()))
 
 		time.Sleep(2 * time.Minute) // 1200 sweeper ticks
-		synctest.Wait() // the tick due now has finished
+		synctest.Wait()             // the tick due now has finished
 		if _, ok := s.Get([]byte("near")); ok {
 			t.Error("Get(near) found it 2 min after its 60 s deadline")
 		}
