@@ -35,6 +35,7 @@ func (l *liveSettings) init(cfg *Config) {
 // connControl is a connection's part in the controls.
 type connControl struct {
 	fd      int           // the socket's descriptor, for CLIENT LIST and stats conns; -1: unknown
+	sockFD  atomic.Int32  // fd again, for InputPending from any goroutine without srv.mu
 	killed  atomic.Bool   // Kill was called
 	killCh  chan struct{} // closed by Kill
 	handler atomic.Pointer[Handler]
@@ -58,8 +59,53 @@ const (
 )
 
 func (cc *connControl) init(nc net.Conn) {
-	cc.fd = fdOf(nc)
+	cc.setFD(fdOf(nc))
 	cc.killCh = make(chan struct{})
+}
+
+// setFD records the socket's descriptor (it changes when the connection
+// enters or leaves an event loop). srv.mu is held, or the connection is
+// not yet listed.
+func (cc *connControl) setFD(fd int) {
+	cc.fd = fd
+	cc.sockFD.Store(int32(fd))
+}
+
+// InputMark marks the input the client has sent so far, for InputServed:
+// on a plain TCP socket the bytes the kernel has received (tcp_info), so
+// bytes a read has just taken and not yet counted are covered too; ok is
+// false elsewhere (TLS, Unix sockets, not Linux). Any goroutine may call
+// it. PUBLISH waits on the two so that it comes after what a subscriber
+// sent before it (an UNSUBSCRIBE), as Redis's one thread serves requests
+// in the order they arrive.
+func (c *Conn) InputMark() (mark uint64, ok bool) {
+	if !c.tcp {
+		return 0, false
+	}
+	return socketReceived(int(c.ctl.sockFD.Load()))
+}
+
+// InputServed reports whether the connection has served every complete
+// request within the first mark bytes of its input, or waits in a
+// blocking command (whose later requests wait for it). Any goroutine may
+// call it.
+func (c *Conn) InputServed(mark uint64) bool {
+	return c.servedIn.Load() >= mark || c.blocked.Load() != nil
+}
+
+// InputPending reports, where InputMark cannot tell, whether the client
+// has sent requests the connection has not served yet: it is reading or
+// running commands (not waiting in a blocking command or a client pause),
+// or bytes wait unread in its socket.
+func (c *Conn) InputPending() bool {
+	serving := func() bool { return c.ctl.state.Load() == connBusy && c.blocked.Load() == nil }
+	return serving() || socketUnread(int(c.ctl.sockFD.Load())) > 0 || serving()
+}
+
+// serving reports whether the connection is reading or running commands,
+// and not waiting in a blocking command.
+func (c *Conn) serving() bool {
+	return c.ctl.state.Load() == connBusy && c.blocked.Load() == nil
 }
 
 // fdOf is nc's file descriptor, or -1. The descriptor is only read, never
@@ -122,7 +168,10 @@ func (c *Conn) poke() {
 var pokeDeadline = time.Unix(1, 0)
 
 // enterWait marks the connection waiting for a command.
-func (c *Conn) enterWait() { c.ctl.state.Store(connWaiting) }
+func (c *Conn) enterWait() {
+	c.servedIn.Store(c.rawIn.Load()) // every complete request read is served
+	c.ctl.state.Store(connWaiting)
+}
 
 // leaveWait ends a wait. It reports whether a poke happened, in which case
 // it has cleared the poke's deadline and the caller must set its own.

@@ -191,7 +191,7 @@ func (s *Server) attach(c *Conn) bool {
 	c.lc = &loopConn{fd: fd, loop: l, h: lh}
 	s.mu.Lock()
 	c.inLoop = l // for Kill, from other goroutines
-	c.ctl.fd = fd
+	c.ctl.setFD(fd)
 	s.mu.Unlock()
 	l.mu.Lock()
 	stopped := l.stop
@@ -361,6 +361,7 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 		requests, _ := h.Buffered()
 		if requests == 0 {
 			lc.partialAt = 0
+			c.servedIn.Store(c.rawIn.Load())
 			c.ctl.state.Store(connWaiting)
 			break
 		}
@@ -768,7 +769,7 @@ func (l *eventLoop) depart(c *Conn) {
 	}
 	c.srv.mu.Lock()
 	c.nc, c.inLoop = nc, nil
-	c.ctl.fd = fdOf(nc)
+	c.ctl.setFD(fdOf(nc))
 	if c.srv.shuttingDown.Load() || c.Killed() {
 		_ = nc.SetReadDeadline(time.Unix(1, 0))
 	}
@@ -800,6 +801,7 @@ func (lc *loopConn) read(c *Conn, p []byte) (int, error) {
 			return n, errReceivedTooMuch
 		}
 		c.stats[StatBytesRead].Add(uint64(n))
+		c.rawIn.Add(uint64(n))
 		return n, nil
 	}
 	for {
@@ -815,6 +817,7 @@ func (lc *loopConn) read(c *Conn, p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		c.stats[StatBytesRead].Add(uint64(n))
+		c.rawIn.Add(uint64(n))
 		return n, nil
 	}
 }

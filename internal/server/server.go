@@ -225,6 +225,7 @@ func (s *Server) newConn(nc net.Conn, proto Protocol) *Conn {
 		created: time.Now(),
 	}
 	c.lastCmd.Store(c.created.UnixNano())
+	_, c.tcp = nc.(*net.TCPConn)
 	c.ctl.init(nc)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,6 +3,8 @@ package redis
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
@@ -106,6 +108,7 @@ type patternSubs struct {
 // subscribed to belong to its serving goroutine (they give the counts in
 // the confirmations and the order of UNSUBSCRIBE without arguments).
 type subscriber struct {
+	conn     *server.Conn
 	out      *server.Outbox
 	resp3    bool     // messages as RESP3 pushes; guarded by hub.mu
 	channels []string // in subscription order
@@ -139,7 +142,7 @@ func (rc *conn) refusedWhileSubscribed(cmd *respCommand) bool {
 // Outbox on first use: from here on all its output is queued.
 func (rc *conn) subscriber() *subscriber {
 	if rc.sub == nil {
-		rc.sub = &subscriber{out: rc.StartOutbox(), resp3: rc.w.RESP3()}
+		rc.sub = &subscriber{conn: rc.Conn, out: rc.StartOutbox(), resp3: rc.w.RESP3()}
 	}
 	return rc.sub
 }
@@ -352,7 +355,91 @@ func cmdPublish(rc *conn, argv [][]byte) {
 		// A message to itself must come after the replies before it.
 		_ = rc.w.Flush()
 	}
+	if !rc.inExec() { // never wait with every shard held
+		rc.p.pubsub.awaitEarlier(argv[1], rc.Conn)
+	}
 	rc.w.Int(int64(rc.p.pubsub.publish(argv[1], argv[2])))
+}
+
+// maxAwaitEarlier bounds how long a PUBLISH waits for its receivers'
+// earlier requests (awaitEarlier): a safety valve for a receiver that is
+// starved or runs a long command, not a timing anything relies on (in
+// ns; tests raise it).
+var maxAwaitEarlier atomic.Int64
+
+func init() { maxAwaitEarlier.Store(int64(100 * time.Millisecond)) }
+
+// earlierInput is a receiver whose input up to mark (or, where the mark
+// cannot be read, any input) is not served yet.
+type earlierInput struct {
+	c      *server.Conn
+	mark   uint64
+	marked bool
+}
+
+func (e earlierInput) served() bool {
+	if e.marked {
+		return e.c.InputServed(e.mark)
+	}
+	return !e.c.InputPending()
+}
+
+// awaitEarlier lets the connections that would receive a message on
+// channel serve the requests they sent before this PUBLISH (from self)
+// first. Redis's one thread serves clients in the order their requests
+// arrive, so a client that sends UNSUBSCRIBE and then, on another
+// connection, PUBLISH (without waiting for the confirmation) counts no
+// receiver; here the two connections run at once, and the UNSUBSCRIBE may
+// not have been read yet when the PUBLISH is served. Only the input that
+// arrived before the PUBLISH is waited for, so a receiver that keeps
+// sending never holds it up, and for at most maxAwaitEarlier. A
+// subscriber sends little (subscriptions, PING): the check is nearly
+// always one socket query per receiver that finds everything served.
+// Keyspace notifications do not wait (they publish from inside writes).
+func (h *hub) awaitEarlier(channel []byte, self *server.Conn) {
+	var buf [4]earlierInput
+	waits := h.earlierInputs(channel, self, buf[:0])
+	if len(waits) == 0 {
+		return
+	}
+	deadline := time.Now().Add(time.Duration(maxAwaitEarlier.Load()))
+	for _, w := range waits {
+		for !w.served() {
+			if time.Now().After(deadline) {
+				return
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// earlierInputs appends to out the receivers of channel (its subscribers
+// and those of the patterns matching it), other than self, whose input so
+// far is not all served.
+func (h *hub) earlierInputs(channel []byte, self *server.Conn, out []earlierInput) []earlierInput {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	check := func(s *subscriber) {
+		if s.conn == self {
+			return
+		}
+		e := earlierInput{c: s.conn}
+		e.mark, e.marked = s.conn.InputMark()
+		if !e.served() {
+			out = append(out, e)
+		}
+	}
+	for _, s := range h.channels[string(channel)] {
+		check(s)
+	}
+	for _, ps := range h.patterns {
+		if ps.glob.match(channel) {
+			for _, s := range ps.subs {
+				check(s)
+			}
+		}
+	}
+	return out
 }
 
 // publish queues message to every subscriber of channel and of a
