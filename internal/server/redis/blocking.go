@@ -534,7 +534,7 @@ func (rc *conn) block(name string, b *blockCall, timeout time.Duration) {
 	end, _ := rc.Block(w.sw, deadline, rc.r.Fill)
 	rc.waited += rc.p.ops.now() - waitStart // not the command's own time
 	rc.p.blocked.remove(w)
-	rc.nowMs = 0
+	rc.nowMs, rc.awaitOK = 0, false
 	switch end {
 	case server.BlockServed:
 		rc.writeBlockResult(&w.call, &w.res)

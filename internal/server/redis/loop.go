@@ -12,6 +12,7 @@ import (
 // Fill reads what has arrived into the read buffer.
 func (rc *conn) Fill() error {
 	rc.t0 = 0 // the next command's start is read anew (cmdstats.go)
+	rc.awaitOK = false
 	_, err := rc.r.Fill()
 	return err
 }

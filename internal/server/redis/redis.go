@@ -109,13 +109,15 @@ type conn struct {
 	watched []watchedKey // WATCH
 	sub     *subscriber  // pub/sub (pubsub.go); nil until the first (P)SUBSCRIBE
 	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
-	user    string       // the user AUTH or HELLO named; "": default
-	noEvict bool         // CLIENT NO-EVICT on
-	reply   uint8        // CLIENT REPLY mode (replyOn, ...)
-	muted   bool         // the writer drops what it is given (CLIENT REPLY)
-	pub     clientState  // what CLIENT LIST shows to other connections (client.go)
-	bres    blockResult  // what a blocking command popped at once (blocking.go)
-	stash   [][]byte     // a request an event loop left for the connection's goroutine (loop.go)
+	awaited []byte       // the channel PUBLISH last waited for (awaitEarlier), valid in this batch if awaitOK
+	awaitOK bool
+	user    string      // the user AUTH or HELLO named; "": default
+	noEvict bool        // CLIENT NO-EVICT on
+	reply   uint8       // CLIENT REPLY mode (replyOn, ...)
+	muted   bool        // the writer drops what it is given (CLIENT REPLY)
+	pub     clientState // what CLIENT LIST shows to other connections (client.go)
+	bres    blockResult // what a blocking command popped at once (blocking.go)
+	stash   [][]byte    // a request an event loop left for the connection's goroutine (loop.go)
 
 	// Per-command bookkeeping (cmdstats.go).
 	stats    *connStats   // this connection's counters
@@ -157,6 +159,7 @@ type flushingReader struct{ rc *conn }
 func (f flushingReader) Read(p []byte) (int, error) {
 	f.rc.nowMs = 0 // the bytes to come may arrive much later
 	f.rc.t0 = 0
+	f.rc.awaitOK = false
 	if f.rc.w.Buffered() > 0 {
 		if err := f.rc.w.Flush(); err != nil {
 			return 0, err
@@ -179,6 +182,7 @@ func (rc *conn) Buffered() (requests, replies int) {
 func (rc *conn) Wait() (byte, error) {
 	rc.nowMs = 0
 	rc.t0 = 0
+	rc.awaitOK = false
 	return rc.r.Wait()
 }
 
@@ -187,6 +191,7 @@ func (rc *conn) Wait() (byte, error) {
 func (rc *conn) Flush() error {
 	rc.nowMs = 0
 	rc.t0 = 0
+	rc.awaitOK = false
 	return rc.w.Flush()
 }
 
