@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minikv/minikv/internal/server/servertest"
 )
 
 // TestIdleTimeoutClosesTricklingClient is the idle timeout as an operator
@@ -42,7 +44,7 @@ func TestIdleTimeoutClosesTricklingClient(t *testing.T) {
 			waitDial(t, mcAddr)
 			waitDial(t, respAddr)
 			if tc.configSet {
-				if err := sendExpect(respAddr, "*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$7\r\ntimeout\r\n$1\r\n2\r\n", "+OK\r\n"); err != nil {
+				if err := servertest.RoundTrip(respAddr, "*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$7\r\ntimeout\r\n$1\r\n2\r\n", "+OK\r\n"); err != nil {
 					t.Fatalf("CONFIG SET timeout 2: %v", err)
 				}
 			}
@@ -60,25 +62,6 @@ func TestIdleTimeoutClosesTricklingClient(t *testing.T) {
 			wg.Wait()
 		})
 	}
-}
-
-// sendExpect sends req on a new connection to addr and checks that the
-// reply starts with want.
-func sendExpect(addr, req, want string) error {
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(nc, req); err != nil {
-		return err
-	}
-	got := make([]byte, len(want))
-	if _, err := io.ReadFull(nc, got); err != nil || string(got) != want {
-		return fmt.Errorf("reply %q, %v; want %q", got, err, want)
-	}
-	return nil
 }
 
 // trickleClosed completes the command first on a new connection to addr

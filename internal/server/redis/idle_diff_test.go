@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -29,7 +30,7 @@ func TestTimeoutTricklingClientVersusRedis(t *testing.T) {
 	rs := startRESP(t, server.Config{CommandTimeout: time.Minute}, store.Config{})
 	setTimeout := mb("CONFIG", "SET", "timeout", "2")
 	for _, addr := range []string{redisAddr, rs.respAddr} {
-		if err := roundTrip(addr, setTimeout, "+OK\r\n"); err != nil {
+		if err := servertest.RoundTrip(addr, setTimeout, "+OK\r\n"); err != nil {
 			t.Fatalf("%s: CONFIG SET timeout 2: %v", addr, err)
 		}
 	}
@@ -98,24 +99,6 @@ func TestTimeoutTricklingClientVersusRedis(t *testing.T) {
 		}
 	})
 	wg.Wait()
-}
-
-// roundTrip sends req on a new connection to addr and checks the reply.
-func roundTrip(addr, req, want string) error {
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(nc, req); err != nil {
-		return err
-	}
-	got := make([]byte, len(want))
-	if _, err := io.ReadFull(nc, got); err != nil || string(got) != want {
-		return fmt.Errorf("reply %q, %v; want %q", got, err, want)
-	}
-	return nil
 }
 
 // dialPinged connects to addr and completes a PING.

@@ -317,3 +317,22 @@ func readRESPReplyInto(br *bufio.Reader, out *strings.Builder) error {
 	}
 	return fmt.Errorf("unknown reply type in %q", line)
 }
+
+// RoundTrip sends req on a new connection to addr and checks that the
+// reply starts with want (5 s at most, a bound for a broken server).
+func RoundTrip(addr, req, want string) error {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(nc, req); err != nil {
+		return err
+	}
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(nc, got); err != nil || string(got) != want {
+		return fmt.Errorf("reply %q, %v; want %q", got, err, want)
+	}
+	return nil
+}
