@@ -30,6 +30,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY cmd ./cmd
 COPY internal ./internal
+COPY lsm ./lsm
 ARG COMMIT=unknown
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w -X main.commit=${COMMIT}" -o /out/minikv ./cmd/minikv && \
     CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w" -o /out/minikv-bench ./cmd/minikv-bench

@@ -79,15 +79,15 @@ else
 	echo "smoke: skip: systemd-analyze missing"
 fi
 
-# The Dockerfile's build stage sees only go.mod, go.sum, cmd/ and internal/
+# The Dockerfile's build stage sees only go.mod, go.sum, cmd/, internal/ and lsm/
 # (.dockerignore) and builds with CGO_ENABLED=0: do the same here, so a
 # dependency outside that set or on cgo fails now rather than in an image build.
 if command -v go >/dev/null; then
 	mkdir -p "$work/ctx"
 	cp go.mod go.sum "$work/ctx/"
-	tar -cf - --exclude='*_test.go' --exclude=testdata cmd internal | tar -xf - -C "$work/ctx"
+	tar -cf - --exclude='*_test.go' --exclude=testdata cmd internal lsm | tar -xf - -C "$work/ctx"
 	(cd "$work/ctx" && CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w" -o "$work/static/" ./cmd/minikv ./cmd/minikv-bench) ||
-		fail "the Docker build context (go.mod go.sum cmd internal, CGO_ENABLED=0) does not build"
+		fail "the Docker build context (go.mod go.sum cmd internal lsm, CGO_ENABLED=0) does not build"
 	if command -v ldd >/dev/null && ldd "$work/static/minikv" >/dev/null 2>&1; then
 		fail "the CGO_ENABLED=0 binary is dynamically linked; distroless/static cannot run it"
 	fi
