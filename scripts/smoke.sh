@@ -10,7 +10,7 @@
 # 2. The image's listening rule: MINIKV_LISTEN=0.0.0.0 without a token
 #    refuses to start.
 # 3. The binary started the way the container and unit start it (MINIKV_*
-#    environment, free ports on 127.0.0.1): /healthz 200, a set/get on the
+#    environment, free ports on 127.0.0.1): /healthz and /readyz 200, a set/get on the
 #    memcached port, PING on the RESP port, /metrics with memcached_up 1,
 #    /doctor 200, no /debug/pprof without --pprof.
 # 4. SIGTERM with an idle client connected: exit status 0 within
@@ -57,8 +57,8 @@ for path in sys.argv[1:]:
         assert kinds == ["Deployment", "Service", "PodDisruptionBudget"], kinds
         pod = docs[0]["spec"]["template"]["spec"]
         c = pod["containers"][0]
-        for probe in ("livenessProbe", "readinessProbe"):
-            assert c[probe]["httpGet"]["path"] == "/healthz", probe
+        assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+        assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
         assert pod["securityContext"]["runAsNonRoot"] is True
         ports = sorted(p["port"] for p in docs[1]["spec"]["ports"])
         assert ports == [6379, 9150, 11211], ports
@@ -178,6 +178,9 @@ done
 res=$(http_get "http://127.0.0.1:$admin/healthz")
 [ "$res" = $'200\nok' ] || fail "/healthz = $res"
 ok "/healthz 200 ok (pid $pid, memcached :$port, resp :$resp, admin :$admin)"
+res=$(http_get "http://127.0.0.1:$admin/readyz")
+[ "$res" = $'200\nok' ] || fail "/readyz = $res"
+ok "/readyz 200 ok"
 
 got=$(tcp_exchange "$port" 'set smoke 0 0 5\r\nhello\r\nget smoke\r\nquit\r\n')
 want=$'STORED\r\nVALUE smoke 0 5\r\nhello\r\nEND\r' # $(...) drops the last \n

@@ -3,6 +3,8 @@
 // pprof when asked for.
 //
 //	GET /healthz        200 "ok" while the data listeners serve, 503 otherwise
+//	GET /readyz         200 "ok" while they serve and writes can be made
+//	                    durable; 503 during shutdown or a failed disk
 //	GET /doctor         JSON checks (listeners, memory, shard balance,
 //	                    eviction rate); 503 with the failing checks first
 //	GET /metrics        Prometheus text format, read from Server.Stats at
@@ -117,6 +119,7 @@ func New(cfg Config, srv *server.Server, st *store.Store) *Server {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.HandleFunc("GET /readyz", a.readyz)
 	mux.HandleFunc("GET /doctor", a.doctor)
 	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(reg,
 		promhttp.HandlerFor(reg, promhttp.HandlerOpts{
@@ -171,6 +174,27 @@ func (a *Server) Shutdown(ctx context.Context) error {
 		a.http.Close()
 	}
 	return err
+}
+
+// readyz is the readiness answer: 200 while the data listeners serve and
+// the data directory's log takes writes; 503 once shutdown begins (so the
+// instance drains) and once writing the log has failed (every write fails
+// then, docs/durability.md: a load balancer must send clients elsewhere).
+// /healthz stays the liveness check: the process is alive, and what to do
+// with the disk is the operator's call.
+func (a *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	switch err := a.store.Sync(); {
+	case !a.srv.Listening():
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "not serving")
+	case err != nil:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "writes failing:", err)
+	default:
+		fmt.Fprintln(w, "ok")
+	}
 }
 
 // healthz is the liveness answer: 200 while the data listeners serve. During

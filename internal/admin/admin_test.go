@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikv/minikv/internal/durable"
 	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 func TestHealthz(t *testing.T) {
@@ -283,5 +286,57 @@ func TestNoMemoryLimit(t *testing.T) {
 	}
 	if _, body := e.get(t, "/metrics"); !strings.Contains(body, "\nmemcached_limit_bytes 0\n") {
 		t.Errorf("/metrics lacks memcached_limit_bytes 0")
+	}
+}
+
+// TestReadyzFollowsTheDisk: /readyz is 200 while the durable log takes
+// writes, 503 naming the error once writing it has failed (every write
+// fails then), while /healthz stays 200 (the process is alive); and 503
+// "not serving" once shutdown begins. The log's disk is lsm's in-memory
+// filesystem, made to fail every write to the log.
+func TestReadyzFollowsTheDisk(t *testing.T) {
+	fs := vfs.NewMem()
+	l, err := durable.Open("/data", lsm.Options{FS: fs, Sync: lsm.SyncAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() }) // after the env's: the failed log's error is expected
+	e := startEnv(t, envConfig{disk: l})
+	if _, err := e.store.Store(store.ModeSet, []byte("before"), []byte("v"), 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := e.get(t, "/readyz"); code != http.StatusOK || body != "ok\n" {
+		t.Fatalf("GET /readyz = %d %q, want 200 \"ok\\n\"", code, body)
+	}
+
+	fs.SetInjector(func(op vfs.Op, name string) error {
+		if op == vfs.OpWrite && strings.HasSuffix(name, ".log") {
+			return vfs.ErrInjected
+		}
+		return nil
+	})
+	if _, err := e.store.Store(store.ModeSet, []byte("after"), []byte("v"), 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Sync(); !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("Sync with the log failing = %v, want the injected error", err)
+	}
+	if code, body := e.get(t, "/readyz"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "writes failing: ") {
+		t.Errorf("GET /readyz with the log failing = %d %q, want 503 \"writes failing: ...\"", code, body)
+	}
+	if code, _ := e.get(t, "/healthz"); code != http.StatusOK {
+		t.Errorf("GET /healthz with the log failing = %d, want 200 (liveness)", code)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := e.get(t, "/readyz"); code != http.StatusServiceUnavailable || body != "not serving\n" {
+		t.Errorf("GET /readyz after Shutdown = %d %q, want 503 \"not serving\\n\"", code, body)
 	}
 }

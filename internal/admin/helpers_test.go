@@ -37,7 +37,8 @@ type envConfig struct {
 	server server.Config
 	store  store.Config
 	admin  Config
-	resp   bool // also serve RESP on a second listener
+	resp   bool       // also serve RESP on a second listener
+	disk   store.Disk // the store's disk (durable mode); nil: none
 }
 
 func quietLogger() *slog.Logger {
@@ -52,7 +53,10 @@ func startEnv(t testing.TB, ec envConfig) *env {
 	if ec.admin.Logger == nil {
 		ec.admin.Logger = quietLogger()
 	}
-	st := store.New(ec.store)
+	st, err := store.Open(ec.store, ec.disk) // a nil disk: store.New
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := server.New(ec.server, st)
 	e := &env{srv: srv, store: st, serveErr: make(chan error, 2), adminErr: make(chan error, 1)}
 
