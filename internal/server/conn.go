@@ -27,21 +27,22 @@ const (
 // and writes replies to it (Conn is the io.Reader and io.Writer under the
 // protocol's codec) and bumps its counters.
 type Conn struct {
-	srv      *Server
-	nc       net.Conn
-	raddr    net.Addr // nc's addresses, kept: nc changes when the connection leaves an event loop
-	laddr    net.Addr
-	id       uint64
-	proto    Protocol
-	created  time.Time
-	lastCmd  atomic.Int64  // Unix ns of the last complete command
-	tcp      bool          // nc is a plain TCP socket (not TLS): rawIn counts its bytes
-	rawIn    atomic.Uint64 // bytes read from the socket (InputMark); unlike stats, never reset
-	servedIn atomic.Uint64 // rawIn when every complete request read so far was served
-	stats    counters
-	blocked  atomic.Pointer[Waiter] // the blocking command it waits in (block.go); nil: none
-	ctl      connControl            // kill, pause, what CLIENT LIST shows (client.go)
-	inLoop   *eventLoop             // the event loop serving it, under srv.mu (for Kill); nil: its own goroutine
+	srv          *Server
+	nc           net.Conn
+	raddr        net.Addr // nc's addresses, kept: nc changes when the connection leaves an event loop
+	laddr        net.Addr
+	id           uint64
+	proto        Protocol
+	created      time.Time
+	lastCmd      atomic.Int64  // Unix ns of the last complete command
+	tcp          bool          // nc is a plain TCP socket (not TLS): rawIn counts its bytes
+	rawIn        atomic.Uint64 // bytes read from the socket (InputMark); unlike stats, never reset
+	servedIn     atomic.Uint64 // rawIn when every complete request read so far was served
+	monitorMuted atomic.Bool   // no monitor lines to it (CLIENT REPLY OFF)
+	stats        counters
+	blocked      atomic.Pointer[Waiter] // the blocking command it waits in (block.go); nil: none
+	ctl          connControl            // kill, pause, what CLIENT LIST shows (client.go)
+	inLoop       *eventLoop             // the event loop serving it, under srv.mu (for Kill); nil: its own goroutine
 
 	// Owned by the serving goroutine (or the event loop serving it).
 	lc           *loopConn                 // in an event loop (loop_linux.go); nil: on its own goroutine

@@ -47,6 +47,12 @@ func (c *Conn) StartMonitor() {
 	h.n.Store(int32(len(h.list)))
 }
 
+// SetMonitorMuted mutes the monitor lines to c (on) or lets them through
+// again (off): Redis's CLIENT REPLY OFF silences a monitor too. It may be
+// called before c becomes a monitor. Only the serving goroutine may call
+// it.
+func (c *Conn) SetMonitorMuted(on bool) { c.monitorMuted.Store(on) }
+
 // StopMonitor ends c's monitoring, if on (Redis's RESET, or the
 // connection's end).
 func (c *Conn) StopMonitor() {
@@ -89,7 +95,7 @@ func (c *Conn) FeedMonitors(args [][]byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range h.list {
-		if m.out != nil {
+		if m.out != nil && !m.monitorMuted.Load() {
 			m.out.Push(b)
 		}
 	}

@@ -543,9 +543,11 @@ func cmdClientReply(rc *conn, argv [][]byte) {
 	case is(argv[2], "on"):
 		rc.reply = replyOn
 		rc.unmute()
+		rc.SetMonitorMuted(false)
 		rc.w.OK()
 	case is(argv[2], "off"):
 		rc.reply = replyOff
+		rc.SetMonitorMuted(true) // a monitor gets no lines either, as in Redis
 	case is(argv[2], "skip"):
 		if rc.reply != replyOff {
 			rc.reply = replySkipNext
@@ -606,6 +608,7 @@ func (rc *conn) resetClient() {
 		rc.reply = replyOn
 		rc.unmute()
 	}
+	rc.SetMonitorMuted(false)
 	rc.noEvict = false
 	rc.user = ""
 }

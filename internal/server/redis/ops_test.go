@@ -721,3 +721,40 @@ func TestCommandStatsInPipeline(t *testing.T) {
 		t.Errorf("INFO of another connection: latency|histogram %q", got)
 	}
 }
+
+// TestMonitorUnderReplyOffDifferential: CLIENT REPLY OFF silences a
+// monitor's lines too (and MONITOR's +OK); after CLIENT REPLY ON they flow
+// again, beginning with the CLIENT REPLY command itself, as in Redis.
+func TestMonitorUnderReplyOffDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	lineRE := regexp.MustCompile(`^\+[0-9]+\.[0-9]{6} \[0 127\.0\.0\.1:[0-9]+\] `)
+	var streams [2][]string
+	for i, addr := range []string{redisAddr, rs.respAddr} {
+		mon, c := dialCmd(t, addr, false), dialCmd(t, addr, false)
+		if _, err := io.WriteString(mon.nc, mb("CLIENT", "REPLY", "OFF")+mb("MONITOR")); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until CLIENT LIST shows the monitor (CLIENT, an admin
+		// command, is never fed to monitors), then run a command it must
+		// not see.
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(c.do(t, "CLIENT", "LIST"), "cmd=monitor"); {
+			if time.Now().After(deadline) { // a bound for a broken server
+				t.Fatal("CLIENT LIST never showed the monitor")
+			}
+		}
+		c.do(t, "SET", "mro:a", "1")
+		streams[i] = append(streams[i], mon.do(t, "CLIENT", "REPLY", "ON"))
+		c.do(t, "SET", "mro:b", "2")
+		for range 2 {
+			r, err := readRESPReply(mon.br)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streams[i] = append(streams[i], lineRE.ReplaceAllString(r, "+T "))
+		}
+	}
+	if !slices.Equal(streams[1], streams[0]) {
+		t.Errorf("monitor under CLIENT REPLY OFF:\nminikv %q\nredis  %q", streams[1], streams[0])
+	}
+}
