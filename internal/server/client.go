@@ -98,8 +98,9 @@ func (c *Conn) InputServed(mark uint64) bool {
 // running commands (not waiting in a blocking command or a client pause),
 // or bytes wait unread in its socket.
 func (c *Conn) InputPending() bool {
-	serving := func() bool { return c.ctl.state.Load() == connBusy && c.blocked.Load() == nil }
-	return serving() || socketUnread(int(c.ctl.sockFD.Load())) > 0 || serving()
+	// serving again after the socket: a read that took the bytes after
+	// the first look marks the connection busy before it returns.
+	return c.serving() || socketUnread(int(c.ctl.sockFD.Load())) > 0 || c.serving()
 }
 
 // serving reports whether the connection is reading or running commands,

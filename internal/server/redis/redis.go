@@ -157,9 +157,7 @@ func (rc *conn) nowMilli() int64 {
 type flushingReader struct{ rc *conn }
 
 func (f flushingReader) Read(p []byte) (int, error) {
-	f.rc.nowMs = 0 // the bytes to come may arrive much later
-	f.rc.t0 = 0
-	f.rc.awaitOK = false
+	f.rc.newBatch() // the bytes to come may arrive much later
 	if f.rc.w.Buffered() > 0 {
 		if err := f.rc.w.Flush(); err != nil {
 			return 0, err
@@ -180,18 +178,19 @@ func (rc *conn) Buffered() (requests, replies int) {
 // Wait blocks until the next request's first byte has arrived. A new
 // batch starts: the clock is read again.
 func (rc *conn) Wait() (byte, error) {
-	rc.nowMs = 0
-	rc.t0 = 0
-	rc.awaitOK = false
+	rc.newBatch()
 	return rc.r.Wait()
 }
+
+// newBatch forgets what a batch of requests read once for all of its
+// commands: the clock (nowMilli), the command's start (cmdstats.go) and
+// the channel PUBLISH waited for (awaitEarlier).
+func (rc *conn) newBatch() { rc.nowMs, rc.t0, rc.awaitOK = 0, 0, false }
 
 // Flush writes the buffered replies and ends the batch: the clock is read
 // again.
 func (rc *conn) Flush() error {
-	rc.nowMs = 0
-	rc.t0 = 0
-	rc.awaitOK = false
+	rc.newBatch()
 	return rc.w.Flush()
 }
 
