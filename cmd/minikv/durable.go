@@ -43,6 +43,7 @@ func openDurable(ctx context.Context, cfg *config, scfg store.Config, log *slog.
 	// One change must fit one engine batch: items up to 1 GiB, not the
 	// record's 4 GiB (proto-max-bulk-len above that is refused as too large).
 	scfg.MaxItemSize = min(scfg.MaxItemSize, durable.MaxItemSize)
+	scfg.Logger = log // disk failures and recoveries, one line each
 	mode := map[string]lsm.SyncMode{"always": lsm.SyncAlways, "everysec": lsm.SyncEverySecond, "no": lsm.SyncNone}[cfg.Fsync]
 	log.Info("opening the data directory", "dir", cfg.DataDir, "fsync", cfg.Fsync)
 	start := time.Now()

@@ -177,21 +177,22 @@ func (a *Server) Shutdown(ctx context.Context) error {
 }
 
 // readyz is the readiness answer: 200 while the data listeners serve and
-// the data directory's log takes writes; 503 once shutdown begins (so the
-// instance drains) and once writing the log has failed (every write fails
-// then, docs/durability.md: a load balancer must send clients elsewhere).
+// the data directory takes writes; 503 once shutdown begins (so the
+// instance drains) and while the disk is failed (writes are refused until
+// it takes them again, docs/durability.md: a load balancer sends clients
+// elsewhere meanwhile).
 // /healthz stays the liveness check: the process is alive, and what to do
 // with the disk is the operator's call.
 func (a *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	switch err := a.store.Sync(); {
+	switch err := a.store.WriteErr(); {
 	case !a.srv.Listening():
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, "not serving")
 	case err != nil:
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "writes failing:", err)
+		fmt.Fprintln(w, "writes refused, the disk failed:", err)
 	default:
 		fmt.Fprintln(w, "ok")
 	}

@@ -247,14 +247,14 @@ func TestDiskChecks(t *testing.T) {
 	if c := fsyncCheck(old, old, 0, DefaultMaxFsyncLatency); !c.OK {
 		t.Errorf("no fsync in the window: %+v", c)
 	}
-	if c := diskErrorsCheck(store.DiskStats{Durable: true}, nil); !c.OK {
+	if c := diskErrorsCheck(store.DiskStats{Durable: true}); !c.OK {
 		t.Errorf("no error: %+v", c)
 	}
-	if c := diskErrorsCheck(store.DiskStats{Durable: true}, errors.New("no space left on device")); c.OK ||
+	if c := diskErrorsCheck(store.DiskStats{Durable: true, WriteErr: errors.New("no space left on device"), FailedSince: time.Now()}); c.OK ||
 		!strings.Contains(c.Detail, "no space left") {
 		t.Errorf("log write failed: %+v", c)
 	}
-	if c := diskErrorsCheck(store.DiskStats{Durable: true, ReadErrors: 2}, nil); c.OK {
+	if c := diskErrorsCheck(store.DiskStats{Durable: true, ReadErrors: 2}); c.OK {
 		t.Errorf("read errors: %+v", c)
 	}
 	a := &Server{cfg: Config{DataDir: t.TempDir(), MinDiskFree: DefaultMinDiskFree}}
@@ -324,8 +324,8 @@ func TestReadyzFollowsTheDisk(t *testing.T) {
 	if err := e.store.Sync(); !errors.Is(err, vfs.ErrInjected) {
 		t.Fatalf("Sync with the log failing = %v, want the injected error", err)
 	}
-	if code, body := e.get(t, "/readyz"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "writes failing: ") {
-		t.Errorf("GET /readyz with the log failing = %d %q, want 503 \"writes failing: ...\"", code, body)
+	if code, body := e.get(t, "/readyz"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "writes refused, the disk failed: ") {
+		t.Errorf("GET /readyz with the log failing = %d %q, want 503 \"writes refused, the disk failed: ...\"", code, body)
 	}
 	if code, _ := e.get(t, "/healthz"); code != http.StatusOK {
 		t.Errorf("GET /healthz with the log failing = %d, want 200 (liveness)", code)

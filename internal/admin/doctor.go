@@ -68,7 +68,7 @@ func (a *Server) Diagnose() Report {
 			a.diskSpaceCheck(ds),
 			stallCheck(old, cur, a.cfg.MaxStallShare),
 			fsyncCheck(old, cur, ds.MaxSync, a.cfg.MaxFsyncLatency),
-			diskErrorsCheck(ds, a.store.Sync()),
+			diskErrorsCheck(ds),
 		)
 	}
 	// Stable, so failures keep their relative order too.
@@ -256,15 +256,19 @@ func fsyncCheck(old, cur sample, maxSync, maxMean time.Duration) Check {
 	return c
 }
 
-// diskErrorsCheck fails once the log could not be written (every write
-// then fails: the data directory's disk is full or broken), a SAVE failed,
-// or a read from disk failed.
-func diskErrorsCheck(ds store.DiskStats, syncErr error) Check {
+// diskErrorsCheck fails while the disk is failed (writes refused, reads
+// served, retried every second: the data directory's disk is full or
+// broken), once a SAVE failed, or a read from disk failed.
+func diskErrorsCheck(ds store.DiskStats) Check {
 	c := Check{Name: CheckDiskErrors, OK: true}
 	switch {
-	case syncErr != nil:
+	case ds.WriteErr != nil:
 		c.OK, c.Value = false, 1
-		c.Detail = "writing the log failed; every write now fails: " + syncErr.Error()
+		c.Detail = fmt.Sprintf("the disk failed %s ago: writes refused, reads served, retried every second: %v",
+			time.Since(ds.FailedSince).Round(time.Second), ds.WriteErr)
+		if ds.RetryErr != nil {
+			c.Detail += fmt.Sprintf("; the last retry: %v", ds.RetryErr)
+		}
 	case ds.SaveErr != nil:
 		c.OK, c.Value = false, 1
 		c.Detail = "the last SAVE failed: " + ds.SaveErr.Error()

@@ -48,6 +48,8 @@ type collector struct {
 	diskStallTime, diskFsyncs, diskFsyncTime            metric
 	diskRecovery, diskFlushes, diskCompactions          metric
 	diskFlushing, diskCompacting                        metric
+	diskRefusing, diskFailures, diskRecoveries          metric
+	diskRefused                                         metric
 }
 
 func newCollector(srv *server.Server, st *store.Store) *collector {
@@ -115,6 +117,10 @@ func newCollector(srv *server.Server, st *store.Store) *collector {
 		diskCompactions: newMetric("disk_compactions_total", "Compactions the engine finished, trivial moves included (durable mode).", counter),
 		diskFlushing:    newMetric("disk_flushing", "Memtable flushes running now (durable mode).", gauge),
 		diskCompacting:  newMetric("disk_compacting", "Compactions running now (durable mode).", gauge),
+		diskRefusing:    newMetric("disk_writes_refused", "1 while the disk is failed and writes are refused, reads served (durable mode).", gauge),
+		diskFailures:    newMetric("disk_failures_total", "Times the disk failed and writes were refused (durable mode).", counter),
+		diskRecoveries:  newMetric("disk_recoveries_total", "Times writes resumed after a disk failure, without a restart (durable mode).", counter),
+		diskRefused:     newMetric("disk_refused_writes_total", "Writes refused while the disk was failed, noreply ones included (durable mode).", counter),
 	}
 }
 
@@ -129,6 +135,7 @@ func (c *collector) metrics() []metric {
 		c.diskWrites, c.diskHits, c.diskReadErrors, c.diskChanges, c.diskLastSave,
 		c.diskBytes, c.diskLimit, c.diskEvictions, c.diskStalls, c.diskStallTime, c.diskFsyncs,
 		c.diskFsyncTime, c.diskRecovery, c.diskFlushes, c.diskCompactions, c.diskFlushing, c.diskCompacting,
+		c.diskRefusing, c.diskFailures, c.diskRecoveries, c.diskRefused,
 	}
 }
 
@@ -218,6 +225,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.diskCompactions, float64(ds.Compactions))
 		emit(c.diskFlushing, float64(ds.Flushing))
 		emit(c.diskCompacting, float64(ds.Compacting))
+		emit(c.diskRefusing, boolFloat(ds.WriteErr != nil))
+		emit(c.diskFailures, float64(ds.Failures))
+		emit(c.diskRecoveries, float64(ds.Recoveries))
+		emit(c.diskRefused, u(server.StatDiskRefused))
 	}
 
 	if st.Items > 0 { // "stats items" lists slab 1 only when it holds items

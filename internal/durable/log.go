@@ -99,6 +99,21 @@ type Log struct {
 	synced     atomic.Uint64 // changes durable so far (a prefix of queued)
 	overlapped atomic.Int64  // batches taken while another was in the engine
 
+	// A disk failure (docs/durability.md, "When the disk fails"): err is
+	// the engine's error, the Log takes no more changes (queue refuses
+	// them, and notes their keys as lost) until Recover, and the keys of
+	// every change that may not have reached the disk wait in lost for the
+	// store to forget them from memory (TakeLost, Forgotten), so that what
+	// memory holds is what the disk holds.
+	diskErr    atomic.Pointer[error] // err while it is a disk failure; nil otherwise (Failure)
+	epoch      atomic.Uint64         // failure rounds: odd while lost keys wait to be forgotten (SyncSince)
+	lost       [][]byte              // keys whose changes were lost, not yet taken (under mu)
+	lastErr    error                 // the last disk failure, for Syncs of batches it cut across (under mu)
+	lostCh     chan struct{}         // signalled when the Log fails or lost gains keys
+	failures   atomic.Uint64         // times the Log entered the failed state
+	recoveries atomic.Uint64         // times Recover brought it back
+	recoverMu  sync.Mutex            // one Recover at a time
+
 	quit chan struct{}
 	done chan struct{}
 }
@@ -236,6 +251,7 @@ func newLog() *Log {
 	l := &Log{
 		pending:  lsm.NewBatch(),
 		pendRecs: &recSet{},
+		lostCh:   make(chan struct{}, 1),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -307,6 +323,8 @@ func (l *Log) Usage() store.DiskUsage {
 		SyncTime:    m.LogSyncTime,
 		MaxSync:     m.MaxLogSync,
 		OpenTime:    l.openTime,
+		Failures:    l.failures.Load(),
+		Recoveries:  l.recoveries.Load(),
 		Flushes:     uint64(m.Flushes),
 		Compactions: uint64(m.Compactions + m.Moves),
 		Flushing:    m.Flushing,
@@ -331,6 +349,17 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 		l.mu.Unlock()
 		_ = l.Sync() // commits what is queued; an error stays in l.err
 		l.mu.Lock()
+	}
+	if l.err != nil {
+		// Failed (or closed): the change goes nowhere. Memory has it
+		// already; the store forgets the key (TakeLost), so it reads back
+		// what the disk holds. The state record needs no such care: the
+		// store writes it whole again once the disk is back (Recover).
+		if prefix == prefixKey && l.err != ErrClosed {
+			l.loseLocked(key)
+		}
+		l.mu.Unlock()
+		return
 	}
 	k := append(append(l.keyBuf[:0], prefix), key...)
 	l.keyBuf = k
@@ -426,18 +455,36 @@ func deadlineOf(exp time.Time) int64 {
 // mayLeadLocked). Batches are queued in the engine under l.mu, so they
 // commit in the order taken, and the engine acknowledges them in order:
 // when a batch's commit returns, every batch taken before it is in too.
-func (l *Log) Sync() error { return l.sync(true) }
+func (l *Log) Sync() error { return l.sync(l.epoch.Load(), true) }
 
 // SyncPass is Sync for a caller that has already gathered its group: an
 // event loop, once per pass, for every change its connections made in
 // the pass. It does not yield before it takes the batch (there is nobody
 // on that loop to wait for, and a yield costs the scheduler a wake-up).
-func (l *Log) SyncPass() error { return l.sync(false) }
+func (l *Log) SyncPass() error { return l.sync(l.epoch.Load(), false) }
 
-func (l *Log) sync(yield bool) error {
+// Epoch marks the start of a batch of requests for SyncSince: the
+// server takes it before the batch's first request runs.
+func (l *Log) Epoch() uint64 { return l.epoch.Load() }
+
+// SyncSince is Sync for the replies of a batch of requests that began at
+// mark (Epoch). If the disk failed after mark, a reply of the batch may
+// carry a change that was lost (the batch's own, or one it read from
+// memory before the store forgot it), so SyncSince returns the failure's
+// error, even once the disk is back: the server closes the connection
+// without those replies, and the client sees what it sees of any lost
+// connection. A batch that began once the failure's lost keys were
+// forgotten saw only what the disk holds, and its writes were refused
+// before they ran: while the disk is failed its SyncSince returns nil.
+func (l *Log) SyncSince(mark uint64) error { return l.sync(mark, true) }
+
+func (l *Log) sync(mark uint64, yield bool) error {
 	// Every reply in durable mode passes here: with nothing queued it
-	// costs two atomic loads, no lock.
+	// costs three atomic loads, no lock.
 	target := l.queued.Load()
+	if l.epoch.Load() != mark {
+		return l.cutAcross()
+	}
 	if l.synced.Load() >= target && !l.failed.Load() {
 		return nil
 	}
@@ -445,6 +492,9 @@ func (l *Log) sync(yield bool) error {
 	for {
 		if l.err != nil {
 			err := l.err
+			if err != ErrClosed && l.epoch.Load() == mark && mark%2 == 0 {
+				err = nil // began after the failure was dealt with (above)
+			}
 			l.mu.Unlock()
 			return err
 		}
@@ -489,6 +539,9 @@ func (l *Log) sync(yield bool) error {
 
 	b.Reset()
 	l.mu.Lock()
+	if err != nil && l.err == nil {
+		l.failLocked(err) // before the records of the batches in flight go
+	}
 	// The engine acknowledges batches in order, so every batch taken
 	// before this one is in too (or failed with it): drop their records
 	// with this one's, whichever Apply returned first.
@@ -501,10 +554,6 @@ func (l *Log) sync(yield bool) error {
 	if len(l.spares) < maxSpares {
 		l.spares = append(l.spares, b)
 	}
-	if err != nil && l.err == nil {
-		l.err = err
-		l.failed.Store(true)
-	}
 	err = l.err
 	if err == nil && l.synced.Load() < n {
 		l.synced.Store(n)
@@ -512,6 +561,152 @@ func (l *Log) sync(yield bool) error {
 	l.wakeLocked()
 	l.mu.Unlock()
 	return err
+}
+
+// cutAcross is SyncSince's error for a batch that a disk failure cut
+// across: the failure's, whether or not the disk is back.
+func (l *Log) cutAcross() error {
+	l.mu.Lock()
+	err := l.lastErr
+	l.mu.Unlock()
+	if err == nil {
+		err = errors.New("durable: disk failure") // cannot happen: the epoch moves only on a failure
+	}
+	return err
+}
+
+// failLocked puts the Log in the failed state with the engine's error
+// err. Every change not known to be durable may be lost: those of the
+// batches in the engine (whose commits fail with this one, since the
+// engine fails every group after a failed one) and those still queued.
+// Their keys go to lost, for the store to forget, and the queue is
+// dropped. Counting a change the engine did take as lost costs nothing
+// but a read back from disk. l.mu is held.
+func (l *Log) failLocked(err error) {
+	l.err = err
+	l.lastErr = err
+	l.failed.Store(true)
+	l.diskErr.Store(&err)
+	l.failures.Add(1)
+	for _, b := range l.inflight {
+		l.loseSetLocked(b.recs)
+	}
+	l.loseSetLocked(l.pendRecs)
+	l.pending.Reset()
+	l.recycleSet(l.pendRecs)
+	l.pendRecs = l.spareSet()
+	l.taken = l.queued.Load()
+	l.beginRoundLocked()
+	l.wakeLocked()
+}
+
+// loseSetLocked notes the keys of every change in r as lost. l.mu is held.
+func (l *Log) loseSetLocked(r *recSet) {
+	for _, e := range r.recs {
+		if len(e.key) > 0 && e.key[0] == prefixKey {
+			l.lost = append(l.lost, []byte(e.key[1:]))
+		}
+	}
+}
+
+// loseLocked notes key, whose change the Log refused, as lost. l.mu is
+// held.
+func (l *Log) loseLocked(key []byte) {
+	l.lost = append(l.lost, bytes.Clone(key))
+	l.beginRoundLocked()
+}
+
+// beginRoundLocked starts a failure round, if none is open: from here
+// until the store has forgotten the lost keys (Forgotten), a batch may
+// read a lost change from memory. l.mu is held.
+func (l *Log) beginRoundLocked() {
+	if l.epoch.Load()%2 == 0 {
+		l.epoch.Add(1)
+	}
+	select {
+	case l.lostCh <- struct{}{}:
+	default:
+	}
+}
+
+// Failure returns the disk error that keeps the Log from taking changes,
+// or nil. It costs one atomic load.
+func (l *Log) Failure() error {
+	if p := l.diskErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Lost is signalled when the Log fails and when a change is refused: the
+// store then takes the lost keys (TakeLost).
+func (l *Log) Lost() <-chan struct{} { return l.lostCh }
+
+// TakeLost returns the keys whose changes were lost since the last call,
+// and the round they belong to, for Forgotten. One caller at a time.
+func (l *Log) TakeLost() ([][]byte, uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	keys := l.lost
+	l.lost = nil
+	return keys, l.epoch.Load()
+}
+
+// Forgotten reports that the store has forgotten every key TakeLost
+// returned with round. If no key was lost since, the round ends: memory
+// and disk agree again, and batches that begin from now on see nothing
+// lost.
+func (l *Log) Forgotten(round uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.epoch.Load() == round && round%2 == 1 && len(l.lost) == 0 {
+		l.epoch.Add(1)
+	}
+}
+
+// errForgetting is Recover's answer while lost keys wait to be forgotten.
+var errForgetting = errors.New("durable: lost changes not yet forgotten")
+
+// Recover brings a failed Log back: it has the engine start over from
+// what it holds durably (lsm.DB.Resume: its memtables written to tables,
+// a new log, nothing of a failed fsync trusted) and takes changes again.
+// It returns nil at once when the Log has not failed, and the engine's
+// error while the disk still fails; the store calls it once a second
+// (Redis retries a failed AOF write as often). The lost keys must have
+// been forgotten first.
+func (l *Log) Recover() error {
+	l.recoverMu.Lock()
+	defer l.recoverMu.Unlock()
+	l.mu.Lock()
+	if l.err == nil || l.err == ErrClosed {
+		l.mu.Unlock()
+		return nil
+	}
+	if l.epoch.Load()%2 == 1 || len(l.inflight) > 0 || l.leading {
+		l.mu.Unlock()
+		return errForgetting
+	}
+	l.mu.Unlock()
+	if err := l.db.Resume(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.epoch.Load()%2 == 1 || len(l.inflight) > 0 || l.leading {
+		return errForgetting // a change was refused meanwhile: once more
+	}
+	if l.err == nil || l.err == ErrClosed {
+		return nil
+	}
+	// Nothing is queued (the queue was dropped and changes refused since),
+	// and every change counted so far is durable or forgotten.
+	l.err = nil
+	l.failed.Store(false)
+	l.diskErr.Store(nil)
+	l.taken = l.queued.Load()
+	l.synced.Store(l.taken)
+	l.recoveries.Add(1)
+	return nil
 }
 
 // mayLeadLocked reports whether a Sync may take the pending batch now:
@@ -619,8 +814,20 @@ func (l *Log) background() {
 		case <-l.quit:
 			return
 		case <-t.C:
-			if l.queued.Load() > l.synced.Load() && !l.failed.Load() {
+			if l.failed.Load() {
+				continue
+			}
+			if l.queued.Load() > l.synced.Load() {
 				_ = l.Sync()
+			} else if err := l.db.Err(); err != nil {
+				// The engine failed with no commit of ours (a background
+				// fsync of fsync everysec, a flush): fail now, not at the
+				// next write, so reads go on and writes are refused.
+				l.mu.Lock()
+				if l.err == nil {
+					l.failLocked(err)
+				}
+				l.mu.Unlock()
 			}
 		}
 	}

@@ -54,6 +54,7 @@ type Conn struct {
 	readDeadline int64                     // Unix ns of the read deadline armRead last set; 0: none
 	writeArmedAt int64                     // Unix ns when the write deadline was last set
 	flushAt      int64                     // the clock commandsDone read, for the flush right after it; 0: none
+	diskMark     uint64                    // durable mode: the store's DiskMark when the batch being served began (Write)
 	keys         [store.MaxPrefetch][]byte // the keys of a batch being prefetched
 }
 
@@ -128,9 +129,11 @@ func (c *Conn) Write(p []byte) (int, error) {
 	}
 	// Durable mode: no reply leaves before the changes made so far are
 	// durable (the store answers at once when there is no disk, and when
-	// nothing is waiting). Every reply of both protocols passes here.
-	if err := c.srv.store.Sync(); err != nil {
-		c.srv.log.Error("durable write failed; connection closed without its replies", "conn_id", c.id, "err", err)
+	// nothing is waiting). Every reply of both protocols passes here. A
+	// batch that a disk failure cut across may carry a lost change: the
+	// connection closes without its replies (docs/durability.md).
+	if err := c.srv.store.SyncSince(c.diskMark); err != nil {
+		c.srv.log.Warn("disk failed while the batch ran; connection closed without its replies", "conn_id", c.id, "err", err)
 		return 0, err
 	}
 	if lc := c.lc; lc != nil {
@@ -309,6 +312,8 @@ func (c *Conn) waitForCommand(h Handler) error {
 	}
 	c.leaveWait()
 	c.waiting = false
+	// A new batch: every reply of the last one is flushed.
+	c.diskMark = c.srv.store.DiskMark()
 	if first == tlsHandshakeRecord {
 		// A TLS client on a plain port would otherwise sit until the
 		// command deadline: no command of either protocol starts with

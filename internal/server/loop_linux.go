@@ -347,6 +347,10 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 		}
 	}()
 	h := lc.h
+	if !lc.queued {
+		// A new batch: the replies of the last one are flushed.
+		c.diskMark = l.srv.store.DiskMark()
+	}
 	c.ctl.state.Store(connBusy) // what CLIENT LIST and stats conns show
 	if readable && !lc.eof {
 		if err := h.Fill(); err != nil && !errors.Is(err, ErrWouldBlock) {

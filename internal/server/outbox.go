@@ -39,6 +39,10 @@ func (l OutputLimit) withDefaults() OutputLimit {
 // tiny messages is bounded by the memory it really takes.
 const queuedOverhead = 24
 
+// noDiskMark is writeAsync's mark for output that holds no reply of the
+// connection's own.
+const noDiskMark = ^uint64(0)
+
 // errOutboxClosed is what writes to an Outbox get once it has been cut
 // off (output limit, write error) or stopped.
 var errOutboxClosed = errors.New("server: connection output closed")
@@ -72,6 +76,8 @@ type Outbox struct {
 	softSince time.Time  // when pending last went over the soft limit; zero: under it
 	stopping  bool       // the connection ended: drain, then exit
 	dead      bool       // cut off or failed: drop everything
+	mark      uint64     // the oldest DiskMark of the connection's own replies queued
+	marked    bool       // the queue holds replies of the connection's own (mark is set)
 
 	done chan struct{} // closed when the writer has exited
 }
@@ -157,8 +163,14 @@ func (o *Outbox) cutLocked() {
 // write is Conn.Write once the Outbox is started: the serving
 // goroutine's replies, copied (its buffer is reused), join the queue.
 func (o *Outbox) write(p []byte) (int, error) {
-	if !o.Push(append([]byte(nil), p...)) {
+	b := append([]byte(nil), p...)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.pushLocked(b) {
 		return 0, errOutboxClosed
+	}
+	if !o.marked {
+		o.mark, o.marked = o.c.diskMark, true
 	}
 	return len(p), nil
 }
@@ -200,20 +212,25 @@ func (o *Outbox) run() {
 			return
 		}
 		batch, o.queue = o.queue, batch[:0]
+		mark, marked := o.mark, o.marked
+		o.marked = false
 		o.mu.Unlock()
+		if !marked {
+			mark = noDiskMark // only messages: nothing read from the store
+		}
 
 		var n int64
 		var err error
 		for _, b := range batch {
 			n += int64(len(b)) + queuedOverhead
 			if len(buf)+len(b) > cap(buf) && len(buf) > 0 {
-				if err = o.c.writeAsync(buf, &armedAt); err != nil {
+				if err = o.c.writeAsync(buf, mark, &armedAt); err != nil {
 					break
 				}
 				buf = buf[:0]
 			}
 			if len(b) >= cap(buf) {
-				if err = o.c.writeAsync(b, &armedAt); err != nil {
+				if err = o.c.writeAsync(b, mark, &armedAt); err != nil {
 					break
 				}
 				continue
@@ -221,7 +238,7 @@ func (o *Outbox) run() {
 			buf = append(buf, b...)
 		}
 		if err == nil && len(buf) > 0 {
-			err = o.c.writeAsync(buf, &armedAt)
+			err = o.c.writeAsync(buf, mark, &armedAt)
 		}
 		buf = buf[:0]
 		clear(batch) // the messages can be collected once every subscriber has sent them
@@ -245,10 +262,23 @@ func (o *Outbox) run() {
 // writeAsync is Conn.Write for the Outbox's writer goroutine: the same
 // durability wait, write deadline and byte count, with the deadline's
 // bookkeeping kept by the writer (the serving goroutine owns Conn's).
-func (c *Conn) writeAsync(p []byte, armedAt *time.Time) error {
-	if err := c.srv.store.Sync(); err != nil {
-		c.srv.log.Error("durable write failed; connection closed without its replies", "conn_id", c.id, "err", err)
-		return err
+//
+// mark is the DiskMark of the oldest of the connection's own replies in
+// p, or noDiskMark when p holds only messages of other connections: they
+// carry nothing read from the store, and while the disk is failed they
+// go out without waiting for it.
+func (c *Conn) writeAsync(p []byte, mark uint64, armedAt *time.Time) error {
+	st := c.srv.store
+	if mark == noDiskMark {
+		if st.WriteErr() == nil {
+			mark = st.DiskMark()
+		}
+	}
+	if mark != noDiskMark {
+		if err := st.SyncSince(mark); err != nil {
+			c.srv.log.Warn("disk failed while the batch ran; connection closed without its replies", "conn_id", c.id, "err", err)
+			return err
+		}
 	}
 	if t := c.srv.cfg.WriteTimeout; t > 0 {
 		now := time.Now()

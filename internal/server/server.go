@@ -224,6 +224,7 @@ func (s *Server) newConn(nc net.Conn, proto Protocol) *Conn {
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
 	}
+	c.diskMark = s.store.DiskMark()
 	c.lastCmd.Store(c.created.UnixNano())
 	_, c.tcp = nc.(*net.TCPConn)
 	c.ctl.init(nc)

@@ -43,6 +43,7 @@ const (
 	StatWriteTimeouts
 	StatOutputLimitKicks // connections closed over their output limit (Redis's client_output_buffer_limit_disconnections)
 	StatCommands         // every command run, on every port (RESP total_commands_processed)
+	StatDiskRefused      // writes refused while the disk was failed (durable mode), noreply ones too
 	NumStats             // the number of counters
 )
 
@@ -77,6 +78,7 @@ var statNames = [NumStats]string{
 	StatWriteTimeouts:    "write_timeouts",
 	StatOutputLimitKicks: "output_limit_kicks",
 	StatCommands:         "total_commands",
+	StatDiskRefused:      "disk_refused_writes",
 }
 
 // String is memcached's name for the counter.

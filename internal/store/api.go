@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"log/slog"
 	"time"
 )
 
@@ -42,6 +43,7 @@ type Config struct {
 	NoEvict       bool          // memory full is an error instead of evicting live items (dead items are still reclaimed)
 	SweepInterval time.Duration // active expiry tick; default 100ms; <0 disables the sweeper and the disk limit's loop (tests call TrimDisk)
 	DiskLimit     int64         // durable mode: bytes the Disk may hold (disklimit.go); default (0): no limit
+	Logger        *slog.Logger  // durable mode: where disk failures and recoveries are logged; nil: nowhere
 	OffHeapMin    int           // big collections' slices of this many bytes or more are mapped outside the Go heap (bigmem.go); 0 = default (16 KiB), < 0 = never
 }
 

@@ -76,6 +76,25 @@ type Disk interface {
 	Compact() error
 	// Usage reports the Disk's size and health.
 	Usage() DiskUsage
+
+	// Failure returns the error that keeps the Disk from taking changes
+	// (a failed write, fsync, flush or manifest update), or nil. It is a
+	// single atomic load. While it is set, Write takes nothing: it notes
+	// the key as lost instead.
+	Failure() error
+	// Epoch marks the start of a batch of requests; SyncSince is Sync for
+	// the batch, failing if a disk failure cut across it.
+	Epoch() uint64
+	SyncSince(mark uint64) error
+	// Lost is signalled when the Disk fails or loses a change; TakeLost
+	// then returns the keys whose changes were lost, for the Store to
+	// forget from memory, and Forgotten reports they are.
+	Lost() <-chan struct{}
+	TakeLost() (keys [][]byte, round uint64)
+	Forgotten(round uint64)
+	// Recover makes a failed Disk take changes again, starting over from
+	// what it holds durably; nil when it does (or never failed).
+	Recover() error
 }
 
 // DiskUsage is what a Disk reports about itself.
@@ -87,6 +106,8 @@ type DiskUsage struct {
 	SyncTime    time.Duration // their total time
 	MaxSync     time.Duration // the longest fsync so far
 	OpenTime    time.Duration // how long opening took (recovery: replaying the log)
+	Failures    uint64        // times the Disk failed and refused changes
+	Recoveries  uint64        // times it took changes again after one
 	Flushes     uint64        // memtables the engine wrote out as tables
 	Compactions uint64        // compactions done, trivial moves included
 	Flushing    int           // flushes running now
@@ -96,18 +117,22 @@ type DiskUsage struct {
 // DiskStats are the counters of durable mode.
 type DiskStats struct {
 	Durable          bool
-	Writes           uint64 // changes queued to the disk
-	ChangesSinceSave uint64 // changes queued since the last Save (or start)
-	LastSave         int64  // Unix seconds of the last Save; the start before one
-	Hits             uint64 // memory misses found on disk and read back
-	ReadErrors       uint64 // disk reads that failed
-	LastReadErr      error  // the last of them (it names the damaged file)
-	SaveErr          error  // the last Save's error
-	Limit            int64  // Config.DiskLimit; 0: none
-	Evictions        uint64 // items dropped for good to keep under Limit
-	Trims            uint64 // times the disk went over Limit and was trimmed
-	Rewriting        bool   // a Rewrite (BGREWRITEAOF) is running
-	RewriteErr       error  // the last Rewrite's error
+	Writes           uint64    // changes queued to the disk
+	ChangesSinceSave uint64    // changes queued since the last Save (or start)
+	LastSave         int64     // Unix seconds of the last Save; the start before one
+	Hits             uint64    // memory misses found on disk and read back
+	ReadErrors       uint64    // disk reads that failed
+	LastReadErr      error     // the last of them (it names the damaged file)
+	SaveErr          error     // the last Save's error
+	Limit            int64     // Config.DiskLimit; 0: none
+	Evictions        uint64    // items dropped for good to keep under Limit
+	Trims            uint64    // times the disk went over Limit and was trimmed
+	Rewriting        bool      // a Rewrite (BGREWRITEAOF) is running
+	RewriteErr       error     // the last Rewrite's error
+	WriteErr         error     // the failure refusing writes now; nil: none
+	FailedSince      time.Time // when it began; zero: none
+	LastWriteErr     error     // the last failure's error, even if over
+	RetryErr         error     // the last failed retry's error during this failure
 	DiskUsage
 }
 
@@ -119,6 +144,7 @@ func (s *Store) DiskStats() DiskStats {
 	s.ds.mu.Lock()
 	lastSave, saveErr, saved, readErr := s.ds.lastSave, s.ds.saveErr, s.ds.savedWrites, s.ds.readErr
 	rewriteErr := s.ds.rewriteErr
+	fail := s.ds.fail
 	s.ds.mu.Unlock()
 	w := s.diskWrites.Load()
 	return DiskStats{
@@ -126,6 +152,7 @@ func (s *Store) DiskStats() DiskStats {
 		Hits: s.diskHits.Load(), ReadErrors: s.diskErrors.Load(), LastReadErr: readErr, SaveErr: saveErr,
 		Limit: s.ds.limit, Evictions: s.ds.evictions.Load(), Trims: s.ds.trims.Load(),
 		Rewriting: s.ds.rewriting.Load(), RewriteErr: rewriteErr,
+		WriteErr: s.disk.Failure(), FailedSince: fail.since, LastWriteErr: fail.lastErr, RetryErr: fail.lastRetry,
 		DiskUsage: s.disk.Usage(),
 	}
 }
@@ -211,6 +238,9 @@ type diskState struct {
 
 	rewriting  atomic.Bool // a Rewrite is running
 	rewriteErr error       // the last Rewrite's error (under mu)
+
+	fail     diskFailure // the failed state (diskfail.go; under mu)
+	forgetMu sync.Mutex  // one forgetLost at a time
 }
 
 const (

@@ -59,10 +59,11 @@ import (
 type dropReason uint8
 
 const (
-	dropDeleted dropReason = iota // deleted, or overwritten by an already-expired value
-	dropExpired                   // reclaimed after its deadline
-	dropFlushed                   // reclaimed after a FlushAll
-	dropEvicted                   // live, removed to make room
+	dropDeleted   dropReason = iota // deleted, or overwritten by an already-expired value
+	dropExpired                     // reclaimed after its deadline
+	dropFlushed                     // reclaimed after a FlushAll
+	dropEvicted                     // live, removed to make room
+	dropForgotten                   // durable mode: its change was lost, the disk's record stands (diskfail.go)
 )
 
 // maxRoomAttempts bounds how often one write releases its lock to make room

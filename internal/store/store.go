@@ -2,6 +2,7 @@ package store
 
 import (
 	"hash/maphash"
+	"log/slog"
 	"math"
 	"math/bits"
 	"runtime"
@@ -146,6 +147,12 @@ func open(cfg Config, d Disk) (*Store, error) {
 			return nil, err
 		}
 		s.ds.limit = cfg.DiskLimit
+		log := cfg.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		s.wg.Add(1)
+		go s.diskWatch(log)
 		if cfg.DiskLimit > 0 && cfg.SweepInterval > 0 {
 			s.wg.Add(1)
 			go s.diskLoop()

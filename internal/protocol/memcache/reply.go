@@ -28,6 +28,10 @@ const (
 	ClientErrorAuthNotConfigured = "CLIENT_ERROR auth not configured"
 	ServerErrorTooLarge          = "SERVER_ERROR object too large for cache"
 	ServerErrorOutOfMemory       = "SERVER_ERROR out of memory storing object"
+	// ServerErrorDiskPrefix, then the system error, answers a write while
+	// a durable server's disk is failed (its writes are refused, reads
+	// served): MiniKV's, as memcached has no disk.
+	ServerErrorDiskPrefix = "SERVER_ERROR writes refused: errors writing to the data directory: "
 	// ServerErrorWrongType answers a read or change of a key that holds a
 	// Redis collection (a hash, list, set or sorted set), in Redis's words.
 	ServerErrorWrongType = "SERVER_ERROR WRONGTYPE Operation against a key holding the wrong kind of value"

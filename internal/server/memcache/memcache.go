@@ -128,6 +128,12 @@ func (c *conn) run(req *memcache.Request) (server.Result, error) {
 		}
 	}
 	c.Count(server.StatCommands)
+	if writes(req) {
+		if err := c.st.WriteErr(); err != nil {
+			c.refuseWrite(req, err)
+			return server.Served, nil
+		}
+	}
 	if !c.dispatch(req) {
 		_ = c.w.Flush()
 		return server.Closing, nil
@@ -400,6 +406,40 @@ func storeErrorLine(err error) string {
 		return memcache.ServerErrorWrongType
 	}
 	return "SERVER_ERROR " + err.Error()
+}
+
+// writes reports whether req changes an item (so durable mode refuses it
+// while the disk is failed): the storage commands, delete, incr and decr,
+// touch, gat, flush_all, and the meta commands that store (ms, md, ma, and
+// mg with T or N).
+func writes(req *memcache.Request) bool {
+	switch req.Command {
+	case memcache.CmdSet, memcache.CmdAdd, memcache.CmdReplace, memcache.CmdAppend, memcache.CmdPrepend,
+		memcache.CmdCAS, memcache.CmdDelete, memcache.CmdIncr, memcache.CmdDecr, memcache.CmdTouch,
+		memcache.CmdGat, memcache.CmdGats, memcache.CmdFlushAll,
+		memcache.CmdMetaSet, memcache.CmdMetaDelete, memcache.CmdMetaArithmetic:
+		return true
+	case memcache.CmdMetaGet:
+		return req.Meta.Has('T') || req.Meta.Has('N')
+	}
+	return false
+}
+
+// refuseWrite answers a write while the disk is failed (durable mode,
+// docs/durability.md): SERVER_ERROR with the system error, as the RESP
+// port's MISCONF gives it. A classic noreply write gets no line, as
+// memcached sends none for its own SERVER_ERRORs then; a meta command
+// gets it even when quiet (q hides only success). Every refusal is
+// counted (disk_refused_writes), noreply ones too.
+func (c *conn) refuseWrite(req *memcache.Request, err error) {
+	c.Count(server.StatDiskRefused)
+	line := memcache.ServerErrorDiskPrefix + store.DiskErrText(err)
+	switch req.Command {
+	case memcache.CmdMetaSet, memcache.CmdMetaDelete, memcache.CmdMetaArithmetic, memcache.CmdMetaGet:
+		c.w.Line(line)
+	default:
+		c.reply(req, line)
+	}
 }
 
 // reply writes line unless the request asked for noreply.

@@ -87,7 +87,7 @@ func (p *Protocol) writeGeneralStats(w *memcache.Writer) {
 	w.StatUint("get_expired", st.GetExpired)
 	w.StatUint("get_flushed", st.GetFlushed)
 	for i := server.StatDeleteHits; i < server.NumStats; i++ {
-		if i == server.StatConnYields || i == server.StatIdleKicks || i == server.StatCommandTimeouts || i == server.StatWriteTimeouts || i == server.StatOutputLimitKicks || i == server.StatCommands {
+		if i == server.StatConnYields || i == server.StatIdleKicks || i == server.StatCommandTimeouts || i == server.StatWriteTimeouts || i == server.StatOutputLimitKicks || i == server.StatCommands || i == server.StatDiskRefused {
 			continue
 		}
 		w.StatUint(i.String(), sum[i])
@@ -101,6 +101,7 @@ func (p *Protocol) writeGeneralStats(w *memcache.Writer) {
 	w.StatUint("command_timeouts", sum[server.StatCommandTimeouts])
 	w.StatUint("write_timeouts", sum[server.StatWriteTimeouts])
 	w.StatUint("output_limit_kicks", sum[server.StatOutputLimitKicks])
+	w.StatUint("disk_refused_writes", sum[server.StatDiskRefused])
 	w.StatInt("goroutines", int64(runtime.NumGoroutine()))
 	w.StatInt("shards", int64(st.Shards))
 	w.StatInt("bytes", st.Bytes)

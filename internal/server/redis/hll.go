@@ -125,6 +125,9 @@ func cmdPFCount(rc *conn, argv [][]byte) {
 			return store.Change{}
 		}
 		card = c
+		if rc.st.WriteErr() != nil {
+			return store.Change{} // durable mode, the disk failed: a read must not write
+		}
 		rc.scratch = append(rc.scratch[:0], old.Value...)
 		hll.SetCached(rc.scratch, card)
 		return store.Change{Op: store.Put, Value: rc.scratch, Flags: old.Flags, Deadline: old.Deadline}

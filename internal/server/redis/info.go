@@ -123,7 +123,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 			if ds.SaveErr != nil {
 				saveStatus = "err"
 			}
-			if rc.st.Sync() != nil {
+			if ds.WriteErr != nil {
 				writeStatus = "err"
 			}
 		}
@@ -149,6 +149,10 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("minikv_disk_evictions", ds.Evictions)
 		field("minikv_disk_write_stalls", ds.WriteStalls)
 		field("minikv_disk_recovery_ms", ds.OpenTime.Milliseconds())
+		field("minikv_disk_writes_refused", b2i(ds.WriteErr != nil))
+		field("minikv_disk_failures", ds.Failures)
+		field("minikv_disk_recoveries", ds.Recoveries)
+		field("minikv_disk_refused_writes", s.Stats().Count[server.StatDiskRefused])
 	case "stats":
 		snap := s.StatsOf(rc.st)
 		sum, st := snap.Count, snap.Store

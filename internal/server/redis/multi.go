@@ -3,6 +3,7 @@ package redis
 import (
 	"strings"
 
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -80,6 +81,30 @@ func (rc *conn) reject(msg string) {
 	}
 	rc.w.Error(msg)
 	rc.rejected()
+}
+
+// queueWrites reports whether a command queued in the transaction
+// writes (Redis's EXEC takes the write flag of its queue).
+func (rc *conn) queueWrites() bool {
+	for _, argv := range rc.multi.queue {
+		c := rc.lookup(argv[0])
+		if c != nil && len(c.subs) > 0 && len(argv) > 1 {
+			if sc := c.subcommand(argv[1]); sc != nil {
+				c = sc
+			}
+		}
+		if c != nil && c.write {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseWrite answers a write while the disk is failed: Redis's MISCONF
+// with the system error. It is counted, with the other refusals.
+func (rc *conn) refuseWrite() {
+	rc.Count(server.StatDiskRefused)
+	rc.reject(errMisconf + store.DiskErrText(rc.st.WriteErr()))
 }
 
 // rejected dooms the open transaction, if any, after a refusal, and

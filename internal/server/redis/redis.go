@@ -30,6 +30,7 @@ const (
 	errNotFloat   = "ERR value is not a valid float"
 	errOverflow   = "ERR increment or decrement would overflow"
 	errOOM        = "OOM command not allowed when used memory > 'maxmemory'."
+	errMisconf    = "MISCONF Errors writing to the AOF file: " // + the system error, as Redis's strerror
 	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	errTooLarge   = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	errNoPassword = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
@@ -320,6 +321,14 @@ func (rc *conn) dispatch(argv [][]byte) {
 		// nothing may be evicted (-M).
 		rc.Count(server.StatStoreNoMemory)
 		rc.reject(errOOM)
+		return
+	}
+	if (cmd.write || cmd.name == "exec" && rc.multi.active && rc.queueWrites()) && rc.st.WriteErr() != nil {
+		// Durable mode, the disk failed: a write is refused before it
+		// runs, as Redis refuses one after an AOF write error
+		// (docs/durability.md, "When the disk fails"); an EXEC holding
+		// one is aborted whole.
+		rc.refuseWrite()
 		return
 	}
 	if rc.InLoop() && (cmd.detach || rc.p.srv.Paused() || rc.multi.active && cmd.name == "exec" && rc.queueNeedsGoroutine()) {
