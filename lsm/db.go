@@ -467,7 +467,7 @@ const maxGroupBytes = 1 << 20
 // acknowledged strictly in order: a group returns when its own fsync and
 // every earlier group's have succeeded, and becomes visible to readers
 // only then. A failed fsync fails its group and every group after it, and
-// the DB refuses writes from then on.
+// the DB refuses writes until Resume (see Err).
 func (d *DB) Apply(b *Batch) error {
 	if b.count == 0 {
 		return nil

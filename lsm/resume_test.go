@@ -709,7 +709,9 @@ func TestResumeRandomized(t *testing.T) {
 	if testing.Short() {
 		rounds = 8
 	}
-	modes := append(slices.Clone(faultModes), faultMode{"recycled", SyncAlways, false, 2})
+	modes := append(slices.Clone(faultModes),
+		faultMode{"recycled", SyncAlways, false, 2},
+		faultMode{"none-mapped", SyncNone, false, 0})
 	for i, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 37))
@@ -772,7 +774,8 @@ func TestResumeRandomized(t *testing.T) {
 				if err := db.Resume(); err != nil {
 					t.Fatalf("round %d: Resume = %v", r, err)
 				}
-				if mode.sync == SyncEverySecond {
+				if mode.sync != SyncAlways {
+					// Durable from here on (checkReopen below).
 					if err := db.Flush(); err != nil {
 						t.Fatalf("round %d: Flush = %v", r, err)
 					}
