@@ -466,7 +466,10 @@ func (d *DB) syncWAL() {
 	}
 	if err != nil {
 		d.mu.Lock()
-		// A log a Resume replaced meanwhile is not needed any more.
+		// A log rotated out meanwhile goes to a table with its memtable
+		// (the flush syncs the table, not the log), and one a Resume
+		// replaced is not needed at all: only the live log's failure
+		// leaves acknowledged writes without a durable home.
 		if d.wal == w && !d.closed {
 			d.failLocked(fmt.Errorf("lsm: sync write-ahead log: %w", err))
 		}

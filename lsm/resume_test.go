@@ -261,6 +261,15 @@ func TestResumeFaultMatrix(t *testing.T) {
 	}
 }
 
+// resumeMeets reports whether Resume performs the faulty operation once
+// the fault has failed the DB: it writes the memtables to tables (a fault
+// on a table failed a flush, so there is one to write), creates a log and
+// syncs it and the directory, and writes the manifest, a fresh one after
+// a manifest fault. It never appends to a log, nor opens one.
+func resumeMeets(f fault) bool {
+	return f.kind != ".log" || f.op == vfs.OpCreate || f.op == vfs.OpSync
+}
+
 // runFaultPoint runs one point of TestResumeFaultMatrix and reports
 // whether the DB failed, and whether Resume failed under the fault.
 func runFaultPoint(t *testing.T, mode faultMode, f fault) (dbFailed, resumeFailed bool) {
@@ -315,6 +324,8 @@ func runFaultPoint(t *testing.T, mode faultMode, f fault) (dbFailed, resumeFaile
 			m.check(t, "after a failed Resume", db, false)
 		} else if err := db.Err(); err != nil {
 			t.Fatalf("Resume returned nil, yet Err() = %v", err)
+		} else if resumeMeets(f) {
+			t.Fatalf("Resume succeeded with the fault on, though it creates, writes and syncs tables (the failed flush's memtable), a log, the directory and the manifest")
 		}
 	}
 	fs.SetInjector(nil)
