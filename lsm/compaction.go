@@ -35,7 +35,10 @@ func (d *DB) logAndApply(e *versionEdit, install func()) error {
 
 	d.mu.Lock()
 	if d.manifestBad {
-		err := d.bgErr
+		// Wrapped: the DB's error may be another edit's manifestError,
+		// and this edit's tables, in no manifest, are to be removed
+		// (discardTables).
+		err := fmt.Errorf("lsm: manifest suspect until Resume: %w", d.bgErr)
 		d.mu.Unlock()
 		return err
 	}
@@ -134,9 +137,9 @@ func (d *DB) orphanAddedLocked(e *versionEdit) {
 // discardTables closes the tables of a flush or compaction whose edit
 // failed with err and removes their files, unless err, as logAndApply
 // returned it, is a manifest failure: then they are orphans. (Not
-// errors.As: logAndApply refuses an edit on a suspect manifest with the
-// DB's error, which may wrap an earlier edit's manifestError, and this
-// edit's tables are then in no manifest.)
+// errors.As: logAndApply refuses an edit on a suspect manifest with an
+// error wrapping the DB's, which may be an earlier edit's manifestError,
+// and this edit's tables are then in no manifest.)
 func (d *DB) discardTables(metas []*fileMeta, err error) {
 	_, orphaned := err.(*manifestError)
 	for _, m := range metas {

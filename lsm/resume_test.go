@@ -353,6 +353,9 @@ func runFaultPoint(t *testing.T, mode faultMode, f fault) (dbFailed, resumeFaile
 	m.checkReopen(t, "power loss after Resume", fs.CrashClone(false), o, false)
 	m.checkReopen(t, "process crash after Resume", fs.CrashClone(true), o, false)
 
+	if f.op != vfs.OpRemove { // a failed remove leaves its file, by design
+		checkNoStrayTables(t, db, fs)
+	}
 	after := db.Metrics()
 	if dbFailed {
 		if after.BackgroundErrors <= before.BackgroundErrors || after.Resumes <= before.Resumes {
@@ -797,6 +800,7 @@ func TestResumeRandomized(t *testing.T) {
 			}
 			close(stop)
 			readers.Wait()
+			checkNoStrayTables(t, db, fs) // no reader pins an obsolete table now
 			m.checkReopen(t, "final power loss", fs.CrashClone(false), o, false)
 			m.checkReopen(t, "final process crash", fs.CrashClone(true), o, false)
 		})
