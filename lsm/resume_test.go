@@ -682,6 +682,70 @@ func TestResumeFreshManifest(t *testing.T) {
 	m.checkReopen(t, "process crash after Resume", fs.CrashClone(true), Options{}, false)
 }
 
+// TestResumeFreshManifestFaults fails the manifest first (its fsync, in a
+// flush's edit), then injects a second persistent fault at each step of
+// the fresh manifest Resume writes: creating, writing or syncing the new
+// manifest or CURRENT.tmp, the rename over CURRENT, the directory fsync.
+// Resume must fail and leave the DB failed and readable, and the
+// directory must open after a process crash or a power loss at that
+// moment with every acknowledged write (CURRENT may name either manifest
+// then); once the fault is cleared, Resume succeeds and so do crashes
+// after it.
+func TestResumeFreshManifestFaults(t *testing.T) {
+	faults := []fault{
+		{vfs.OpCreate, "MANIFEST-", 1}, {vfs.OpWrite, "MANIFEST-", 1}, {vfs.OpSync, "MANIFEST-", 1},
+		{vfs.OpCreate, "CURRENT", 1}, {vfs.OpWrite, "CURRENT", 1}, {vfs.OpSync, "CURRENT", 1},
+		{vfs.OpRename, "CURRENT", 1}, {vfs.OpSyncDir, "dir", 1}, {vfs.OpSyncDir, "dir", 2},
+	}
+	for _, mode := range faultModes {
+		for _, f := range faults {
+			t.Run(mode.name+"/"+f.String(), func(t *testing.T) {
+				fs := vfs.NewMem()
+				o := faultOptions(mode)
+				o.FS = fs
+				db, err := Open("/db", o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				o.FS = nil
+				m := newFaultModel()
+				faultWorkload(t, db, m, mode, "a", 40)
+				fault{vfs.OpSync, "MANIFEST-", 1}.arm(fs)
+				if err := db.Flush(); !errors.Is(err, vfs.ErrInjected) {
+					t.Fatalf("Flush with the manifest failing = %v, want the injected error", err)
+				}
+				f.arm(fs)
+				if err := db.Resume(); !errors.Is(err, vfs.ErrInjected) {
+					t.Fatalf("Resume under %v = %v, want the injected error", f, err)
+				}
+				if db.Err() == nil {
+					t.Fatal("Resume failed, yet Err() = nil")
+				}
+				m.check(t, "after a failed Resume", db, false)
+				m.checkReopen(t, "process crash after a failed Resume", fs.CrashClone(true), o, true)
+				if mode.sync == SyncAlways {
+					m.checkReopen(t, "power loss after a failed Resume", fs.CrashClone(false), o, true)
+				}
+				fs.SetInjector(nil)
+				quiesce(db)
+				if err := db.Resume(); err != nil {
+					t.Fatal(err)
+				}
+				faultWorkload(t, db, m, mode, "b", 40)
+				if mode.sync != SyncAlways {
+					if err := db.Flush(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				checkNoStrayTables(t, db, fs)
+				m.checkReopen(t, "power loss after Resume", fs.CrashClone(false), o, false)
+				m.checkReopen(t, "process crash after Resume", fs.CrashClone(true), o, false)
+			})
+		}
+	}
+}
+
 // TestResumeHealthyAndClosed: Resume on a healthy DB does nothing; after
 // Close, Err and Resume report ErrClosed.
 func TestResumeHealthyAndClosed(t *testing.T) {
