@@ -290,9 +290,10 @@ func TestNoMemoryLimit(t *testing.T) {
 }
 
 // TestReadyzFollowsTheDisk: /readyz is 200 while the durable log takes
-// writes, 503 naming the error once writing it has failed (every write
-// fails then), while /healthz stays 200 (the process is alive); and 503
-// "not serving" once shutdown begins. The log's disk is lsm's in-memory
+// writes, 503 naming the error while the disk is failed (writes refused),
+// while /healthz stays 200 (the process is alive), and 200 again once the
+// disk takes writes, with /metrics saying so; and 503 "not serving" once
+// shutdown begins. The log's disk is lsm's in-memory
 // filesystem, made to fail every write to the log.
 func TestReadyzFollowsTheDisk(t *testing.T) {
 	fs := vfs.NewMem()
@@ -329,6 +330,23 @@ func TestReadyzFollowsTheDisk(t *testing.T) {
 	}
 	if code, _ := e.get(t, "/healthz"); code != http.StatusOK {
 		t.Errorf("GET /healthz with the log failing = %d, want 200 (liveness)", code)
+	}
+	if _, body := e.get(t, "/metrics"); !strings.Contains(body, "memcached_disk_writes_refused 1\n") ||
+		!strings.Contains(body, "memcached_disk_failures_total 1\n") {
+		t.Errorf("/metrics with the log failing lacks memcached_disk_writes_refused 1 or memcached_disk_failures_total 1")
+	}
+
+	// The disk takes writes again: ready again, without a restart.
+	fs.SetInjector(nil)
+	if err := e.store.RecoverDisk(); err != nil {
+		t.Fatalf("RecoverDisk with the disk back = %v", err)
+	}
+	if code, body := e.get(t, "/readyz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("GET /readyz after recovery = %d %q, want 200 \"ok\\n\"", code, body)
+	}
+	if _, body := e.get(t, "/metrics"); !strings.Contains(body, "memcached_disk_writes_refused 0\n") ||
+		!strings.Contains(body, "memcached_disk_recoveries_total 1\n") {
+		t.Errorf("/metrics after recovery lacks memcached_disk_writes_refused 0 or memcached_disk_recoveries_total 1")
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

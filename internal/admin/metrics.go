@@ -49,7 +49,7 @@ type collector struct {
 	diskRecovery, diskFlushes, diskCompactions          metric
 	diskFlushing, diskCompacting                        metric
 	diskRefusing, diskFailures, diskRecoveries          metric
-	diskRefused                                         metric
+	diskRefused, diskCompactionErrors                   metric
 }
 
 func newCollector(srv *server.Server, st *store.Store) *collector {
@@ -113,14 +113,15 @@ func newCollector(srv *server.Server, st *store.Store) *collector {
 		diskRecovery:   newMetric("disk_recovery_seconds", "How long the last start took to recover the data directory (durable mode).", gauge),
 
 		// The engine's background work: done, and running at the scrape.
-		diskFlushes:     newMetric("disk_flushes_total", "Memtables the engine wrote out as tables (durable mode).", counter),
-		diskCompactions: newMetric("disk_compactions_total", "Compactions the engine finished, trivial moves included (durable mode).", counter),
-		diskFlushing:    newMetric("disk_flushing", "Memtable flushes running now (durable mode).", gauge),
-		diskCompacting:  newMetric("disk_compacting", "Compactions running now (durable mode).", gauge),
-		diskRefusing:    newMetric("disk_writes_refused", "1 while the disk is failed and writes are refused, reads served (durable mode).", gauge),
-		diskFailures:    newMetric("disk_failures_total", "Times the disk failed and writes were refused (durable mode).", counter),
-		diskRecoveries:  newMetric("disk_recoveries_total", "Times writes resumed after a disk failure, without a restart (durable mode).", counter),
-		diskRefused:     newMetric("disk_refused_writes_total", "Writes refused while the disk was failed, noreply ones included (durable mode).", counter),
+		diskFlushes:          newMetric("disk_flushes_total", "Memtables the engine wrote out as tables (durable mode).", counter),
+		diskCompactions:      newMetric("disk_compactions_total", "Compactions the engine finished, trivial moves included (durable mode).", counter),
+		diskFlushing:         newMetric("disk_flushing", "Memtable flushes running now (durable mode).", gauge),
+		diskCompacting:       newMetric("disk_compacting", "Compactions running now (durable mode).", gauge),
+		diskRefusing:         newMetric("disk_writes_refused", "1 while the disk is failed and writes are refused, reads served (durable mode).", gauge),
+		diskFailures:         newMetric("disk_failures_total", "Times the disk failed and writes were refused (durable mode).", counter),
+		diskRecoveries:       newMetric("disk_recoveries_total", "Times writes resumed after a disk failure, without a restart (durable mode).", counter),
+		diskRefused:          newMetric("disk_refused_writes_total", "Writes refused while the disk was failed, noreply ones included (durable mode).", counter),
+		diskCompactionErrors: newMetric("disk_compaction_errors_total", "Compactions that failed (no room for their output, a read error) and were retried later; writes go on (durable mode).", counter),
 	}
 }
 
@@ -135,7 +136,7 @@ func (c *collector) metrics() []metric {
 		c.diskWrites, c.diskHits, c.diskReadErrors, c.diskChanges, c.diskLastSave,
 		c.diskBytes, c.diskLimit, c.diskEvictions, c.diskStalls, c.diskStallTime, c.diskFsyncs,
 		c.diskFsyncTime, c.diskRecovery, c.diskFlushes, c.diskCompactions, c.diskFlushing, c.diskCompacting,
-		c.diskRefusing, c.diskFailures, c.diskRecoveries, c.diskRefused,
+		c.diskRefusing, c.diskFailures, c.diskRecoveries, c.diskRefused, c.diskCompactionErrors,
 	}
 }
 
@@ -229,6 +230,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.diskFailures, float64(ds.Failures))
 		emit(c.diskRecoveries, float64(ds.Recoveries))
 		emit(c.diskRefused, u(server.StatDiskRefused))
+		emit(c.diskCompactionErrors, float64(ds.CompactionErrors))
 	}
 
 	if st.Items > 0 { // "stats items" lists slab 1 only when it holds items

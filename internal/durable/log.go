@@ -316,19 +316,20 @@ func (l *Log) Usage() store.DiskUsage {
 		bytes += lv.Bytes
 	}
 	return store.DiskUsage{
-		Bytes:       bytes + m.MemTableBytes,
-		WriteStalls: uint64(m.WriteStalls),
-		StallTime:   m.StallDuration,
-		Syncs:       uint64(m.LogSyncs),
-		SyncTime:    m.LogSyncTime,
-		MaxSync:     m.MaxLogSync,
-		OpenTime:    l.openTime,
-		Failures:    l.failures.Load(),
-		Recoveries:  l.recoveries.Load(),
-		Flushes:     uint64(m.Flushes),
-		Compactions: uint64(m.Compactions + m.Moves),
-		Flushing:    m.Flushing,
-		Compacting:  m.Compacting,
+		Bytes:            bytes + m.MemTableBytes,
+		WriteStalls:      uint64(m.WriteStalls),
+		StallTime:        m.StallDuration,
+		Syncs:            uint64(m.LogSyncs),
+		SyncTime:         m.LogSyncTime,
+		MaxSync:          m.MaxLogSync,
+		OpenTime:         l.openTime,
+		Failures:         l.failures.Load(),
+		Recoveries:       l.recoveries.Load(),
+		CompactionErrors: uint64(m.CompactionErrors),
+		Flushes:          uint64(m.Flushes),
+		Compactions:      uint64(m.Compactions + m.Moves),
+		Flushing:         m.Flushing,
+		Compacting:       m.Compacting,
 	}
 }
 
@@ -669,12 +670,14 @@ var errForgetting = errors.New("durable: lost changes not yet forgotten")
 
 // Recover brings a failed Log back: it has the engine start over from
 // what it holds durably (lsm.DB.Resume: its memtables written to tables,
-// a new log, nothing of a failed fsync trusted) and takes changes again.
-// It returns nil at once when the Log has not failed, and the engine's
-// error while the disk still fails; the store calls it once a second
-// (Redis retries a failed AOF write as often). The lost keys must have
-// been forgotten first.
-func (l *Log) Recover() error {
+// a new log, nothing of a failed fsync trusted), commits state (the
+// store's state record, which a failure may have lost) as the first
+// change, proof that the log takes writes again, and takes changes
+// again. It returns nil at once when the Log has not failed, and the
+// engine's error while the disk still fails; the store calls it once a
+// second (Redis retries a failed AOF write as often). The lost keys must
+// have been forgotten first.
+func (l *Log) Recover(state []byte) error {
 	l.recoverMu.Lock()
 	defer l.recoverMu.Unlock()
 	l.mu.Lock()
@@ -689,6 +692,13 @@ func (l *Log) Recover() error {
 	l.mu.Unlock()
 	if err := l.db.Resume(); err != nil {
 		return err
+	}
+	// Nothing else is queued or committed while the Log is failed, so
+	// the state goes to the engine directly, first.
+	b := lsm.NewBatch()
+	b.Put([]byte{prefixState}, state)
+	if err := l.db.Apply(b); err != nil {
+		return err // the engine is failed again: so is the Log, still
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -819,7 +829,7 @@ func (l *Log) background() {
 			}
 			if l.queued.Load() > l.synced.Load() {
 				_ = l.Sync()
-			} else if err := l.db.Err(); err != nil {
+			} else if err := l.db.Err(); err != nil && !errors.Is(err, lsm.ErrClosed) {
 				// The engine failed with no commit of ours (a background
 				// fsync of fsync everysec, a flush): fail now, not at the
 				// next write, so reads go on and writes are refused.

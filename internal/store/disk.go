@@ -93,25 +93,27 @@ type Disk interface {
 	TakeLost() (keys [][]byte, round uint64)
 	Forgotten(round uint64)
 	// Recover makes a failed Disk take changes again, starting over from
-	// what it holds durably; nil when it does (or never failed).
-	Recover() error
+	// what it holds durably, with state as its state record (WriteState);
+	// nil when it does (or never failed).
+	Recover(state []byte) error
 }
 
 // DiskUsage is what a Disk reports about itself.
 type DiskUsage struct {
-	Bytes       int64         // bytes the Disk holds (tables and log)
-	WriteStalls uint64        // commits that waited for the engine to catch up
-	StallTime   time.Duration // their total wait
-	Syncs       uint64        // fsyncs of the log
-	SyncTime    time.Duration // their total time
-	MaxSync     time.Duration // the longest fsync so far
-	OpenTime    time.Duration // how long opening took (recovery: replaying the log)
-	Failures    uint64        // times the Disk failed and refused changes
-	Recoveries  uint64        // times it took changes again after one
-	Flushes     uint64        // memtables the engine wrote out as tables
-	Compactions uint64        // compactions done, trivial moves included
-	Flushing    int           // flushes running now
-	Compacting  int           // compactions running now
+	Bytes            int64         // bytes the Disk holds (tables and log)
+	WriteStalls      uint64        // commits that waited for the engine to catch up
+	StallTime        time.Duration // their total wait
+	Syncs            uint64        // fsyncs of the log
+	SyncTime         time.Duration // their total time
+	MaxSync          time.Duration // the longest fsync so far
+	OpenTime         time.Duration // how long opening took (recovery: replaying the log)
+	Failures         uint64        // times the Disk failed and refused changes
+	Recoveries       uint64        // times it took changes again after one
+	CompactionErrors uint64        // compactions that failed (no room for their output) and wait to be retried
+	Flushes          uint64        // memtables the engine wrote out as tables
+	Compactions      uint64        // compactions done, trivial moves included
+	Flushing         int           // flushes running now
+	Compacting       int           // compactions running now
 }
 
 // DiskStats are the counters of durable mode.
@@ -299,13 +301,18 @@ func (s *Store) loadDisk() error {
 
 // writeStateLocked queues the state record. s.ds.mu must be held.
 func (s *Store) writeStateLocked() {
+	s.disk.WriteState(s.stateRecordLocked())
+}
+
+// stateRecordLocked encodes the state record. s.ds.mu must be held.
+func (s *Store) stateRecordLocked() []byte {
 	b := make([]byte, stateLen)
 	b[0] = 2
 	binary.LittleEndian.PutUint64(b[1:], s.ds.casLimit.Load())
 	binary.LittleEndian.PutUint64(b[9:], s.fence.Load())
 	binary.LittleEndian.PutUint64(b[17:], uint64(stateFlushAt(s.flushAt.Load())))
 	binary.LittleEndian.PutUint64(b[25:], s.ds.flushFence.Load())
-	s.disk.WriteState(b)
+	return b
 }
 
 // stateFlushAt is an armed flush time in Unix ms as the state record keeps

@@ -144,19 +144,20 @@ func (s *Store) forget(key []byte) {
 }
 
 // RecoverDisk forgets the lost changes and tries to bring a failed Disk
-// back (Disk.Recover); once it is, the state record is written again
-// (the one the failure lost, or a newer one) and made durable. It returns
-// nil when the Disk takes writes. The watcher calls it once a second.
+// back (Disk.Recover), with the state record as its first change (the one
+// the failure lost, or a newer one). It returns nil when the Disk takes
+// writes. The watcher calls it once a second.
 func (s *Store) RecoverDisk() error {
 	if s.disk == nil || s.disk.Failure() == nil {
 		return nil
 	}
 	s.forgetLost()
-	if err := s.disk.Recover(); err != nil {
-		return err
-	}
-	s.saveState()
-	return s.Sync()
+	// The state record goes first: the failure may have lost one (a
+	// raised CAS limit, a flush fence), and memory has gone on with it.
+	// The lock keeps it from changing until the Disk takes changes.
+	s.ds.mu.Lock()
+	defer s.ds.mu.Unlock()
+	return s.disk.Recover(s.stateRecordLocked())
 }
 
 // diskErrText is the reason of a disk failure as Redis words an AOF

@@ -140,6 +140,7 @@ func (p *Protocol) writeGeneralStats(w *memcache.Writer) {
 		w.StatInt("disk_writes_refused", boolInt(ds.WriteErr != nil))
 		w.StatUint("disk_failures", ds.Failures)
 		w.StatUint("disk_recoveries", ds.Recoveries)
+		w.StatUint("disk_compaction_errors", ds.CompactionErrors)
 	}
 }
 

@@ -152,6 +152,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("minikv_disk_writes_refused", b2i(ds.WriteErr != nil))
 		field("minikv_disk_failures", ds.Failures)
 		field("minikv_disk_recoveries", ds.Recoveries)
+		field("minikv_disk_compaction_errors", ds.CompactionErrors)
 		field("minikv_disk_refused_writes", s.Stats().Count[server.StatDiskRefused])
 	case "stats":
 		snap := s.StatsOf(rc.st)
