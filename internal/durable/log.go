@@ -261,6 +261,14 @@ func newLog() *Log {
 func (l *Log) start(db *lsm.DB) {
 	l.db = db
 	l.overlap = db.PipelinedSync()
+	if err := db.Err(); err != nil && !errors.Is(err, lsm.ErrClosed) {
+		// Opened on a disk that takes no writes (a full one): reads are
+		// served from what recovery replayed, writes refused until
+		// Recover.
+		l.mu.Lock()
+		l.failLocked(err)
+		l.mu.Unlock()
+	}
 	go l.background()
 }
 

@@ -293,6 +293,12 @@ func (s *Store) loadDisk() error {
 	s.ds.casLimit.Store(limit + casBlock)
 	s.writeStateLocked()
 	s.ds.mu.Unlock()
+	if s.disk.Failure() != nil {
+		// Opened on a disk that takes no writes: the state record goes
+		// first when it does again (RecoverDisk), and no token is handed
+		// out before, since every write is refused until then.
+		return nil
+	}
 	if err := s.disk.Sync(); err != nil {
 		return fmt.Errorf("%w: %w", ErrDisk, err)
 	}
