@@ -9,6 +9,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -22,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -166,7 +168,7 @@ func newMemcacheClient(addr string) *memcache.Client {
 func fillUntilRefused(t *testing.T, cs *crashServer, m *fullModel, prefix string, seed uint64) int64 {
 	t.Helper()
 	var refused atomic.Bool
-	var acks, writes atomic.Int64
+	var acks, writes, dropped atomic.Int64
 	var firstRefusal atomic.Value
 	const maxWrites = 40000 // 40000 × 4 KB: far more than the filesystem holds
 	var wg sync.WaitGroup
@@ -197,6 +199,7 @@ func fillUntilRefused(t *testing.T, cs *crashServer, m *fullModel, prefix string
 				default:
 					// The connection was closed (its batch ran at the
 					// failure) or another error: not acknowledged.
+					dropped.Add(1)
 					select {
 					case <-cs.exited:
 						refused.Store(true) // the server died: reported below
@@ -215,7 +218,8 @@ func fillUntilRefused(t *testing.T, cs *crashServer, m *fullModel, prefix string
 	if !refused.Load() {
 		t.Fatalf("%d writes and none refused: the disk never filled up", maxWrites)
 	}
-	t.Logf("%s: %d writes acknowledged before the first refusal (%v)", prefix, acks.Load(), firstRefusal.Load())
+	t.Logf("%s: %d writes acknowledged, %d failed otherwise (closed connections), before the first refusal (%v); server log: %s",
+		prefix, acks.Load(), dropped.Load(), firstRefusal.Load(), logLines(cs.out.String(), failedLogLine))
 	return acks.Load()
 }
 
@@ -229,13 +233,24 @@ func checkModel(t *testing.T, cs *crashServer, m *fullModel) {
 	present := 0
 	for i := 0; i < len(keys); i += 100 {
 		batch := keys[i:min(i+100, len(keys))]
-		items, err := mc.GetMulti(batch)
-		if err != nil {
-			t.Fatalf("memcached get of %d keys: %v", len(batch), err)
-		}
-		vals, err := rdb.MGet(context.Background(), batch...).Result()
-		if err != nil {
-			t.Fatalf("MGET of %d keys: %v", len(batch), err)
+		// A batch running when the disk fails has its connection closed,
+		// reads too (the server starting on a full disk fails by itself,
+		// in a background flush or compaction): read again, on a new one.
+		var items map[string]*memcache.Item
+		var vals []any
+		for attempt := 0; ; attempt++ {
+			var err1, err2 error
+			items, err1 = mc.GetMulti(batch)
+			if err1 == nil {
+				vals, err2 = rdb.MGet(context.Background(), batch...).Result()
+			}
+			if err := errors.Join(err1, err2); err == nil {
+				break
+			} else if attempt == 3 || !isClosed(err) {
+				t.Fatalf("reading %d keys (memcached get, then MGET): %v; log:\n%s", len(batch), err, cs.out)
+			} else {
+				t.Logf("reading %d keys: %v (the disk failed meanwhile?); reading again", len(batch), err)
+			}
 		}
 		for j, k := range batch {
 			m.mu.Lock()
@@ -272,6 +287,11 @@ func checkModel(t *testing.T, cs *crashServer, m *fullModel) {
 		}
 	}
 	t.Logf("model: %d keys written, %d acknowledged, %d present", len(keys), nacked, present)
+}
+
+// isClosed reports whether err is a connection the server closed.
+func isClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }
 
 // memcacheStat reads one field of the memcached port's stats.
@@ -592,6 +612,17 @@ func diskFullCycle(t *testing.T, fsync string) {
 	rdb.Close()
 	cs = startDiskServer(t, dir, fsync)
 	checkModel(t, cs, m)
+}
+
+// logLines returns the lines of the server's log that contain s.
+func logLines(out, s string) string {
+	var lines []string
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, s) {
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // wantMetric checks one series of the server's /metrics.
