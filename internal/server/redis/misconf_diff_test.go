@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,7 +71,9 @@ func startDurableRESP(t *testing.T, dir string) (addr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &servertest.Server{Server: server.New(server.Config{MaxItemSize: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, st), Store: st}
+	cfg := server.Config{MaxItemSize: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg.EventLoops, _ = strconv.Atoi(os.Getenv("MINIKV_TEST_EVENT_LOOPS")) // as servertest.Start
+	s := &servertest.Server{Server: server.New(cfg, st), Store: st}
 	t.Cleanup(func() { s.Stop(t) })
 	_ = s.Listen(t, memcache.New(s.Server))
 	return s.Listen(t, New(s.Server))
