@@ -66,12 +66,12 @@ func mountTmpfs(t *testing.T, size string) string {
 }
 
 // startDiskServer starts the whole command as a process of its own on dir
-// with the engine's default options (not crash_test.go's small
-// memtables), and waits until its RESP port accepts. It fails the test,
+// with flags (--fsync ...) and the engine's default options (not
+// crash_test.go's small memtables), and waits until its RESP port accepts. It fails the test,
 // with the server's output, if the server exits first.
-func startDiskServer(t *testing.T, dir, fsync string) *crashServer {
+func startDiskServer(t *testing.T, dir, flags string) *crashServer {
 	t.Helper()
-	cs, err := tryStartDiskServer(t, dir, fsync)
+	cs, err := tryStartDiskServer(t, dir, flags)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +80,12 @@ func startDiskServer(t *testing.T, dir, fsync string) *crashServer {
 
 // tryStartDiskServer is startDiskServer returning the server's output as
 // an error when it exits instead of listening.
-func tryStartDiskServer(t *testing.T, dir, fsync string) (*crashServer, error) {
+func tryStartDiskServer(t *testing.T, dir, flags string) (*crashServer, error) {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		mcPort, respPort, adminPort := freePort(t), freePort(t), freePort(t)
-		args := fmt.Sprintf("-l 127.0.0.1 -p %d --resp-port %d --admin-addr 127.0.0.1:%d --data-dir %s --fsync %s -m 16",
-			mcPort, respPort, adminPort, dir, fsync)
+		args := fmt.Sprintf("-l 127.0.0.1 -p %d --resp-port %d --admin-addr 127.0.0.1:%d --data-dir %s -m 16 %s",
+			mcPort, respPort, adminPort, dir, flags)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "MINIKV_CRASH_CHILD="+args)
 		cs := &crashServer{cmd: cmd, mc: fmt.Sprintf("127.0.0.1:%d", mcPort), resp: fmt.Sprintf("127.0.0.1:%d", respPort),
@@ -376,8 +376,9 @@ func httpGet(t *testing.T, url string) (int, string) {
 }
 
 // TestDiskFullRealFilesystem shows what MiniKV does when the disk under
-// --data-dir fills up for real, in fsync always and everysec, on a 56 MB
-// tmpfs with two 10 MB ballast files:
+// --data-dir fills up for real, in fsync always (on event loops) and
+// everysec (a goroutine per connection), on a 100 MB tmpfs with ballast
+// files of 24 and 40 MB:
 //
 //   - writes from both ports are acknowledged until the kernel answers
 //     ENOSPC, then refused: RESP with Redis's exact MISCONF text (SET,
@@ -405,18 +406,23 @@ func httpGet(t *testing.T, url string) (int, string) {
 // connection closed because its batch ran at the failure) may be absent
 // or present with its value after the failure and each restart.
 func TestDiskFullRealFilesystem(t *testing.T) {
-	for _, fsync := range []string{"always", "everysec"} {
-		t.Run(fsync, func(t *testing.T) { diskFullCycle(t, fsync) })
+	// Both ways of serving connections: event loops (the default) and a
+	// goroutine per connection.
+	for _, flags := range []string{"--fsync always", "--fsync everysec --event-loops 0"} {
+		t.Run(strings.ReplaceAll(strings.ReplaceAll(flags, "--", ""), " ", "_"), func(t *testing.T) { diskFullCycle(t, flags) })
 	}
 }
 
-func diskFullCycle(t *testing.T, fsync string) {
-	fs := mountTmpfs(t, "56m")
+func diskFullCycle(t *testing.T, flags string) {
+	fs := mountTmpfs(t, "100m")
 	// Two ballast files: deleting the first frees space for the recovery
-	// without a restart, the second for the one after a restart.
+	// without a restart, the second for the one after a restart. They
+	// are large: with the engine's 4 MB memtables, a 5 MB preallocated
+	// log each, and L0 compactions that write 16 MB and more before they
+	// delete their inputs, the engine needs room to get going again.
 	ballastA, ballastB := filepath.Join(fs, "ballast-a"), filepath.Join(fs, "ballast-b")
-	for _, b := range []string{ballastA, ballastB} {
-		if err := os.WriteFile(b, make([]byte, 10<<20), 0o600); err != nil {
+	for b, size := range map[string]int{ballastA: 24 << 20, ballastB: 40 << 20} {
+		if err := os.WriteFile(b, make([]byte, size), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -426,7 +432,7 @@ func diskFullCycle(t *testing.T, fsync string) {
 	ctx := context.Background()
 	m := &fullModel{vals: map[string]string{}, acked: map[string]bool{}}
 
-	cs := startDiskServer(t, dir, fsync)
+	cs := startDiskServer(t, dir, flags)
 	rdb := newRedisClient(cs.resp)
 	defer rdb.Close()
 	// Set up before the disk fills: a key to read and INCR, a key with a
@@ -603,16 +609,16 @@ func diskFullCycle(t *testing.T, fsync string) {
 	}
 	cs.kill()
 	rdb.Close()
-	cs2, err := tryStartDiskServer(t, dir, fsync)
+	cs2, err := tryStartDiskServer(t, dir, flags)
 	if err != nil {
 		// Found with the engine's Resume (i37-lsm): opening writes the
 		// log it replays to a table, which the full disk refuses.
-		t.Errorf("after kill -9 in the refused state, the server does not start on the still-full data directory: %v", err)
+		t.Errorf("after kill -9 in the refused state, the server does not start on the still-full data directory: %v\n(the directory: %s)", err, dirListing(dir))
 		if err := os.Remove(ballastB); err != nil {
 			t.Fatal(err)
 		}
 		ballastB = ""
-		cs = startDiskServer(t, dir, fsync) // with space, it must
+		cs = startDiskServer(t, dir, flags) // with space, it must
 	} else {
 		cs = cs2
 	}
@@ -636,7 +642,7 @@ func diskFullCycle(t *testing.T, fsync string) {
 	writeAcked(t, cs, m, "f", seed+5, 200)
 	checkModel(t, cs, m)
 	cs.kill()
-	cs = startDiskServer(t, dir, fsync)
+	cs = startDiskServer(t, dir, flags)
 	checkModel(t, cs, m)
 }
 
@@ -702,4 +708,21 @@ func wantMetric(t *testing.T, cs *crashServer, name, want string) {
 	} else if v != want {
 		t.Errorf("%s = %s, want %s", name, v, want)
 	}
+}
+
+// dirListing lists the files of dir with their sizes, and the space free
+// on its filesystem.
+func dirListing(dir string) string {
+	var b strings.Builder
+	ents, _ := os.ReadDir(dir)
+	var total int64
+	for _, e := range ents {
+		fi, _ := e.Info()
+		fmt.Fprintf(&b, "%s=%d ", e.Name(), fi.Size())
+		total += fi.Size()
+	}
+	var st syscall.Statfs_t
+	_ = syscall.Statfs(dir, &st)
+	fmt.Fprintf(&b, "total=%d free=%d", total, int64(st.Bfree)*st.Bsize)
+	return b.String()
 }
