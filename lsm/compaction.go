@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -20,11 +21,27 @@ var errAborted = errors.New("lsm: compaction aborted by Close")
 // resulting version. install runs under mu just before the new read state is
 // published, so a flush can drop its memtable in the same step that adds its
 // table.
+//
+// A failed manifest write fails the DB (failLocked) and makes the manifest
+// suspect: the edit may or may not be in it, whole or torn, and an edit
+// appended after a torn one would make it unreadable. From then on
+// logAndApply refuses every edit until Resume has written a fresh manifest
+// (logAndApplyFresh). The failure is a *manifestError; the tables the edit
+// added stay on disk (the suspect manifest may name them) as orphans,
+// which Resume removes.
 func (d *DB) logAndApply(e *versionEdit, install func()) error {
 	d.manifestMu.Lock()
 	defer d.manifestMu.Unlock()
 
 	d.mu.Lock()
+	if d.manifestBad {
+		// Wrapped: the DB's error may be another edit's manifestError,
+		// and this edit's tables, in no manifest, are to be removed
+		// (discardTables).
+		err := fmt.Errorf("lsm: manifest suspect until Resume: %w", d.bgErr)
+		d.mu.Unlock()
+		return err
+	}
 	if e.logNum == 0 {
 		e.logNum = d.logNum
 	}
@@ -49,16 +66,97 @@ func (d *DB) logAndApply(e *versionEdit, install func()) error {
 		// The edit may or may not be in the manifest; either way the
 		// in-memory state can no longer be trusted to match it.
 		nv.unref()
-		err = fmt.Errorf("lsm: write manifest: %w", err)
+		err = &manifestError{fmt.Errorf("lsm: write manifest: %w", err)}
 		d.mu.Lock()
-		if d.bgErr == nil {
-			d.bgErr = err
-		}
-		d.bgCond.Broadcast()
+		d.manifestBad = true
+		d.orphanAddedLocked(e)
+		d.failLocked(err)
 		d.mu.Unlock()
 		return err
 	}
+	d.installVersion(nv, e, install)
+	return nil
+}
 
+// logAndApplyFresh applies an edit and writes the resulting version whole
+// to a new manifest, which CURRENT then names (switchManifest), instead of
+// appending the edit to the manifest in use: Resume's way past a manifest
+// whose last write failed. On failure the tables the edit added are
+// orphans, as in logAndApply: CURRENT may already name the new manifest.
+func (d *DB) logAndApplyFresh(e *versionEdit, install func()) error {
+	d.manifestMu.Lock()
+	defer d.manifestMu.Unlock()
+
+	d.mu.Lock()
+	if e.logNum == 0 {
+		e.logNum = d.logNum
+	}
+	num := d.nextFile
+	d.nextFile++
+	e.nextFile, e.lastSeq = d.nextFile, d.lastSeq
+	nv, err := d.current.apply(e)
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	assertVersion(nv, e.nextFile)
+	snap := nv.snapshotEdit()
+	snap.logNum, snap.nextFile, snap.lastSeq = e.logNum, e.nextFile, e.lastSeq
+	if err := d.switchManifest(num, snap); err != nil {
+		nv.unref()
+		d.mu.Lock()
+		d.orphanAddedLocked(e)
+		d.mu.Unlock()
+		return &manifestError{err}
+	}
+	d.installVersion(nv, e, install)
+	return nil
+}
+
+// manifestError is a failed manifest write (logAndApply): the tables of
+// its edit are orphans, not to be removed by the caller.
+type manifestError struct{ err error }
+
+func (e *manifestError) Error() string { return e.err.Error() }
+func (e *manifestError) Unwrap() error { return e.err }
+
+// orphanAddedLocked records the tables e adds (not those it moves) as
+// orphans. d.mu is held.
+func (d *DB) orphanAddedLocked(e *versionEdit) {
+	for _, a := range e.added {
+		moved := false
+		for _, del := range e.deleted {
+			moved = moved || del.num == a.meta.num
+		}
+		if !moved {
+			d.orphans = append(d.orphans, a.meta.num)
+		}
+	}
+}
+
+// discardTables closes the tables of a flush or compaction whose edit
+// failed with err and removes their files, unless err, as logAndApply
+// returned it, is a manifest failure: then they are orphans. (Not
+// errors.As: logAndApply refuses an edit on a suspect manifest with an
+// error wrapping the DB's, which may be an earlier edit's manifestError,
+// and this edit's tables are then in no manifest.)
+func (d *DB) discardTables(metas []*fileMeta, err error) {
+	_, orphaned := err.(*manifestError)
+	for _, m := range metas {
+		if m == nil {
+			continue
+		}
+		_ = m.t.close()
+		if !orphaned {
+			_ = d.fs.Remove(d.path(tableName(m.num)))
+		}
+	}
+}
+
+// installVersion makes nv, the result of the durable edit e, the current
+// version, running install under mu before the read state is published.
+// manifestMu is held.
+func (d *DB) installVersion(nv *version, e *versionEdit, install func()) {
 	added := make(map[uint64]bool, len(e.added))
 	for _, a := range e.added {
 		added[a.meta.num] = true
@@ -83,25 +181,31 @@ func (d *DB) logAndApply(e *versionEdit, install func()) error {
 	d.bgCond.Broadcast()
 	d.mu.Unlock()
 	old.unref()
-	return nil
 }
 
 // writeMemTable writes a memtable to a new table file, keeping only the
 // newest version of each key in each snapshot stripe (see stripe): an
 // older one is visible to no snapshot, and the readers of the DB that
-// could still see it keep reading the memtable itself.
+// could still see it keep reading the memtable itself. Entries above the
+// memtable's read limit (writes that failed) are left out; a memtable
+// with nothing else gives no table (nil).
 func (d *DB) writeMemTable(m *memTable, num uint64) (*fileMeta, error) {
 	// m takes no more writes, so a snapshot taken after this has a
 	// sequence number at or above all of m's.
 	d.mu.Lock()
 	snaps := d.snapshots.seqsLocked()
 	d.mu.Unlock()
+	entries := m.flushEntries(snaps)
+	if len(entries) == 0 {
+		// Only writes that failed (Resume): there is nothing to keep.
+		return nil, nil
+	}
 	f, err := d.fs.Create(d.path(tableName(num)))
 	if err != nil {
 		return nil, fmt.Errorf("lsm: create table: %w", err)
 	}
 	w := newTableWriter(f, num, &d.opts)
-	for _, node := range m.flushEntries(snaps) {
+	for _, node := range entries {
 		w.add(m.nodeKV(node))
 	}
 	meta, err := w.finish()
@@ -141,8 +245,20 @@ func (d *DB) flushLoop() {
 	}
 }
 
-// flushOne writes the oldest immutable memtable to L0.
+// flushOne writes the oldest immutable memtable, m, to L0. A failure
+// fails the DB: writes cannot make room without flushes, and Resume
+// writes the memtable itself.
 func (d *DB) flushOne(m *memTable) error {
+	d.flushMu.Lock()
+	defer d.flushMu.Unlock()
+	d.mu.Lock()
+	if err := d.bgErr; err != nil || len(d.imm) == 0 || d.imm[0] != m {
+		// Failed meanwhile (Resume will write m), or a Resume already
+		// wrote it while this flush waited for flushMu.
+		d.mu.Unlock()
+		return err
+	}
+	d.mu.Unlock()
 	d.m.flushing.Add(1)
 	defer d.m.flushing.Add(-1)
 	if m.wal != nil {
@@ -160,7 +276,10 @@ func (d *DB) flushOne(m *memTable) error {
 		d.setBgErr(err)
 		return err
 	}
-	e := &versionEdit{added: []newFile{{0, meta}}}
+	e := &versionEdit{}
+	if meta != nil {
+		e.added = []newFile{{0, meta}}
+	}
 	d.mu.Lock()
 	// After this edit the oldest log still needed is the next memtable's.
 	if len(d.imm) > 1 {
@@ -174,11 +293,12 @@ func (d *DB) flushOne(m *memTable) error {
 		// Counted before Flush's waiters can wake (they wait for the
 		// memtable to leave d.imm), so a Flush that returned is counted.
 		d.m.flushes.Add(1)
-		d.m.flushBytes.Add(int64(meta.size))
+		if meta != nil {
+			d.m.flushBytes.Add(int64(meta.size))
+		}
 	})
 	if err != nil {
-		_ = meta.t.close()
-		_ = d.fs.Remove(d.path(tableName(num)))
+		d.discardTables([]*fileMeta{meta}, err)
 		return err
 	}
 	if m.wal != nil {
@@ -197,10 +317,7 @@ func (d *DB) flushOne(m *memTable) error {
 
 func (d *DB) setBgErr(err error) {
 	d.mu.Lock()
-	if d.bgErr == nil {
-		d.bgErr = err
-	}
-	d.bgCond.Broadcast()
+	d.failLocked(err)
 	d.mu.Unlock()
 }
 
@@ -214,8 +331,15 @@ func (d *DB) maybeScheduleCompaction() {
 	}
 }
 
+// compactLoop runs background compactions while the DB is healthy. A
+// compaction that fails does not fail the DB: its outputs are removed,
+// its inputs stay as they were, and it is tried again after a delay that
+// grows with each failure in a row (a full disk is not hammered), while
+// writes go on until L0 stalls them. Only a failed manifest write fails
+// the DB, in logAndApply.
 func (d *DB) compactLoop() {
 	defer d.wg.Done()
+	delay := time.Duration(0)
 	for {
 		select {
 		case <-d.quit:
@@ -225,7 +349,12 @@ func (d *DB) compactLoop() {
 		for !d.closing.Load() {
 			d.compactMu.Lock()
 			d.mu.Lock()
-			c := d.pickCompactionLocked()
+			var c *compaction
+			if d.bgErr == nil {
+				// A failed DB compacts nothing until Resume, which
+				// schedules a compaction when it is done.
+				c = d.pickCompactionLocked()
+			}
 			d.mu.Unlock()
 			if c == nil {
 				d.compactMu.Unlock()
@@ -233,12 +362,27 @@ func (d *DB) compactLoop() {
 			}
 			err := d.runCompaction(c)
 			d.compactMu.Unlock()
-			if err != nil {
-				if !errors.Is(err, errAborted) {
-					d.setBgErr(err)
-				}
+			if err == nil {
+				delay = 0
+				continue
+			}
+			if errors.Is(err, errAborted) {
 				break
 			}
+			// The first retry waits a second (Options.compactRetry in
+			// tests); each failure in a row doubles the wait, up to 32×.
+			d.m.compactionErrors.Add(1)
+			base := cmp.Or(d.opts.compactRetry, time.Second)
+			delay = min(max(2*delay, base), 32*base)
+			t := time.NewTimer(delay)
+			select {
+			case <-d.quit:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			d.maybeScheduleCompaction()
+			break
 		}
 	}
 }
@@ -396,20 +540,14 @@ func (d *DB) runCompaction(c *compaction) error {
 	}
 	outputs, err := d.mergeParallel(c)
 	if err != nil {
-		for _, o := range outputs {
-			_ = o.t.close()
-			_ = d.fs.Remove(d.path(tableName(o.num)))
-		}
+		d.discardTables(outputs, err)
 		return err
 	}
 	for _, o := range outputs {
 		e.added = append(e.added, newFile{c.outLevel, o})
 	}
 	if err := d.logAndApply(e, nil); err != nil {
-		for _, o := range outputs {
-			_ = o.t.close()
-			_ = d.fs.Remove(d.path(tableName(o.num)))
-		}
+		d.discardTables(outputs, err)
 		return err
 	}
 	d.m.compactions.Add(1)

@@ -51,16 +51,30 @@ type DB struct {
 
 	mu sync.Mutex // protects the fields below, down to the next blank line
 	// writers is the commit queue; writers[0] is the leader.
-	writers        []*writer
-	mem            *memTable
-	imm            []*memTable // full memtables awaiting flush, oldest first
-	wal            *walFile
-	current        *version
-	nextFile       uint64
-	logNum         uint64
-	lastSeq        uint64
-	bgErr          error
-	closed         bool
+	writers  []*writer
+	mem      *memTable
+	imm      []*memTable // full memtables awaiting flush, oldest first
+	wal      *walFile
+	current  *version
+	nextFile uint64
+	logNum   uint64
+	lastSeq  uint64
+	// bgErr is the error that failed the DB (failLocked): while it is
+	// set, writes are refused and Resume is the way back. manifestBad
+	// says the error came from a manifest write, so the manifest's tail
+	// is suspect and Resume writes a fresh one instead of appending;
+	// orphans are the tables such a failed edit added, which the suspect
+	// manifest may name and which are removed only once a fresh manifest
+	// is in place.
+	bgErr       error
+	manifestBad bool
+	orphans     []uint64
+	closed      bool
+	// committing is set while the commit leader works with d.mu released
+	// between makeRoomLocked and handing the queue on; resuming while a
+	// Resume waits for that, and for d.syncing, to end.
+	committing     bool
+	resuming       bool
 	compactPointer [numLevels][]byte
 	bgCond         sync.Cond // signalled when a flush or compaction ends
 	flushing       bool
@@ -74,6 +88,12 @@ type DB struct {
 
 	// compactMu serializes compactions (background and manual).
 	compactMu sync.Mutex
+
+	// flushMu serializes the writing of memtables to tables: flushOne and
+	// Resume. resumeMu serializes Resume, and Resume with Close. The
+	// order is resumeMu, flushMu, manifestMu, mu.
+	flushMu  sync.Mutex
+	resumeMu sync.Mutex
 
 	// syncing holds the SyncAlways groups whose fsync is in flight, in
 	// commit order (leadLocked); pipeErr is the first fsync error among
@@ -111,6 +131,19 @@ type readState struct {
 	mems []*memTable
 	v    *version
 	refs atomic.Int32
+}
+
+// capSeq lowers a reader's sequence number seq to the read limit of the
+// memtables of rs (memTable.readLimit): a read state pinned before a
+// Resume may hold writes that failed, above the limit, and everything it
+// holds that was acknowledged is at or below it, the tables' included.
+// Readers that load seq after a Resume's later commits so still never see
+// a failed write.
+func (rs *readState) capSeq(seq uint64) uint64 {
+	for _, m := range rs.mems {
+		seq = min(seq, m.readLimit())
+	}
+	return seq
 }
 
 func (rs *readState) release() {
@@ -340,6 +373,7 @@ func leUint64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
 // getFrom finds the newest entry for key at or below seq.
 func (d *DB) getFrom(rs *readState, key []byte, seq uint64) (kind, []byte, bool, error) {
+	seq = rs.capSeq(seq)
 	for _, m := range rs.mems {
 		if k, v, ok := m.get(key, seq); ok {
 			return k, v, true, nil
@@ -433,7 +467,7 @@ const maxGroupBytes = 1 << 20
 // acknowledged strictly in order: a group returns when its own fsync and
 // every earlier group's have succeeded, and becomes visible to readers
 // only then. A failed fsync fails its group and every group after it, and
-// the DB refuses writes from then on.
+// the DB refuses writes until Resume (see Err).
 func (d *DB) Apply(b *Batch) error {
 	if b.count == 0 {
 		return nil
@@ -554,6 +588,9 @@ func (d *DB) leadLocked() {
 		d.popLocked(group)
 		return
 	}
+	// From here to the hand-over the group is in flight: a Resume waits
+	// for it (endCommitLocked) before it touches the log or memtable.
+	d.committing = true
 	d.concurrent = group > 1 || len(d.writers) > group
 	// ws is the leader's copy of the group: d.writers may grow (and move)
 	// while the lock is released.
@@ -604,16 +641,18 @@ func (d *DB) leadLocked() {
 
 	d.mu.Lock()
 	if err != nil {
+		// The group is not acknowledged; its sequence numbers are spent
+		// (d.lastSeq stays past them) and whatever of it reached the log
+		// or the memtable is never made visible (Resume).
 		err = fmt.Errorf("lsm: write-ahead log: %w", err)
-		if d.bgErr == nil {
-			d.bgErr = err
-		}
+		d.failLocked(err)
 	}
 	if err != nil || !pipelined {
 		if err == nil {
 			d.visibleSeq.Store(last)
 		}
 		finishLocked(ws, err)
+		d.endCommitLocked()
 		d.popLocked(group)
 		return
 	}
@@ -634,6 +673,7 @@ func (d *DB) leadLocked() {
 		}
 	}
 	d.syncing = append(d.syncing, g)
+	d.endCommitLocked() // d.syncing holds it from here
 	d.popLocked(group)
 	d.mu.Unlock()
 
@@ -648,12 +688,29 @@ func (d *DB) leadLocked() {
 		if d.pipeErr == nil {
 			d.pipeErr = err
 		}
-		if d.bgErr == nil {
-			d.bgErr = err
-		}
+		d.failLocked(err)
 	}
 	g.synced, g.err = true, err
 	d.advanceLocked()
+}
+
+// endCommitLocked marks the end of the commit leader's work outside d.mu
+// (d.committing) and wakes a Resume waiting for it. d.mu is held.
+func (d *DB) endCommitLocked() {
+	d.committing = false
+	if d.resuming {
+		d.bgCond.Broadcast()
+	}
+}
+
+// failLocked fails the DB with err, unless it has failed already: writes
+// are refused with the first error until Resume succeeds. d.mu is held.
+func (d *DB) failLocked(err error) {
+	if d.bgErr == nil {
+		d.bgErr = err
+		d.m.backgroundErrors.Add(1)
+	}
+	d.bgCond.Broadcast()
 }
 
 // PipelinedSync reports whether commits overlap their fsyncs
@@ -917,6 +974,12 @@ func (d *DB) rotateMemLocked(need int) error {
 	d.nextFile++
 	f, err := d.createWAL(num, need)
 	if err != nil {
+		// No write can go on without a new log: fail the DB, so that the
+		// layer above sees it (Err) and Resume, which starts a log of its
+		// own, brings it back. The old log and memtable stay as they
+		// were; a log file half made is removed.
+		_ = d.fs.Remove(d.path(walName(num)))
+		d.failLocked(err)
 		return err
 	}
 	old := d.mem

@@ -13,6 +13,7 @@
 //	s := db.NewSnapshot(); v, err = s.Get(key); it, err = s.NewIter(nil); s.Close()
 //	err = db.DeleteRange(start, end)     // atomic; cost grows with the keys in range
 //	err = db.Flush(); err = db.Compact(); m := db.Metrics(); err = db.Close()
+//	err = db.Err(); err = db.Resume()    // after a disk error: see "Disk errors and Resume"
 //
 // Errors are sentinels to test with errors.Is: ErrNotFound (absent or
 // expired), ErrClosed (after Close), ErrCorrupt (damage, wrapped with the
@@ -183,7 +184,8 @@
 // Open does not read data blocks: checking every one would read the whole
 // directory at start-up. A damaged data block fails the Get or iterator that
 // reaches it with ErrCorrupt naming the table (never ErrNotFound), and any
-// compaction that reads it (a failed background compaction stops writes).
+// compaction that reads it (a background one is retried with growing delays,
+// below; writes go on until L0 fills up and stalls them).
 //
 // The last record of a log is the one exception: a record cut short, zeros,
 // or a checksum failure with nothing but zeros after it is what a crash in
@@ -212,6 +214,66 @@
 // data block included, and reports every damaged file at once; Inspect
 // reads one without writing (scans, gets, stats) and ReadManifest decodes
 // its version edits. The minikv-lsm command (cmd/minikv-lsm) wraps them.
+//
+// # Disk errors and Resume
+//
+// A disk error on the write path fails the DB: the error is kept, Err
+// returns it, and every write (Apply, Put, Delete, DeleteRange, Flush)
+// returns it, while reads (Get, iterators, snapshots) go on from the
+// memtables and tables. These fail the DB:
+//
+//   - a log write(2) or fsync (a commit's, a pipelined group's, or
+//     SyncEverySecond's background one), or creating a log when the
+//     memtable rotates: the group that met it gets the error;
+//   - a flush (writing, syncing or closing a memtable's table or log):
+//     writes cannot make room without flushes;
+//   - a manifest write or fsync, or the directory fsync before it (any
+//     edit's: a flush's, a compaction's, a Resume's).
+//
+// A background compaction that fails otherwise (it cannot create, write or
+// sync an output, or reads a damaged block) does not: it removes its
+// outputs, leaves its inputs, counts itself in Metrics.CompactionErrors and
+// is retried after a second, the delay doubling with each failure in a
+// row up to 32 s. A manual Compact returns its error to its caller. Failing
+// to remove an obsolete file is ignored (Open removes it later).
+//
+// Resume brings a failed DB back. It waits until no commit is in flight
+// (pipelined fsyncs fail with the DB's error), writes every memtable to an
+// fsynced L0 table, starts a new log and logs the tables and the new log's
+// number in one manifest edit; then writes are taken again. Writes get the
+// error until then; reads go on throughout. Resume is safe to call at any
+// time (on a healthy DB it returns nil at once), repeatedly, and
+// concurrently with readers and writers. When a step fails (the disk is
+// still full) it returns the error, removes the tables it wrote, and leaves
+// the DB failed as it was, for a later Resume to try again. A fault Resume
+// does not meet (a log append's) shows again at the next write, which
+// fails the DB anew.
+//
+// Nothing a failed write left behind is ever trusted (PostgreSQL's
+// "fsyncgate": after a failed fsync, the kernel may have dropped the dirty
+// pages and marked them clean, so a later fsync that succeeds proves
+// nothing about them). A write that returned an error is never
+// acknowledged and never becomes visible: a pipelined group in the
+// memtable, or a group that reached the log before its fsync failed, sits
+// above the last acknowledged sequence number; Resume hides such entries
+// for good (readers that pinned the memtables earlier included), leaves
+// them out of its tables, and never reuses their sequence numbers. Since
+// Resume's tables hold every acknowledged write and its manifest edit moves
+// the log number past every older log, no log written before it is replayed
+// again: their bytes past the last good fsync are never used. A crash
+// before Resume replays the logs as usual, so a write that got an error
+// may or may not be there after it (as with any write in flight at a
+// crash); after Resume it never is. In SyncEverySecond, Resume so also
+// makes durable the acknowledged writes a failed background fsync left
+// unsynced.
+//
+// After a failed manifest write the manifest's tail is suspect (the edit
+// may be in it, whole or torn, and an edit appended after a torn record
+// would make it unreadable), so the DB appends no further edit: Resume
+// writes a fresh manifest holding the whole tree and switches CURRENT to it
+// atomically. The failed edit's new tables stay on disk until then, as the
+// suspect manifest may name them. Metrics counts BackgroundErrors (times the
+// DB failed) and Resumes (successful ones).
 //
 // # Testing seams
 //

@@ -6,10 +6,12 @@ import (
 	"log"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/minikv/minikv/lsm"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // tempDB opens a database in a fresh temporary directory; the returned
@@ -275,4 +277,47 @@ func ExampleDB_Compact() {
 	fmt.Println(m.Flushes >= 1, m.Levels[0].Files)
 	// Output:
 	// true 0
+}
+
+// A disk error fails the DB: writes return it (Err too) while reads go on,
+// until Resume, retried by the caller, brings it back. Here a MemFS whose
+// log writes fail stands in for a full disk.
+func ExampleDB_Resume() {
+	fs := vfs.NewMem()
+	db, err := lsm.Open("/db", lsm.Options{FS: fs, Sync: lsm.SyncAlways})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Put([]byte("k"), []byte("before")); err != nil {
+		log.Fatal(err)
+	}
+
+	full := func(op vfs.Op, name string) error {
+		if op == vfs.OpWrite && strings.HasSuffix(name, ".log") {
+			return vfs.ErrInjected // think ENOSPC
+		}
+		return nil
+	}
+	fs.SetInjector(full)
+	err = db.Put([]byte("k"), []byte("lost"))
+	fmt.Println("put:", errors.Is(err, vfs.ErrInjected), "failed:", db.Err() != nil)
+	v, _ := db.Get([]byte("k"))
+	fmt.Printf("read while failed: %s\n", v)
+
+	fs.SetInjector(nil) // space freed
+	for db.Resume() != nil {
+		time.Sleep(time.Second)
+	}
+	fmt.Println("failed after Resume:", db.Err() != nil)
+	if err := db.Put([]byte("k"), []byte("after")); err != nil {
+		log.Fatal(err)
+	}
+	v, _ = db.Get([]byte("k"))
+	fmt.Printf("%s, resumes: %d\n", v, db.Metrics().Resumes)
+	// Output:
+	// put: true failed: true
+	// read while failed: before
+	// failed after Resume: false
+	// after, resumes: 1
 }

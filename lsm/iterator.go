@@ -410,7 +410,7 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 // newIterator returns an iterator over rs at seq; it takes over the
 // caller's reference to rs.
 func newIterator(rs *readState, seq uint64, o *IterOptions) *Iterator {
-	it := &Iterator{rs: rs, seq: seq, now: time.Now().UnixNano()}
+	it := &Iterator{rs: rs, seq: rs.capSeq(seq), now: time.Now().UnixNano()}
 	if o != nil {
 		it.lower = append([]byte(nil), o.LowerBound...)
 		if o.UpperBound != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -52,6 +53,11 @@ type memTable struct {
 	count  atomic.Int64
 	// maxSeq is the largest sequence number inserted.
 	maxSeq atomic.Uint64
+	// limit, when not 0, is 1 + the largest sequence number of the
+	// memtable that may ever be read or flushed: Resume sets it on a
+	// memtable holding writes that failed (seq above it), which were never
+	// acknowledged and must never be seen (readLimit).
+	limit atomic.Uint64
 
 	index atomic.Pointer[memIndex]
 	keys  int // distinct user keys in the index (the writer's)
@@ -158,6 +164,19 @@ func (m *memTable) nodeEnd(node uint32) uint32 {
 func (m *memTable) size() int { return int(m.used.Load()) }
 
 func (m *memTable) empty() bool { return m.count.Load() == 0 }
+
+// readLimit returns the largest sequence number of m that may be read:
+// every entry above it is a write that failed (setReadLimit).
+func (m *memTable) readLimit() uint64 {
+	if l := m.limit.Load(); l != 0 {
+		return l - 1
+	}
+	return math.MaxUint64
+}
+
+// setReadLimit hides the entries of m above seq from every reader and
+// flush, for good: they are writes that were never acknowledged.
+func (m *memTable) setReadLimit(seq uint64) { m.limit.Store(seq + 1) }
 
 // add inserts an entry. Only one goroutine may call add at a time.
 func (m *memTable) add(ukey []byte, seq uint64, k kind, value []byte) error {
@@ -364,11 +383,17 @@ func (m *memTable) heads() []uint32 {
 // newest only), found newest first down the key's chain from its head.
 func (m *memTable) flushEntries(seqs []uint64) []uint32 {
 	heads := m.heads()
-	if len(seqs) == 0 {
+	limit := m.readLimit()
+	if len(seqs) == 0 && limit >= m.maxSeq.Load() {
 		return heads
 	}
 	out := make([]uint32, 0, len(heads))
 	for _, node := range heads {
+		// Versions above the read limit failed: the table gets the newest
+		// version below it, or nothing of the key.
+		for node != 0 && seqOf(trailer(m.nodeKey(node))) > limit {
+			node = m.olderPtr(node).Load()
+		}
 		last := -1
 		for ; node != 0; node = m.olderPtr(node).Load() {
 			s := stripe(seqs, seqOf(trailer(m.nodeKey(node))))

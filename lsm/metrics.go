@@ -31,6 +31,9 @@ type metricsCounters struct {
 	stallNanos       atomic.Int64
 	bloomUseful      atomic.Int64
 	flushing         atomic.Int64 // flushes running now
+	backgroundErrors atomic.Int64
+	resumes          atomic.Int64
+	compactionErrors atomic.Int64
 	compacting       atomic.Int64 // compactions (and trivial moves) running now
 }
 
@@ -98,6 +101,14 @@ type Metrics struct {
 	CacheCapacity int64
 	// BloomUseful counts table lookups a filter answered without a read.
 	BloomUseful int64
+	// BackgroundErrors counts the times the DB failed, refusing writes
+	// until a Resume (DB.Err); Resumes counts the Resumes that brought it
+	// back. CompactionErrors counts background compactions that failed
+	// and were put off to be retried (the DB goes on taking writes),
+	// those whose manifest write failed included (which also fail the DB).
+	BackgroundErrors int64
+	Resumes          int64
+	CompactionErrors int64
 }
 
 // noteSync counts one fsync of a write-ahead log that took d.
@@ -164,6 +175,9 @@ func (d *DB) Metrics() Metrics {
 		m.CacheCapacity = d.opts.BlockCacheSize
 	}
 	m.BloomUseful = c.bloomUseful.Load()
+	m.BackgroundErrors = c.backgroundErrors.Load()
+	m.Resumes = c.resumes.Load()
+	m.CompactionErrors = c.compactionErrors.Load()
 	return m
 }
 
@@ -181,5 +195,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "write-amp %.2f  stalls %d (%v)  cache hits %d misses %d (%d/%d B)  bloom useful %d  expired dropped %d\n",
 		m.WriteAmp, m.WriteStalls, m.StallDuration, m.CacheHits, m.CacheMisses, m.CacheBytes, m.CacheCapacity,
 		m.BloomUseful, m.ExpiredDropped)
+	if m.BackgroundErrors+m.Resumes+m.CompactionErrors > 0 {
+		fmt.Fprintf(&b, "background errors %d  resumes %d  compaction errors %d\n",
+			m.BackgroundErrors, m.Resumes, m.CompactionErrors)
+	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -341,17 +342,26 @@ func rottedRecord(buf []byte, off int) bool {
 }
 
 // writeNewManifest starts a manifest holding a snapshot of the current
-// version and points CURRENT at it (write a temporary file, sync, rename,
-// sync the directory: the switch is atomic).
+// version and points CURRENT at it (switchManifest).
 func (d *DB) writeNewManifest() error {
 	num := d.nextFile
 	d.nextFile++
+	e := d.current.snapshotEdit()
+	e.logNum, e.nextFile, e.lastSeq = d.logNum, d.nextFile, d.lastSeq
+	return d.switchManifest(num, e)
+}
+
+// switchManifest writes manifest num holding the snapshot edit e, and
+// points CURRENT at it (write a temporary file, sync, rename, sync the
+// directory: the switch is atomic), closing the manifest in use. On an
+// error the manifest in use stays d's; CURRENT may name either (if the
+// rename succeeded but the directory sync failed), so the new manifest is
+// left in place. Called from Open, or with manifestMu held.
+func (d *DB) switchManifest(num uint64, e *versionEdit) error {
 	f, err := d.fs.Create(d.path(manifestName(num)))
 	if err != nil {
 		return fmt.Errorf("lsm: create manifest: %w", err)
 	}
-	e := d.current.snapshotEdit()
-	e.logNum, e.nextFile, e.lastSeq = d.logNum, d.nextFile, d.lastSeq
 	e.recyclableLogs = d.recycLogs
 	if _, err := f.Write(appendRecord(nil, e.encode())); err != nil {
 		_ = f.Close()
@@ -421,7 +431,7 @@ func (d *DB) removeObsolete() {
 
 func (d *DB) syncLoop() {
 	defer d.wg.Done()
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(cmp.Or(d.opts.syncPeriod, time.Second))
 	defer t.Stop()
 	for {
 		select {
@@ -429,16 +439,41 @@ func (d *DB) syncLoop() {
 			return
 		case <-t.C:
 		}
+		d.syncWAL()
+	}
+}
+
+// syncWAL is a tick of SyncEverySecond: it fsyncs the live log and the
+// directory. A failure fails the DB. After a failed fsync the kernel may
+// have dropped the dirty pages and marked them clean, so a later fsync
+// that succeeds proves nothing about them (PostgreSQL's "fsyncgate"):
+// the log's bytes past its last good sync are never trusted again. The
+// writes they hold are acknowledged and in the memtables; Resume writes
+// those to tables and starts a new log, so no replay ever needs them.
+func (d *DB) syncWAL() {
+	d.mu.Lock()
+	w := d.wal
+	d.mu.Unlock()
+	if w == nil {
+		return
+	}
+	t0 := time.Now()
+	err := w.sync()
+	d.m.noteSync(time.Since(t0))
+	if err == nil {
+		// The log's directory entry must be durable too.
+		err = d.fs.SyncDir(d.dir)
+	}
+	if err != nil {
 		d.mu.Lock()
-		w := d.wal
-		d.mu.Unlock()
-		t0 := time.Now()
-		err := w.sync()
-		d.m.noteSync(time.Since(t0))
-		if err == nil {
-			// The log's directory entry must be durable too.
-			_ = d.fs.SyncDir(d.dir)
+		// A log rotated out meanwhile goes to a table with its memtable
+		// (the flush syncs the table, not the log), and one a Resume
+		// replaced is not needed at all: only the live log's failure
+		// leaves acknowledged writes without a durable home.
+		if d.wal == w && !d.closed {
+			d.failLocked(fmt.Errorf("lsm: sync write-ahead log: %w", err))
 		}
+		d.mu.Unlock()
 	}
 }
 
@@ -477,6 +512,8 @@ func (d *DB) Flush() error {
 // Close flushes the memtable to a table, stops background work and closes
 // every file. It waits for a running compaction to reach a safe point.
 func (d *DB) Close() error {
+	d.resumeMu.Lock() // not in the middle of a Resume
+	defer d.resumeMu.Unlock()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()

@@ -1,6 +1,10 @@
 package lsm
 
-import "github.com/minikv/minikv/lsm/vfs"
+import (
+	"time"
+
+	"github.com/minikv/minikv/lsm/vfs"
+)
 
 // SyncMode says when the write-ahead log is fsynced. In every mode a write
 // has reached the operating system (write(2) on the log) before Put, Delete
@@ -118,6 +122,12 @@ type Options struct {
 	// fence). It is called from compaction goroutines, concurrently, and
 	// must be quick and must not call back into the DB.
 	Drop func(key, value []byte) bool
+
+	// Testing knobs, unexported: the period of SyncEverySecond's
+	// background fsync (0: a second), and the first delay before a failed
+	// background compaction is retried (0: a second; compactLoop).
+	syncPeriod   time.Duration
+	compactRetry time.Duration
 }
 
 // DefaultMemTableSize is Options.MemTableSize when it is left zero.

@@ -135,6 +135,11 @@ func (p *Protocol) writeGeneralStats(w *memcache.Writer) {
 		w.StatUint("disk_compactions", ds.Compactions)
 		w.StatInt("disk_flushing", int64(ds.Flushing))
 		w.StatInt("disk_compacting", int64(ds.Compacting))
+		// The writes-refused state (docs/durability.md, "When the disk
+		// fails"); disk_refused_writes is with the connection counters.
+		w.StatInt("disk_writes_refused", boolInt(ds.WriteErr != nil))
+		w.StatUint("disk_failures", ds.Failures)
+		w.StatUint("disk_recoveries", ds.Recoveries)
 	}
 }
 

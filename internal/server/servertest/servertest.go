@@ -53,15 +53,24 @@ func Start(t testing.TB, cfg server.Config, scfg store.Config) *Server {
 	if cfg.MaxItemSize == 0 {
 		cfg.MaxItemSize = min(scfg.MaxItemSize, 1<<20)
 	}
+	// MINIKV_TEST_EVENT_LOOPS=N runs the tests' servers on N event loops
+	// (make test runs the protocol packages both ways): StartOn reads it.
+	return StartOn(t, cfg, store.New(scfg))
+}
+
+// StartOn is Start over a store the test built (a durable one, over a
+// disk it controls), which Stop closes.
+func StartOn(t testing.TB, cfg server.Config, st *store.Store) *Server {
+	t.Helper()
+	if cfg.MaxItemSize == 0 {
+		cfg.MaxItemSize = 1 << 20
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if cfg.EventLoops == 0 {
-		// MINIKV_TEST_EVENT_LOOPS=N runs the tests' servers on N event
-		// loops (make test runs the protocol packages both ways).
 		cfg.EventLoops, _ = strconv.Atoi(os.Getenv("MINIKV_TEST_EVENT_LOOPS"))
 	}
-	st := store.New(scfg)
 	s := &Server{Server: server.New(cfg, st), Store: st}
 	t.Cleanup(func() { s.Stop(t) })
 	return s
