@@ -385,7 +385,8 @@ func httpGet(t *testing.T, url string) (int, string) {
 //     INCR, DEL), EXEC of a queue holding a write with EXECABORT and the
 //     MISCONF reason, a write queued in MULTI dooming EXEC; memcached with
 //     the SERVER_ERROR line (set, delete, incr, ms even with q, mg with T),
-//     a noreply set silently but counted in stats disk_refused_writes;
+//     a noreply set silently but counted in stats disk_refused_writes,
+//     and stats disk_writes_refused 1;
 //   - reads keep working with the acknowledged values: GET, MGET, EXISTS,
 //     TTL, SCAN, MULTI of reads, memcached get, and PING, INFO, CONFIG GET,
 //     pub/sub;
@@ -534,6 +535,11 @@ func diskFullCycle(t *testing.T, flags string) {
 	if got := memcacheStat(t, mcc, "disk_refused_writes") - refusedBefore; got != 7 {
 		t.Errorf("disk_refused_writes grew by %d over 7 refused memcached writes (one noreply), want 7", got)
 	}
+	for name, want := range map[string]int64{"disk_writes_refused": 1, "disk_failures": 1, "disk_recoveries": 0} {
+		if got := memcacheStat(t, mcc, name); got != want {
+			t.Errorf("stats %s = %d, want %d", name, got, want)
+		}
+	}
 	if got := mcc.do("get pre-counter\r\n", 3); got[0] != "VALUE pre-counter 0 2" || got[1] != "10" || got[2] != "END" {
 		t.Errorf("get pre-counter = %q", got)
 	}
@@ -585,6 +591,12 @@ func diskFullCycle(t *testing.T, flags string) {
 	wantMetric(t, cs, "memcached_disk_writes_refused", "0")
 	wantMetric(t, cs, "memcached_disk_failures_total", "1")
 	wantMetric(t, cs, "memcached_disk_recoveries_total", "1")
+	mcc = dialLines(t, cs.mc)
+	for name, want := range map[string]int64{"disk_writes_refused": 0, "disk_failures": 1, "disk_recoveries": 1} {
+		if got := memcacheStat(t, mcc, name); got != want {
+			t.Errorf("stats %s after the recovery = %d, want %d", name, got, want)
+		}
+	}
 	if info, err := rdb.Info(ctx, "persistence").Result(); err != nil {
 		t.Fatal(err)
 	} else {

@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,10 +70,7 @@ func startDurableRESP(t *testing.T, dir string) (addr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{MaxItemSize: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	cfg.EventLoops, _ = strconv.Atoi(os.Getenv("MINIKV_TEST_EVENT_LOOPS")) // as servertest.Start
-	s := &servertest.Server{Server: server.New(cfg, st), Store: st}
-	t.Cleanup(func() { s.Stop(t) })
+	s := servertest.StartOn(t, server.Config{}, st)
 	_ = s.Listen(t, memcache.New(s.Server))
 	return s.Listen(t, New(s.Server))
 }
