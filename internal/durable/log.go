@@ -605,7 +605,15 @@ func (l *Log) failLocked(err error) {
 	l.recycleSet(l.pendRecs)
 	l.pendRecs = l.spareSet()
 	l.taken = l.queued.Load()
-	l.beginRoundLocked()
+	if len(l.lost) > 0 {
+		l.beginRoundLocked()
+	} else {
+		// Nothing was lost (a flush or everysec's fsync failed, with
+		// every change already in the engine): no batch can have read a
+		// lost change, so none is cut across. The store still hears of
+		// the failure at once.
+		l.signalLocked()
+	}
 	l.wakeLocked()
 }
 
@@ -632,6 +640,11 @@ func (l *Log) beginRoundLocked() {
 	if l.epoch.Load()%2 == 0 {
 		l.epoch.Add(1)
 	}
+	l.signalLocked()
+}
+
+// signalLocked wakes the store's watcher (Lost). l.mu is held.
+func (l *Log) signalLocked() {
 	select {
 	case l.lostCh <- struct{}{}:
 	default:
