@@ -42,29 +42,6 @@ const (
 	resumedLine   = "disk writes resumed"
 )
 
-// mountTmpfs mounts a tmpfs of size (mount's -o size=) on a new directory
-// under t.TempDir() and unmounts it when the test ends (lazily if it is
-// still busy). It skips the test unless it runs as root and can mount.
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to mount a tmpfs that fills up (CI runs the tests as root)")
-	}
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v: %s): this test needs mount -t tmpfs", err, strings.TrimSpace(string(out)))
-	}
-	t.Cleanup(func() { // before TempDir's removal, after the server's kill (LIFO)
-		if err := exec.Command("umount", dir).Run(); err != nil {
-			_ = exec.Command("umount", "-l", dir).Run()
-		}
-	})
-	return dir
-}
-
 // startDiskServer starts the whole command as a process of its own on dir
 // with flags (--fsync ...) and the engine's default options (not
 // crash_test.go's small memtables), and waits until its RESP port accepts. It fails the test,
@@ -415,7 +392,7 @@ func TestDiskFullRealFilesystem(t *testing.T) {
 }
 
 func diskFullCycle(t *testing.T, flags string) {
-	fs := mountTmpfs(t, "100m")
+	fs := servertest.MountTmpfs(t, "100m")
 	// Two ballast files: deleting the first frees space for the recovery
 	// without a restart, the second for the one after a restart. They
 	// are large: with the engine's 4 MB memtables, a 5 MB preallocated

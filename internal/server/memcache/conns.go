@@ -24,13 +24,13 @@ var commandNames = func() (names [256]string) {
 	return names
 }()
 
-// pauseCovers reports whether a pause of writes (CLIENT PAUSE WRITE)
-// holds req back: the commands that change items (storage commands,
-// delete, incr, decr, touch, gat, gats, flush_all, ms, md, ma, and mg
-// with a flag that touches or creates: T, N, E... ). Reads, stats,
-// version, verbosity and mn go on. A pause of everything (ALL) holds
-// every command back.
-func pauseCovers(req *memcache.Request) bool {
+// writes reports whether req changes an item: the storage commands,
+// delete, incr, decr, touch, gat, gats, flush_all, ms, md, ma, and mg with
+// a flag that touches or creates (T, N). A pause of writes (CLIENT PAUSE
+// WRITE) holds these back (a pause of everything, ALL, holds every
+// command back), and durable mode refuses them while the disk is failed;
+// reads, stats, version, verbosity and mn go on.
+func writes(req *memcache.Request) bool {
 	switch req.Command {
 	case memcache.CmdSet, memcache.CmdAdd, memcache.CmdReplace, memcache.CmdAppend, memcache.CmdPrepend,
 		memcache.CmdCAS, memcache.CmdDelete, memcache.CmdIncr, memcache.CmdDecr, memcache.CmdTouch,

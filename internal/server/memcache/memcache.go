@@ -123,7 +123,7 @@ func (c *conn) run(req *memcache.Request) (server.Result, error) {
 			c.resume = true
 			return server.Detach, nil
 		}
-		if !c.Unpaused(pauseCovers(req)) {
+		if !c.Unpaused(writes(req)) {
 			return server.Closing, nil // killed or shutting down while paused (CLIENT PAUSE)
 		}
 	}
@@ -406,23 +406,6 @@ func storeErrorLine(err error) string {
 		return memcache.ServerErrorWrongType
 	}
 	return "SERVER_ERROR " + err.Error()
-}
-
-// writes reports whether req changes an item (so durable mode refuses it
-// while the disk is failed): the storage commands, delete, incr and decr,
-// touch, gat, flush_all, and the meta commands that store (ms, md, ma, and
-// mg with T or N).
-func writes(req *memcache.Request) bool {
-	switch req.Command {
-	case memcache.CmdSet, memcache.CmdAdd, memcache.CmdReplace, memcache.CmdAppend, memcache.CmdPrepend,
-		memcache.CmdCAS, memcache.CmdDelete, memcache.CmdIncr, memcache.CmdDecr, memcache.CmdTouch,
-		memcache.CmdGat, memcache.CmdGats, memcache.CmdFlushAll,
-		memcache.CmdMetaSet, memcache.CmdMetaDelete, memcache.CmdMetaArithmetic:
-		return true
-	case memcache.CmdMetaGet:
-		return req.Meta.Has('T') || req.Meta.Has('N')
-	}
-	return false
 }
 
 // refuseWrite answers a write while the disk is failed (durable mode,

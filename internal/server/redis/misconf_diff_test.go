@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,31 +28,6 @@ import (
 	"github.com/minikv/minikv/internal/store"
 	"github.com/minikv/minikv/lsm"
 )
-
-const misconfNoSpace = "-MISCONF Errors writing to the AOF file: No space left on device\r\n"
-
-// mountSmallTmpfs mounts a tmpfs of size on a new directory under
-// t.TempDir() and unmounts it when the test ends (lazily if still busy).
-// It skips the test unless it runs as root and can mount.
-func mountSmallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to mount a tmpfs that fills up (CI runs the tests as root)")
-	}
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v: %s): this test needs mount -t tmpfs", err, strings.TrimSpace(string(out)))
-	}
-	t.Cleanup(func() { // after the servers' cleanups, which were registered later
-		if err := exec.Command("umount", dir).Run(); err != nil {
-			_ = exec.Command("umount", "-l", dir).Run()
-		}
-	})
-	return dir
-}
 
 // startDurableRESP starts an in-process MiniKV whose store is durable on
 // dir (fsync everysec, as Redis's appendfsync below), with a RESP
@@ -115,7 +89,7 @@ func fillToMisconf(t *testing.T, name, addr string) {
 		switch {
 		case err != nil:
 			c = dialRawRESP(t, addr)
-		case r == misconfNoSpace:
+		case r == misconf:
 			t.Logf("%s: MISCONF after %d SETs of 64 KB", name, n)
 			return
 		case r != "+OK\r\n":
@@ -167,8 +141,8 @@ func topOff(t *testing.T, dir string) {
 // and the MISCONF reason; CONFIG GET maxmemory. PING is the documented
 // difference: Redis refuses it with MISCONF, MiniKV answers PONG.
 func TestMisconfDifferential(t *testing.T) {
-	redisFS := mountSmallTmpfs(t, "4m")
-	minikvFS := mountSmallTmpfs(t, "8m")
+	redisFS := servertest.MountTmpfs(t, "4m")
+	minikvFS := servertest.MountTmpfs(t, "8m")
 	servers := map[string]string{
 		"redis": startRedisServer(t, "--appendonly", "yes", "--appendfsync", "everysec", "--dir", redisFS,
 			"--maxmemory", "67108864", "--auto-aof-rewrite-percentage", "0"),
@@ -222,7 +196,7 @@ func TestMisconfDifferential(t *testing.T) {
 			}
 			got[j] = r
 		}
-		want := "-EXECABORT Transaction discarded because of: " + strings.TrimPrefix(misconfNoSpace, "-")
+		want := "-EXECABORT Transaction discarded because of: " + strings.TrimPrefix(misconf, "-")
 		if got[0] != got[1] || got[1] != want {
 			t.Errorf("RESP%d EXEC of a queued write: redis %q, minikv %q; want %q", i+2, got[0], got[1], want)
 		}
@@ -250,7 +224,7 @@ func TestMisconfDifferential(t *testing.T) {
 		}
 		t.Logf("%s: redis %q", s.name, res["redis"].out)
 		// Not only equal: the session shows the refused state.
-		if r := res["minikv"].replies; len(r) < 8 || r[0] != misconfNoSpace || r[6] != "$5\r\nhello\r\n" || r[7] != "$1\r\n5\r\n" {
+		if r := res["minikv"].replies; len(r) < 8 || r[0] != misconf || r[6] != "$5\r\nhello\r\n" || r[7] != "$1\r\n5\r\n" {
 			t.Errorf("%s: minikv's replies do not show the refused state: %q", s.name, r)
 		}
 	}
@@ -264,7 +238,7 @@ func TestMisconfDifferential(t *testing.T) {
 		}
 		s := respSession{name: "ping resp" + proto, in: in, skip: skip}
 		want := map[string]string{
-			"redis":  misconfNoSpace + misconfNoSpace + "$7\r\n__end__\r\n",
+			"redis":  misconf + misconf + "$7\r\n__end__\r\n",
 			"minikv": "+PONG\r\n$1\r\nx\r\n$7\r\n__end__\r\n",
 		}
 		for _, name := range names {

@@ -22,6 +22,8 @@ import (
 	"math"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -344,4 +346,30 @@ func RoundTrip(addr, req, want string) error {
 		return fmt.Errorf("reply %q, %v; want %q", got, err, want)
 	}
 	return nil
+}
+
+// MountTmpfs mounts a tmpfs of size (mount's -o size=, "48m") on a new
+// directory under t.TempDir(), for a test that fills a real filesystem
+// until the kernel answers ENOSPC, and unmounts it when the test ends
+// (lazily if it is still busy: cleanups run last first, so after those of
+// servers started later). It skips the test unless it runs as root and can
+// mount (CI runs the tests as root).
+func MountTmpfs(t testing.TB, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to mount a tmpfs that fills up (CI runs the tests as root)")
+	}
+	dir := filepath.Join(t.TempDir(), "tmpfs")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (%v: %s): this test needs mount -t tmpfs", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() {
+		if err := exec.Command("umount", dir).Run(); err != nil {
+			_ = exec.Command("umount", "-l", dir).Run()
+		}
+	})
+	return dir
 }
