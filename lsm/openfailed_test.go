@@ -24,6 +24,7 @@ var openFailedModes = []struct {
 	{"none-mapped", Options{Sync: SyncNone}},
 	{"none-write", Options{Sync: SyncNone, WriteWAL: true}},
 	{"always-recycle", Options{Sync: SyncAlways, RecycleWAL: 2}},
+	{"pipelined", Options{Sync: SyncAlways, PipelinedSync: true}},
 	{"everysec-mapped", Options{Sync: SyncEverySecond, MappedWAL: true}},
 }
 

@@ -41,7 +41,9 @@ func (d *DB) Err() error {
 // group's bytes, pages a failed fsync may have dropped) is never trusted.
 // If the DB failed writing the manifest, the edit goes into a fresh
 // manifest that CURRENT then names, rather than after a record that may
-// be torn. Then the DB takes writes again.
+// be torn; so it does after an Open that left the DB failed
+// (Options.OpenFailedOnWriteError), which then removes the logs that
+// Open replayed. Then the DB takes writes again.
 //
 // If a step fails (the disk is still full), Resume returns its error and
 // the DB stays failed as it was: readable, refusing writes, and ready for
