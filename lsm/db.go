@@ -65,11 +65,16 @@ type DB struct {
 	// is suspect and Resume writes a fresh one instead of appending;
 	// orphans are the tables such a failed edit added, which the suspect
 	// manifest may name and which are removed only once a fresh manifest
-	// is in place.
-	bgErr       error
-	manifestBad bool
-	orphans     []uint64
-	closed      bool
+	// is in place. A DB that Open left failed (OpenFailedOnWriteError)
+	// has manifestBad set (it has no manifest open for appending), the
+	// tables no manifest needs among orphans, and in recoveredLogs the
+	// logs recovery read, which Resume removes once its fresh manifest
+	// makes them obsolete.
+	bgErr         error
+	manifestBad   bool
+	orphans       []uint64
+	recoveredLogs []uint64
+	closed        bool
 	// committing is set while the commit leader works with d.mu released
 	// between makeRoomLocked and handing the queue on; resuming while a
 	// Resume waits for that, and for d.syncing, to end.

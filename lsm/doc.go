@@ -275,6 +275,14 @@
 // suspect manifest may name them. Metrics counts BackgroundErrors (times the
 // DB failed) and Resumes (successful ones).
 //
+// Open writes too (the replayed logs' memtables to tables, a new log, a new
+// manifest and CURRENT), so on a full or failing disk it fails, unless
+// Options.OpenFailedOnWriteError is set: then a recovery write that fails
+// (with an error other than ErrCorrupt) leaves the DB failed instead, the
+// replayed writes readable from memtables and nothing the next Open needs
+// changed, and Resume brings it back as above (a fresh manifest, after
+// which the replayed logs are removed).
+//
 // # Testing seams
 //
 // All file access goes through package vfs; its MemFS simulates power loss

@@ -27,6 +27,10 @@ import (
 // and the reason ("lsm: corrupt data: 000012.sst offset 8110: checksum
 // mismatch in index block"): Open never starts on a tree with data silently
 // missing. See "Damaged files" in the package doc.
+//
+// A recovery write that fails (a full or failing disk) fails Open too,
+// unless Options.OpenFailedOnWriteError is set: then Open returns a DB
+// that serves reads and refuses writes until Resume succeeds.
 func Open(dir string, o Options) (*DB, error) {
 	o = o.withDefaults()
 	d := &DB{
@@ -174,9 +178,30 @@ func (d *DB) recover() error {
 		}
 	}
 
-	// Replay the logs that hold writes not yet in tables.
+	// Replay the logs that hold writes not yet in tables. With
+	// OpenFailedOnWriteError, once a write fails the memtables replayed
+	// from then on stay in memory (kept), for Resume to write.
 	edit := &versionEdit{}
 	var mem *memTable
+	var kept []*memTable
+	var werr error
+	flush := func(m *memTable) error {
+		if werr == nil {
+			num := d.nextFile
+			err := d.flushRecovered(m, edit)
+			if err == nil {
+				return nil
+			}
+			if !d.canOpenFailed(err) {
+				return err
+			}
+			werr = err
+			// A partial table whose removal failed: not in any manifest.
+			d.orphans = append(d.orphans, num)
+		}
+		kept = append(kept, m)
+		return nil
+	}
 	for _, num := range wals {
 		if num < d.logNum {
 			continue
@@ -210,7 +235,7 @@ func (d *DB) recover() error {
 					mem = newMemTable(d.opts.MemTableSize, num)
 				}
 				if mem.add(key, seq, k, value) == errMemFull {
-					if err := d.flushRecovered(mem, edit); err != nil {
+					if err := flush(mem); err != nil {
 						return err
 					}
 					mem = newMemTable(max(d.opts.MemTableSize, len(key)+len(value)+4096), num)
@@ -223,32 +248,83 @@ func (d *DB) recover() error {
 		}
 	}
 	if mem != nil && !mem.empty() {
-		if err := d.flushRecovered(mem, edit); err != nil {
+		if err := flush(mem); err != nil {
 			return err
 		}
 	}
-
-	// Start a new log and a new manifest that describes the whole tree.
-	walNum := d.nextFile
-	d.nextFile++
-	f, err := d.createWAL(walNum, 0)
-	if err != nil {
-		return err
-	}
-	d.wal = d.newWALFile(walNum, f)
-	d.mem = newMemTable(d.opts.MemTableSize, walNum)
 	nv, err := d.current.apply(edit)
 	if err != nil {
 		return err
 	}
 	d.current.unref()
 	d.current = nv
-	d.logNum = walNum
-	if err := d.writeNewManifest(); err != nil {
-		return err
+
+	// Start a new log and a new manifest that describes the whole tree.
+	walNum := d.nextFile
+	d.nextFile++
+	if werr == nil {
+		f, err := d.createWAL(walNum, 0)
+		if err == nil {
+			oldLogNum := d.logNum
+			d.logNum = walNum
+			if err = d.writeNewManifest(); err != nil {
+				d.logNum = oldLogNum
+				_ = f.Close()
+			} else {
+				d.wal = d.newWALFile(walNum, f)
+				d.mem = newMemTable(d.opts.MemTableSize, walNum)
+			}
+		}
+		if err != nil && !d.canOpenFailed(err) {
+			return err
+		}
+		werr = err
+	}
+	if werr != nil {
+		d.openFailed(werr, names, wals, walNum, kept)
+		return nil
 	}
 	d.removeObsolete()
 	return nil
+}
+
+// canOpenFailed reports whether recovery's write error err lets Open
+// return a failed DB instead (Options.OpenFailedOnWriteError): damage
+// never does.
+func (d *DB) canOpenFailed(err error) bool {
+	return d.opts.OpenFailedOnWriteError && !errors.Is(err, ErrCorrupt)
+}
+
+// openFailed leaves a recovery whose write failed with err as a failed DB
+// (Options.OpenFailedOnWriteError): the memtables it could not write to
+// tables (kept) wait for Resume in d.imm, no log is live, and nothing
+// that the next Open may need is removed. CURRENT names the manifest it
+// named before (or, if only the directory sync after the switch failed,
+// the new one, which names the tables recovery wrote and no log it
+// replayed). Resume writes a fresh manifest (manifestBad: none is open
+// for appending) and then removes the logs recovery read, its partial
+// log walNum, the old manifests, and the tables no manifest needs then:
+// those the directory held outside the recovered version (names, as Open
+// listed it), and partial ones recovery left.
+func (d *DB) openFailed(err error, names []string, wals []uint64, walNum uint64, kept []*memTable) {
+	_ = d.fs.Remove(d.path(walName(walNum))) // if createWAL made it
+	d.bgErr = fmt.Errorf("lsm: open: opened failed, recovery could not write: %w", err)
+	d.m.backgroundErrors.Add(1)
+	d.manifestBad = true
+	d.imm = kept
+	d.mem = newMemTable(4096, walNum)
+	d.recoveredLogs = append(slices.Clone(wals), walNum)
+	live := make(map[uint64]bool)
+	for _, files := range d.current.levels {
+		for _, f := range files {
+			live[f.num] = true
+		}
+	}
+	for _, n := range names {
+		if num, ok := parseNum(n, ".sst"); ok && !live[num] {
+			d.orphans = append(d.orphans, num)
+		}
+	}
 }
 
 // flushRecovered writes a memtable rebuilt from a log straight to L0.

@@ -111,6 +111,21 @@ type Options struct {
 	// engines that predate it refuse such a directory. Not with MappedWAL.
 	// 0 or negative: off (logs are created and deleted).
 	RecycleWAL int
+	// OpenFailedOnWriteError lets Open start on a disk that takes no
+	// writes (full, over quota, read-only, failing): when recovery has read
+	// everything but one of its writes fails (writing a replayed log's
+	// memtable to a table, creating the new log, writing the new manifest
+	// and CURRENT) with an error that is not ErrCorrupt, Open returns a DB
+	// that is failed instead of the error. Err returns the write's error
+	// (wrapped), writes are refused with it, reads see every replayed write
+	// (the memtables stay in memory) and every table; nothing the next Open
+	// needs is removed or changed. Resume, once the disk takes writes
+	// again, writes the memtables to tables, starts a log and a fresh
+	// manifest, removes the replayed logs, and the DB takes writes: a
+	// server killed on a full disk comes back serving reads, not in a crash
+	// loop. Errors reading the directory still fail Open; without the
+	// option every recovery error does.
+	OpenFailedOnWriteError bool
 	// DisableAutoCompaction turns off background compactions (tests use it
 	// to shape the tree); Compact still works.
 	DisableAutoCompaction bool

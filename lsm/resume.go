@@ -41,7 +41,9 @@ func (d *DB) Err() error {
 // group's bytes, pages a failed fsync may have dropped) is never trusted.
 // If the DB failed writing the manifest, the edit goes into a fresh
 // manifest that CURRENT then names, rather than after a record that may
-// be torn. Then the DB takes writes again.
+// be torn; so it does after an Open that left the DB failed
+// (Options.OpenFailedOnWriteError), which then removes the logs that
+// Open replayed. Then the DB takes writes again.
 //
 // If a step fails (the disk is still full), Resume returns its error and
 // the DB stays failed as it was: readable, refusing writes, and ready for
@@ -146,7 +148,7 @@ func (d *DB) resume() error {
 	}
 	wal := d.newWALFile(walNum, f)
 	var oldWALs []*walFile
-	var orphans []uint64
+	var orphans, logs []uint64
 	install := func() {
 		for _, m := range d.imm {
 			if m.wal != nil {
@@ -162,6 +164,7 @@ func (d *DB) resume() error {
 		d.bgErr, d.pipeErr, d.manifestBad = nil, nil, false
 		if fresh {
 			orphans, d.orphans = d.orphans, nil
+			logs, d.recoveredLogs = d.recoveredLogs, nil
 		}
 		d.m.flushes.Add(int64(len(metas)))
 		for _, m := range metas {
@@ -182,8 +185,9 @@ func (d *DB) resume() error {
 	}
 
 	// The edit is durable: the old logs are not needed any more, nor,
-	// after a fresh manifest, the old manifests and the orphans (tables
-	// of failed edits, which only those could name).
+	// after a fresh manifest, the old manifests, the orphans (tables of
+	// failed edits, which only those could name) and, after an Open that
+	// left the DB failed, the logs its recovery replayed.
 	for _, w := range oldWALs {
 		_ = w.close(false)
 		_ = d.fs.Remove(w.path)
@@ -191,6 +195,9 @@ func (d *DB) resume() error {
 	if fresh {
 		for _, num := range orphans {
 			_ = d.fs.Remove(d.path(tableName(num)))
+		}
+		for _, num := range logs {
+			_ = d.fs.Remove(d.path(walName(num)))
 		}
 		d.manifestMu.Lock()
 		keep := manifestName(d.manifestNum)
