@@ -600,32 +600,24 @@ func diskFullCycle(t *testing.T, flags string) {
 	rdb.Close()
 	cs2, err := tryStartDiskServer(t, dir, flags)
 	if err != nil {
-		// Found with the engine's Resume (i37-lsm): opening writes the
-		// log it replays to a table, which the full disk refuses.
-		t.Errorf("after kill -9 in the refused state, the server does not start on the still-full data directory: %v\n(the directory: %s)", err, dirListing(dir))
-		if err := os.Remove(ballastB); err != nil {
-			t.Fatal(err)
-		}
-		ballastB = ""
-		cs = startDiskServer(t, dir, flags) // with space, it must
-	} else {
-		cs = cs2
+		// The engine opens failed on a disk that refuses recovery's
+		// writes (lsm.Options.OpenFailedOnWriteError): it must start.
+		t.Fatalf("after kill -9 in the refused state, the server does not start on the still-full data directory: %v\n(the directory: %s)", err, dirListing(dir))
 	}
+	cs = cs2
 	checkModel(t, cs, m)
 	rdb = newRedisClient(cs.resp)
 	defer func() { rdb.Close() }()
-	if ballastB != "" {
-		// Started on the full disk: it may take some writes before it is
-		// refused again (or fail at once, by itself); fill until it is,
-		// then free space: writes resume without a restart once more.
-		fillUntilRefused(t, cs, m, "e", seed+4)
-		checkModel(t, cs, m)
-		if err := os.Remove(ballastB); err != nil {
-			t.Fatal(err)
-		}
-		waitResumed(t, cs, rdb, m, "resumed-2")
-		wantMetric(t, cs, "memcached_disk_recoveries_total", "1")
+	// Started on the full disk: it may take some writes before it is
+	// refused again (or refuse at once); fill until it is, then free
+	// space: writes resume without a restart once more.
+	fillUntilRefused(t, cs, m, "e", seed+4)
+	checkModel(t, cs, m)
+	if err := os.Remove(ballastB); err != nil {
+		t.Fatal(err)
 	}
+	waitResumed(t, cs, rdb, m, "resumed-2")
+	wantMetric(t, cs, "memcached_disk_recoveries_total", "1")
 
 	// More writes, all acknowledged; kill -9; every one is there.
 	writeAcked(t, cs, m, "f", seed+5, 200)

@@ -47,7 +47,10 @@ func openDurable(ctx context.Context, cfg *config, scfg store.Config, log *slog.
 	mode := map[string]lsm.SyncMode{"always": lsm.SyncAlways, "everysec": lsm.SyncEverySecond, "no": lsm.SyncNone}[cfg.Fsync]
 	log.Info("opening the data directory", "dir", cfg.DataDir, "fsync", cfg.Fsync)
 	start := time.Now()
-	o := lsm.Options{Sync: mode, MemTableSize: engineMemTable(cfg.MemoryLimit.bytes)}
+	// On a disk that takes no writes (full, read-only) the server still
+	// starts, serving what recovery read and refusing writes until the
+	// disk takes them (docs/durability.md, "When the disk fails").
+	o := lsm.Options{Sync: mode, MemTableSize: engineMemTable(cfg.MemoryLimit.bytes), OpenFailedOnWriteError: true}
 	if o.MemTableSize > lsm.DefaultMemTableSize {
 		// Larger L0 files: let twice as many gather before they are
 		// merged into L1, which each merge rewrites.
