@@ -94,6 +94,9 @@ type Log struct {
 	failed    atomic.Bool     // err is set; written under mu
 	err       error           // the first commit error; every Sync after reports it
 	leading   bool            // a Sync is taking the pending batch
+	holds     int             // Hold sections open: their changes go to the engine in one batch
+	takeWait  bool            // a leader waits for the holds to end; new Holds wait until it has taken the batch
+	holdCond  sync.Cond       // signalled when holds reach 0 and when a leader has taken the batch (L: mu)
 	waiters   []*syncWaiter   // Syncs waiting for a commit or for the lead (wakeLocked)
 
 	synced     atomic.Uint64 // changes durable so far (a prefix of queued)
@@ -255,6 +258,7 @@ func newLog() *Log {
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	l.holdCond.L = &l.mu
 	return l
 }
 
@@ -354,7 +358,7 @@ func (l *Log) WriteState(rec []byte) {
 
 func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 	l.mu.Lock()
-	for l.err == nil && l.pending.Size() > 0 && l.pending.Size()+len(key)+len(rec) > maxBatch {
+	for l.err == nil && l.holds == 0 && l.pending.Size() > 0 && l.pending.Size()+len(key)+len(rec) > maxBatch {
 		l.mu.Unlock()
 		_ = l.Sync() // commits what is queued; an error stays in l.err
 		l.mu.Lock()
@@ -385,11 +389,42 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 	if l.overlap && len(l.inflight) == 1 && q-l.taken == l.inflight[0].n && len(l.waiters) > 0 {
 		l.wakeLocked() // a batch as large as the one in flight may go (mayLeadLocked)
 	}
-	big := l.pending.Size() >= maxPending
+	// Within a Hold the batch cannot go before the section ends (its
+	// changes would be split): the section's end commits nothing itself,
+	// the next reply's Sync does.
+	big := l.pending.Size() >= maxPending && l.holds == 0
 	l.mu.Unlock()
 	if big {
 		_ = l.Sync() // the error stays in l.err for the next Sync
 	}
+}
+
+// Hold begins a section whose changes (those of one command or
+// transaction over several keys: a RENAME's delete and set, an EXEC, a
+// script) must reach the engine in one batch, so that after a crash
+// either all of them are there or none: a Sync does not take the pending
+// batch while a section is open. A Sync waiting for the sections to end
+// makes new ones wait until it has taken the batch, so a stream of
+// overlapping sections cannot starve the commits. The caller holds the
+// locks of every key it will write (so no section waits on another), and
+// calls Release when its last change is queued.
+func (l *Log) Hold() {
+	l.mu.Lock()
+	for l.takeWait {
+		l.holdCond.Wait()
+	}
+	l.holds++
+	l.mu.Unlock()
+}
+
+// Release ends a Hold section.
+func (l *Log) Release() {
+	l.mu.Lock()
+	l.holds--
+	if l.holds == 0 {
+		l.holdCond.Broadcast()
+	}
+	l.mu.Unlock()
 }
 
 // Read returns key's record as the last Write left it, or nil.
@@ -530,6 +565,16 @@ func (l *Log) sync(mark uint64, yield bool) error {
 	}
 
 	l.mu.Lock()
+	for l.holds > 0 {
+		// A multi-key change is half queued: wait for its end, so the
+		// engine gets all of it or none in this batch (Hold).
+		l.takeWait = true
+		l.holdCond.Wait()
+	}
+	if l.takeWait {
+		l.takeWait = false
+		l.holdCond.Broadcast() // the Holds that waited may begin
+	}
 	b, n := l.pending, l.queued.Load()
 	// Queued under l.mu, so batches reach the engine in the order taken.
 	c := l.db.Enqueue(b)

@@ -92,6 +92,12 @@ type Disk interface {
 	Lost() <-chan struct{}
 	TakeLost() (keys [][]byte, round uint64)
 	Forgotten(round uint64)
+	// Hold and Release bracket the changes of one multi-key step (a Tx,
+	// an Exclusive section): the Disk commits all of them in one batch,
+	// never some before a crash and the rest after. Hold is called with
+	// the step's shards locked.
+	Hold()
+	Release()
 	// Recover makes a failed Disk take changes again, starting over from
 	// what it holds durably, with state as its state record (WriteState);
 	// nil when it does (or never failed).
@@ -191,7 +197,7 @@ func (s *Store) Save() error {
 		return ErrNotDurable
 	}
 	w := s.diskWrites.Load()
-	err := s.disk.Checkpoint()
+	err := s.unheld(s.disk.Checkpoint)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrDisk, err)
 	}

@@ -88,7 +88,7 @@ func (s *Store) trimFence(used, low int64) (uint64, error) {
 	var buckets [trimBuckets]int64
 	var live int64
 	var clk clock
-	err := s.disk.Scan(nil, func(key, rec []byte, deadline int64) bool {
+	err := s.diskScan(nil, func(key, rec []byte, deadline int64) bool {
 		if len(rec) < diskHeader {
 			return true
 		}

@@ -99,7 +99,7 @@ func (s *Store) scanDisk(cursor uint64, count int, fn func(key []byte)) (uint64,
 	fallback, prefix := cursor != 0 && after == nil, cursor&(1<<48-1)
 	n, more := 0, false
 	var last []byte
-	err := s.disk.Scan(from, func(key, rec []byte, deadline int64) bool {
+	err := s.diskScan(from, func(key, rec []byte, deadline int64) bool {
 		if after != nil && bytes.Equal(key, after) {
 			return true
 		}
@@ -134,12 +134,12 @@ func (s *Store) randomDiskKey() ([]byte, bool) {
 	}
 	// Keys are mostly printable: start at a random printable byte pair.
 	from := []byte{byte(0x21 + rand.IntN(94)), byte(0x21 + rand.IntN(94))}
-	if err := s.disk.Scan(from, pick); err != nil {
+	if err := s.diskScan(from, pick); err != nil {
 		s.readFailed(err)
 		return nil, false
 	}
 	if found == nil {
-		if err := s.disk.Scan(nil, pick); err != nil {
+		if err := s.diskScan(nil, pick); err != nil {
 			s.readFailed(err)
 			return nil, false
 		}

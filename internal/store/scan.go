@@ -156,7 +156,7 @@ func (s *Store) Count() (items, expires int64, err error) {
 	}
 	var clk clock
 	s.pollFlush(&clk)
-	err = s.disk.Scan(nil, func(key, rec []byte, deadline int64) bool {
+	err = s.diskScan(nil, func(key, rec []byte, deadline int64) bool {
 		if s.liveRecord(rec, deadline, &clk) {
 			items++
 			if deadline != 0 {

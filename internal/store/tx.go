@@ -71,8 +71,38 @@ func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
 		sh.walking = true
 		sh.txDepth++
 	}
+	s.holdDisk()
 	defer tx.end()
 	return fn(tx)
+}
+
+// diskScan is Disk.Scan (which commits what is queued first) from this
+// Store or a view of it (unheld).
+func (s *Store) diskScan(from []byte, fn func(key, rec []byte, deadline int64) bool) error {
+	return s.unheld(func() error { return s.disk.Scan(from, fn) })
+}
+
+// unheld runs fn, a Disk call that commits what is queued first (Scan,
+// Checkpoint), outside an Exclusive section's hold on the Disk: the
+// section is the caller's own (a SCAN or SAVE inside EXEC), and its commit
+// would otherwise wait for the section's end. The section's changes so
+// far then commit in one batch and the rest in a later one.
+func (s *Store) unheld(fn func() error) error {
+	if s.excl == nil || s.excl.nested || s.disk == nil {
+		return fn()
+	}
+	s.disk.Release()
+	defer s.disk.Hold()
+	return fn()
+}
+
+// holdDisk begins a Tx's section on the Disk, which commits its changes
+// in one batch (Disk.Hold); the Tx's end releases it once every change is
+// queued.
+func (s *Store) holdDisk() {
+	if s.disk != nil {
+		s.disk.Hold()
+	}
 }
 
 // shardIndex is sh's position in s.shards.
@@ -113,6 +143,9 @@ func (tx *Tx) end() {
 		}
 		s.assertShardLocked(sh, "Tx")
 		sh.mu.Unlock()
+	}
+	if s.disk != nil {
+		s.disk.Release() // every change is queued: settled above
 	}
 	if over := s.used.Load() - s.limit.Load(); over > 0 {
 		s.shed(nil, over)
@@ -326,6 +359,7 @@ func (s *Store) Exclusive(fn func(v *Store) error) error {
 		sh.mu.Lock()
 		sh.txDepth++ // commands may keep what they read until EXEC ends
 	}
+	s.holdDisk() // an EXEC is one batch on disk too
 	defer tx.end()
 	return fn(&Store{core: s.core, excl: tx, maxItem: s.maxItem})
 }
