@@ -233,7 +233,22 @@ var scriptSessions = []scriptSession{
 			ev("return redis.call('zscore', KEYS[1], 'm')", 1, p+"z") + ev("return redis.call('incrbyfloat', KEYS[1], '0.25')", 1, p+"f") +
 			ev("return redis.call('type', KEYS[1])", 1, p+"l") + ev("return redis.call('exists', KEYS[1], KEYS[2])", 2, p+"s", p+"l") +
 			ev("return redis.call('echo', '')", 0) + ev("return redis.call('hgetall', KEYS[1])", 1, p+"nope") +
-			ev("return redis.call('smembers', KEYS[1])", 1, p+"nope") + ev("return redis.call('zscore', KEYS[1], 'nope')", 1, p+"z")
+			ev("return redis.call('smembers', KEYS[1])", 1, p+"nope") + ev("return redis.call('zscore', KEYS[1], 'nope')", 1, p+"z") +
+			mb("HSET", p+"h", "f1", "v1", "f2", "v2") + ev("return redis.call('hgetall', KEYS[1])", 1, p+"h") +
+			ev("return redis.call('zmpop', 1, KEYS[1], 'min')", 1, p+"z") + ev("local r = redis.call('zmpop', 1, KEYS[1], 'min'); return {r[1], r[2][1][1], r[2][1][2]}", 1, p+"z") +
+			ev("return redis.call('zmpop', 1, KEYS[1], 'min')", 1, p+"z") + ev("return redis.call('hscan', KEYS[1], 0, 'match', 'f1')", 1, p+"h") +
+			ev("return redis.call('lpos', KEYS[1], 'b', 'count', 0)", 1, p+"l") + ev("return redis.call('smismember', KEYS[1], 'a', 'b')", 1, p+"nope")
+	}},
+	{name: "many keys and args", in: func(p string) string {
+		args := []string{"EVAL", "return {#KEYS, #ARGV, KEYS[1], KEYS[100], ARGV[1], ARGV[50]}", "100"}
+		for i := range 100 {
+			args = append(args, p+strconv.Itoa(i))
+		}
+		for i := range 50 {
+			args = append(args, "arg"+strconv.Itoa(i))
+		}
+		return mb(args...) + ev("local t = {} for i = 1, 200 do t[i] = i end return t", 0) +
+			ev("return string.rep('ab', 50000)", 0) + ev("local t = {} for i = 1, 60 do t = {t} end return t", 0)
 	}},
 	{name: "redis.call arguments", in: func(p string) string {
 		return ev("return redis.call('set', KEYS[1], 5)", 1, p+"a") + mb("GET", p+"a") + ev("return redis.call('set', KEYS[1], 1.5)", 1, p+"a") +
@@ -471,6 +486,16 @@ var scriptSessions = []scriptSession{
 			mb("FUNCTION", "LIST", "WITHCODE", "WITHCODE") + mb("FUNCTION", "LIST", "LIBRARYNAME", "a", "LIBRARYNAME", "b") +
 			mb("FUNCTION", "LOAD", libFlags) + mb("FUNCTION", "LIST", "LIBRARYNAME", "libflags") + mb("FUNCTION", "LIST", "LIBRARYNAME", "libflags", "WITHCODE") +
 			mb("FUNCTION", "FLUSH", "SYNC") + mb("FUNCTION", "LIST")
+	}},
+	// Flags are listed in Redis's order, not in the order given.
+	{name: "function flags", global: true, in: func(p string) string {
+		lib := "#!lua name=allflags\nredis.register_function{function_name='fl', callback=function(keys, args) return 1 end, " +
+			"flags={'allow-cross-slot-keys', 'no-cluster', 'allow-stale', 'allow-oom', 'no-writes'}, description=''}"
+		return mb("FUNCTION", "FLUSH") + mb("FUNCTION", "LOAD", lib) + mb("FUNCTION", "LIST") + mb("FCALL_RO", "fl", "0") + mb("FCALL", "FL", "0") +
+			mb("FUNCTION", "DELETE", "ALLFLAGS") + mb("FUNCTION", "DELETE", "allflags") + mb("FUNCTION", "LOAD", "#!lua name=CaseLib\n"+
+			"redis.register_function('CaseFn', function() return 'case' end)") + mb("FCALL", "casefn", "0") + mb("FUNCTION", "LIST", "LIBRARYNAME", "case*") +
+			mb("FUNCTION", "LIST", "LIBRARYNAME", "Case*") + mb("FUNCTION", "LOAD", "#!lua name=caselib\nredis.register_function('other', function() return 1 end)") +
+			mb("FUNCTION", "DELETE", "CaseLib") + mb("FUNCTION", "FLUSH")
 	}},
 	{name: "function list after hello 3", global: true, hello3: true, in: func(p string) string {
 		return mb("FUNCTION", "FLUSH") + mb("FUNCTION", "LOAD", libFlags) + mb("FUNCTION", "LIST", "WITHCODE") + mb("FUNCTION", "STATS") +
