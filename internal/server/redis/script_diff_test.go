@@ -28,11 +28,15 @@ package redis
 // or cmsgpack.pack (the order is lua_next's); FUNCTION LIST of more than
 // one library or of a library with more than one function (dict order
 // under a random seed); tostring of a table or function (an address);
-// math.random (seeded per process in 7.0); TIME; used_memory_* and the
+// math.random without math.randomseed in the same script (one sequence
+// for the whole server, so it depends on what ran before); TIME;
+// collectgarbage('count'); used_memory_* and the
 // running_script of FUNCTION STATS while a script runs; SCRIPT KILL and
 // FUNCTION KILL of a running script, and the BUSY errors (timing). The
 // script debugger (SCRIPT DEBUG YES) is left out as well: it is an
-// interactive protocol of its own.
+// interactive protocol of its own. And error({}) (a table without err):
+// it crashes redis-server 7.0.15 (fixed later, redis/redis#14163); the
+// sessions raise tables with err only, and pcall(error, {}).
 //
 // Sessions that touch server-wide state (SCRIPT FLUSH, the function
 // libraries, maxmemory) are marked global and run one at a time after the
@@ -203,7 +207,8 @@ var scriptSessions = []scriptSession{
 			ev0("local x = 1\nlocal y = 2\nerror('on line three')") + ev0("local function f()\n  error('deep')\nend\nf()") +
 			ev0("return pcall(error, 'caught')") + ev0("local ok, e = pcall(error, 'caught'); return {tostring(ok), e}") +
 			ev0("local ok, e = pcall(error, {err='T'}); return e.err") + ev0("assert(false)") + ev0("assert(false, 'assert msg')") +
-			ev0("assert(nil, {err='ERR assert table'})") + ev0("error('with newline\\nin it')")
+			ev0("assert(nil, {err='ERR assert table'})") + ev0("error('with newline\\nin it')") +
+			ev0("local ok, e = pcall(error, {}); return {tostring(ok), type(e)}")
 	}},
 	// Lua 5.1's own messages, which gopher-lua words differently: kept in
 	// a session of their own.
@@ -374,6 +379,17 @@ var scriptSessions = []scriptSession{
 			ev0("local t = setmetatable({}, {__index = function(t, k) return k .. '!' end}); return t.hey") +
 			ev0("local t = {}; for k, v in ipairs({'a', 'b'}) do t[#t + 1] = k .. v end; return t") + ev0("return math.pi > 3") +
 			ev0("return tostring(next({}))") + ev0("return rawequal('a', 'a')") + ev0("return #'abc'")
+	}},
+	// Redis's own generator (redisLrand48), one sequence for the whole
+	// server: each script seeds it first, so what other scripts drew
+	// before does not matter.
+	{name: "math.random after randomseed", in: func(p string) string {
+		return ev0("math.randomseed(42); return tostring(math.random())") +
+			ev0("math.randomseed(42); return {math.random(1000), math.random(1000), math.random(5, 10), math.random(-3, -1)}") +
+			ev0("math.randomseed(0); return tostring(math.random())") + ev0("math.randomseed(7); local t = {} for i = 1, 5 do t[i] = math.random(100) end return t") +
+			ev0("math.randomseed(1); return math.random(0)") + ev0("math.randomseed(1); return math.random(3, 1)") + ev0("math.randomseed(1); return math.random(1, 2, 3)") +
+			ev0("math.randomseed(-5); return tostring(math.random())") + ev0("math.randomseed(2^40); return tostring(math.random())") +
+			ev0("math.randomseed(1.5); return tostring(math.random())") + ev0("return math.randomseed()") + ev0("return math.randomseed('x')")
 	}},
 	{name: "redis helpers", in: func(p string) string {
 		return ev0("return redis.sha1hex('')") + ev0("return redis.sha1hex('abc')") + ev0("return redis.sha1hex(123)") + ev0("return redis.sha1hex()") +
