@@ -162,6 +162,21 @@ var scriptSessions = []scriptSession{
 			mb("MULTI") + mb("EVAL", "return 1", "x") + mb("EXEC") + mb("GET", p+"m")
 	}},
 
+	{name: "scripts and watch", in: func(p string) string {
+		return mb("SET", p+"w", "v") + mb("WATCH", p+"w") + ev(scriptSetKey, 1, p+"w", "changed") + mb("MULTI") + mb("GET", p+"w") + mb("EXEC") +
+			mb("WATCH", p+"w") + mb("EVAL_RO", scriptGetKey, "1", p+"w") + mb("MULTI") + mb("GET", p+"w") + mb("EXEC") +
+			mb("WATCH", p+"w") + ev("return redis.call('set', KEYS[1], 'x', 'NX')", 1, p+"w") + mb("MULTI") + mb("GET", p+"w") + mb("EXEC") +
+			mb("WATCH", p+"w") + mb("MULTI") + ev("return redis.call('incr', KEYS[1])", 1, p+"w") + mb("EXEC")
+	}},
+	// Time stands still inside a script: a key that expires 1 ms after
+	// it is set is still there at the end of a loop far longer than that.
+	{name: "time frozen in a script", in: func(p string) string {
+		return ev("redis.call('set', KEYS[1], 'v', 'px', 1)\nlocal n = 0\nfor i = 1, 300000 do n = n + i end\n"+
+			"return {redis.call('get', KEYS[1]), redis.call('exists', KEYS[1])}", 1, p+"t") +
+			ev("redis.call('set', KEYS[1], 'v', 'px', 1)\nlocal n = 0\nfor i = 1, 300000 do n = n + i end\n"+
+				"return redis.call('pexpire', KEYS[1], 1)", 1, p+"u")
+	}},
+
 	// Lua -> RESP.
 	{name: "lua numbers to resp", in: func(p string) string {
 		return ev0("return 3.99") + ev0("return -3.99") + ev0("return 0.5") + ev0("return -0.5") + ev0("return -0") +
@@ -562,6 +577,10 @@ var scriptSessions = []scriptSession{
 	}},
 	{name: "function dump restore", global: true, in: func(p string) string {
 		payload := functionDumpPayload(lib1)
+		// Not restored over both of its libraries with APPEND: which of the
+		// two Redis names in the error depends on its dict order.
+		two := string(rdbSeal(append(rdbAppendString([]byte{245}, []byte(lib1)), rdbAppendString([]byte{245}, []byte(libFlags))...)))
+		preGA := string(rdbSeal(rdbAppendString([]byte{246}, []byte("lib1"))))
 		return mb("FUNCTION", "FLUSH") + mb("FUNCTION", "DUMP") + mb("FUNCTION", "LOAD", lib1) + mb("FUNCTION", "DUMP") + mb("FUNCTION", "FLUSH") +
 			mb("FUNCTION", "RESTORE", payload) + mb("FUNCTION", "LIST") + mb("FCALL", "f1", "1", p+"k", "restored") + mb("GET", p+"k") +
 			mb("FUNCTION", "RESTORE", payload) + mb("FUNCTION", "RESTORE", payload, "APPEND") + mb("FUNCTION", "RESTORE", payload, "REPLACE") +
@@ -569,7 +588,12 @@ var scriptSessions = []scriptSession{
 			mb("FUNCTION", "RESTORE", "garbage") + mb("FUNCTION", "RESTORE", "") + mb("FUNCTION", "RESTORE", payload[:len(payload)-1]+"x") +
 			mb("FUNCTION", "RESTORE", functionDumpPayload("#!lua name=lib1\nreturn +")) + mb("FUNCTION", "RESTORE", payload, "REPLACE", "x") +
 			mb("FUNCTION", "RESTORE") + mb("FUNCTION", "DUMP", "x") + mb("FUNCTION", "FLUSH") +
-			mb("FUNCTION", "RESTORE", functionDumpPayload(libFlags)) + mb("FUNCTION", "LIST") + mb("FUNCTION", "FLUSH")
+			mb("FUNCTION", "RESTORE", functionDumpPayload(libFlags)) + mb("FUNCTION", "LIST") + mb("FUNCTION", "FLUSH") +
+			mb("FUNCTION", "RESTORE", two) + mb("FUNCTION", "STATS") + mb("FCALL", "f1", "1", p+"k2", "two") + mb("FCALL_RO", "ro", "1", p+"k2") +
+			mb("FUNCTION", "DELETE", "libflags") + mb("FUNCTION", "RESTORE", two, "APPEND") + mb("FUNCTION", "STATS") +
+			mb("FUNCTION", "RESTORE", two, "REPLACE") + mb("FUNCTION", "RESTORE", payload, "FLUSH") + mb("FUNCTION", "STATS") +
+			mb("FUNCTION", "RESTORE", preGA) + mb("FUNCTION", "RESTORE", string(rdbSeal([]byte{245}))) + mb("FUNCTION", "RESTORE", string(rdbSeal(nil))) +
+			mb("FUNCTION", "STATS") + mb("FUNCTION", "FLUSH")
 	}},
 	// The script flags against a full memory: a script without flags runs
 	// and its write is refused inside; one with a shebang is refused
@@ -647,7 +671,7 @@ func TestScriptDifferential(t *testing.T) {
 		}
 		if !sameRESPReplies(s, got, want) || got.closed != want.closed {
 			t.Errorf("session %q differs%s\nredis  (closed %v): %.6000q\nminikv (closed %v): %.6000q",
-				s.name, firstReplyDiff(s, got, want), want.closed, want.out, got.closed, got.out)
+				s.name, firstReplyDiff(s, got, want, "minikv"), want.closed, want.out, got.closed, got.out)
 		}
 	}
 	t.Run("parallel", func(t *testing.T) {
@@ -664,8 +688,9 @@ func TestScriptDifferential(t *testing.T) {
 }
 
 // firstReplyDiff names the first reply that differs and its request, so a
-// long session's failure points at one script.
-func firstReplyDiff(s respSession, got, want respDiffResult) string {
+// long session's failure points at one script; other names the server
+// that sent got.
+func firstReplyDiff(s respSession, got, want respDiffResult, other string) string {
 	reqs := sessionRequests(s.in)
 	for i := range min(len(got.replies), len(want.replies)) {
 		if got.replies[i] != want.replies[i] {
@@ -673,11 +698,11 @@ func firstReplyDiff(s respSession, got, want respDiffResult) string {
 			if j := i + s.skip; j < len(reqs) {
 				req = reqs[j]
 			}
-			return fmt.Sprintf(" at reply %d, request %.500q:\nredis  %.1000q\nminikv %.1000q", i, req, want.replies[i], got.replies[i])
+			return fmt.Sprintf(" at reply %d, request %.500q:\nredis: %.1000q\n%s: %.1000q", i, req, want.replies[i], other, got.replies[i])
 		}
 	}
 	if len(got.replies) != len(want.replies) {
-		return fmt.Sprintf(": redis sent %d replies, minikv %d", len(want.replies), len(got.replies))
+		return fmt.Sprintf(": redis sent %d replies, %s %d", len(want.replies), other, len(got.replies))
 	}
 	return ""
 }
@@ -724,7 +749,7 @@ func TestScriptSessionsDeterministic(t *testing.T) {
 			continue
 		}
 		if !sameRESPReplies(s, x, y) || x.closed != y.closed {
-			t.Errorf("session %q is not deterministic on redis-server%s", s.name, firstReplyDiff(s, x, y))
+			t.Errorf("session %q is not deterministic on redis-server%s", s.name, firstReplyDiff(s, y, x, "2nd redis"))
 		}
 		if n := len(sessionRequests(s.in)) - s.skip + 1; len(x.replies) != n {
 			t.Errorf("session %q: %d replies for %d requests (and the end marker)", s.name, len(x.replies), n-1)
