@@ -17,10 +17,10 @@ package redis
 //	MINIKV_SCRIPT_DIFF=1 go test -race -run 'TestScriptDifferential' ./internal/server/redis/
 //
 // TestScriptSessionsDeterministic needs no MiniKV: it runs every session
-// on two fresh redis-servers (the second in reverse order) and requires
-// the same bytes, so a session whose replies depend on time, on a hash
-// seed or on what ran before it fails here before it can fail against
-// MiniKV. With MINIKV_SCRIPT_DIFF_SHOW=1 and -v it logs Redis's replies.
+// on two fresh redis-servers (on the second, the global ones in reverse
+// order) and requires the same bytes, so a session whose replies depend
+// on time, on a hash seed or on what ran before it fails here before it
+// can fail against MiniKV. With MINIKV_SCRIPT_DIFF_SHOW=1 and -v it logs Redis's replies.
 //
 // Left out because Redis's own output is not deterministic, or depends on
 // what Lua 5.1's hash order happens to be: Lua tables of more than one
@@ -708,8 +708,9 @@ func firstReplyDiff(s respSession, got, want respDiffResult, other string) strin
 }
 
 // TestScriptSessionsDeterministic runs every script session on two fresh
-// redis-servers, the second in reverse order, and requires the same
-// bytes: a session that fails here compares nothing about MiniKV.
+// redis-servers (on the second, the global ones in reverse order), and
+// requires the same bytes: a session that fails here compares nothing
+// about MiniKV.
 func TestScriptSessionsDeterministic(t *testing.T) {
 	a, b := startRedisServer(t), startRedisServer(t)
 	parallel, global := scriptRESPSessions()
