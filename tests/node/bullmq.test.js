@@ -1,8 +1,9 @@
 'use strict';
 // BullMQ (every queue operation is a Lua script, run with EVALSHA by
 // ioredis) against the server server.js starts: MiniKV by default,
-// redis-server with MINIKV_LUA_TARGET=redis. Skipped while MiniKV has no
-// scripting. A producer adds jobs, workers process them, QueueEvents (a
+// redis-server with MINIKV_LUA_TARGET=redis. Skipped, with the reason,
+// while MiniKV has no scripting (issue 38), then while it has no streams
+// (issue 40). A producer adds jobs, workers process them, QueueEvents (a
 // consumer of the queue's event stream) reports completions and failures.
 // Every wait has a generous bound and none is asserted on.
 
@@ -10,7 +11,7 @@ const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Queue, Worker, QueueEvents, FlowProducer, Job } = require('bullmq');
 const IORedis = require('ioredis');
-const { startServer, scriptingMissing, TARGET } = require('./server');
+const { startServer, missingFeature, sleep, TARGET } = require('./server');
 
 const WAIT_MS = 20000; // the bound of every wait here
 
@@ -20,7 +21,7 @@ const closers = [];
 
 before(async () => {
   server = await startServer();
-  skip = await scriptingMissing(server.port);
+  skip = await missingFeature(server.port);
 });
 
 after(async () => {
@@ -140,7 +141,7 @@ lib('retries, then failure with its reason', async () => {
   const deadline = Date.now() + WAIT_MS;
   let state;
   while ((state = await queue.getJobState(doomed.id)) !== 'failed' && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   assert.equal(state, 'failed');
   const d = await Job.fromId(queue, doomed.id);

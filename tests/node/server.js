@@ -19,6 +19,10 @@ const TARGET = process.env.MINIKV_LUA_TARGET || 'minikv';
 // running by themselves on the build that answers EVAL.
 const SCRIPTING_MISSING = 'scripting (issue 38) not merged yet';
 
+// BullMQ needs streams too (issue 40): the skip reason once scripting is
+// there and streams are not.
+const STREAMS_MISSING = 'streams (issue 40) not served yet, and BullMQ needs them';
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
@@ -127,24 +131,33 @@ async function startServer() {
   throw new Error(`${TARGET} did not start:\n${fs.readFileSync(logPath, 'utf8')}`);
 }
 
-// Resolves to SCRIPTING_MISSING and the server's answer while it answers
-// EVAL "return 1" 0 with the unknown-command error, to null when it returns
-// 1; anything else throws.
-async function scriptingMissing(port) {
+// Resolves to the reason to skip the BullMQ tests on this server, or null:
+// SCRIPTING_MISSING while it answers EVAL "return 1" 0 with the
+// unknown-command error; then STREAMS_MISSING while it answers XLEN so,
+// since BullMQ's scripts XADD every job's events to a stream that
+// QueueEvents reads with XREAD. Any other answer to either throws.
+async function missingFeature(port) {
   const c = new IORedis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  const unknown = (e) => /unknown command/.test(String(e && e.message));
   try {
     await c.connect();
-    const one = await c.eval('return 1', 0);
-    if (one !== 1) throw new Error(`EVAL "return 1" 0 answered ${JSON.stringify(one)}`);
-    return null;
-  } catch (e) {
-    if (/unknown command/.test(String(e && e.message))) {
-      return `${SCRIPTING_MISSING}: ${TARGET} answers EVAL with ${e.message}`;
+    try {
+      const one = await c.eval('return 1', 0);
+      if (one !== 1) throw new Error(`EVAL "return 1" 0 answered ${JSON.stringify(one)}`);
+    } catch (e) {
+      if (unknown(e)) return `${SCRIPTING_MISSING}: ${TARGET} answers EVAL with ${e.message}`;
+      throw e;
     }
-    throw e;
+    try {
+      await c.xlen('minikv-node-probe');
+    } catch (e) {
+      if (unknown(e)) return `${STREAMS_MISSING}: ${TARGET} answers XLEN with ${e.message}`;
+      throw e;
+    }
+    return null;
   } finally {
     c.disconnect();
   }
 }
 
-module.exports = { startServer, scriptingMissing, sleep, TARGET };
+module.exports = { startServer, missingFeature, sleep, TARGET };

@@ -177,7 +177,8 @@ SCRIPTING_MISSING = "scripting (issue 38) not merged yet"
 
 class LuaTarget:
     """A RESP server for the Lua tests: .port, .name ("minikv" or "redis"),
-    .url(db) for the libraries configured by URL, .client(**kw)."""
+    .url(db) for the libraries configured by URL (MiniKV serves database 0
+    only), .client(**kw)."""
 
     def __init__(self, name, port):
         self.name = name

@@ -42,7 +42,8 @@ def _wait_for_line(path, text, proc, timeout=WAIT):
 def celery_env(lua_target, monkeypatch):
     env = {
         "MINIKV_CELERY_BROKER": lua_target.url(0),
-        "MINIKV_CELERY_BACKEND": lua_target.url(1),
+        # One database for both, as MiniKV serves only database 0.
+        "MINIKV_CELERY_BACKEND": lua_target.url(0),
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -84,7 +85,7 @@ def test_celery_worker_tasks_results_chord(celery_env, worker, lua_target):
     proc, log_path = worker
 
     # Remote control goes over the broker's fanout (PUBLISH/PSUBSCRIBE).
-    replies = app.control.ping(timeout=5)
+    replies = app.control.ping(destination=["lua@test"], timeout=WAIT)
     assert any("lua@test" in r for r in replies), replies
 
     assert tasks.add.delay(2, 3).get(timeout=WAIT) == 5
@@ -104,7 +105,7 @@ def test_celery_worker_tasks_results_chord(celery_env, worker, lua_target):
     assert failed.state == "FAILURE"
 
     # Every message was acknowledged: nothing is left unacked or queued.
-    broker = lua_target.client(db=0)
+    broker = lua_target.client()
     try:
         assert broker.hlen("unacked") == 0
         assert broker.zcard("unacked_index") == 0
