@@ -8,7 +8,7 @@ LDFLAGS  := -X main.commit=$(COMMIT)
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
 
-.PHONY: build run test deps test-go test-invariants test-python test-node test-k8s race vet lint fuzz bench clean smoke \
+.PHONY: build run test deps test-go test-invariants test-python test-node test-lua-redis test-k8s race vet lint fuzz bench clean smoke \
 	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline bench-perf bench-scaleout
 
 build:
@@ -81,6 +81,13 @@ test-python: build
 # against a redis-server instead.
 test-node: build
 	cd tests/node && MINIKV_BIN=$(CURDIR)/$(BIN)/minikv $(NPM) test
+
+# The tests of real libraries' Lua scripts (tests/python/test_lua_*.py and
+# tests/node) against redis-server 7.0.15 instead of MiniKV: proves the
+# tests themselves while MiniKV skips them. Not part of `make test`.
+test-lua-redis:
+	MINIKV_REQUIRE_PEERS=1 MINIKV_LUA_TARGET=redis $(PYTHON) -m pytest -q tests/python/test_lua_*.py
+	cd tests/node && MINIKV_LUA_TARGET=redis $(NPM) test
 
 # Decodes every Kubernetes manifest (deploy/kubernetes/*.yaml,
 # deploy/kubernetes.yaml) strictly into the API's Go types and checks the

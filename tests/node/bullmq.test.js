@@ -158,7 +158,8 @@ lib('priorities and a delayed job', async () => {
   for (const [n, priority] of [[1, 5], [2, 1], [3, 10], [4, 2], [5, 1]]) {
     await queue.add('p', { n }, { priority });
   }
-  const delayed = await queue.add('late', { n: 6 }, { delay: 300 });
+  // The lowest priority too: last, even if it is due before the others ran.
+  const delayed = await queue.add('late', { n: 6 }, { delay: 300, priority: 20 });
   assert.equal(await queue.getJobState(delayed.id), 'delayed');
   assert.equal(await queue.getPrioritizedCount(), 5);
   const completed = collect(events, 'completed', 6);

@@ -129,7 +129,10 @@ def bucket(lua_target):
     c = lua_target.client()
     script = c.register_script(TOKEN_BUCKET)
 
-    def take(key, now, wanted=1, capacity=5, rate=2, client=None):
+    # A token every 16 s (binary fractions keep the sums exact), so the key's
+    # TTL, the time to fill the bucket, is 80 s: no stall of the test
+    # machine lets a bucket expire between two calls.
+    def take(key, now, wanted=1, capacity=5, rate=0.0625, client=None):
         allowed, left = script(keys=[key], args=[capacity, rate, now, wanted], client=client)
         return allowed, float(left)
 
@@ -142,22 +145,22 @@ def test_token_bucket_burst_then_refill(bucket):
     for i in range(5):
         assert bucket("b", T0) == (1, 4 - i)
     assert bucket("b", T0) == (0, 0.0)
-    # Half a second at 2 tokens/s is one token.
-    assert bucket("b", T0 + 500) == (1, 0.0)
-    assert bucket("b", T0 + 500) == (0, 0.0)
+    # 16 s at a token every 16 s is one token.
+    assert bucket("b", T0 + 16_000) == (1, 0.0)
+    assert bucket("b", T0 + 16_000) == (0, 0.0)
     # A long pause fills the bucket to its capacity, no more.
-    assert bucket("b", T0 + 100_000) == (1, 4.0)
-    # Fractional tokens accumulate: 250 ms is half a token.
+    assert bucket("b", T0 + 1_000_000) == (1, 4.0)
+    # Fractional tokens accumulate: 8 s is half a token.
     assert bucket("c", T0, wanted=5) == (1, 0.0)
-    assert bucket("c", T0 + 250) == (0, 0.5)
-    assert bucket("c", T0 + 500) == (1, 0.0)
+    assert bucket("c", T0 + 8_000) == (0, 0.5)
+    assert bucket("c", T0 + 16_000) == (1, 0.0)
     # A clock that goes back does not refill.
     assert bucket("c", T0) == (0, 0.0)
     # Asking for more than the capacity never passes.
     assert bucket("d", T0, wanted=6) == (0, 5.0)
     c = bucket.client
-    assert c.hget("b", "tokens") == b"4"
-    assert 0 < c.pttl("b") <= 2500
+    assert c.hmget("b", "tokens", "ts") == [b"4", str(T0 + 1_000_000).encode()]
+    assert 0 < c.pttl("b") <= 80_000
 
 
 def test_token_bucket_concurrent(lua_target, bucket):
