@@ -565,12 +565,10 @@ func (p *jsonParser) isInvalidNumber() bool {
 
 func (p *jsonParser) nextNumberToken(tok *jsonToken) {
 	tok.typ = tNumber
-	end := strings.IndexByte(p.data[p.ptr:], 0)
-	text := p.data[p.ptr:]
-	if end >= 0 {
-		text = text[:end]
-	}
-	f, n := strtod(text)
+	// No need to cut the text at a NUL as the C string ends there: a NUL
+	// is never part of a number, so strtod stops before it anyway (and
+	// looking for it would make decoding quadratic in the numbers).
+	f, n := strtod(p.data[p.ptr:])
 	if n == 0 {
 		p.setTokenError(tok, "invalid number")
 		return
@@ -697,7 +695,7 @@ func (p *jsonParser) descend(slots int) {
 
 func (p *jsonParser) parseObject() *lua.LTable {
 	p.descend(3)
-	t := p.L.NewTable()
+	t := p.L.CreateTable(0, 0)
 	p.top += 2
 	var tok jsonToken
 	p.nextToken(&tok)
@@ -733,7 +731,7 @@ func (p *jsonParser) parseObject() *lua.LTable {
 
 func (p *jsonParser) parseArray() *lua.LTable {
 	p.descend(2)
-	t := p.L.NewTable()
+	t := p.L.CreateTable(0, 0)
 	p.top++
 	var tok jsonToken
 	p.nextToken(&tok)

@@ -393,7 +393,7 @@ func (d *mpDecoder) decode() lua.LValue {
 // byte, so a count larger than the input left fails with "Missing bytes"
 // after the input runs out, never by allocating for the count.
 func (d *mpDecoder) decodeArray(n uint64) lua.LValue {
-	t := d.L.NewTable()
+	t := d.L.CreateTable(0, 0)
 	d.top++ // the table
 	d.checkStack("in function mp_decode_to_lua_array")
 	for i := uint64(1); i <= n; i++ {
@@ -411,7 +411,7 @@ func (d *mpDecoder) decodeArray(n uint64) lua.LValue {
 
 // decodeMap is mp_decode_to_lua_hash; lua_settable refuses a nil or NaN key.
 func (d *mpDecoder) decodeMap(n uint64) lua.LValue {
-	t := d.L.NewTable()
+	t := d.L.CreateTable(0, 0)
 	d.top++ // the table
 	for ; n > 0; n-- {
 		k := d.decode()
