@@ -48,6 +48,11 @@ var cjsonCases = []luaCase{
 	{"string key name", `return cjson["encode"](1, 2)`},
 	{"variable key name", `local k = "encode" return cjson[k](1, 2)`},
 	{"not a tail call", `local x = cjson.encode(1, 2) return x`},
+	{"method bad self", `return cjson:encode(1)`},
+	{"method encodes self", `return cjson:encode()`},
+	{"method nested", `return cjson:encode(cjson.encode(1), 2)`},
+	{"method upvalue receiver", `local c = cjson return (function() return c:decode("[1]", 2) end)()`},
+	{"method then plain", "local ok = pcall(function() return cjson:encode(1) end)\nreturn ok, cjson.encode(1, 2)"},
 	{"second line", `local x = 1` + "\n" + `return cjson.encode(1, 2)`},
 	{"depth 1000", `local t = {} local c = t for i = 1, 999 do c[1] = {} c = c[1] end return #cjson.encode(t)`},
 	{"depth 1001", `local t = {} local c = t for i = 1, 1000 do c[1] = {} c = c[1] end return cjson.encode(t)`},
@@ -205,6 +210,8 @@ var cmsgpackCases = []luaCase{
 	{"unpack_limit", `local s = cmsgpack.pack(1, 2, 3) return {cmsgpack.unpack_limit(s, 2)}, {cmsgpack.unpack_limit(s, 0)}, {cmsgpack.unpack_limit(s, 0, 1)}, {cmsgpack.unpack_limit(s, 5, 1)}`},
 	{"unpack_limit negative", `return cmsgpack.unpack_limit("\1", -1)`},
 	{"unpack_limit none", `return cmsgpack.unpack_limit("\1")`},
+	{"unpack_limit method", `return cmsgpack:unpack_limit()`},
+	{"unpack method", `return cmsgpack:unpack()`},
 	{"unpack_limit fraction", `return cmsgpack.unpack_limit("\1\2\3", 1.9, 1.5)`},
 	{"roundtrip", `return cmsgpack.unpack(cmsgpack.pack({a = {1, 2, {b = "c"}}, d = "é", e = -1.25, f = 2^40}))`},
 }
@@ -234,6 +241,8 @@ var bitCases = []luaCase{
 	{"tohex strings", `return bit.tohex("16"), bit.tohex(16, "3")`},
 	{"tohex nil width", `return bit.tohex(1, nil)`},
 	{"through pcall", `return pcall(bit.band, 1, nil)`},
+	{"method", `return bit:band("x")`},
+	{"method second", `return bit:lshift()`},
 }
 
 var structCases = []luaCase{
@@ -291,4 +300,7 @@ var structCases = []luaCase{
 	{"size bad option", `return struct.size("b#")`},
 	{"size int too big", `return struct.size("I40")`},
 	{"size through pcall", `return pcall(struct.size, "s")`},
+	{"size method", `return struct:size()`},
+	{"unpack method", `return struct:unpack("i", "abcd")`},
+	{"pack method", `return struct:pack(1)`},
 }

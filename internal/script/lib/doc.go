@@ -10,8 +10,9 @@
 // way an x86-64 build of Redis does it (see cInt64, cInt32, cUint64), because
 // scripts can observe the result (bit.tobit(2^40), struct.pack('L', -1)).
 //
-// Differences from Redis that could not be avoided, all consequences of
-// gopher-lua being a different implementation of Lua 5.1:
+// Where gopher-lua, another implementation of Lua 5.1, shows through (the
+// differences from Redis that could not be avoided, and one that is avoided by
+// reading gopher-lua's internals):
 //
 //   - Table traversal order. cjson.encode and cmsgpack.pack walk a table with
 //     next(); gopher-lua walks the array part, then the other keys in the order
@@ -28,14 +29,12 @@
 //     can fail with gopher-lua's "registry overflow" before Redis's limit.
 //     A state made with lua.Options{RegistryMaxSize: 1 << 18} (or more)
 //     reaches Redis's limits exactly; the tests use such a state.
-//   - Method calls. A C library function called as a method (cjson:encode(x))
-//     reports a bad argument as "calling 'encode' on bad self" or with its
-//     argument number shifted by one in Lua 5.1; gopher-lua does not say how a
-//     function was called, so the number is never shifted here.
-//   - Function names in argument errors come from gopher-lua's debug
-//     information, which names a called global, field or local the way Lua 5.1
-//     does in the common cases; an unnamed call (through pcall) is '?', as in
-//     Lua.
+//   - Argument errors name the function from gopher-lua's debug information,
+//     which names a called global, field, local or upvalue the way Lua 5.1 does
+//     (an unnamed call, through pcall, is '?'), and recognise a method call
+//     (cjson:encode(x), "calling 'encode' on bad self") by reading the
+//     caller's bytecode, through an unexported field of gopher-lua v1.1.2 (see
+//     calledAsMethod): another gopher-lua version may lose the latter.
 //   - gopher-lua stores a table key k with 1 <= k < lua.MaxArrayIndex in its
 //     array part, padding the gap with nils: a msgpack map with one key near
 //     64M allocates that array, where Lua 5.1 would use one hash node. Lua code

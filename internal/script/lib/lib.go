@@ -3,6 +3,7 @@ package lib
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -91,9 +92,75 @@ func funcName(L *lua.LState) string {
 	return name
 }
 
-// argError is luaL_argerror.
+// argError is luaL_argerror. A function called as a method (obj:f(...))
+// does not count self among its arguments.
 func argError(L *lua.LState, n int, msg string) {
-	raise(L, "bad argument #%d to '%s' (%s)", n, funcName(L), msg)
+	name := funcName(L)
+	if calledAsMethod(L) {
+		n--
+		if n == 0 {
+			raise(L, "calling '%s' on bad self (%s)", name, msg)
+		}
+	}
+	raise(L, "bad argument #%d to '%s' (%s)", n, name, msg)
+}
+
+// calledAsMethod tells whether the Lua code one level up called the running
+// function as obj:f(...). Lua 5.1 learns it from the instruction that loaded
+// the called register (OP_SELF); gopher-lua does not report it, so this reads
+// the caller's bytecode the same way, at the caller's program counter. The
+// counter is in an unexported field of the pinned gopher-lua's call frame,
+// read with reflect; should that field move, the answer is "no", and errors
+// merely keep counting self as an argument.
+func calledAsMethod(L *lua.LState) bool {
+	dbg, ok := L.GetStack(1)
+	if !ok {
+		return false
+	}
+	fv, err := L.GetInfo("f", dbg, nil)
+	fn, ok := fv.(*lua.LFunction)
+	if err != nil || !ok || fn.IsG || fn.Proto == nil {
+		return false
+	}
+	frame := reflect.ValueOf(dbg).Elem().FieldByName("frame")
+	if !frame.IsValid() || frame.Kind() != reflect.Pointer || frame.IsNil() {
+		return false
+	}
+	pcv := frame.Elem().FieldByName("Pc")
+	if !pcv.IsValid() || pcv.Kind() != reflect.Int {
+		return false
+	}
+	pc := int(pcv.Int()) - 1 // Pc is past the call instruction
+	if pc < 0 || pc >= len(fn.Proto.Code) {
+		return false
+	}
+	return selfCall(fn.Proto.Code, pc)
+}
+
+// selfCall reports whether the call instruction at pc calls a register last
+// written by OP_SELF. Instructions are decoded as gopher-lua v1.1.2 encodes
+// them: the opcode in the top 6 bits, register A in the next 8.
+func selfCall(code []uint32, pc int) bool {
+	op := func(i uint32) int { return int(i >> 26) }
+	argA := func(i uint32) int { return int(i>>18) & 0xff }
+	if o := op(code[pc]); o != lua.OP_CALL && o != lua.OP_TAILCALL {
+		return false
+	}
+	a := argA(code[pc])
+	for i := pc - 1; i >= 0; i-- {
+		if argA(code[i]) != a {
+			continue
+		}
+		switch op(code[i]) {
+		case lua.OP_EQ, lua.OP_LT, lua.OP_LE, lua.OP_TEST, lua.OP_JMP, lua.OP_SETGLOBAL,
+			lua.OP_SETUPVAL, lua.OP_SETTABLE, lua.OP_RETURN, lua.OP_CLOSE:
+			continue // these read A, or use it as a flag: they do not load it
+		case lua.OP_SELF:
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // typeError is luaL_typerror.
