@@ -85,8 +85,12 @@ func funcName(L *lua.LState) string {
 	if _, err := L.GetInfo("n", dbg, nil); err != nil {
 		return "?"
 	}
+	// gopher-lua's names for calls it cannot name: from Go, at the bottom of
+	// a state or of a coroutine ("corountine", sic), or of a Lua function.
 	name := dbg.Name
-	if name == "" || name == "(anonymous)" || strings.HasPrefix(name, "<") {
+	switch {
+	case name == "", name == "(anonymous)", name == "main chunk", name == "corountine",
+		strings.HasPrefix(name, "<"):
 		return "?"
 	}
 	return name
