@@ -2,8 +2,10 @@ package lib
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,10 +34,11 @@ func IsNull(L *lua.LState, v lua.LValue) bool {
 	return ok && ud == stateNull(L)
 }
 
-// setFuncs fills a module table with Go functions.
+// setFuncs fills a module table with Go functions, in the order of their
+// names so that every state's tables are built, and traversed, alike.
 func setFuncs(L *lua.LState, t *lua.LTable, funcs map[string]lua.LGFunction) {
-	for name, fn := range funcs {
-		t.RawSetString(name, L.NewFunction(fn))
+	for _, name := range slices.Sorted(maps.Keys(funcs)) {
+		t.RawSetString(name, L.NewFunction(funcs[name]))
 	}
 }
 
