@@ -39,7 +39,9 @@
 //     array part, padding the gap with nils: a msgpack map with one key near
 //     64M allocates that array, where Lua 5.1 would use one hash node. Lua code
 //     can do the same (t[6e7] = 1), so the script engine must bound memory
-//     anyway.
+//     anyway; lowering lua.MaxArrayIndex, a process-wide setting, bounds the
+//     padding (keys past it go to the hash part, with no visible change but
+//     the order pairs() sees).
 //   - The tables Open registers are ordinary tables: Redis 7.0 makes them
 //     (like the globals) read-only, which is the sandbox's business, not
 //     theirs ("Attempt to modify a readonly table").
