@@ -1,0 +1,201 @@
+package script
+
+import (
+	"context"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// chunkName is the name Redis gives an EVAL script ("@user_script"):
+// Lua prints it without the '@' in messages ("user_script:1: ...") and
+// Redis's error handler reports the raw source ("on @user_script:1.").
+const chunkName = "user_script"
+
+// Lua states are built with these limits. A script that recurses or
+// pushes without bound gets Lua's "stack overflow" error instead of
+// growing the process: the call stack holds about what Lua 5.1's
+// LUAI_MAXCALLS allows a script in practice, the value stack grows in
+// steps up to a few megabytes.
+const (
+	callStackSize   = 1000
+	registrySize    = 1024 * 4
+	registryMaxSize = 64 * 1024
+)
+
+// state is one sandboxed interpreter and what a run needs of it.
+type state struct {
+	L       *lua.LState
+	globals *lua.LTable // the real globals: what KEYS and ARGV are set in
+	env     *lua.LTable // what scripts see: a read-only view of globals
+	handler *lua.LFunction
+	fns     map[*lua.FunctionProto]*lua.LFunction // closures of compiled scripts, by proto
+	broken  bool                                  // a run left it unusable: drop it
+
+	// The run in progress.
+	run   *Run
+	host  Host
+	sha   string
+	resp3 bool // redis.setresp(3)
+	ro    bool
+	rng   rand48
+	args  [][]byte // redis.call's argv, reused
+}
+
+// readonlyMsg and undefinedMsg are Redis's errors for the sandbox.
+const (
+	readonlyMsg  = "Attempt to modify a readonly table"
+	undefinedMsg = "Script attempted to access nonexistent global variable '"
+)
+
+// newState builds a state: the libraries Redis loads, the redis API, the
+// extra libraries of open, then the sandbox.
+func newState(open func(L *lua.LState)) *state {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: callStackSize,
+		RegistrySize: registrySize, RegistryMaxSize: registryMaxSize, RegistryGrowStep: 1024})
+	st := &state{L: L, fns: make(map[*lua.FunctionProto]*lua.LFunction)}
+	// Redis 7.0 seeds its generator once, not before each script
+	// (scripts are replicated by their effects since 7.0).
+	st.rng.seed(int32(time.Now().UnixNano()))
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{{"", lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	g := L.G.Global
+	// Redis removes these for the sandbox (deny list), and gopher-lua's
+	// own extras that Lua 5.1 lacks.
+	for _, name := range []string{"print", "dofile", "loadfile", "module", "require", "_printregs", "_GOPHER_LUA_VERSION"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	g.RawSetString("pcall", L.NewFunction(st.pcall))
+	st.registerAPI()
+	if open != nil {
+		open(L)
+	}
+	st.globals = g
+	st.handler = L.NewFunction(st.errorHandler)
+	st.sandbox()
+	return st
+}
+
+// sandbox makes globals read-only and undefined globals an error. Lua
+// 5.1 has no read-only tables (Redis patched its Lua to add them), so a
+// script sees proxies: an empty table whose __index is the real one and
+// whose __newindex raises Redis's error. The library tables get the same
+// treatment, so "string.x = 1" and "redis.call = nil" fail as in Redis.
+func (st *state) sandbox() {
+	L := st.L
+	ro := L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(readonlyMsg)
+		return 0
+	})
+	proxy := func(t *lua.LTable) *lua.LTable {
+		p := L.NewTable()
+		mt := L.NewTable()
+		mt.RawSetString("__index", t)
+		mt.RawSetString("__newindex", ro)
+		mt.RawSetString("__metatable", lua.LFalse) // setmetatable on it fails, as on a read-only table
+		p.Metatable = mt
+		return p
+	}
+	var libs []string
+	st.globals.ForEach(func(k, v lua.LValue) {
+		if name, ok := k.(lua.LString); ok && name != "_G" {
+			if _, ok := v.(*lua.LTable); ok {
+				libs = append(libs, string(name))
+			}
+		}
+	})
+	for _, name := range libs {
+		st.globals.RawSetString(name, proxy(st.globals.RawGetString(name).(*lua.LTable)))
+	}
+	undef := L.NewTable()
+	undef.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("%s", undefinedMsg+L.ToString(2)+"'")
+		return 0
+	}))
+	st.globals.Metatable = undef
+	st.env = proxy(st.globals)
+	st.globals.RawSetString("_G", st.env)
+}
+
+// closure returns the script's function in this state, with the sandbox
+// as its environment.
+func (st *state) closure(s *Script) *lua.LFunction {
+	fn := st.fns[s.proto]
+	if fn == nil {
+		fn = st.L.NewFunctionFromProto(s.proto)
+		fn.Env = st.env
+		if len(st.fns) > 1000 {
+			clear(st.fns) // a state serving ever-new scripts keeps the last few
+		}
+		st.fns[s.proto] = fn
+	}
+	return fn
+}
+
+// pcall is Redis's pcall: Lua's, except that an error raised as a table
+// with an err field (redis.call's) is returned as its message, as scripts
+// written for Redis before 7.0 expect.
+func (st *state) pcall(L *lua.LState) int {
+	L.CheckAny(1)
+	nargs := L.GetTop() - 1
+	if err := L.PCall(nargs, lua.MultRet, nil); err != nil {
+		L.Push(lua.LFalse)
+		obj := lua.LValue(lua.LString(err.Error()))
+		if aerr, ok := err.(*lua.ApiError); ok {
+			obj = aerr.Object
+		}
+		if t, ok := obj.(*lua.LTable); ok {
+			if msg, ok := t.RawGetString("err").(lua.LString); ok {
+				obj = msg
+			}
+		}
+		L.Push(obj)
+		return 2
+	}
+	L.Insert(lua.LTrue, 1)
+	return L.GetTop()
+}
+
+// errorHandler is Redis's __redis__err__handler: it turns the error into
+// a table {err=, source=, line=} naming the script line that raised it
+// (the first Lua frame: redis.call's caller for a command's error).
+func (st *state) errorHandler(L *lua.LState) int {
+	obj := L.Get(1)
+	t, ok := obj.(*lua.LTable)
+	if !ok {
+		t = L.NewTable()
+		msg := "ERR " + lua.LVAsString(L.ToStringMeta(obj))
+		if st.run != nil {
+			switch context.Cause(st.run.ctx) {
+			case errKilled:
+				msg = "ERR Script killed by user with SCRIPT KILL..."
+			case errOutOfMemory:
+				msg = "ERR " + chunkName + ": not enough memory"
+			}
+		}
+		t.RawSetString("err", lua.LString(msg))
+	}
+	for level := 1; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			break
+		}
+		if dbg.What != "G" && dbg.CurrentLine > 0 {
+			t.RawSetString("source", lua.LString("@"+dbg.Source))
+			t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+			break
+		}
+	}
+	L.Push(t)
+	return 1
+}
