@@ -121,7 +121,10 @@ func (e *Engine) Lookup(sha []byte) *Script {
 // Load compiles body and caches it under its SHA1, or returns the
 // script cached already. A body that does not compile is an error whose
 // text is Redis's reply without the leading '-'.
-func (e *Engine) Load(body []byte) (*Script, error) {
+//
+// skip is the length of a first line Lua does not see (a "#!lua"
+// shebang): the rest is compiled, its line numbers unchanged.
+func (e *Engine) Load(body []byte, skip int) (*Script, error) {
 	sha := SHA1Hex(body)
 	e.mu.Lock()
 	s := e.scripts[sha]
@@ -129,7 +132,7 @@ func (e *Engine) Load(body []byte) (*Script, error) {
 	if s != nil {
 		return s, nil
 	}
-	proto, err := compile(body)
+	proto, err := compile(body[skip:])
 	if err != nil {
 		return nil, err
 	}

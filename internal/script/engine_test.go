@@ -42,7 +42,7 @@ func (h *fakeHost) Log(level int, msg string) {}
 
 func eval(t *testing.T, e *Engine, body string, resp3 bool, keys ...string) string {
 	t.Helper()
-	s, err := e.Load([]byte(body))
+	s, err := e.Load([]byte(body), 0)
 	if err != nil {
 		return "-" + err.Error() + "\r\n"
 	}
@@ -145,7 +145,7 @@ func TestDeepRecursionStopped(t *testing.T) {
 func TestKill(t *testing.T) {
 	e := New(Config{})
 	defer e.Close()
-	s, _ := e.Load([]byte("local i = 0 while true do i = i + 1 end"))
+	s, _ := e.Load([]byte("local i = 0 while true do i = i + 1 end"), 0)
 	r := e.Begin()
 	done := make(chan string)
 	go func() { done <- string(r.Exec(nil, s, nil, nil, &fakeHost{}, Options{})) }()
