@@ -157,7 +157,6 @@ func cmdEvalSHARO(rc *conn, argv [][]byte) { rc.eval(argv, true, true) }
 func (rc *conn) eval(argv [][]byte, bySHA, ro bool) {
 	numkeys, ok := rc.parseInt(argv[2])
 	if !ok {
-		rc.w.Error(errNotInt)
 		return
 	}
 	if numkeys > int64(len(argv)-3) {
@@ -375,7 +374,7 @@ func (rc *conn) scriptKeysHere(cmd *respCommand, argv [][]byte) string {
 	for _, k := range cmd.keys(argv, buf[:0]) {
 		s := cluster.KeySlot(k)
 		if slot >= 0 && s != slot {
-			return "-ERR Script attempted to access keys that do not hash to the same slot\r\n"
+			return "-ERR Script attempted to access a non local key in a cluster node\r\n"
 		}
 		slot = s
 	}
