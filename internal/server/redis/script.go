@@ -100,7 +100,7 @@ func cmdScriptHelp(rc *conn, _ [][]byte) {
 
 // Script flags of a "#!lua flags=..." shebang (Redis 7.0).
 const (
-	flagCompat  = 1 << iota // no shebang: a script of Redis before 7.0
+	flagCompat = 1 << iota // no shebang: a script of Redis before 7.0
 	flagNoWrites
 	flagAllowOOM
 	flagAllowStale
