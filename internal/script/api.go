@@ -110,7 +110,7 @@ func (st *state) command(L *lua.LState, raiseErr bool) int {
 	st.args = argv[:0]
 	reply := st.host.Call(argv, st.resp3)
 	clear(argv)
-	v, _, err := parseReply(L, reply)
+	v, _, err := parseDepth(L, reply, 0, &st.ok)
 	if err != nil {
 		return st.fail(L, raiseErr, "internal error: "+err.Error())
 	}

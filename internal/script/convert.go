@@ -38,7 +38,28 @@ var errBadReply = errors.New("malformed reply")
 // parseReply converts the RESP value at the start of b to a Lua value
 // and returns the rest of b.
 func parseReply(L *lua.LState, b []byte) (lua.LValue, []byte, error) {
-	return parseDepth(L, b, 0)
+	return parseDepth(L, b, 0, nil)
+}
+
+// okCache holds the {ok="OK"} table of a state. Most writes answer
+// +OK, and a fresh table costs gopher-lua three allocations (its hash
+// part, key list and key index), so a state hands out the same table
+// while it is as made: one that a script changed is replaced. Only
+// identity tells them apart (two OK replies compare equal with ==),
+// which no script relies on.
+type okCache struct{ t *lua.LTable }
+
+func (c *okCache) get(L *lua.LState) *lua.LTable {
+	if t := c.t; t != nil && t.Metatable == lua.LNil && t.RawGetString("ok") == lua.LString("OK") {
+		if k, _ := t.Next(lua.LNil); k == lua.LString("ok") {
+			if k2, _ := t.Next(k); k2 == lua.LNil {
+				return t
+			}
+		}
+	}
+	c.t = L.CreateTable(0, 1)
+	c.t.RawSetString("ok", lua.LString("OK"))
+	return c.t
 }
 
 func line(b []byte) (string, []byte, error) {
@@ -50,7 +71,7 @@ func line(b []byte) (string, []byte, error) {
 	return "", nil, errBadReply
 }
 
-func parseDepth(L *lua.LState, b []byte, depth int) (lua.LValue, []byte, error) {
+func parseDepth(L *lua.LState, b []byte, depth int, oc *okCache) (lua.LValue, []byte, error) {
 	if len(b) == 0 || depth > maxDepth {
 		return lua.LNil, nil, errBadReply
 	}
@@ -67,6 +88,9 @@ func parseDepth(L *lua.LState, b []byte, depth int) (lua.LValue, []byte, error) 
 		}
 		return lua.LNumber(n), rest, nil
 	case '+':
+		if oc != nil && s == "OK" {
+			return oc.get(L), rest, nil
+		}
 		tb := L.CreateTable(0, 1)
 		tb.RawSetString("ok", lua.LString(s))
 		return tb, rest, nil
@@ -132,7 +156,7 @@ func parseDepth(L *lua.LState, b []byte, depth int) (lua.LValue, []byte, error) 
 			tb := L.CreateTable(min(n, 1024), 0)
 			for i := 1; i <= n; i++ {
 				var v lua.LValue
-				if v, rest, err = parseDepth(L, rest, depth+1); err != nil {
+				if v, rest, err = parseDepth(L, rest, depth+1, oc); err != nil {
 					return lua.LNil, nil, err
 				}
 				tb.RawSetInt(i, v)
@@ -142,7 +166,7 @@ func parseDepth(L *lua.LState, b []byte, depth int) (lua.LValue, []byte, error) 
 			set := L.CreateTable(0, min(n, 1024))
 			for i := 0; i < n; i++ {
 				var v lua.LValue
-				if v, rest, err = parseDepth(L, rest, depth+1); err != nil {
+				if v, rest, err = parseDepth(L, rest, depth+1, oc); err != nil {
 					return lua.LNil, nil, err
 				}
 				if v != lua.LNil {
@@ -156,10 +180,10 @@ func parseDepth(L *lua.LState, b []byte, depth int) (lua.LValue, []byte, error) 
 			m := L.CreateTable(0, min(n, 1024))
 			for i := 0; i < n; i++ {
 				var k, v lua.LValue
-				if k, rest, err = parseDepth(L, rest, depth+1); err != nil {
+				if k, rest, err = parseDepth(L, rest, depth+1, oc); err != nil {
 					return lua.LNil, nil, err
 				}
-				if v, rest, err = parseDepth(L, rest, depth+1); err != nil {
+				if v, rest, err = parseDepth(L, rest, depth+1, oc); err != nil {
 					return lua.LNil, nil, err
 				}
 				if k != lua.LNil {
@@ -171,11 +195,11 @@ func parseDepth(L *lua.LState, b []byte, depth int) (lua.LValue, []byte, error) 
 			return tb, rest, nil
 		default: // '|': attributes are not shown to scripts; the value follows
 			for i := 0; i < 2*n; i++ {
-				if _, rest, err = parseDepth(L, rest, depth+1); err != nil {
+				if _, rest, err = parseDepth(L, rest, depth+1, oc); err != nil {
 					return lua.LNil, nil, err
 				}
 			}
-			return parseDepth(L, rest, depth+1)
+			return parseDepth(L, rest, depth+1, oc)
 		}
 	}
 	return lua.LNil, nil, errBadReply

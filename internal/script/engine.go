@@ -59,6 +59,9 @@ type Config struct {
 	// standard libraries are loaded and before the sandbox closes the
 	// globals: it registers more libraries (package lib's cjson, ...).
 	Open func(L *lua.LState)
+	// Now, when set, is the clock of Run.Started, in nanoseconds (the
+	// server's cheap monotonic clock); else time.Since a fixed point.
+	Now func() int64
 }
 
 // Engine holds the script cache and the pool of Lua states. Its methods
@@ -73,6 +76,10 @@ type Engine struct {
 	states  []*state // idle states
 
 	run     atomic.Pointer[Run] // the script running, if any
+	runMu   sync.Mutex          // serialises Begin, End and Kill; protects ctx, cancel
+	ctx     context.Context     // the context of runs, until one is cancelled
+	cancel  context.CancelCauseFunc
+	epoch   time.Time
 	luaMem  atomic.Int64        // memory of the last state used, for INFO used_memory_lua
 	created atomic.Int64        // states ever made
 
@@ -90,7 +97,7 @@ func New(cfg Config) *Engine {
 	if cfg.MaxMemory <= 0 {
 		cfg.MaxMemory = 1 << 30
 	}
-	return &Engine{cfg: cfg, scripts: make(map[string]*Script), guardStop: make(chan struct{})}
+	return &Engine{cfg: cfg, scripts: make(map[string]*Script), guardStop: make(chan struct{}), epoch: time.Now()}
 }
 
 // SHA1Hex is the lower-case hex SHA1 of b, the name of a script.
@@ -167,6 +174,11 @@ func compile(body []byte) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, errors.New("ERR Error compiling script (new function): " + compileError(err.Error(), body))
 	}
+	// gopher-lua marks every vararg function as needing Lua 5.0's "arg"
+	// table, and builds one at each call; the main chunk has no local
+	// of that name to reach it, so the table would be garbage made per
+	// EVAL.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, nil
 }
 
@@ -250,18 +262,31 @@ func (e *Engine) Stats() Stats {
 // while the script runs, for BUSY and SCRIPT KILL.
 type Run struct {
 	e       *Engine
-	Started time.Time
+	Started int64 // Config.Now when it began
 	ctx     context.Context
-	cancel  context.CancelCauseFunc
 	wrote   atomic.Bool
-	done    chan struct{}
+
+	mu    sync.Mutex // protects done, ended
+	done  chan struct{}
+	ended bool
 }
 
 // Running returns the script running now, or nil.
 func (e *Engine) Running() *Run { return e.run.Load() }
 
-// Done is closed when the run ends.
-func (r *Run) Done() <-chan struct{} { return r.done }
+// Done is closed when the run ends. The channel is made for the first
+// caller: most runs end with nobody waiting.
+func (r *Run) Done() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done == nil {
+		r.done = make(chan struct{})
+		if r.ended {
+			close(r.done)
+		}
+	}
+	return r.done
+}
 
 // NoteWrite records that the script ran a write command: from then on it
 // cannot be killed (SCRIPT KILL answers UNKILLABLE).
@@ -269,6 +294,8 @@ func (r *Run) NoteWrite() { r.wrote.Store(true) }
 
 // Kill stops the running script if it has not written.
 func (e *Engine) Kill() error {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
 	r := e.run.Load()
 	if r == nil {
 		return ErrNotBusy
@@ -276,8 +303,18 @@ func (e *Engine) Kill() error {
 	if r.wrote.Load() {
 		return ErrUnkillable
 	}
-	r.cancel(errKilled)
+	e.cancel(errKilled)
 	return nil
+}
+
+// stop cancels the run r with cause, if it is still the one running
+// (the memory guard).
+func (e *Engine) stop(r *Run, cause error) {
+	e.runMu.Lock()
+	if e.run.Load() == r {
+		e.cancel(cause)
+	}
+	e.runMu.Unlock()
 }
 
 // Options are a run's settings.
@@ -286,20 +323,42 @@ type Options struct {
 	ReadOnly bool // EVAL_RO / EVALSHA_RO (the Host enforces it; kept for the Host)
 }
 
-// Begin marks a script as running; End must follow.
+// Begin marks a script as running; End must follow. Runs share one
+// context, made anew only after one was cancelled: a context per run
+// would cost an allocation and a goroutine-safe cancel for every EVAL.
 func (e *Engine) Begin() *Run {
-	r := &Run{e: e, Started: time.Now(), done: make(chan struct{})}
-	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r := &Run{e: e, Started: e.now()}
+	e.runMu.Lock()
+	if e.ctx == nil || e.ctx.Err() != nil {
+		e.ctx, e.cancel = context.WithCancelCause(context.Background())
+	}
+	r.ctx = e.ctx
 	e.run.Store(r)
+	e.runMu.Unlock()
 	e.wake()
 	return r
 }
 
 // End marks the run over.
 func (r *Run) End() {
-	r.e.run.CompareAndSwap(r, nil)
-	r.cancel(nil)
-	close(r.done)
+	e := r.e
+	e.runMu.Lock()
+	e.run.CompareAndSwap(r, nil)
+	e.runMu.Unlock()
+	r.mu.Lock()
+	r.ended = true
+	if r.done != nil {
+		close(r.done)
+	}
+	r.mu.Unlock()
+}
+
+// now is Config.Now, or a monotonic clock in nanoseconds.
+func (e *Engine) now() int64 {
+	if e.cfg.Now != nil {
+		return e.cfg.Now()
+	}
+	return int64(time.Since(e.epoch))
 }
 
 // Exec runs s with KEYS and ARGV and appends its reply, in the

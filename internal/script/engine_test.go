@@ -161,3 +161,12 @@ func TestKill(t *testing.T) {
 		t.Fatalf("Kill with nothing running = %v, want ErrNotBusy", err)
 	}
 }
+
+func TestRawsetDoesNotLeak(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	eval(t, e, "rawset(_G, 'leak', 1) rawset(redis, 'leak', 2)", false)
+	if got := eval(t, e, "return rawget(_G, 'leak') or rawget(redis, 'leak') or 0", false); got != ":0\r\n" {
+		t.Fatalf("a later script sees what rawset stored: %q", got)
+	}
+}

@@ -56,7 +56,7 @@ func (e *Engine) guard() {
 		if r != seen {
 			seen, base = r, heap()
 		} else if heap()-base > e.cfg.MaxMemory {
-			r.cancel(errOutOfMemory)
+			e.stop(r, errOutOfMemory)
 		}
 		select {
 		case <-t.C:

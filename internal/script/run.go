@@ -27,6 +27,7 @@ func (st *state) exec(dst []byte, r *Run, s *Script, keys, args [][]byte, h Host
 		L.SetTop(0)
 		st.globals.RawSetString("KEYS", lua.LNil)
 		st.globals.RawSetString("ARGV", lua.LNil)
+		st.scrub()
 		st.run, st.host = nil, nil
 	}()
 	st.globals.RawSetString("KEYS", st.array(keys))

@@ -31,6 +31,7 @@ type state struct {
 	handler *lua.LFunction
 	fns     map[*lua.FunctionProto]*lua.LFunction // closures of compiled scripts, by proto
 	broken  bool                                  // a run left it unusable: drop it
+	proxies []*lua.LTable                         // the read-only views (sandbox), empty between runs
 
 	// The run in progress.
 	run   *Run
@@ -39,6 +40,7 @@ type state struct {
 	resp3 bool // redis.setresp(3)
 	ro    bool
 	rng   rand48
+	ok    okCache // the {ok="OK"} table redis.call returns
 	args  [][]byte // redis.call's argv, reused
 }
 
@@ -101,6 +103,7 @@ func (st *state) sandbox() {
 		mt.RawSetString("__newindex", ro)
 		mt.RawSetString("__metatable", lua.LFalse) // setmetatable on it fails, as on a read-only table
 		p.Metatable = mt
+		st.proxies = append(st.proxies, p)
 		return p
 	}
 	var libs []string
@@ -122,6 +125,17 @@ func (st *state) sandbox() {
 	st.globals.Metatable = undef
 	st.env = proxy(st.globals)
 	st.globals.RawSetString("_G", st.env)
+}
+
+// scrub empties the read-only views after a run: rawset bypasses their
+// __newindex, and what a script stored there must not reach the next
+// one (Redis's read-only tables refuse rawset too).
+func (st *state) scrub() {
+	for _, p := range st.proxies {
+		for k, _ := p.Next(lua.LNil); k != lua.LNil; k, _ = p.Next(lua.LNil) {
+			p.RawSet(k, lua.LNil)
+		}
+	}
 }
 
 // closure returns the script's function in this state, with the sandbox

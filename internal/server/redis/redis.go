@@ -78,7 +78,7 @@ type Protocol struct {
 func New(srv *server.Server) *Protocol {
 	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started(), blocked: newBlockedSet()}
 	p.protoMaxBulk.Store(resp.MaxBulkLen)
-	p.scripts = script.New(script.Config{})
+	p.scripts = script.New(script.Config{Now: p.ops.now}) // Run.Started in ops clock ticks (awaitScript)
 	p.busyThreshold.Store(5000)
 	p.ops.init()
 	srv.SetKeyEventSink(p.publishKeyEvent)

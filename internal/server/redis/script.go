@@ -433,7 +433,7 @@ func (rc *conn) awaitScript(r *script.Run, cmd *respCommand) bool {
 		return true
 	}
 	threshold := time.Duration(rc.p.busyThreshold.Load()) * time.Millisecond
-	wait := threshold - time.Since(r.Started)
+	wait := threshold - time.Duration(rc.p.ops.clock.ns(rc.p.ops.now()-r.Started))
 	if threshold > 0 && wait > 0 {
 		t := time.NewTimer(wait)
 		defer t.Stop()
