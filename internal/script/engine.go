@@ -80,8 +80,8 @@ type Engine struct {
 	ctx     context.Context     // the context of runs, until one is cancelled
 	cancel  context.CancelCauseFunc
 	epoch   time.Time
-	luaMem  atomic.Int64        // memory of the last state used, for INFO used_memory_lua
-	created atomic.Int64        // states ever made
+	luaMem  atomic.Int64 // memory of the last state used, for INFO used_memory_lua
+	created atomic.Int64 // states ever made
 
 	guardOnce sync.Once     // starts the memory guard (guard.go)
 	guardWake chan struct{} // Begin wakes the guard

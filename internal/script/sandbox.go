@@ -40,7 +40,7 @@ type state struct {
 	resp3 bool // redis.setresp(3)
 	ro    bool
 	rng   rand48
-	ok    okCache // the {ok="OK"} table redis.call returns
+	ok    okCache  // the {ok="OK"} table redis.call returns
 	args  [][]byte // redis.call's argv, reused
 }
 
