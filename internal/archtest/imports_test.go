@@ -66,6 +66,15 @@ var rules = []rule{
 		why:     "Redis's HyperLogLog string format is a leaf the Redis commands use, like the codecs",
 	},
 	{
+		name:    "script libraries are gopher-lua and stdlib only",
+		from:    []string{"internal/script/lib"},
+		stdOnly: true,
+		// The interpreter Redis's Lua 5.1 is emulated with, pinned in
+		// go.mod; the libraries need nothing else.
+		vendors: []string{"github.com/yuin/gopher-lua/..."},
+		why:     "Redis's cjson, cmsgpack, bit and struct are leaves the scripting core opens in each Lua state",
+	},
+	{
 		name: "store knows no engine and no wire",
 		from: []string{"internal/store"},
 		deny: []string{"lsm/...", "internal/durable/...", "internal/protocol/...", "internal/server/...", "internal/admin/...", "cmd/..."},
