@@ -12,6 +12,7 @@ import (
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/script"
+	"github.com/minikv/minikv/internal/script/lib"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
@@ -78,7 +79,9 @@ type Protocol struct {
 func New(srv *server.Server) *Protocol {
 	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started(), blocked: newBlockedSet()}
 	p.protoMaxBulk.Store(resp.MaxBulkLen)
-	p.scripts = script.New(script.Config{Now: p.ops.now}) // Run.Started in ops clock ticks (awaitScript)
+	// cjson, cmsgpack, bit and struct in every Lua state; Run.Started
+	// in ops clock ticks (awaitScript).
+	p.scripts = script.New(script.Config{Now: p.ops.now, Open: lib.Open})
 	p.busyThreshold.Store(5000)
 	p.ops.init()
 	srv.SetKeyEventSink(p.publishKeyEvent)
