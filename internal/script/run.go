@@ -25,8 +25,8 @@ func (st *state) exec(dst []byte, r *Run, s *Script, keys, args [][]byte, h Host
 	defer func() {
 		L.RemoveContext()
 		L.SetTop(0)
-		st.globals.RawSetString("KEYS", lua.LNil)
-		st.globals.RawSetString("ARGV", lua.LNil)
+		// KEYS and ARGV stay until the next run replaces them: deleting
+		// them costs gopher-lua a map delete and a re-insert per run.
 		st.scrub()
 		st.run, st.host = nil, nil
 	}()
