@@ -6,14 +6,14 @@ import "fmt"
 // each in RESP2 and after HELLO 3, with its own key prefix in place of
 // {p}. Only deterministic replies: no math.random, no client ids.
 func init() {
-	for i, s := range scriptSessions {
+	for i, s := range coreScriptSessions {
 		respSessions = append(respSessions,
 			respSession{name: "scripts " + s.name, in: setPrefixed(s.in, fmt.Sprintf("scr%d.2:", i))},
 			respSession{name: "scripts " + s.name + " resp3", skip: 1, in: mb("HELLO", "3") + setPrefixed(s.in, fmt.Sprintf("scr%d.3:", i))})
 	}
 }
 
-var scriptSessions = []respSession{
+var coreScriptSessions = []respSession{
 	{name: "lua to resp", in: mb("EVAL", "return {1,2,3,'ciao',{1,2}}", "0") + mb("EVAL", "return 3.99", "0") +
 		mb("EVAL", "return -3.99", "0") + mb("EVAL", "return {1,2,nil,3}", "0") + mb("EVAL", "return true", "0") +
 		mb("EVAL", "return false", "0") + mb("EVAL", "return nil", "0") + mb("EVAL", "return {err='boom'}", "0") +
