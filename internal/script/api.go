@@ -264,13 +264,13 @@ func (st *state) random(L *lua.LState) int {
 	case 1:
 		u := L.CheckInt(1)
 		if u < 1 {
-			L.ArgError(1, "interval is empty")
+			L.RaiseError("bad argument #1 to 'random' (interval is empty)")
 		}
 		L.Push(lua.LNumber(floor(r*float64(u)) + 1))
 	case 2:
 		l, u := L.CheckInt(1), L.CheckInt(2)
 		if l > u {
-			L.ArgError(2, "interval is empty")
+			L.RaiseError("bad argument #2 to 'random' (interval is empty)")
 		}
 		L.Push(lua.LNumber(floor(r*float64(u-l+1)) + float64(l)))
 	default:
@@ -282,6 +282,9 @@ func (st *state) random(L *lua.LState) int {
 func (st *state) randomseed(L *lua.LState) int {
 	if st.host == nil {
 		L.RaiseError("math.randomseed can only be called inside a script invocation")
+	}
+	if L.GetTop() == 0 {
+		L.RaiseError("bad argument #1 to 'randomseed' (number expected, got no value)")
 	}
 	st.rng.seed(int32(L.CheckInt(1)))
 	return 0

@@ -170,3 +170,18 @@ func TestRawsetDoesNotLeak(t *testing.T) {
 		t.Fatalf("a later script sees what rawset stored: %q", got)
 	}
 }
+
+func TestSandboxSurvivesMetatableTricks(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	for _, body := range []string{"getmetatable(_G).__index = nil", "setmetatable(_G, nil)", "getmetatable(redis).__index = {}",
+		"rawset(getmetatable(_G), '__index', nil)"} {
+		eval(t, e, body, false)
+	}
+	if got := eval(t, e, "return redis.call('get', 'x')", false); got != "$-1\r\n" {
+		t.Fatalf("after metatable tricks, redis.call = %q", got)
+	}
+	if got := eval(t, e, "return undefinedvar", false); !strings.Contains(got, "nonexistent global variable 'undefinedvar'") {
+		t.Fatalf("after metatable tricks, an undefined global = %q", got)
+	}
+}

@@ -2,6 +2,9 @@ package script
 
 import (
 	"context"
+	"math"
+	"slices"
+	"strconv"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -32,6 +35,7 @@ type state struct {
 	fns     map[*lua.FunctionProto]*lua.LFunction // closures of compiled scripts, by proto
 	broken  bool                                  // a run left it unusable: drop it
 	proxies []*lua.LTable                         // the read-only views (sandbox), empty between runs
+	decoyMT *lua.LTable                           // the metatable of what getmetatable shows of a view
 
 	// The run in progress.
 	run   *Run
@@ -71,10 +75,31 @@ func newState(open func(L *lua.LState)) *state {
 	g := L.G.Global
 	// Redis removes these for the sandbox (deny list), and gopher-lua's
 	// own extras that Lua 5.1 lacks.
-	for _, name := range []string{"print", "dofile", "loadfile", "module", "require", "_printregs", "_GOPHER_LUA_VERSION"} {
+	for _, name := range []string{"print", "dofile", "loadfile", "module", "require", "_printregs", "_GOPHER_LUA_VERSION", "newproxy", "setfenv", "getfenv"} {
 		g.RawSetString(name, lua.LNil)
 	}
 	g.RawSetString("pcall", L.NewFunction(st.pcall))
+	g.RawSetString("error", L.NewFunction(luaError))
+	g.RawSetString("tostring", L.NewFunction(tostring))
+	g.RawSetString("rawset", L.NewFunction(st.rawset))
+	setmt := g.RawGetString("setmetatable")
+	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && (slices.Contains(st.proxies, t) || t == st.globals || t.Metatable == st.decoyMT) {
+			L.Error(lua.LString(readonlyMsg), 0)
+		}
+		L.Push(setmt)
+		L.Insert(setmt, 1)
+		L.Pop(1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
+	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(st.L.GetTop())) // Lua 5.1's KB in use; gopher-lua does not count
+		return 1
+	}))
+	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
+		m.RawSetString("huge", lua.LNumber(math.Inf(1))) // gopher-lua has the largest float
+	}
 	st.registerAPI()
 	if open != nil {
 		open(L)
@@ -96,12 +121,21 @@ func (st *state) sandbox() {
 		L.RaiseError(readonlyMsg)
 		return 0
 	})
+	// getmetatable on a view gives a read-only decoy (a table, as
+	// Redis's read-only metatables are), never the metatable itself,
+	// which a script could change to undo the sandbox for later runs.
+	decoy := L.NewTable()
+	decoyMT := L.NewTable()
+	decoyMT.RawSetString("__newindex", ro)
+	decoyMT.RawSetString("__metatable", decoy)
+	decoy.Metatable = decoyMT
+	st.decoyMT = decoyMT
 	proxy := func(t *lua.LTable) *lua.LTable {
 		p := L.NewTable()
 		mt := L.NewTable()
 		mt.RawSetString("__index", t)
 		mt.RawSetString("__newindex", ro)
-		mt.RawSetString("__metatable", lua.LFalse) // setmetatable on it fails, as on a read-only table
+		mt.RawSetString("__metatable", decoy)
 		p.Metatable = mt
 		st.proxies = append(st.proxies, p)
 		return p
@@ -122,6 +156,7 @@ func (st *state) sandbox() {
 		L.RaiseError("%s", undefinedMsg+L.ToString(2)+"'")
 		return 0
 	}))
+	undef.RawSetString("__metatable", decoy)
 	st.globals.Metatable = undef
 	st.env = proxy(st.globals)
 	st.globals.RawSetString("_G", st.env)
@@ -136,6 +171,74 @@ func (st *state) scrub() {
 			p.RawSet(k, lua.LNil)
 		}
 	}
+}
+
+// luaError is Lua 5.1's error: unlike gopher-lua's, it takes no
+// argument too (error() raises nil).
+func luaError(L *lua.LState) int {
+	obj := L.Get(1)
+	level := L.OptInt(2, 1)
+	if level == 1 {
+		// Lua names the position of the function calling error; when
+		// that is a Go function (pcall(error, "x")) there is none.
+		if dbg, ok := L.GetStack(1); ok {
+			if _, err := L.GetInfo("S", dbg, lua.LNil); err == nil && dbg.What == "G" {
+				level = 0
+			}
+		}
+	}
+	switch v := obj.(type) {
+	case lua.LString:
+		L.Error(v, level)
+	case lua.LNumber: // a number is a string to error, as in Lua
+		L.Error(lua.LString(formatNumber(float64(v))), level)
+	}
+	L.Error(obj, 0)
+	return 0
+}
+
+// tostring is Lua 5.1's: numbers as "%.14g" (gopher-lua prints them
+// in full precision).
+func tostring(L *lua.LState) int {
+	v := L.CheckAny(1)
+	if n, ok := v.(lua.LNumber); ok {
+		L.Push(lua.LString(formatNumber(float64(n))))
+		return 1
+	}
+	L.Push(L.ToStringMeta(v))
+	return 1
+}
+
+// formatNumber is C's "%.14g", how Lua 5.1 turns a number into a string.
+func formatNumber(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
+}
+
+// rawset is Lua's, except on the read-only views: Redis's read-only
+// tables refuse it with the error the views give, without a position.
+func (st *state) rawset(L *lua.LState) int {
+	t := L.CheckTable(1)
+	if slices.Contains(st.proxies, t) {
+		L.Error(lua.LString(readonlyMsg), 0)
+	}
+	k := L.CheckAny(2)
+	if k == lua.LNil {
+		L.ArgError(2, "table index is nil")
+	}
+	t.RawSet(k, L.CheckAny(3))
+	L.SetTop(1)
+	return 1
 }
 
 // closure returns the script's function in this state, with the sandbox

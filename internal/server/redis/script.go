@@ -155,6 +155,10 @@ func cmdEvalSHARO(rc *conn, argv [][]byte) { rc.eval(argv, true, true) }
 // for EVAL, looked up for EVALSHA), the checks its flags call for, then
 // the run.
 func (rc *conn) eval(argv [][]byte, bySHA, ro bool) {
+	if bySHA && len(argv[1]) != 40 {
+		rc.w.Error(errNoScript) // evalShaCommand's check, before numkeys
+		return
+	}
 	numkeys, ok := rc.parseInt(argv[2])
 	if !ok {
 		return
@@ -304,6 +308,9 @@ func (h *scriptHost) Call(argv [][]byte, resp3 bool) []byte {
 			return []byte(errScriptArgs)
 		}
 		cmd = cmd.subcommand(argv[1])
+	}
+	if cmd == nil && (is(argv[0], "fcall") || is(argv[0], "fcall_ro") || is(argv[0], "function")) {
+		return []byte(errScriptDenied) // noscript in Redis; not served yet (versionGaps)
 	}
 	if cmd == nil || cmd.run == nil {
 		return []byte(errScriptUnknown)
@@ -499,6 +506,8 @@ func isScriptCommand(c *respCommand) bool {
 // setScriptFlags sets what scripts need of c's Redis flags.
 func setScriptFlags(c *respCommand) {
 	c.noScript = slices.Contains(c.flags, "noscript")
-	c.mayReplicate = slices.Contains(c.flags, "may_replicate")
+	// Redis's MAY_REPLICATE flag, which COMMAND INFO does not print:
+	// the commands a client pause holds back besides the writes.
+	c.mayReplicate = !c.write && c.pauseCovers()
 	c.allowBusy = slices.Contains(c.flags, "allow_busy")
 }
