@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -100,12 +101,27 @@ func newState(open func(L *lua.LState)) *state {
 	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
 		m.RawSetString("huge", lua.LNumber(math.Inf(1))) // gopher-lua has the largest float
 	}
+	if t, ok := g.RawGetString("table").(*lua.LTable); ok {
+		// Lua 5.1's deprecated table functions, which Redis's Lua keeps
+		// and gopher-lua lacks.
+		t.RawSetString("foreach", L.NewFunction(tableForeach))
+		t.RawSetString("foreachi", L.NewFunction(tableForeachi))
+		t.RawSetString("getn", L.NewFunction(func(L *lua.LState) int {
+			L.Push(lua.LNumber(L.ObjLen(L.CheckTable(1))))
+			return 1
+		}))
+		t.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
+			L.RaiseError("'setn' is obsolete")
+			return 0
+		}))
+	}
 	st.registerAPI()
 	if open != nil {
 		open(L)
 	}
 	st.globals = g
 	st.handler = L.NewFunction(st.errorHandler)
+	g.RawSetString("__redis__err__handler", st.handler) // a global in Redis too
 	st.sandbox()
 	return st
 }
@@ -241,6 +257,58 @@ func (st *state) rawset(L *lua.LState) int {
 	return 1
 }
 
+// quoteArgError writes gopher-lua's "bad argument #1 to f (...)" as
+// Lua 5.1 does, with the function's name quoted.
+func quoteArgError(msg string) string {
+	i := strings.Index(msg, "bad argument #")
+	if i < 0 {
+		return msg
+	}
+	j := strings.Index(msg[i:], " to ")
+	if j < 0 {
+		return msg
+	}
+	start := i + j + 4
+	end := strings.Index(msg[start:], " (")
+	if end <= 0 || msg[start] == '\'' || msg[start] == '?' {
+		return msg
+	}
+	return msg[:start] + "'" + msg[start:start+end] + "'" + msg[start+end:]
+}
+
+func tableForeach(L *lua.LState) int {
+	t := L.CheckTable(1)
+	f := L.CheckFunction(2)
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		L.Push(f)
+		L.Push(k)
+		L.Push(v)
+		L.Call(2, 1)
+		if r := L.Get(-1); r != lua.LNil {
+			return 1
+		}
+		L.Pop(1)
+	}
+	return 0
+}
+
+func tableForeachi(L *lua.LState) int {
+	t := L.CheckTable(1)
+	f := L.CheckFunction(2)
+	n := L.ObjLen(t)
+	for i := 1; i <= n; i++ {
+		L.Push(f)
+		L.Push(lua.LNumber(i))
+		L.Push(t.RawGetInt(i))
+		L.Call(2, 1)
+		if r := L.Get(-1); r != lua.LNil {
+			return 1
+		}
+		L.Pop(1)
+	}
+	return 0
+}
+
 // closure returns the script's function in this state, with the sandbox
 // as its environment.
 func (st *state) closure(s *Script) *lua.LFunction {
@@ -288,7 +356,7 @@ func (st *state) errorHandler(L *lua.LState) int {
 	t, ok := obj.(*lua.LTable)
 	if !ok {
 		t = L.NewTable()
-		msg := "ERR " + lua.LVAsString(L.ToStringMeta(obj))
+		msg := "ERR " + quoteArgError(lua.LVAsString(L.ToStringMeta(obj)))
 		if st.run != nil {
 			switch context.Cause(st.run.ctx) {
 			case errKilled:
