@@ -75,6 +75,16 @@ var rules = []rule{
 		why:     "Redis's cjson, cmsgpack, bit and struct are leaves the scripting core opens in each Lua state",
 	},
 	{
+		name:    "the scripting core is gopher-lua and stdlib only",
+		from:    []string{"internal/script"},
+		stdOnly: true,
+		// The Lua side of EVAL knows nothing of the server: commands reach
+		// it through its Host interface, and package lib is plugged in
+		// by the server (Config.Open).
+		vendors: []string{"github.com/yuin/gopher-lua/..."},
+		why:     "scripts run commands through the Host interface; the package must not reach into the server",
+	},
+	{
 		name: "store knows no engine and no wire",
 		from: []string{"internal/store"},
 		deny: []string{"lsm/...", "internal/durable/...", "internal/protocol/...", "internal/server/...", "internal/admin/...", "cmd/..."},

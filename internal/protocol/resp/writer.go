@@ -85,6 +85,11 @@ func (w *Writer) Error(msg string) {
 	_, _ = w.bw.WriteString("\r\n")
 }
 
+// Raw writes b, one or more complete replies encoded already (a
+// script's reply), as they are. The error hook is not called: the caller
+// counts any error it holds.
+func (w *Writer) Raw(b []byte) { _, _ = w.bw.Write(b) }
+
 // Int writes an integer reply: ":<n>\r\n".
 func (w *Writer) Int(n int64) { w.header(':', n) }
 

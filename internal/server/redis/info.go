@@ -108,6 +108,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("used_memory_rss_human", humanBytes(int64(ms.Sys-ms.HeapReleased)))
 		field("used_memory_dataset", st.Bytes)
 		field("used_memory_go_heap", ms.HeapAlloc)
+		p.scriptInfo(field) // script.go
 		field("maxmemory", st.Limit)
 		field("maxmemory_human", humanBytes(st.Limit))
 		field("maxmemory_policy", p.maxmemoryPolicy())

@@ -48,7 +48,7 @@ func needsGoroutine(c *respCommand) bool {
 	case "subscribe", "psubscribe", "ssubscribe", "monitor":
 		return true
 	}
-	return slices.Contains(c.flags, "blocking")
+	return slices.Contains(c.flags, "blocking") || isScriptCommand(c) // script.go
 }
 
 // resume runs the request an event loop left for this goroutine.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/script"
+	"github.com/minikv/minikv/internal/script/lib"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
@@ -64,6 +66,9 @@ type Protocol struct {
 	configMu   sync.Mutex // serialises CONFIG SET and REWRITE (config.go)
 	configFile string     // what CONFIG REWRITE rewrites (SetConfigFile); "": none
 
+	scripts       *script.Engine // the script cache and Lua states (script.go)
+	busyThreshold atomic.Int64   // busy-reply-threshold, ms
+
 	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
 	opsAt   time.Time  // when the last sample was taken
 	opsN    uint64     // total_commands_processed at opsAt
@@ -74,6 +79,10 @@ type Protocol struct {
 func New(srv *server.Server) *Protocol {
 	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started(), blocked: newBlockedSet()}
 	p.protoMaxBulk.Store(resp.MaxBulkLen)
+	// cjson, cmsgpack, bit and struct in every Lua state; Run.Started
+	// in ops clock ticks (awaitScript).
+	p.scripts = script.New(script.Config{Now: p.ops.now, Open: lib.Open})
+	p.busyThreshold.Store(5000)
 	p.ops.init()
 	srv.SetKeyEventSink(p.publishKeyEvent)
 	return p
@@ -131,6 +140,8 @@ type conn struct {
 	argv     [][]byte     // its arguments; a copy once it waited (beforeWait)
 	fed      bool         // MONITOR has shown it (when it began to wait)
 	monitor  bool         // MONITOR on (monitor.go)
+
+	script *scriptHost // the script client of EVAL (script.go); nil until the first script
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,
@@ -292,6 +303,9 @@ func (rc *conn) dispatch(argv [][]byte) {
 	if !rc.Authed() && !cmd.noAuth {
 		rc.reject("NOAUTH Authentication required.")
 		return
+	}
+	if r := rc.p.scripts.Running(); r != nil && !rc.awaitScript(r, cmd) {
+		return // BUSY (script.go)
 	}
 	if rc.r.TooLarge() {
 		// A bulk over the store's item size was read and dropped (the
@@ -496,6 +510,9 @@ type respCommand struct {
 	publishes  bool // changes what CLIENT LIST shows: the connection publishes after it (client.go)
 	write      bool // "write" in flags: may give a key a blocked client waits on elements
 	run        func(rc *conn, argv [][]byte)
+	// Scripting (script.go): refused in scripts; refused in read-only
+	// scripts with the writes; served while a script is busy.
+	noScript, mayReplicate, allowBusy bool
 	// keysOf, when set, finds the keys of a command whose key positions
 	// depend on its arguments (numkeys: ZUNIONSTORE, LMPOP, ...), and
 	// reports false when the arguments do not say (a bad numkeys); the

@@ -259,6 +259,7 @@ func init() {
 	table = append(table, dumpCommands()...)    // dump.go
 	table = append(table, sortCommands()...)    // sort.go
 	table = append(table, clusterCommands()...) // cluster.go
+	table = append(table, scriptCommands()...)  // script.go
 	finishCommands(table)                       // Redis 7.0's flags, key specs and docs; command numbers (ops.go)
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
@@ -266,12 +267,14 @@ func init() {
 		c.denyOOM = slices.Contains(c.flags, "denyoom")
 		c.write = slices.Contains(c.flags, "write")
 		c.detach = needsGoroutine(c)
+		setScriptFlags(c)
 		respCommands[c.name] = c
 		c.publishes = publishingCommands[c.name]
 		for _, sc := range c.subs {
 			sc.publishes = publishingCommands[sc.name]
 			sc.group, sc.noAuth = c.group, c.noAuth
 			sc.denyOOM = slices.Contains(sc.flags, "denyoom")
+			setScriptFlags(sc)
 		}
 	}
 	buildLookup() // lookup.go

@@ -1,0 +1,187 @@
+package script
+
+import (
+	"strings"
+	"testing"
+)
+
+// fakeHost answers a few commands with fixed replies, in the protocol
+// asked.
+type fakeHost struct{ calls [][]string }
+
+func (h *fakeHost) Call(argv [][]byte, resp3 bool) []byte {
+	var c []string
+	for _, a := range argv {
+		c = append(c, string(a))
+	}
+	h.calls = append(h.calls, c)
+	switch strings.ToLower(c[0]) {
+	case "get":
+		if resp3 {
+			return []byte("_\r\n")
+		}
+		return []byte("$-1\r\n")
+	case "set":
+		return []byte("+OK\r\n")
+	case "incr":
+		return []byte("-ERR value is not an integer or out of range\r\n")
+	case "hgetall":
+		if resp3 {
+			return []byte("%1\r\n$1\r\na\r\n$1\r\n1\r\n")
+		}
+		return []byte("*2\r\n$1\r\na\r\n$1\r\n1\r\n")
+	case "echo":
+		return append(append([]byte("$"+itoa(len(c[1]))+"\r\n"), c[1]...), "\r\n"...)
+	}
+	return []byte("-ERR Unknown Redis command called from script\r\n")
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+n%10))) }
+
+func (h *fakeHost) Log(level int, msg string) {}
+
+func eval(t *testing.T, e *Engine, body string, resp3 bool, keys ...string) string {
+	t.Helper()
+	s, err := e.Load([]byte(body), 0)
+	if err != nil {
+		return "-" + err.Error() + "\r\n"
+	}
+	var k [][]byte
+	for _, x := range keys {
+		k = append(k, []byte(x))
+	}
+	r := e.Begin()
+	defer r.End()
+	return string(r.Exec(nil, s, k, nil, &fakeHost{}, Options{RESP3: resp3}))
+}
+
+func TestEvalReplies(t *testing.T) {
+	e := New(Config{})
+	sha := func(b string) string { return SHA1Hex([]byte(b)) }
+	tests := []struct {
+		body  string
+		resp3 bool
+		want  string
+	}{
+		{"return 1", false, ":1\r\n"},
+		{"return 3.99", false, ":3\r\n"},
+		{"return 'x'", false, "$1\r\nx\r\n"},
+		{"return {1,2,3,'ciao',{1,2}}", false, "*5\r\n:1\r\n:2\r\n:3\r\n$4\r\nciao\r\n*2\r\n:1\r\n:2\r\n"},
+		{"return {1,2,nil,3}", false, "*2\r\n:1\r\n:2\r\n"},
+		{"return true", false, ":1\r\n"},
+		{"return false", false, "$-1\r\n"},
+		{"return false", true, "_\r\n"},
+		{"return nil", false, "$-1\r\n"},
+		{"return {err='boom'}", false, "-boom\r\n"},
+		{"return redis.error_reply('My Error')", false, "-My Error\r\n"},
+		{"return redis.status_reply('FINE')", false, "+FINE\r\n"},
+		{"return {double=3.5}", true, ",3.5\r\n"},
+		{"return {double=0.1}", false, "$19\r\n0.10000000000000001\r\n"},
+		{"return {big_number='123'}", true, "(123\r\n"},
+		{"return {verbatim_string={format='txt',string='hi'}}", true, "=6\r\ntxt:hi\r\n"},
+		{"return {map={a=1}}", true, "%1\r\n$1\r\na\r\n:1\r\n"},
+		{"return {set={a=true}}", true, "~1\r\n$1\r\na\r\n"},
+		{"return 3.5e20", false, ":-9223372036854775808\r\n"},
+		{"redis.setresp(3); return true", true, "#t\r\n"},
+		{"redis.setresp(3); return false", false, ":0\r\n"},
+		{"redis.setresp(3); return redis.call('hgetall','h')", true, "%1\r\n$1\r\na\r\n$1\r\n1\r\n"},
+		{"redis.setresp(3); return type(redis.call('get','x'))", false, "$3\r\nnil\r\n"},
+		{"return redis.call('get','x')", false, "$-1\r\n"},
+		{"return redis.pcall('incr','x')", false, "-ERR value is not an integer or out of range\r\n"},
+		{"local r = math.random(100) return r >= 1 and r <= 100", false, ":1\r\n"},
+		{"return redis.REDIS_VERSION_NUM", false, ":458767\r\n"},
+		{"return _VERSION", false, "$7\r\nLua 5.1\r\n"},
+		{"return type(loadstring)", false, "$8\r\nfunction\r\n"},
+		{"return redis.sha1hex('')", false, "$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"},
+		{"local ok, e = pcall(function() redis.call('nosuch') end) return e", false, "$44\r\nERR Unknown Redis command called from script\r\n"},
+		{"return redis.call('get', {})", false, "-ERR Lua redis lib command arguments must be strings or integers script: " + sha("return redis.call('get', {})") + ", on @user_script:1.\r\n"},
+		{"return redis.pcall('get', {})", false, "-ERR Lua redis lib command arguments must be strings or integers\r\n"},
+		{"return x", false, "-ERR user_script:1: Script attempted to access nonexistent global variable 'x' script: " + sha("return x") + ", on @user_script:1.\r\n"},
+		{"x=1", false, "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("x=1") + ", on @user_script:1.\r\n"},
+		{"redis.call = 1", false, "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("redis.call = 1") + ", on @user_script:1.\r\n"},
+		{"print('x')", false, "-ERR user_script:1: Script attempted to access nonexistent global variable 'print' script: " + sha("print('x')") + ", on @user_script:1.\r\n"},
+		{"return redis.call('incr','a')", false, "-ERR value is not an integer or out of range script: " + sha("return redis.call('incr','a')") + ", on @user_script:1.\r\n"},
+		{"\nerror('boom')", false, "-ERR user_script:2: boom script: " + sha("\nerror('boom')") + ", on @user_script:2.\r\n"},
+		{"error({err='XX boom'})", false, "-XX boom script: " + sha("error({err='XX boom'})") + ", on @user_script:1.\r\n"},
+		{"return redis.call()", false, "-ERR Please specify at least one argument for this redis lib call script: " + sha("return redis.call()") + ", on @user_script:1.\r\n"},
+		{"return redis.setresp(4)", false, "-ERR RESP version must be 2 or 3. script: " + sha("return redis.setresp(4)") + ", on @user_script:1.\r\n"},
+		{"return {KEYS[1], #KEYS}", false, "*2\r\n$1\r\nk\r\n:1\r\n"},
+		{"return 'a'..", false, "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'\r\n"},
+	}
+	for _, tc := range tests {
+		got := eval(t, e, tc.body, tc.resp3, "k")
+		if got != tc.want {
+			t.Errorf("EVAL %q (resp3 %v) = %q, want %q", tc.body, tc.resp3, got, tc.want)
+		}
+	}
+}
+
+func TestUnboundedAllocationStopped(t *testing.T) {
+	e := New(Config{MaxMemory: 64 << 20})
+	defer e.Close()
+	got := eval(t, e, "local t = {} local i = 0 while true do i = i + 1 t[i] = string.rep('x', 100000) .. i end", false)
+	if !strings.HasPrefix(got, "-ERR") || !strings.Contains(got, "not enough memory") {
+		t.Fatalf("unbounded allocation = %q, want a not enough memory error", got)
+	}
+	if got := eval(t, e, "return 1", false); got != ":1\r\n" {
+		t.Fatalf("after the stopped script, EVAL return 1 = %q", got)
+	}
+}
+
+func TestDeepRecursionStopped(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	got := eval(t, e, "local function f(n) return f(n+1)+1 end return f(1)", false)
+	t.Logf("deep recursion = %q", got)
+	if !strings.HasPrefix(got, "-ERR") {
+		t.Fatalf("deep recursion = %q, want an error", got)
+	}
+	got = eval(t, e, "local t = {} for i=1,1e6 do t[i] = i end return #{unpack(t)}", false)
+	if !strings.HasPrefix(got, "-ERR") {
+		t.Logf("huge unpack = %q", got)
+	}
+}
+
+func TestKill(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	s, _ := e.Load([]byte("local i = 0 while true do i = i + 1 end"), 0)
+	r := e.Begin()
+	done := make(chan string)
+	go func() { done <- string(r.Exec(nil, s, nil, nil, &fakeHost{}, Options{})) }()
+	for e.Kill() != nil {
+	}
+	got := <-done
+	r.End()
+	want := "-ERR Script killed by user with SCRIPT KILL... script: " + s.SHA + ", on @user_script:1.\r\n"
+	if got != want {
+		t.Fatalf("killed script = %q, want %q", got, want)
+	}
+	if err := e.Kill(); err != ErrNotBusy {
+		t.Fatalf("Kill with nothing running = %v, want ErrNotBusy", err)
+	}
+}
+
+func TestRawsetDoesNotLeak(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	eval(t, e, "rawset(_G, 'leak', 1) rawset(redis, 'leak', 2)", false)
+	if got := eval(t, e, "return rawget(_G, 'leak') or rawget(redis, 'leak') or 0", false); got != ":0\r\n" {
+		t.Fatalf("a later script sees what rawset stored: %q", got)
+	}
+}
+
+func TestSandboxSurvivesMetatableTricks(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	for _, body := range []string{"getmetatable(_G).__index = nil", "setmetatable(_G, nil)", "getmetatable(redis).__index = {}",
+		"rawset(getmetatable(_G), '__index', nil)"} {
+		eval(t, e, body, false)
+	}
+	if got := eval(t, e, "return redis.call('get', 'x')", false); got != "$-1\r\n" {
+		t.Fatalf("after metatable tricks, redis.call = %q", got)
+	}
+	if got := eval(t, e, "return undefinedvar", false); !strings.Contains(got, "nonexistent global variable 'undefinedvar'") {
+		t.Fatalf("after metatable tricks, an undefined global = %q", got)
+	}
+}

@@ -1,0 +1,73 @@
+package script
+
+import (
+	"runtime/metrics"
+	"time"
+)
+
+// The memory guard. gopher-lua allocates from the Go heap and cannot
+// bound what a script allocates (Lua's allocator hook, which Redis relies
+// on, has no counterpart), so a watchdog looks at the heap while a script
+// runs: when it has grown by more than Config.MaxMemory since the script
+// began, the script is stopped with an error, before it takes the
+// process down. The watchdog sleeps while no script runs; Begin wakes it.
+
+// guardTick is how often the watchdog looks at a running script.
+const guardTick = 10 * time.Millisecond
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+// wake starts the watchdog if needed (Begin calls it).
+func (e *Engine) wake() {
+	e.guardOnce.Do(func() {
+		e.guardWake = make(chan struct{}, 1)
+		go e.guard()
+	})
+	select {
+	case e.guardWake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) guard() {
+	sample := []metrics.Sample{{Name: heapMetric}}
+	heap := func() int64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return int64(sample[0].Value.Uint64())
+	}
+	t := time.NewTicker(guardTick)
+	defer t.Stop()
+	var seen *Run
+	var base int64
+	for {
+		r := e.run.Load()
+		if r == nil {
+			seen = nil
+			select {
+			case <-e.guardWake:
+			case <-e.guardStop:
+				return
+			}
+			continue
+		}
+		if r != seen {
+			seen, base = r, heap()
+		} else if heap()-base > e.cfg.MaxMemory {
+			e.stop(r, errOutOfMemory)
+		}
+		select {
+		case <-t.C:
+		case <-e.guardStop:
+			return
+		}
+	}
+}
+
+// Close stops the watchdog and drops the idle states.
+func (e *Engine) Close() {
+	e.closeOnce.Do(func() { close(e.guardStop) })
+	e.Flush()
+}

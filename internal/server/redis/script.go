@@ -1,0 +1,513 @@
+package redis
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/minikv/minikv/internal/cluster"
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/script"
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Scripting (Redis's eval.c and script.c): EVAL, EVALSHA, their _RO
+// forms and SCRIPT. The Lua side is package script; this file is the
+// server side: the checks before a script runs, the script's client
+// (scriptHost), which runs redis.call through the command table with
+// Redis's refusals, and BUSY.
+//
+// A script runs as EXEC does: inside store.Exclusive, every shard held,
+// so no client of either port sees it halfway, with rc.st swapped for
+// the exclusive view while its commands run. Each redis.call runs the
+// command's usual code (rc.call, so commandstats and SLOWLOG see it) with
+// the connection's writer swapped for one that writes into a buffer: the
+// raw reply is what the script receives, parsed into Lua values.
+//
+// While a script runs, other RESP clients wait in dispatch (before they
+// touch the store) until it ends or busy-reply-threshold passes; past it
+// they are answered BUSY, except the commands Redis lets through
+// (allow_busy: SCRIPT KILL, AUTH, ...). Scripts run on the connection's
+// own goroutine, never in an event loop, so the loop stays free to
+// answer BUSY and SCRIPT KILL.
+
+// Redis's replies for scripts.
+const (
+	errNoScript      = "NOSCRIPT No matching script. Please use EVAL."
+	errBusy          = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errScriptUnknown = "-ERR Unknown Redis command called from script\r\n"
+	errScriptArgs    = "-ERR Wrong number of args calling Redis command from script\r\n"
+	errScriptDenied  = "-ERR This Redis command is not allowed from script\r\n"
+	errScriptWrite   = "-ERR Write commands are not allowed from read-only scripts.\r\n"
+)
+
+func scriptCommands() []respCommand {
+	evalArgs := func(first string) []docArg {
+		return []docArg{str(first), integ("numkeys"), opt(keys("key")), {name: "arg", typ: "string", optional: true, multiple: true}}
+	}
+	ev := func(name, first, since, summary string, run func(*conn, [][]byte)) respCommand {
+		return respCommand{name: name, arity: -3, group: "scripting", since: since, complexity: "Depends on the script that is executed.",
+			summary: summary, args: evalArgs(first), keysOf: numKeys(2), run: run}
+	}
+	return []respCommand{
+		ev("eval", "script", "2.6.0", "Executes a server-side Lua script.", cmdEval),
+		ev("evalsha", "sha1", "2.6.0", "Executes a server-side Lua script by SHA1 digest.", cmdEvalSHA),
+		ev("eval_ro", "script", "7.0.0", "Executes a read-only server-side Lua script.", cmdEvalRO),
+		ev("evalsha_ro", "sha1", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest.", cmdEvalSHARO),
+		{name: "script", arity: -2, group: "scripting", since: "2.6.0", complexity: "Depends on subcommand.",
+			summary: "A container for Lua scripts management commands.", subs: []*respCommand{
+				sub("script|exists", -3, "2.6.0", "Determines whether server-side Lua scripts exist in the script cache.",
+					"EXISTS <sha1> [<sha1> ...]", "Return information about the existence of the scripts in the script cache.",
+					cmdScriptExists, docArg{name: "sha1", typ: "string", multiple: true}),
+				sub("script|flush", -2, "2.6.0", "Removes all server-side Lua scripts from the script cache.",
+					"FLUSH [ASYNC|SYNC]", "Flush the Lua scripts cache. Very dangerous on replicas.\n"+
+						"When called without the optional mode argument, the behavior is determined by the\n"+
+						"lazyfree-lazy-user-flush configuration directive. Valid modes are:\n"+
+						"* ASYNC: Asynchronously flush the scripts cache.\n* SYNC: Synchronously flush the scripts cache.",
+					cmdScriptFlush, oneOf("flush-type", true, token("ASYNC"), token("SYNC"))),
+				sub("script|kill", 2, "2.6.0", "Terminates a server-side Lua script during execution.",
+					"KILL", "Kill the currently executing Lua script.", cmdScriptKill),
+				sub("script|load", 3, "2.6.0", "Loads a server-side Lua script to the script cache.",
+					"LOAD <script>", "Load a script into the scripts cache without executing it.", cmdScriptLoad, str("script")),
+				sub("script|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",
+					"Prints this help.", cmdScriptHelp),
+			}},
+	}
+}
+
+// cmdScriptHelp is SCRIPT HELP, Redis's text, which also lists SCRIPT
+// DEBUG (the Lua debugger MiniKV does not have).
+func cmdScriptHelp(rc *conn, _ [][]byte) {
+	lines := []string{"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"DEBUG (YES|SYNC|NO)", "    Set the debug mode for subsequent scripts executed."}
+	for _, sc := range respCommands["script"].subs {
+		if sc.name == "script|help" {
+			continue
+		}
+		lines = append(lines, sc.usage)
+		for _, h := range strings.Split(sc.help, "\n") {
+			lines = append(lines, "    "+h)
+		}
+	}
+	lines = append(lines, "HELP", "    Prints this help.")
+	rc.w.Array(len(lines))
+	for _, l := range lines {
+		rc.w.Simple(l)
+	}
+}
+
+// Script flags of a "#!lua flags=..." shebang (Redis 7.0).
+const (
+	flagCompat = 1 << iota // no shebang: a script of Redis before 7.0
+	flagNoWrites
+	flagAllowOOM
+	flagAllowStale
+	flagNoCluster
+	flagCrossSlot
+)
+
+var shebangFlags = map[string]int{"no-writes": flagNoWrites, "allow-oom": flagAllowOOM,
+	"allow-stale": flagAllowStale, "no-cluster": flagNoCluster, "allow-cross-slot-keys": flagCrossSlot}
+
+// shebang reads a script's "#!lua flags=..." line: its flags, the length
+// of the line (Lua compiles what follows it), or Redis's error.
+func shebang(body []byte) (flags, skip int, errMsg string) {
+	if !bytes.HasPrefix(body, []byte("#!")) {
+		return flagCompat, 0, ""
+	}
+	end := bytes.IndexByte(body, '\n')
+	if end < 0 {
+		return 0, 0, "ERR Invalid script shebang"
+	}
+	// Redis splits the line as arguments (sdssplitargs) and the flags
+	// on every comma.
+	parts := strings.Fields(string(body[:end]))
+	if len(parts) == 0 || parts[0] != "#!lua" {
+		return 0, 0, "ERR Unexpected engine in script shebang: " + parts[0]
+	}
+	for _, p := range parts[1:] {
+		list, ok := strings.CutPrefix(p, "flags=")
+		if !ok {
+			return 0, 0, "ERR Unknown lua shebang option: " + p
+		}
+		if list == "" {
+			continue
+		}
+		for _, f := range strings.Split(list, ",") {
+			bit, ok := shebangFlags[f]
+			if !ok {
+				return 0, 0, "ERR Unexpected flag in script shebang: " + f
+			}
+			flags |= bit
+		}
+	}
+	return flags, end, ""
+}
+
+func cmdEval(rc *conn, argv [][]byte)      { rc.eval(argv, false, false) }
+func cmdEvalSHA(rc *conn, argv [][]byte)   { rc.eval(argv, true, false) }
+func cmdEvalRO(rc *conn, argv [][]byte)    { rc.eval(argv, false, true) }
+func cmdEvalSHARO(rc *conn, argv [][]byte) { rc.eval(argv, true, true) }
+
+// eval is evalGenericCommand: numkeys, the script (compiled and cached
+// for EVAL, looked up for EVALSHA), the checks its flags call for, then
+// the run.
+func (rc *conn) eval(argv [][]byte, bySHA, ro bool) {
+	if bySHA && len(argv[1]) != 40 {
+		rc.w.Error(errNoScript) // evalShaCommand's check, before numkeys
+		return
+	}
+	numkeys, ok := rc.parseInt(argv[2])
+	if !ok {
+		return
+	}
+	if numkeys > int64(len(argv)-3) {
+		rc.w.Error("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	if numkeys < 0 {
+		rc.w.Error("ERR Number of keys can't be negative")
+		return
+	}
+	eng := rc.p.scripts
+	var s *script.Script
+	if bySHA {
+		if s = eng.Lookup(argv[1]); s == nil {
+			rc.w.Error(errNoScript)
+			return
+		}
+	} else {
+		var err error
+		if s, err = rc.loadScript(argv[1]); err != nil {
+			rc.w.Error(err.Error())
+			return
+		}
+	}
+	flags, _, _ := shebang(s.Body)
+	if flags&flagCompat == 0 {
+		if flags&flagNoCluster != 0 && rc.p.cluster != nil {
+			rc.w.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+			return
+		}
+		if flags&flagNoWrites == 0 {
+			if ro {
+				rc.w.Error("ERR Can not execute a script with write flag using *_ro command.")
+				return
+			}
+			if rc.st.WriteErr() != nil {
+				rc.refuseWrite()
+				return
+			}
+			if flags&flagAllowOOM == 0 && rc.st.Full() {
+				rc.Count(server.StatStoreNoMemory)
+				rc.w.Error(errOOM)
+				return
+			}
+		}
+	}
+	keys := argv[3 : 3+numkeys]
+	args := argv[3+numkeys:]
+	rc.runScript(s, keys, args, ro || flags&flagNoWrites != 0, flags)
+}
+
+// loadScript compiles and caches a script body, after its shebang.
+func (rc *conn) loadScript(body []byte) (*script.Script, error) {
+	_, skip, msg := shebang(body)
+	if msg != "" {
+		return nil, scriptError(msg)
+	}
+	return rc.p.scripts.Load(body, skip)
+}
+
+type scriptError string
+
+func (e scriptError) Error() string { return string(e) }
+
+// runScript runs s holding the store exclusively (unless EXEC holds it
+// already: EVAL inside MULTI) and writes its reply.
+func (rc *conn) runScript(s *script.Script, keys, args [][]byte, ro bool, flags int) {
+	h := rc.scriptHost()
+	h.ro, h.flags, h.wrote = ro, flags, false
+	h.woken = h.woken[:0]
+	errs := rc.errs
+	run := func(v *store.Store) error {
+		base := rc.st
+		rc.st = v
+		defer func() { rc.st = base }()
+		r := rc.p.scripts.Begin()
+		h.run = r
+		h.out = r.Exec(h.out[:0], s, keys, args, h, script.Options{RESP3: rc.w.RESP3(), ReadOnly: ro})
+		h.run = nil
+		r.End()
+		return nil
+	}
+	if rc.st != rc.p.st {
+		_ = run(rc.st) // inside EXEC: the store is held already
+	} else {
+		_ = rc.st.Exclusive(run)
+	}
+	out := h.out
+	rc.w.Raw(out)
+	if len(out) > 0 && out[0] == '-' && rc.errs == errs {
+		// The script's own error (an error of a command it called was
+		// counted when that command replied, as in Redis).
+		if i := bytes.IndexByte(out, '\r'); i > 0 {
+			rc.countError(string(out[1:i]))
+		}
+	}
+	if cap(h.out) > 64<<10 {
+		h.out = nil // a large reply is not kept for the next script
+	}
+	for _, w := range h.woken {
+		rc.p.wakeKeysOf(w.cmd, w.argv) // blocked clients get what the script pushed, after it (blocking.go)
+	}
+	h.woken = nil
+}
+
+// scriptHost is a connection's script client: what redis.call runs
+// commands as.
+type scriptHost struct {
+	rc    *conn
+	run   *script.Run
+	ro    bool // EVAL_RO, EVALSHA_RO or flags=no-writes
+	flags int
+	wrote bool // a write command ran (SCRIPT KILL refuses; OOM is checked before the first only)
+	buf   bytes.Buffer
+	w     *resp.Writer
+	out   []byte // the script's reply, reused
+	woken []wokenWrite
+}
+
+// wokenWrite is a write of a script that may serve blocked clients once
+// the script is over.
+type wokenWrite struct {
+	cmd  *respCommand
+	argv [][]byte
+}
+
+func (rc *conn) scriptHost() *scriptHost {
+	if rc.script == nil {
+		h := &scriptHost{rc: rc}
+		h.w = resp.NewWriter(&h.buf, 4096)
+		h.w.SetErrorHook(rc.countError)
+		rc.script = h
+	}
+	return rc.script
+}
+
+// Call is redis.call: the command looked up and checked as Redis's
+// scriptCall does, run as the connection's command with its reply
+// captured.
+func (h *scriptHost) Call(argv [][]byte, resp3 bool) []byte {
+	rc := h.rc
+	cmd := rc.lookup(argv[0])
+	if cmd != nil && len(cmd.subs) > 0 && (len(argv) > 1 || cmd.run == nil) {
+		if len(argv) < 2 {
+			return []byte(errScriptArgs)
+		}
+		cmd = cmd.subcommand(argv[1])
+	}
+	if cmd == nil && (is(argv[0], "fcall") || is(argv[0], "fcall_ro") || is(argv[0], "function")) {
+		return []byte(errScriptDenied) // noscript in Redis; not served yet (versionGaps)
+	}
+	if cmd == nil || cmd.run == nil {
+		return []byte(errScriptUnknown)
+	}
+	if !cmd.arityOK(len(argv)) {
+		return []byte(errScriptArgs)
+	}
+	if cmd.noScript {
+		return []byte(errScriptDenied)
+	}
+	if cmd.write || cmd.mayReplicate {
+		if h.ro {
+			return []byte(errScriptWrite)
+		}
+		if err := rc.st.WriteErr(); err != nil && cmd.write {
+			rc.Count(server.StatDiskRefused)
+			return []byte("-" + errMisconf + store.DiskErrText(err) + "\r\n")
+		}
+	}
+	if cmd.denyOOM && !h.wrote && h.flags&flagAllowOOM == 0 && rc.st.Full() {
+		rc.Count(server.StatStoreNoMemory)
+		return []byte("-" + errOOM + "\r\n")
+	}
+	if rc.p.cluster != nil && (cmd.firstKey > 0 || cmd.keysOf != nil) {
+		if msg := rc.scriptKeysHere(cmd, argv); msg != "" {
+			return []byte(msg)
+		}
+	}
+	if cmd.write {
+		h.wrote = true
+		h.run.NoteWrite()
+		if rc.p.blocked.n.Load() != 0 {
+			h.woken = append(h.woken, wokenWrite{cmd: cmd, argv: copyArgv(argv)})
+		}
+	}
+	h.buf.Reset()
+	h.w.SetRESP3(resp3)
+	w := rc.w
+	rc.w = h.w
+	rc.call(cmd, argv) // cmdstats.go
+	rc.w = w
+	_ = h.w.Flush()
+	return h.buf.Bytes()
+}
+
+// Log is redis.log: the server's log at the level Redis's maps to.
+func (h *scriptHost) Log(level int, msg string) {
+	log := h.rc.p.log
+	switch level {
+	case script.LogDebug:
+		log.Debug(msg, "source", "script")
+	case script.LogVerbose, script.LogNotice:
+		log.Info(msg, "source", "script")
+	default:
+		log.Warn(msg, "source", "script")
+	}
+}
+
+// Known reports whether a command of that name exists
+// (redis.acl_check_cmd).
+func (h *scriptHost) Known(name string) bool { return lookupCommand([]byte(name)) != nil }
+
+// scriptKeysHere is Redis's check that a script's command touches only
+// keys of this node's slots, in one slot.
+func (rc *conn) scriptKeysHere(cmd *respCommand, argv [][]byte) string {
+	var buf [8][]byte
+	slot := -1
+	for _, k := range cmd.keys(argv, buf[:0]) {
+		s := cluster.KeySlot(k)
+		if slot >= 0 && s != slot {
+			return "-ERR Script attempted to access a non local key in a cluster node\r\n"
+		}
+		slot = s
+	}
+	if slot >= 0 && !rc.ownsSlot(slot) {
+		return "-ERR Script attempted to access a non local key in a cluster node\r\n"
+	}
+	return ""
+}
+
+func copyArgv(argv [][]byte) [][]byte {
+	cp := make([][]byte, len(argv))
+	for i, a := range argv {
+		cp[i] = bytes.Clone(a)
+	}
+	return cp
+}
+
+func cmdScriptLoad(rc *conn, argv [][]byte) {
+	s, err := rc.loadScript(argv[2])
+	if err != nil {
+		rc.w.Error(err.Error())
+		return
+	}
+	rc.w.BulkString(s.SHA)
+}
+
+func cmdScriptExists(rc *conn, argv [][]byte) {
+	rc.w.Array(len(argv) - 2)
+	for _, sha := range argv[2:] {
+		rc.w.Int(int64(b2i(rc.p.scripts.Exists(sha))))
+	}
+}
+
+func cmdScriptFlush(rc *conn, argv [][]byte) {
+	if len(argv) > 3 || len(argv) == 3 && !is(argv[2], "sync") && !is(argv[2], "async") {
+		rc.w.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	rc.p.scripts.Flush()
+	rc.w.OK()
+}
+
+func cmdScriptKill(rc *conn, _ [][]byte) {
+	if err := rc.p.scripts.Kill(); err != nil {
+		rc.w.Error(err.Error())
+		return
+	}
+	rc.w.OK()
+}
+
+// awaitScript is dispatch's step while another connection's script
+// runs: wait until it ends, or answer BUSY once it has run longer than
+// busy-reply-threshold. It reports whether the command may go on.
+func (rc *conn) awaitScript(r *script.Run, cmd *respCommand) bool {
+	if cmd.allowBusy {
+		return true
+	}
+	threshold := time.Duration(rc.p.busyThreshold.Load()) * time.Millisecond
+	wait := threshold - time.Duration(rc.p.ops.clock.ns(rc.p.ops.now()-r.Started))
+	if threshold > 0 && wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-r.Done():
+			return true
+		case <-t.C:
+		}
+	} else if threshold <= 0 {
+		<-r.Done() // no threshold: wait as long as it runs
+		return true
+	}
+	select {
+	case <-r.Done():
+		return true
+	default:
+	}
+	rc.reject(errBusy)
+	return false
+}
+
+// scriptConfigParams are busy-reply-threshold and its older name,
+// lua-time-limit: one setting under two names, as in Redis 7.0.
+func scriptConfigParams() []*configParam {
+	get := func(rc *conn) string { return itoa64(rc.p.busyThreshold.Load()) }
+	set := intConfig(0, 1<<62, func(p *Protocol, v int64) string {
+		p.busyThreshold.Store(v)
+		return ""
+	})
+	return []*configParam{
+		{name: "busy-reply-threshold", get: get, set: set, def: "5000"},
+		{name: "lua-time-limit", get: get, set: set, def: "5000", noRewrite: true},
+	}
+}
+
+// scriptInfo writes INFO memory's scripting fields, as Redis 7.0 prints
+// them.
+func (p *Protocol) scriptInfo(field func(k string, v any)) {
+	st := p.scripts.Stats()
+	const vmFunctions = 32768 + 1024 // a Lua state without functions, as Redis reports it
+	const functionsMem = 200
+	field("used_memory_lua", st.LuaBytes)
+	field("used_memory_vm_eval", st.LuaBytes)
+	field("used_memory_lua_human", humanBytes(st.LuaBytes))
+	field("used_memory_scripts_eval", st.ScriptBytes)
+	field("number_of_cached_scripts", st.Scripts)
+	field("number_of_functions", 0)
+	field("number_of_libraries", 0)
+	field("used_memory_vm_functions", vmFunctions)
+	field("used_memory_vm_total", st.LuaBytes+vmFunctions)
+	field("used_memory_vm_total_human", humanBytes(st.LuaBytes+vmFunctions))
+	field("used_memory_functions", functionsMem)
+	field("used_memory_scripts", st.ScriptBytes+functionsMem)
+	field("used_memory_scripts_human", humanBytes(st.ScriptBytes+functionsMem))
+}
+
+// isScriptCommand reports whether c runs a script: it needs the
+// connection's goroutine (loop.go).
+func isScriptCommand(c *respCommand) bool {
+	return slices.Contains([]string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}, c.name)
+}
+
+// setScriptFlags sets what scripts need of c's Redis flags.
+func setScriptFlags(c *respCommand) {
+	c.noScript = slices.Contains(c.flags, "noscript")
+	// Redis's MAY_REPLICATE flag, which COMMAND INFO does not print:
+	// the commands a client pause holds back besides the writes.
+	c.mayReplicate = !c.write && c.pauseCovers()
+	c.allowBusy = slices.Contains(c.flags, "allow_busy")
+}
