@@ -89,6 +89,16 @@ type Engine struct {
 	closeOnce sync.Once
 }
 
+// maxArrayIndex bounds the array part of a Lua table. gopher-lua grows a
+// table's array up to the largest index set below lua.MaxArrayIndex (64 M
+// by default): one `t[6e7] = 1`, or a cmsgpack map with such a key, would
+// allocate about 1 GiB at once, before the memory guard can look. Above
+// the bound an index goes to the table's hash part, as sparse indexes do
+// in Lua 5.1, so scripts see the same values.
+const maxArrayIndex = 1 << 20
+
+func init() { lua.MaxArrayIndex = maxArrayIndex }
+
 // New returns an empty Engine.
 func New(cfg Config) *Engine {
 	if cfg.MaxScripts <= 0 {

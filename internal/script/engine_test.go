@@ -1,6 +1,7 @@
 package script
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -183,5 +184,23 @@ func TestSandboxSurvivesMetatableTricks(t *testing.T) {
 	}
 	if got := eval(t, e, "return undefinedvar", false); !strings.Contains(got, "nonexistent global variable 'undefinedvar'") {
 		t.Fatalf("after metatable tricks, an undefined global = %q", got)
+	}
+}
+
+// TestSparseIndexAllocatesLittle: setting one high index of a table does
+// not allocate an array up to it (1 GiB at 6e7: maxArrayIndex), and reads
+// back as in Lua 5.1.
+func TestSparseIndexAllocatesLittle(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if got := eval(t, e, "local t = {} t[6e7] = 7 t[6e7+1] = 8 return {t[6e7], t[6e7+1], #t}", false); got != "*3\r\n:7\r\n:8\r\n:0\r\n" {
+		t.Fatalf("sparse table = %q", got)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<20 {
+		t.Fatalf("setting t[6e7] allocated %d MiB", grew>>20)
 	}
 }
