@@ -44,6 +44,7 @@ type Config struct {
 	SweepInterval time.Duration // active expiry tick; default 100ms; <0 disables the sweeper and the disk limit's loop (tests call TrimDisk)
 	DiskLimit     int64         // durable mode: bytes the Disk may hold (disklimit.go); default (0): no limit
 	Logger        *slog.Logger  // durable mode: where disk failures and recoveries are logged; nil: nowhere
+	DiskRetry     time.Duration // durable mode: how often a failed disk is retried (diskfail.go); default 1 s
 	OffHeapMin    int           // big collections' slices of this many bytes or more are mapped outside the Go heap (bigmem.go); 0 = default (16 KiB), < 0 = never
 }
 

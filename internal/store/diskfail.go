@@ -30,9 +30,9 @@ import (
 // works the Store writes its own state record again and takes writes.
 // One log line says when the state is entered, one when it is left.
 
-// diskRetryInterval is how often the watcher retries a failed disk. A
-// variable for tests.
-var diskRetryInterval = time.Second
+// diskRetryInterval is how often the watcher retries a failed disk, as
+// Redis retries a failed AOF write (Config.DiskRetry).
+const diskRetryInterval = time.Second
 
 // diskFailure is the state the watcher logs and DiskStats reports.
 type diskFailure struct {
@@ -76,21 +76,24 @@ func (s *Store) SyncSince(mark uint64) error {
 	return nil
 }
 
-// diskWatch forgets lost changes and retries a failed disk until Close.
-func (s *Store) diskWatch(log *slog.Logger) {
+// diskWatch forgets lost changes at once and retries a failed disk every
+// retry until Close.
+func (s *Store) diskWatch(log *slog.Logger, retry time.Duration) {
 	defer s.wg.Done()
-	t := time.NewTicker(diskRetryInterval)
+	t := time.NewTicker(retry)
 	defer t.Stop()
 	for {
+		tick := false
 		select {
 		case <-s.quit:
 			return
 		case <-s.disk.Lost():
 		case <-t.C:
+			tick = true
 		}
 		s.forgetLost()
 		s.noteFailure(log)
-		if s.disk.Failure() != nil {
+		if tick && s.disk.Failure() != nil {
 			if err := s.RecoverDisk(); err != nil {
 				s.ds.mu.Lock()
 				s.ds.fail.lastRetry = err

@@ -151,8 +151,12 @@ func open(cfg Config, d Disk) (*Store, error) {
 		if log == nil {
 			log = slog.New(slog.DiscardHandler)
 		}
+		retry := cfg.DiskRetry
+		if retry <= 0 {
+			retry = diskRetryInterval
+		}
 		s.wg.Add(1)
-		go s.diskWatch(log)
+		go s.diskWatch(log, retry)
 		if cfg.DiskLimit > 0 && cfg.SweepInterval > 0 {
 			s.wg.Add(1)
 			go s.diskLoop()
