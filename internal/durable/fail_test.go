@@ -33,6 +33,22 @@ func failOn(mem *vfs.MemFS, suffix string, ops ...vfs.Op) {
 	})
 }
 
+// openOnFS opens the engine at /data with o (its FS set), a Log over it
+// and a store over the Log, with no sweeper.
+func openOnFS(t *testing.T, o lsm.Options) (*lsm.DB, *Log, *store.Store) {
+	t.Helper()
+	db, err := lsm.Open("/data", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(db)
+	s, err := store.Open(store.Config{SweepInterval: -1}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, l, s
+}
+
 func get(t *testing.T, s *store.Store, key string) string {
 	t.Helper()
 	it, ok := s.Get([]byte(key))
@@ -68,15 +84,7 @@ func TestDiskFailureForgetsAndRecovers(t *testing.T) {
 			mem := vfs.NewMem()
 			o := tc.o
 			o.FS = mem
-			db, err := lsm.Open("/data", o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := New(db)
-			s, err := store.Open(store.Config{SweepInterval: -1}, l)
-			if err != nil {
-				t.Fatal(err)
-			}
+			db, l, s := openOnFS(t, o)
 			for i := range 50 {
 				if _, err := s.Store(store.ModeSet, fmt.Appendf(nil, "k%d", i), []byte("v1"), 0, 0, 0); err != nil {
 					t.Fatal(err)
@@ -91,7 +99,7 @@ func TestDiskFailureForgetsAndRecovers(t *testing.T) {
 			if _, err := s.Store(store.ModeSet, []byte("k1"), []byte("lost"), 0, 0, 0); err != nil {
 				t.Fatal(err)
 			}
-			err = s.Sync()
+			err := s.Sync()
 			if !errors.Is(err, syscall.ENOSPC) {
 				t.Fatalf("Sync with the log failing = %v, want ENOSPC", err)
 			}
@@ -160,15 +168,7 @@ func TestDiskFailureForgetsAndRecovers(t *testing.T) {
 			_ = db.Close()
 			for name, crashed := range clones {
 				o.FS = crashed
-				db, err := lsm.Open("/data", o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				l := New(db)
-				s, err := store.Open(store.Config{SweepInterval: -1}, l)
-				if err != nil {
-					t.Fatal(err)
-				}
+				db, l, s := openOnFS(t, o)
 				want := map[string]string{"k1": "v1", "k2": "v1", "k3": "v3", "k4": "v1", "k49": "v1"}
 				for k, v := range want {
 					if got := get(t, s, k); got != v {
@@ -192,15 +192,7 @@ func TestDiskFailureForgetsAndRecovers(t *testing.T) {
 func TestMultiKeyChangesCommitTogether(t *testing.T) {
 	mem := vfs.NewMem()
 	o := lsm.Options{FS: mem, Sync: lsm.SyncAlways}
-	db, err := lsm.Open("/data", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := New(db)
-	s, err := store.Open(store.Config{SweepInterval: -1}, l)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, l, s := openOnFS(t, o)
 	const tokens, slots = 4, 16
 	for i := range tokens {
 		if _, err := s.Store(store.ModeSet, fmt.Appendf(nil, "slot%d", i), []byte("token"), 0, 0, 0); err != nil {
