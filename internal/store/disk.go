@@ -284,7 +284,7 @@ func (s *Store) loadDisk() error {
 		// fence covers them all; if not, it is armed again.
 		at := max(int64(flushAt)/1e6, 1)
 		s.flushAt.Store(at)
-		var clk clock
+		clk := s.clock()
 		if clk.now() >= at {
 			fence = max(fence, limit)
 			flushFence = fence

@@ -274,7 +274,7 @@ func (s *Store) expiredElsewhere(sh *shard, clk *clock) bool {
 // escapes to the heap (a clock passed to op as an argument did).
 func (s *Store) withRoom(sh *shard, clk *clock, op func() (deficit int64)) bool {
 	for attempt := 0; ; attempt++ {
-		*clk = clock{}
+		*clk = s.clock()
 		s.pollFlush(clk)
 		s.lock(sh)
 		deficit := op()
@@ -297,7 +297,7 @@ func (s *Store) withRoom(sh *shard, clk *clock, op func() (deficit int64)) bool 
 // walk has corrected it, and the retry will evict in the writer's own
 // shard first).
 func (s *Store) makeRoom(sh *shard, deficit int64) bool {
-	var clk clock
+	clk := s.clock()
 	n := len(s.shards)
 	start := int(s.victim.Add(1)) // spread eviction pressure over the shards
 	fence := s.fence.Load()

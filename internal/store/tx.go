@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"time"
 )
 
 // Tx is a command's hold on several keys at once (LMOVE, SMOVE,
@@ -42,7 +43,7 @@ func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
 	if s.excl != nil {
 		// Inside Exclusive: every shard is held already; only keep
 		// records in place while the handles are open.
-		tx := &Tx{s: s, shards: s.excl.shards, nested: true}
+		tx := &Tx{s: s, clk: s.clock(), shards: s.excl.shards, nested: true}
 		s.pollFlush(&tx.clk)
 		for _, sh := range tx.shards {
 			sh.walking = true
@@ -351,7 +352,7 @@ func (s *Store) unlock(sh *shard) {
 // only on the calling goroutine; a Tx started on it nests in the
 // exclusive one. Writes inside fn evict as they do outside it.
 func (s *Store) Exclusive(fn func(v *Store) error) error {
-	tx := &Tx{s: s}
+	tx := &Tx{s: s, clk: clock{ms: time.Now().UnixMilli()}}
 	s.pollFlush(&tx.clk)
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -361,5 +362,5 @@ func (s *Store) Exclusive(fn func(v *Store) error) error {
 	}
 	s.holdDisk() // an EXEC is one batch on disk too
 	defer tx.end()
-	return fn(&Store{core: s.core, excl: tx, maxItem: s.maxItem})
+	return fn(&Store{core: s.core, excl: tx, maxItem: s.maxItem, frozen: tx.clk.ms})
 }

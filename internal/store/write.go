@@ -35,7 +35,7 @@ func (s *Store) Store(mode Mode, key, value []byte, flags uint32, deadline int64
 	sh := s.shardFor(h)
 	var newCAS uint64
 	var err error
-	var clk clock
+	clk := s.clock()
 	if !s.withRoom(sh, &clk, func() (deficit int64) {
 		newCAS, deficit, err = s.storeLocked(sh, &clk, h, mode, key, value, flags, deadline, cas)
 		return deficit
@@ -169,7 +169,7 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 func (s *Store) Incr(key []byte, delta uint64, decr bool) (value uint64, cas uint64, err error) {
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	var clk clock
+	clk := s.clock()
 	if !s.withRoom(sh, &clk, func() (deficit int64) {
 		value, cas, deficit, err = s.incrLocked(sh, &clk, h, key, delta, decr)
 		return deficit
