@@ -152,6 +152,10 @@ func (s *Store) reserveLocked(sh *shard, clk *clock, need int64, keep *entry) (d
 		}
 		break
 	}
+	if s.overdraw && s.noEvict.Load() {
+		s.used.Add(need) // AllowOOM: past the limit, as Redis's allow-oom script
+		return 0
+	}
 	return max(need-(s.limit.Load()-s.used.Load()), 1)
 }
 

@@ -38,6 +38,9 @@ type Store struct {
 	// middle of a script or EXEC (Redis freezes its clock for them too).
 	// Zero outside such a view: each operation reads the clock.
 	frozen int64
+	// overdraw lets this view's writes go past the memory limit when
+	// NoEvict forbids making room (AllowOOM).
+	overdraw bool
 }
 
 // core is a Store's state, shared by the Store and the views Exclusive
@@ -351,6 +354,16 @@ func (s *Store) MaxValueLen(keyLen int) int {
 func (s *Store) WithMaxItemSize(n int64) *Store {
 	v := *s
 	v.maxItem = min(max(n, 0), s.maxItem)
+	return &v
+}
+
+// AllowOOM returns a view of s whose writes succeed past the memory
+// limit when NoEvict forbids making room, where s's would fail with
+// ErrNoMemory: a Redis script flagged allow-oom, which Redis lets write
+// past maxmemory. With eviction, room is made as always.
+func (s *Store) AllowOOM() *Store {
+	v := *s
+	v.overdraw = true
 	return &v
 }
 

@@ -119,7 +119,7 @@ type put struct {
 // Nothing is changed unless it succeeds.
 func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p *put) (newCAS uint64, deficit int64, err error) {
 	cost := int64(len(key)+len(a)+len(b)) + ItemOverhead
-	if cost > s.limit.Load() {
+	if cost > s.limit.Load() && !(s.overdraw && s.noEvict.Load()) {
 		return 0, 0, ErrNoMemory // could not fit even in an empty store
 	}
 	var oldCost int64

@@ -234,6 +234,9 @@ func (rc *conn) runScript(s *script.Script, keys, args [][]byte, ro bool, flags 
 	errs := rc.errs
 	run := func(v *store.Store) error {
 		base, now := rc.st, rc.nowMs
+		if flags&flagAllowOOM != 0 {
+			v = v.AllowOOM()
+		}
 		rc.st, rc.nowMs = v, v.Now() // time stands still in a script (store.Store.Now)
 		defer func() { rc.st, rc.nowMs = base, now }()
 		r := rc.p.scripts.Begin()

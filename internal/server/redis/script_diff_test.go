@@ -680,7 +680,7 @@ var scriptSessionsPending = map[string]string{
 	"lua runtime and compile errors": "gopher-lua words some runtime and compile errors its own way (docs/redis.md, Scripting)",
 	"redis helpers":                  "gopher-lua words calling a nil field its own way (docs/redis.md, Scripting)",
 	"sandbox globals":                "gopher-lua's # of a table with holes differs (docs/redis.md, Scripting)",
-	"scripts when out of memory":     "allow-oom cannot take the store past its memory limit (docs/redis.md, Scripting)",
+	"scripts when out of memory":     "FUNCTION and FCALL are not served yet (issue 38)",
 }
 
 func TestScriptDifferential(t *testing.T) {
