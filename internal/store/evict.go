@@ -95,6 +95,7 @@ func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) int64 {
 			sh.expiredUnfetched++
 		}
 		s.notifyLocked(key, EventExpired)
+		s.feedDelete(key)
 	case dropFlushed:
 		sh.reclaimed++
 	case dropEvicted:
@@ -104,6 +105,7 @@ func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) int64 {
 		}
 		if s.disk == nil { // a durable store still holds the key on disk
 			s.notifyLocked(key, EventEvicted)
+			s.feedDelete(key)
 		}
 	}
 	return c

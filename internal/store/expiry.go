@@ -181,6 +181,9 @@ func (s *Store) raiseFenceLocked() uint64 {
 	if s.disk != nil {
 		s.ds.flushFence.Store(s.fence.Load())
 	}
+	if f := s.feeder(); f != nil {
+		f.Flush(s.fence.Load())
+	}
 	return s.fence.Load()
 }
 

@@ -84,7 +84,8 @@ type core struct {
 	diskWrites atomic.Uint64 // changes queued to the disk
 	cursors    *scanCursors  // where SCAN walks over the disk stand (diskscan.go)
 
-	notify notifyState // keyspace events (notify.go)
+	notify    notifyState // keyspace events (notify.go)
+	feedState             // replication's change feed (feed.go)
 
 	quit      chan struct{}
 	closeOnce sync.Once

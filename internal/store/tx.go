@@ -25,6 +25,7 @@ type Tx struct {
 	shards []*shard
 	opened []*coll
 	nested bool // run inside Exclusive, whose Tx holds the shards
+	held   Feed // the Feed holdDisk held, released by end
 
 	// cleared are the keys Clear removed a value from: a collection
 	// stored there afterwards replaces it (a *STORE destination), which is
@@ -72,7 +73,7 @@ func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
 		sh.walking = true
 		sh.txDepth++
 	}
-	s.holdDisk()
+	tx.held = s.holdDisk()
 	defer tx.end()
 	return fn(tx)
 }
@@ -98,12 +99,18 @@ func (s *Store) unheld(fn func() error) error {
 }
 
 // holdDisk begins a Tx's section on the Disk, which commits its changes
-// in one batch (Disk.Hold); the Tx's end releases it once every change is
-// queued.
-func (s *Store) holdDisk() {
+// in one batch (Disk.Hold), and on the Feed, which it returns; the Tx's
+// end releases both once every change is queued (the Feed it held, even
+// if another was attached meanwhile).
+func (s *Store) holdDisk() Feed {
 	if s.disk != nil {
 		s.disk.Hold()
 	}
+	f := s.feeder()
+	if f != nil {
+		f.Hold()
+	}
+	return f
 }
 
 // shardIndex is sh's position in s.shards.
@@ -147,6 +154,9 @@ func (tx *Tx) end() {
 	}
 	if s.disk != nil {
 		s.disk.Release() // every change is queued: settled above
+	}
+	if tx.held != nil {
+		tx.held.Release()
 	}
 	if over := s.used.Load() - s.limit.Load(); over > 0 {
 		s.shed(nil, over)
@@ -360,7 +370,7 @@ func (s *Store) Exclusive(fn func(v *Store) error) error {
 		sh.mu.Lock()
 		sh.txDepth++ // commands may keep what they read until EXEC ends
 	}
-	s.holdDisk() // an EXEC is one batch on disk too
+	tx.held = s.holdDisk() // an EXEC is one batch on disk (and for replicas) too
 	defer tx.end()
 	return fn(&Store{core: s.core, excl: tx, maxItem: s.maxItem, frozen: tx.clk.ms})
 }

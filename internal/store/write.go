@@ -150,7 +150,7 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 			s.notifyLocked(key, EventNew)
 		}
 	}
-	if s.disk != nil {
+	if s.recording() {
 		s.persistItem(sh, key, a, b, &e)
 	}
 	sh.bytes += cost - oldCost
