@@ -27,13 +27,58 @@ func (f *logFeed) Flush(fence uint64) {
 	f.mu.Unlock()
 }
 
+// storeFeed applies a store's Feed to another store with PutRecord, as a
+// replica applies its primary's changes.
+type storeFeed struct {
+	to    *store.Store
+	fence uint64
+}
+
+func (f *storeFeed) Write(key, rec []byte, deadline int64) {
+	_ = f.to.Tx([][]byte{key}, func(tx *store.Tx) error {
+		if rec == nil {
+			tx.Delete(key)
+			return nil
+		}
+		return tx.PutRecord(key, rec, deadline)
+	})
+}
+func (f *storeFeed) Flush(fence uint64) { f.to.FlushAll(0) }
+func (f *storeFeed) Hold()              {}
+func (f *storeFeed) Release()           {}
+
+// feeds sends one Feed's calls to several.
+type feeds []store.Feed
+
+func (fs feeds) Write(key, rec []byte, deadline int64) {
+	for _, f := range fs {
+		f.Write(key, rec, deadline)
+	}
+}
+func (fs feeds) Flush(fence uint64) {
+	for _, f := range fs {
+		f.Flush(fence)
+	}
+}
+func (fs feeds) Hold() {
+	for _, f := range fs {
+		f.Hold()
+	}
+}
+func (fs feeds) Release() {
+	for _, f := range fs {
+		f.Release()
+	}
+}
+
 // TestFeedReplaysToTheSameState runs four writers over 300 shared keys on
 // a cache-mode store whose memory is small enough to evict (strings with
 // flags and deadlines, appends, increments, deletes, hashes, RENAME and
 // COPY in a Tx, several writes in an Exclusive section), with its Feed
-// going into a Log, then opens a store over that Log and requires every
-// key to be the same in both: the feed gives every change of a key in the
-// order it was made, evictions and expiries included.
+// going into a Log and, through Tx.PutRecord, into a second store; then
+// opens a store over that Log and requires every key to be the same in all
+// three: the feed gives every change of a key in the order it was made,
+// evictions and expiries included.
 func TestFeedReplaysToTheSameState(t *testing.T) {
 	l, err := Open(t.TempDir(), lsm.Options{Sync: lsm.SyncNone})
 	if err != nil {
@@ -42,7 +87,9 @@ func TestFeedReplaysToTheSameState(t *testing.T) {
 	feed := &logFeed{Log: l}
 	p := store.New(store.Config{MemoryLimit: 48 << 10, SweepInterval: 5 * time.Millisecond})
 	defer p.Close()
-	p.SetFeed(feed)
+	applied := store.New(store.Config{MemoryLimit: store.NoMemoryLimit, SweepInterval: -1})
+	defer applied.Close()
+	p.SetFeed(feeds{feed, &storeFeed{to: applied}})
 
 	const keys = 300
 	key := func(r *rand.Rand) []byte { return fmt.Appendf(nil, "k%d", r.IntN(keys)) }
@@ -125,6 +172,14 @@ func TestFeedReplaysToTheSameState(t *testing.T) {
 	if st := p.Stats(); st.Evictions == 0 {
 		t.Errorf("no eviction in the feeding store (%+v): the test missed what it is for", st)
 	}
+	for _, r := range []*store.Store{r, applied} {
+		compareStores(t, p, r, keys)
+	}
+}
+
+// compareStores requires every key of the test to be the same in p and r.
+func compareStores(t *testing.T, p, r *store.Store, keys int) {
+	t.Helper()
 	var hp, hr store.Hash
 	for i := range keys + 200 {
 		k := fmt.Appendf(nil, "k%d", i)

@@ -1,6 +1,10 @@
 package store
 
-import "sync/atomic"
+import (
+	"encoding/binary"
+	"errors"
+	"sync/atomic"
+)
 
 // Feed receives every change of the store's keys, in the order the
 // changes happened: what a replication primary streams to its replicas.
@@ -71,4 +75,52 @@ func (s *Store) feedDelete(key []byte) {
 // feedState is the part of core the Feed needs.
 type feedState struct {
 	feed atomic.Pointer[feedRef]
+}
+
+// errRecord is PutRecord's answer to a record too short for its header.
+var errRecord = errors.New("store: malformed record")
+
+// PutRecord stores rec, a record this build's Feed or Disk was given (its
+// kind, encoding, memcached flags and value), under key with deadline
+// (Unix ms, 0 for none), replacing whatever key holds, under a new CAS
+// token. It turns a record back into a value the Store's readers
+// understand (replication encodes a changed collection from it). rec is
+// trusted as the Disk's records are: it is not checked as client input.
+// The key must not be open.
+func (tx *Tx) PutRecord(key, rec []byte, deadline int64) error {
+	if len(rec) < diskHeader {
+		return errRecord
+	}
+	s := tx.s
+	sh, h := tx.lockedShard(key)
+	meta := rec[0] &^ metaWinSent
+	value := rec[diskHeader:]
+	var obj object
+	var objSize int64
+	if encOf(meta) == encBig {
+		o, err := s.decodeFlat(sh.seed, kindOf(meta), value)
+		if err != nil {
+			return err
+		}
+		obj, objSize = o, o.size()
+		value = make([]byte, 4) // the object's number, set below
+	} else if s.tooLarge(len(key), len(value)) {
+		return ErrTooLarge
+	}
+	tx.Delete(key)
+	e := entry{tag: tagOf(h), meta: meta, deadline: deadline}
+	e.flags = binary.LittleEndian.Uint32(rec[1:])
+	e.cas = s.nextCAS()
+	e.atime = s.nowSec(&tx.clk)
+	if obj != nil {
+		binary.LittleEndian.PutUint32(value, sh.newObjLocked(obj, objSize))
+	}
+	cost := int64(len(key)+len(value)) + ItemOverhead + objSize
+	sh.insertLocked(&e, key, value, nil)
+	s.notifyLocked(key, EventNew)
+	sh.bytes += cost
+	s.used.Add(cost)
+	sh.totalItems++
+	s.persistLocked(sh, &e)
+	return nil
 }
