@@ -124,3 +124,22 @@ func (tx *Tx) PutRecord(key, rec []byte, deadline int64) error {
 	s.persistLocked(sh, &e)
 	return nil
 }
+
+// RecordString returns the value and memcached flags of rec when it is a
+// string's record (what a Feed or Disk is given); ok is false for a
+// collection's.
+func RecordString(rec []byte) (value []byte, flags uint32, ok bool) {
+	if len(rec) < diskHeader || kindOf(rec[0]) != KindString || encOf(rec[0]) == encBig {
+		return nil, 0, false
+	}
+	return rec[diskHeader:], binary.LittleEndian.Uint32(rec[1:]), true
+}
+
+// RecordCAS returns the CAS token rec was written with: one at or below a
+// Feed's flush fence is obsolete.
+func RecordCAS(rec []byte) uint64 {
+	if len(rec) < diskHeader {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(rec[5:])
+}
