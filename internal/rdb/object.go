@@ -18,7 +18,7 @@ import (
 // Dump serializes the value under key as DUMP does: the object, sealed
 // with the version and CRC. It reports false for a missing key.
 func Dump(st *store.Store, key []byte) ([]byte, bool, error) {
-	p, _, ok, err := appendObject(nil, st, key)
+	p, _, ok, err := appendObject(nil, st, key, false)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
@@ -26,16 +26,17 @@ func Dump(st *store.Store, key []byte) ([]byte, bool, error) {
 }
 
 // appendObject appends the type byte and object of the value under key
-// to b, and returns the item it read (its deadline). The kind is read
+// to b (with the key between them when withKey is set, as a file holds
+// them), and returns the item it read (its deadline). The kind is read
 // first, then the value through its handle; a key that changes kind in
 // between is read again.
-func appendObject(b []byte, st *store.Store, key []byte) ([]byte, store.Item, bool, error) {
+func appendObject(b []byte, st *store.Store, key []byte, withKey bool) ([]byte, store.Item, bool, error) {
 	for {
 		it, ok := st.Peek(key)
 		if !ok {
 			return b, it, false, nil
 		}
-		p, found, err := appendKind(b, st, key, it)
+		p, found, err := appendKind(b, st, key, it, withKey)
 		if errors.Is(err, store.ErrWrongType) {
 			continue // changed kind since Peek
 		}
@@ -46,11 +47,19 @@ func appendObject(b []byte, st *store.Store, key []byte) ([]byte, store.Item, bo
 	}
 }
 
-// appendKind appends the object of the value of kind it.Kind under key.
-func appendKind(b []byte, st *store.Store, key []byte, it store.Item) (p []byte, found bool, err error) {
+// appendKind appends the object of the value of kind it.Kind under key
+// (after the key when withKey is set).
+func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bool) (p []byte, found bool, err error) {
+	head := func(typ byte) []byte {
+		h := append(b, typ)
+		if withKey {
+			h = AppendString(h, key)
+		}
+		return h
+	}
 	switch it.Kind {
 	case store.KindString:
-		return AppendString(append(b, typeString), it.Value), true, nil
+		return AppendString(head(typeString), it.Value), true, nil
 	case store.KindHash:
 		var h store.Hash
 		err = st.ViewHash(key, &h, func() error {
@@ -58,10 +67,10 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item) (p []byte,
 				return nil
 			}
 			if lp := h.HashListpack(); lp != nil {
-				p = AppendString(append(b, typeHashListpack), lp)
+				p = AppendString(head(typeHashListpack), lp)
 				return nil
 			}
-			p = AppendLen(append(b, typeHash), uint64(h.Len()))
+			p = AppendLen(head(typeHash), uint64(h.Len()))
 			h.Each(func(f, v []byte) bool {
 				p = AppendString(AppendString(p, f), v)
 				return true
@@ -75,12 +84,12 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item) (p []byte,
 				return nil
 			}
 			if is := s.Intset(); is != nil {
-				p = AppendString(append(b, typeSetIntset), is)
+				p = AppendString(head(typeSetIntset), is)
 				return nil
 			}
 			// A listpack set is Redis 7.2's encoding, which 7.0
 			// cannot read: written as RDB_TYPE_SET, as a big one.
-			p = AppendLen(append(b, typeSet), uint64(s.Len()))
+			p = AppendLen(head(typeSet), uint64(s.Len()))
 			s.Each(func(m []byte) bool {
 				p = AppendString(p, m)
 				return true
@@ -91,7 +100,7 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item) (p []byte,
 		var l store.List
 		err = st.ViewList(key, &l, func() error {
 			if found = l.Exists(); found {
-				p = appendList(b, &l)
+				p = appendList(head(typeListQuick2), &l)
 			}
 			return nil
 		})
@@ -102,11 +111,11 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item) (p []byte,
 				return nil
 			}
 			if lp := z.Listpack(); lp != nil {
-				p = AppendString(append(b, typeZSetListpack), lp)
+				p = AppendString(head(typeZSetListpack), lp)
 				return nil
 			}
 			n := z.Len()
-			p = AppendLen(append(b, typeZSet2), uint64(n))
+			p = AppendLen(head(typeZSet2), uint64(n))
 			z.Range(0, n-1, true, func(m []byte, score float64) bool { // from the tail, as Redis writes it
 				p = AppendDouble(AppendString(p, m), score)
 				return true
@@ -123,11 +132,11 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item) (p []byte,
 // into: list-max-listpack-size -2, Redis's default (8 KiB).
 const quicklistNodeBytes = 8192
 
-// appendList writes a list as RDB_TYPE_LIST_QUICKLIST_2: a small list's
-// listpack as one packed node, a big one cut into packed nodes of at
-// most 8 KiB (an element larger than that alone in its node).
-func appendList(b []byte, l *store.List) []byte {
-	p := append(b, typeListQuick2)
+// appendList writes a list's RDB_TYPE_LIST_QUICKLIST_2 object after p,
+// its head: a small list's listpack as one packed node, a big one cut
+// into packed nodes of at most 8 KiB (an element larger than that alone
+// in its node).
+func appendList(p []byte, l *store.List) []byte {
 	if lp := l.Listpack(); lp != nil {
 		p = AppendLen(p, 1)
 		p = AppendLen(p, quicklistPacked)
