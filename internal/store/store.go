@@ -213,6 +213,13 @@ func (s *Store) shardFor(h uint64) *shard {
 	return &s.shards[h&s.mask]
 }
 
+// Changes counts the writes so far: every write that stores a value takes
+// a new CAS token, so the token counter is the count (Redis's dirty
+// counter, for rdb_changes_since_last_save). Deletes, expiries and
+// evictions take none and are not counted; in durable mode the count
+// jumps at start, where the tokens resume.
+func (s *Store) Changes() uint64 { return s.cas.Load() }
+
 // nextCAS hands out a token no item of this Store has had before.
 func (s *Store) nextCAS() uint64 {
 	c := s.cas.Add(1)
