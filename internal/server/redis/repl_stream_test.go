@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikv/minikv/internal/rdb"
 	"github.com/minikv/minikv/internal/replication"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
@@ -83,7 +84,7 @@ func keyState(c *bufio.ReadWriter, key string) (string, error) {
 func TestReplicationStreamMatchesRedis(t *testing.T) {
 	rs := startRESP(t, server.Config{}, store.Config{})
 	bl := replication.NewBacklog(64<<20, 0)
-	src := replication.NewSource(bl, dumpKey)
+	src := replication.NewSource(bl, rdb.Dump)
 	t.Cleanup(src.Close)
 	rs.store.SetFeed(src)
 	redisAddr := startRedisServer(t)
