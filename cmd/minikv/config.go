@@ -56,6 +56,7 @@ type config struct {
 	DBFilename      string
 	Save            string // RDB save points; "": none
 	RDBLoad         string // an RDB file to import at start
+	ReplicaOf       string // HOST:PORT of the primary to replicate at start; "" = a primary
 	ProtectedConfig string // enable-protected-configs
 	ClusterNode     string
 	ConfigFile      string
@@ -228,6 +229,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	str(&cfg.DBFilename, "dbfilename", "", "dump.rdb", "RDB files: the file name SAVE and BGSAVE write")
 	str(&cfg.Save, "save", "", "", "RDB save points, Redis's \"seconds changes ...\" (e.g. \"3600 1 300 100\"): BGSAVE when one is reached, SAVE at shutdown, and dir/dbfilename loaded at start when present (\"\" = off)")
 	str(&cfg.RDBLoad, "rdb-load", "", "", "import this RDB file (written by redis-server or MiniKV) at start, before serving; in durable mode into the data directory")
+	str(&cfg.ReplicaOf, "replicaof", "", "", "start as a replica of the Redis or MiniKV primary at HOST:PORT (its RESP port), as Redis's replicaof; \"\" = a primary")
 	str(&cfg.ProtectedConfig, "enable-protected-configs", "", "no", "whether CONFIG SET may change dir and dbfilename: no, yes, or local (loopback clients only)")
 	str(&cfg.ConfigFile, "config", "", "", "key = value config file (keys are long flag names)")
 	boolean(&cfg.ShowVersion, "version", "V", "print version and exit")

@@ -205,6 +205,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			ln = tls.NewListener(ln, sec.tls)
 		}
 		lns = append(lns, listener{ln, l.protocol, l.proto})
+		if a, ok := ln.Addr().(*net.TCPAddr); ok && l.proto == "resp" {
+			rp.SetReplicaPort(a.Port) // REPLCONF listening-port
+		}
+	}
+	if cfg.ReplicaOf != "" {
+		host, port, err := net.SplitHostPort(cfg.ReplicaOf)
+		n, perr := strconv.Atoi(port)
+		if err != nil || perr != nil || n <= 0 || n > 65535 {
+			for _, o := range lns {
+				o.ln.Close()
+			}
+			return fmt.Errorf("--replicaof %q: want HOST:PORT", cfg.ReplicaOf)
+		}
+		rp.Replicate(host, n)
 	}
 	// The admin port: bound before anything is served, like the data ports,
 	// so a taken port fails start-up; "" turns it off.

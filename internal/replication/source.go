@@ -200,7 +200,7 @@ func (s *Source) encodeQueued(q *queue) {
 			continue
 		}
 		if !s.selected {
-			s.out = appendCommand(s.out, []byte("SELECT"), []byte("0"))
+			s.out = AppendCommand(s.out, []byte("SELECT"), []byte("0"))
 			s.selected = true
 		}
 		n := len(s.group)
@@ -208,12 +208,12 @@ func (s *Source) encodeQueued(q *queue) {
 		case opWrite:
 			s.group = s.appendWrite(s.group, key, rec, e.deadline)
 		case opDelete:
-			s.group = appendCommand(s.group, []byte("DEL"), key)
+			s.group = AppendCommand(s.group, []byte("DEL"), key)
 		case opFlush:
 			s.fence = max(s.fence, e.fence)
-			s.group = appendCommand(s.group, []byte("FLUSHALL"))
+			s.group = AppendCommand(s.group, []byte("FLUSHALL"))
 		case opPing:
-			s.group = appendCommand(s.group, []byte("PING"))
+			s.group = AppendCommand(s.group, []byte("PING"))
 		}
 		if len(s.group) > n {
 			s.groupN++
@@ -238,9 +238,9 @@ func (s *Source) encodeQueued(q *queue) {
 // there are two or more.
 func (s *Source) closeGroup() {
 	if s.groupN > 1 {
-		s.out = appendCommand(s.out, []byte("MULTI"))
+		s.out = AppendCommand(s.out, []byte("MULTI"))
 		s.out = append(s.out, s.group...)
-		s.out = appendCommand(s.out, []byte("EXEC"))
+		s.out = AppendCommand(s.out, []byte("EXEC"))
 	} else {
 		s.out = append(s.out, s.group...)
 	}
@@ -258,9 +258,9 @@ func (s *Source) appendWrite(b, key, rec []byte, deadline int64) []byte {
 	}
 	if value, _, ok := store.RecordString(rec); ok {
 		if ms != nil {
-			return appendCommand(b, []byte("SET"), key, value, []byte("PXAT"), ms)
+			return AppendCommand(b, []byte("SET"), key, value, []byte("PXAT"), ms)
 		}
-		return appendCommand(b, []byte("SET"), key, value)
+		return AppendCommand(b, []byte("SET"), key, value)
 	}
 	var payload []byte
 	err := s.scratch.Tx([][]byte{key}, func(tx *store.Tx) error { return tx.PutRecord(key, rec, 0) })
@@ -275,16 +275,17 @@ func (s *Source) appendWrite(b, key, rec []byte, deadline int64) []byte {
 	if err != nil {
 		// A record this build wrote always decodes; if one does not, the
 		// replicas must not keep a stale value.
-		return appendCommand(b, []byte("DEL"), key)
+		return AppendCommand(b, []byte("DEL"), key)
 	}
 	if ms != nil {
-		return appendCommand(b, []byte("RESTORE"), key, ms, payload, []byte("REPLACE"), []byte("ABSTTL"))
+		return AppendCommand(b, []byte("RESTORE"), key, ms, payload, []byte("REPLACE"), []byte("ABSTTL"))
 	}
-	return appendCommand(b, []byte("RESTORE"), key, []byte("0"), payload, []byte("REPLACE"))
+	return AppendCommand(b, []byte("RESTORE"), key, []byte("0"), payload, []byte("REPLACE"))
 }
 
-// appendCommand appends args as a RESP array of bulk strings.
-func appendCommand(b []byte, args ...[]byte) []byte {
+// AppendCommand appends args as a RESP array of bulk strings: a command
+// as Redis streams it.
+func AppendCommand(b []byte, args ...[]byte) []byte {
 	b = append(b, '*')
 	b = strconv.AppendInt(b, int64(len(args)), 10)
 	b = append(b, '\r', '\n')

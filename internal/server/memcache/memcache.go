@@ -133,6 +133,10 @@ func (c *conn) run(req *memcache.Request) (server.Result, error) {
 			c.refuseWrite(req, err)
 			return server.Served, nil
 		}
+		if ro := c.p.srv.ReadOnly(); ro != "" {
+			c.refuseReadOnly(req, ro)
+			return server.Served, nil
+		}
 	}
 	if !c.dispatch(req) {
 		_ = c.w.Flush()
@@ -416,7 +420,19 @@ func storeErrorLine(err error) string {
 // counted (disk_refused_writes), noreply ones too.
 func (c *conn) refuseWrite(req *memcache.Request, err error) {
 	c.Count(server.StatDiskRefused)
-	line := memcache.ServerErrorDiskPrefix + store.DiskErrText(err)
+	c.refuse(req, memcache.ServerErrorDiskPrefix+store.DiskErrText(err))
+}
+
+// refuseReadOnly answers a write on a read-only replica: SERVER_ERROR
+// with Redis's -READONLY words.
+func (c *conn) refuseReadOnly(req *memcache.Request, reason string) {
+	c.refuse(req, "SERVER_ERROR "+reason)
+}
+
+// refuse answers a write refused before it ran with line: to meta
+// commands even with q (the client must learn its write was not made),
+// to classic ones unless noreply.
+func (c *conn) refuse(req *memcache.Request, line string) {
 	switch req.Command {
 	case memcache.CmdMetaSet, memcache.CmdMetaDelete, memcache.CmdMetaArithmetic, memcache.CmdMetaGet:
 		c.w.Line(line)

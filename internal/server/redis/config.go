@@ -73,9 +73,10 @@ func init() {
 	configParams = append(configParams, serverConfigParams()...)
 	configParams = append(configParams, encodingConfigParams()...)
 	configParams = append(configParams, notifyConfigParam())
-	configParams = append(configParams, opsConfigParams()...)     // ops.go
-	configParams = append(configParams, scriptConfigParams()...)  // script.go
-	configParams = append(configParams, persistConfigParams()...) // persist.go
+	configParams = append(configParams, opsConfigParams()...)         // ops.go
+	configParams = append(configParams, scriptConfigParams()...)      // script.go
+	configParams = append(configParams, persistConfigParams()...)     // persist.go
+	configParams = append(configParams, replicationConfigParams()...) // replica.go
 	configByName = make(map[string]*configParam, len(configParams))
 	for _, c := range configParams {
 		if configByName[c.name] != nil {

@@ -77,8 +77,9 @@ type Protocol struct {
 	opsN    uint64     // total_commands_processed at opsAt
 	opsRate uint64     // the rate computed at opsAt
 
-	repl primary       // replication as a primary (replication.go)
-	quit chan struct{} // closed by Close: background goroutines end
+	repl   primary       // replication as a primary (replication.go)
+	follow follower      // and as a replica (replica.go)
+	quit   chan struct{} // closed by Close: background goroutines end
 }
 
 // New returns the Redis protocol for srv's listeners.
@@ -90,6 +91,7 @@ func New(srv *server.Server) *Protocol {
 	p.scripts = script.New(script.Config{Now: p.ops.now, Open: lib.Open})
 	p.busyThreshold.Store(5000)
 	p.repl.init()
+	p.follow.init()
 	p.quit = make(chan struct{})
 	p.ops.init()
 	p.initPersistence()
@@ -158,6 +160,7 @@ type conn struct {
 	replIP   string
 	replCapa uint8
 	link     *replicaLink
+	master   bool // the link to this replica's primary (replica.go): its writes are the primary's
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,
@@ -345,7 +348,11 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.reject("ERR Replica can't interact with the keyspace") // Redis flags a monitor as a replica
 		return
 	}
-	if cmd.denyOOM && rc.st.Full() {
+	if cmd.write && !rc.master && rc.p.srv.ReadOnly() != "" {
+		rc.reject(errReadOnly) // a replica (replica.go)
+		return
+	}
+	if cmd.denyOOM && !rc.master && rc.st.Full() {
 		// Redis's processCommand: a command that may grow memory is
 		// refused, not run halfway, while the budget is spent and
 		// nothing may be evicted (-M).

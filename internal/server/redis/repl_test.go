@@ -146,3 +146,80 @@ func TestRedisReplicaFollowsMiniKV(t *testing.T) {
 		t.Error("master_repl_offset is 0 after the writes")
 	}
 }
+
+// TestMiniKVFollowsRedis makes MiniKV a replica of an unmodified
+// redis-server (REPLICAOF): it loads Redis's RDB, applies Redis's own
+// command stream (INCR, RPUSH, HSET, EXPIRE, MULTI ...), refuses clients'
+// writes on both ports while it follows, continues after a dropped link,
+// and takes writes again once promoted (REPLICAOF NO ONE), with the old
+// replid kept as replid2.
+func TestMiniKVFollowsRedis(t *testing.T) {
+	primary := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	p := dialRESP(t, primary)
+	p.Do("SET", "pre", "1")
+	p.Do("HSET", "h", "a", "1", "b", "2")
+	p.Do("SET", "ttl", "x", "EX", "1000")
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	host, port, _ := net.SplitHostPort(primary)
+	if got := c.Do("REPLICAOF", host, port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF = %q", got)
+	}
+	waitFor(t, "the link to the primary", func() bool { return infoField(t, rs.respAddr, "replication", "master_link_status") == "up" })
+	keys := []string{"pre", "h", "ttl", "post", "l", "c", "z", "s"}
+	for i := range 200 {
+		p.Do("INCR", "c")
+		p.Do("RPUSH", "l", fmt.Sprint(i))
+		p.Do("ZADD", "z", fmt.Sprint(i%7), fmt.Sprint("m", i%13))
+		if i%10 == 0 {
+			p.Send(multibulk("MULTI") + multibulk("SADD", "s", fmt.Sprint(i)) + multibulk("HINCRBY", "h", "a", "1") + multibulk("EXEC"))
+			for range 4 {
+				p.Reply()
+			}
+		}
+	}
+	p.Do("SET", "post", "2", "PX", "500000")
+	caughtUp := func() {
+		t.Helper()
+		waitFor(t, "MiniKV to catch up", func() bool {
+			off := infoField(t, primary, "replication", "master_repl_offset")
+			return infoField(t, rs.respAddr, "replication", "slave_repl_offset") == off
+		})
+	}
+	caughtUp()
+	sameKeys(t, primary, rs.respAddr, keys)
+
+	if got := c.Do("SET", "x", "1"); got != "-READONLY You can't write against a read only replica.\r\n" {
+		t.Errorf("SET on the replica = %q", got)
+	}
+	mc := dial(t, rs.addr)
+	mc.Send("set x 0 0 1\r\n1\r\n")
+	if got := mc.Line(); got != "SERVER_ERROR READONLY You can't write against a read only replica." {
+		t.Errorf("memcached set on the replica = %q", got)
+	}
+	if role := c.Do("ROLE"); !strings.HasPrefix(role, "*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:"+port+"\r\n$9\r\nconnected\r\n:") {
+		t.Errorf("ROLE = %q", role)
+	}
+
+	// The link drops (the primary kills it); MiniKV continues from its
+	// offset.
+	p.Do("CLIENT", "KILL", "TYPE", "replica")
+	p.Do("INCR", "c")
+	waitFor(t, "a partial resync", func() bool { return infoField(t, primary, "stats", "sync_partial_ok") == "1" })
+	caughtUp()
+	sameKeys(t, primary, rs.respAddr, keys)
+
+	replid := infoField(t, rs.respAddr, "replication", "master_replid")
+	if got := c.Do("REPLICAOF", "NO", "ONE"); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF NO ONE = %q", got)
+	}
+	if got := c.Do("SET", "x", "1"); got != "+OK\r\n" {
+		t.Errorf("SET after the promotion = %q", got)
+	}
+	if got := infoField(t, rs.respAddr, "replication", "master_replid2"); got != replid {
+		t.Errorf("master_replid2 = %q after the promotion, want the primary's %q", got, replid)
+	}
+	if got := infoField(t, rs.respAddr, "replication", "role"); got != "master" {
+		t.Errorf("role = %q after the promotion", got)
+	}
+}

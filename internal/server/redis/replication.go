@@ -50,6 +50,7 @@ type primary struct {
 	backlog *replication.Backlog
 	src     *replication.Source
 	links   map[*replicaLink]struct{}
+	pinging bool // pingReplicas runs
 
 	backlogSize atomic.Int64 // repl-backlog-size, bytes
 	pingPeriod  atomic.Int64 // repl-ping-replica-period, seconds
@@ -99,30 +100,67 @@ func newReplID() string {
 
 func (pr *primary) init() {
 	pr.replid, pr.replid2, pr.second = newReplID(), "0000000000000000000000000000000000000000", -1
+	pr.links = make(map[*replicaLink]struct{})
 	pr.backlogSize.Store(1 << 20)
 	pr.pingPeriod.Store(10)
 }
 
 // ensureBacklog creates the backlog and attaches the Source to the store,
 // once, when the first replica asks for the stream.
+// On a replica the backlog holds the primary's stream and no Source is
+// attached (src is nil).
 func (p *Protocol) ensureBacklog() (*replication.Backlog, *replication.Source) {
+	replica := p.masterLink() != nil
+	pr := &p.repl
+	pr.mu.Lock()
+	if pr.backlog == nil {
+		pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), 0)
+	}
+	pr.mu.Unlock()
+	if !replica {
+		p.attachSource()
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.backlog, pr.src
+}
+
+// attachSource makes the store's changes the stream, appended to the
+// backlog from its end on: once on a primary, and again when a replica is
+// promoted.
+func (p *Protocol) attachSource() {
 	pr := &p.repl
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	if pr.backlog == nil {
-		pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), 0)
-		pr.src = replication.NewSource(pr.backlog, rdb.Dump)
-		pr.links = make(map[*replicaLink]struct{})
-		p.st.SetFeed(pr.src)
-		go p.pingReplicas(pr.src)
+	if pr.backlog == nil || pr.src != nil {
+		return
 	}
-	return pr.backlog, pr.src
+	pr.src = replication.NewSource(pr.backlog, rdb.Dump)
+	p.st.SetFeed(pr.src)
+	if !pr.pinging {
+		pr.pinging = true
+		go p.pingReplicas()
+	}
+}
+
+// detachSource stops streaming the store's changes: the server becomes a
+// replica, whose stream is its primary's.
+func (p *Protocol) detachSource() {
+	pr := &p.repl
+	pr.mu.Lock()
+	src := pr.src
+	pr.src = nil
+	pr.mu.Unlock()
+	if src != nil {
+		p.st.SetFeed(nil)
+		src.Close()
+	}
 }
 
 // pingReplicas streams a PING every repl-ping-replica-period while
 // replicas are connected, as Redis's replicationCron does, so a replica
 // sees its link alive when nothing is written.
-func (p *Protocol) pingReplicas(src *replication.Source) {
+func (p *Protocol) pingReplicas() {
 	for {
 		select {
 		case <-time.After(time.Duration(p.repl.pingPeriod.Load()) * time.Second):
@@ -130,9 +168,9 @@ func (p *Protocol) pingReplicas(src *replication.Source) {
 			return
 		}
 		p.repl.mu.Lock()
-		n := len(p.repl.links)
+		n, src := len(p.repl.links), p.repl.src
 		p.repl.mu.Unlock()
-		if n > 0 {
+		if n > 0 && src != nil {
 			src.Ping()
 		}
 	}
@@ -224,6 +262,10 @@ func (rc *conn) psync(replid []byte, off int64, psync bool) {
 		return // already a replica: Redis ignores it too
 	}
 	p := rc.p
+	if l := p.masterLink(); l != nil && l.state.Load() != linkConnected {
+		rc.w.Error("NOMASTERLINK Can't SYNC while not connected with my master")
+		return
+	}
 	bl, src := p.ensureBacklog()
 	pr := &p.repl
 	pr.mu.Lock()
@@ -236,6 +278,12 @@ func (rc *conn) psync(replid []byte, off int64, psync bool) {
 	}
 	replidNow := pr.replid
 	pr.mu.Unlock()
+	if !partial && src == nil {
+		// A replica's snapshot would have to match its primary's offset
+		// exactly; chained replicas resync fully from the primary.
+		rc.w.Error("ERR a MiniKV replica serves partial resyncs only: point a new replica at the primary")
+		return
+	}
 
 	l := &replicaLink{rc: rc, ip: rc.replicaIP(), port: rc.replPort, done: make(chan struct{})}
 	l.ackAt.Store(time.Now().Unix())
@@ -417,6 +465,9 @@ func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool) error {
 
 func replicationCommands() []respCommand {
 	adm := []string{"admin", "noscript", "no_async_loading", "no_multi"}
+	replicaOfArgs := []docArg{oneOf("args", false,
+		docArg{name: "host-port", typ: "block", sub: []docArg{str("host"), integ("port")}},
+		docArg{name: "no-one", typ: "block", sub: []docArg{token("NO"), token("ONE")}})}
 	return []respCommand{
 		{name: "replconf", arity: -1, flags: []string{"admin", "noscript", "loading", "stale", "allow_busy"}, group: "server", since: "3.0.0",
 			complexity: "O(1)", summary: "An internal command for configuring the replication stream", run: cmdReplconf},
@@ -424,6 +475,12 @@ func replicationCommands() []respCommand {
 			args: []docArg{str("replicationid"), integ("offset")}, run: cmdPSync},
 		{name: "sync", arity: 1, flags: adm, group: "server", since: "1.0.0", summary: "Internal command used for replication",
 			run: cmdSync},
+		{name: "replicaof", arity: 3, flags: []string{"admin", "noscript", "stale", "no_async_loading"}, group: "server", since: "5.0.0",
+			complexity: "O(1)", summary: "Make the server a replica of another instance, or promote it as master.",
+			args: replicaOfArgs, run: cmdReplicaOf},
+		{name: "slaveof", arity: 3, flags: []string{"admin", "noscript", "stale", "no_async_loading"}, group: "server", since: "1.0.0",
+			complexity: "O(1)", summary: "Make the server a replica of another instance, or promote it as master.",
+			args: replicaOfArgs, run: cmdReplicaOf},
 		{name: "role", arity: 1, flags: []string{"noscript", "loading", "stale", "fast"}, group: "server", since: "2.8.12",
 			complexity: "O(1)", summary: "Return the role of the instance in the context of replication", run: cmdRole},
 	}
@@ -452,7 +509,12 @@ func (p *Protocol) replicationInfo(field func(k string, v any)) {
 	}
 	replid, replid2, second, bl := pr.replid, pr.replid2, pr.second, pr.backlog
 	pr.mu.Unlock()
-	field("role", "master")
+	if l := p.masterLink(); l != nil {
+		field("role", "slave")
+		p.replicaInfo(l, field) // replica.go
+	} else {
+		field("role", "master")
+	}
 	field("connected_slaves", len(links))
 	now := time.Now().Unix()
 	for i, l := range links {
@@ -485,6 +547,19 @@ func (p *Protocol) replicationInfo(field func(k string, v any)) {
 // cmdRole is ROLE: "master", the offset, and each replica's address and
 // acknowledged offset.
 func cmdRole(rc *conn, _ [][]byte) {
+	if l := rc.p.masterLink(); l != nil {
+		rc.w.Array(5)
+		rc.w.Bulk([]byte("slave"))
+		rc.w.Bulk([]byte(l.host))
+		rc.w.Int(int64(l.port))
+		rc.w.Bulk([]byte(linkStateNames[l.state.Load()]))
+		off := int64(-1)
+		if l.state.Load() == linkConnected {
+			off = l.offset.Load()
+		}
+		rc.w.Int(off)
+		return
+	}
 	pr := &rc.p.repl
 	rc.p.syncStream()
 	pr.mu.Lock()

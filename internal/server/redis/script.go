@@ -328,6 +328,9 @@ func (h *scriptHost) Call(argv [][]byte, resp3 bool) []byte {
 		if h.ro {
 			return []byte(errScriptWrite)
 		}
+		if cmd.write && !rc.master && rc.p.srv.ReadOnly() != "" {
+			return []byte("-" + errReadOnly + "\r\n") // a replica (replica.go)
+		}
 		if err := rc.st.WriteErr(); err != nil && cmd.write {
 			rc.Count(server.StatDiskRefused)
 			return []byte("-" + errMisconf + store.DiskErrText(err) + "\r\n")

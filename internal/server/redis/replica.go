@@ -1,0 +1,590 @@
+package redis
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/rdb"
+	"github.com/minikv/minikv/internal/replication"
+	"github.com/minikv/minikv/internal/server"
+)
+
+// The replica side of Redis's replication protocol (issue 39): REPLICAOF
+// host port makes MiniKV follow a primary, Redis or MiniKV, as a Redis
+// 7.0 replica does. Its link connects, handshakes (PING, REPLCONF
+// listening-port and capa eof psync2, PSYNC with the replid and offset
+// it has), loads the primary's RDB on a full resync (the store is
+// emptied first), then applies the stream's commands as the primary's
+// client, counting their bytes as its offset, acknowledging it every
+// second (REPLCONF ACK) and whenever asked (GETACK). A dropped link
+// reconnects every second and continues from its offset (PSYNC
+// +CONTINUE) when the primary's backlog still holds it. The stream's
+// bytes also go into this server's own backlog, unchanged, so after a
+// promotion (REPLICAOF NO ONE) the other replicas of the old primary can
+// continue from it (PSYNC2: the old replid becomes replid2).
+//
+// While it is a replica, clients' writes are refused on both ports
+// (replica-read-only yes, the default) with Redis's -READONLY words.
+
+// errReadOnly is Redis's refusal of a client's write on a replica.
+const errReadOnly = "READONLY You can't write against a read only replica."
+
+// follower is the Protocol's replication state as a replica.
+type follower struct {
+	mu   sync.Mutex  // protects link
+	link *masterLink // nil: a primary
+
+	readOnly   atomic.Bool  // replica-read-only
+	priority   atomic.Int64 // replica-priority
+	announce   atomic.Int64 // replica-announce-port: the port announced to the primary; 0: the RESP port
+	respPort   atomic.Int64 // the RESP port served (SetReplicaPort)
+	masterAuth atomic.Pointer[string]
+	masterUser atomic.Pointer[string]
+	timeout    atomic.Int64 // repl-timeout, seconds
+}
+
+func (f *follower) init() {
+	f.readOnly.Store(true)
+	f.priority.Store(100)
+	f.timeout.Store(60)
+}
+
+// Link states, as ROLE names them.
+const (
+	linkConnect    = iota // waiting to connect
+	linkConnecting        // connected, handshaking
+	linkSync              // receiving the RDB
+	linkConnected         // applying the stream
+)
+
+var linkStateNames = [...]string{"connect", "connecting", "sync", "connected"}
+
+// masterLink is the replica's connection to its primary.
+type masterLink struct {
+	p          *Protocol
+	host       string
+	port       int
+	stop       chan struct{}
+	done       chan struct{}
+	state      atomic.Int32
+	lastIO     atomic.Int64 // Unix s of the last byte from the primary
+	downSince  atomic.Int64 // Unix s the link went down; 0: never up
+	offset     atomic.Int64 // bytes of the stream applied: slave_repl_offset
+	readOffset atomic.Int64 // bytes read: slave_read_repl_offset
+
+	wmu sync.Mutex // serialises writes to nc (ACKs)
+	nc  net.Conn
+}
+
+// SetReplicaPort sets the port a replica announces to its primary
+// (REPLCONF listening-port): the RESP port it serves, unless
+// replica-announce-port says otherwise.
+func (p *Protocol) SetReplicaPort(port int) { p.follow.respPort.Store(int64(port)) }
+
+// Replicate makes the server a replica of host:port (--replicaof), as
+// REPLICAOF does.
+func (p *Protocol) Replicate(host string, port int) { p.follow.start(p, host, port) }
+
+// replicaLink returns the link to the primary, or nil on a primary.
+func (p *Protocol) masterLink() *masterLink {
+	p.follow.mu.Lock()
+	defer p.follow.mu.Unlock()
+	return p.follow.link
+}
+
+// cmdReplicaOf is REPLICAOF host port | NO ONE (and SLAVEOF).
+func cmdReplicaOf(rc *conn, argv [][]byte) {
+	p := rc.p
+	if p.cluster != nil {
+		rc.w.Error("ERR REPLICAOF not allowed in cluster mode.")
+		return
+	}
+	if is(argv[1], "no") && is(argv[2], "one") {
+		if p.masterLink() != nil {
+			p.promote()
+		}
+		rc.w.OK()
+		return
+	}
+	port, err := strconv.ParseInt(string(argv[2]), 10, 64)
+	if err != nil || port < 0 || port > 65535 {
+		rc.w.Error("ERR Invalid master port")
+		return
+	}
+	if l := p.masterLink(); l != nil && strings.EqualFold(l.host, string(argv[1])) && l.port == int(port) {
+		rc.w.Simple("OK Already connected to specified master")
+		return
+	}
+	p.follow.start(p, string(argv[1]), int(port))
+	rc.w.OK()
+}
+
+// start ends any link and begins one to host:port: from now on the
+// server is a replica.
+func (f *follower) start(p *Protocol, host string, port int) {
+	f.mu.Lock()
+	old := f.link
+	l := &masterLink{p: p, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
+	f.link = l
+	f.mu.Unlock()
+	if old != nil {
+		old.close()
+	} else {
+		p.detachSource() // a primary no longer: the stream now comes from the new primary
+	}
+	if f.readOnly.Load() {
+		p.srv.SetReadOnly(errReadOnly)
+	}
+	p.log.Info("replicating", "primary", net.JoinHostPort(host, strconv.Itoa(port)))
+	go l.run()
+}
+
+// promote makes the replica a primary (REPLICAOF NO ONE): the link ends,
+// writes are taken again, and the replication id changes, the old one
+// kept as replid2 up to this offset so the old primary's other replicas
+// can continue from here.
+func (p *Protocol) promote() {
+	f := &p.follow
+	f.mu.Lock()
+	l := f.link
+	f.link = nil
+	f.mu.Unlock()
+	if l == nil {
+		return
+	}
+	l.close()
+	p.srv.SetReadOnly("")
+	pr := &p.repl
+	pr.mu.Lock()
+	var end int64
+	if pr.backlog != nil {
+		end = pr.backlog.End()
+	}
+	pr.replid2, pr.second, pr.replid = pr.replid, end+1, newReplID()
+	pr.mu.Unlock()
+	p.attachSource()
+	p.log.Info("promoted to primary", "replid", pr.replid, "replid2", pr.replid2, "offset", end)
+}
+
+func (l *masterLink) close() {
+	close(l.stop)
+	l.wmu.Lock()
+	if l.nc != nil {
+		l.nc.Close()
+	}
+	l.wmu.Unlock()
+	<-l.done
+}
+
+// run connects again and again until the link is closed.
+func (l *masterLink) run() {
+	defer close(l.done)
+	for {
+		err := l.session()
+		if l.state.Load() == linkConnected || l.downSince.Load() == 0 {
+			l.downSince.Store(time.Now().Unix())
+		}
+		l.state.Store(linkConnect)
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		l.p.log.Warn("link to the primary down; retrying in 1 s", "primary", net.JoinHostPort(l.host, strconv.Itoa(l.port)), "err", err)
+		select {
+		case <-l.stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// session is one connection to the primary: handshake, sync, stream.
+func (l *masterLink) session() error {
+	p := l.p
+	nc, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), 10*time.Second)
+	if err != nil {
+		return err
+	}
+	l.wmu.Lock()
+	select {
+	case <-l.stop:
+		l.wmu.Unlock()
+		nc.Close()
+		return errLinkClosed
+	default:
+	}
+	l.nc = nc
+	l.wmu.Unlock()
+	defer nc.Close()
+	l.state.Store(linkConnecting)
+	br := bufio.NewReaderSize(nc, 64<<10)
+	timeout := time.Duration(p.follow.timeout.Load()) * time.Second
+	ask := func(args ...string) (string, error) {
+		var b []byte
+		bs := make([][]byte, len(args))
+		for i, a := range args {
+			bs[i] = []byte(a)
+		}
+		b = replication.AppendCommand(b, bs...)
+		_ = nc.SetDeadline(time.Now().Add(timeout))
+		if _, err := nc.Write(b); err != nil {
+			return "", err
+		}
+		line, err := readReplyLine(br)
+		l.lastIO.Store(time.Now().Unix())
+		return line, err
+	}
+	if r, err := ask("PING"); err != nil {
+		return err
+	} else if r[0] == '-' && !strings.HasPrefix(r, "-NOAUTH") && !strings.HasPrefix(r, "-NOPERM") {
+		return fmt.Errorf("primary answered PING with %s", r)
+	}
+	if pass := p.follow.masterAuth.Load(); pass != nil {
+		args := []string{"AUTH", *pass}
+		if user := p.follow.masterUser.Load(); user != nil {
+			args = []string{"AUTH", *user, *pass}
+		}
+		if r, err := ask(args...); err != nil {
+			return err
+		} else if r[0] == '-' {
+			return fmt.Errorf("primary refused AUTH: %s", r)
+		}
+	}
+	port := p.follow.announce.Load()
+	if port == 0 {
+		port = p.follow.respPort.Load()
+	}
+	if r, err := ask("REPLCONF", "listening-port", strconv.FormatInt(port, 10)); err != nil {
+		return err
+	} else if r[0] == '-' {
+		p.log.Info("primary refused REPLCONF listening-port", "reply", r)
+	}
+	if _, err := ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
+		return err
+	}
+	pr := &p.repl
+	pr.mu.Lock()
+	replid, off := "?", int64(-1)
+	if pr.backlog != nil {
+		replid, off = pr.replid, pr.backlog.End()+1
+	}
+	pr.mu.Unlock()
+	r, err := ask("PSYNC", replid, strconv.FormatInt(off, 10))
+	if err != nil {
+		return err
+	}
+	switch {
+	case strings.HasPrefix(r, "+FULLRESYNC "):
+		f := strings.Fields(r)
+		if len(f) != 3 {
+			return fmt.Errorf("malformed reply to PSYNC: %q", r)
+		}
+		start, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return fmt.Errorf("malformed reply to PSYNC: %q", r)
+		}
+		l.state.Store(linkSync)
+		if err := l.loadSnapshot(nc, br, timeout); err != nil {
+			return err
+		}
+		pr.mu.Lock()
+		pr.replid, pr.replid2, pr.second = f[1], "0000000000000000000000000000000000000000", -1
+		pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), start)
+		pr.mu.Unlock()
+		l.offset.Store(start)
+		l.readOffset.Store(start)
+		p.log.Info("full resync from the primary done", "replid", f[1], "offset", start)
+	case strings.HasPrefix(r, "+CONTINUE"):
+		pr.mu.Lock()
+		if f := strings.Fields(r); len(f) == 2 && f[1] != pr.replid {
+			// The primary changed (a failover): its history is ours up to
+			// here, under its new id.
+			pr.replid2, pr.second, pr.replid = pr.replid, off, f[1]
+		}
+		start := pr.backlog.End()
+		pr.mu.Unlock()
+		l.offset.Store(start)
+		l.readOffset.Store(start)
+		p.log.Info("partial resync from the primary", "offset", start)
+	default:
+		return fmt.Errorf("primary answered PSYNC with %q", r)
+	}
+	l.state.Store(linkConnected)
+	return l.stream(nc, br, timeout)
+}
+
+// readReplyLine reads one reply line (a simple string or error), skipping
+// the empty lines a primary sends to keep the link alive while it prepares
+// a snapshot.
+func readReplyLine(br *bufio.Reader) (string, error) {
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line != "" {
+			return line, nil
+		}
+	}
+}
+
+// loadSnapshot reads the RDB of a full resync ($EOF:<mark> ... <mark>, or
+// $<length> and that many bytes) into a temporary file, then empties the
+// store and loads the file into it.
+func (l *masterLink) loadSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Duration) error {
+	_ = nc.SetReadDeadline(time.Now().Add(timeout))
+	head, err := readReplyLine(br)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp("", "minikv-replica-*.rdb")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	rd := &deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}
+	switch {
+	case strings.HasPrefix(head, "$EOF:") && len(head) == 5+40:
+		if err := copyUntilMark(f, rd, []byte(head[5:])); err != nil {
+			return err
+		}
+	case strings.HasPrefix(head, "$"):
+		n, err := strconv.ParseInt(head[1:], 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("malformed snapshot header %q", head)
+		}
+		if _, err := io.CopyN(f, rd, n); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("primary sent %q for the snapshot", head)
+	}
+	st := l.p.st
+	st.FlushAll(0)
+	stats, err := rdb.LoadFile(f.Name(), st, rdb.LoadOptions{})
+	if err != nil {
+		return fmt.Errorf("loading the primary's snapshot: %w", err)
+	}
+	l.p.log.Info("loaded the primary's snapshot", "keys", stats.Keys, "expired", stats.Expired)
+	return nil
+}
+
+// deadlineReader reads the link, pushing its read deadline on before each
+// read and noting the time of the last bytes.
+type deadlineReader struct {
+	nc      net.Conn
+	r       io.Reader
+	timeout time.Duration
+	lastIO  *atomic.Int64
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	_ = d.nc.SetReadDeadline(time.Now().Add(d.timeout))
+	n, err := d.r.Read(p)
+	if n > 0 {
+		d.lastIO.Store(time.Now().Unix())
+	}
+	return n, err
+}
+
+// copyUntilMark copies r to w up to the 40-byte mark that ends a
+// diskless snapshot, which is not copied.
+func copyUntilMark(w io.Writer, r io.Reader, mark []byte) error {
+	buf := make([]byte, 0, 256<<10)
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if len(buf) >= len(mark) && bytes.Equal(buf[len(buf)-len(mark):], mark) {
+			_, werr := w.Write(buf[:len(buf)-len(mark)])
+			return werr
+		}
+		if keep := len(mark); len(buf) > cap(buf)/2 && len(buf) > keep {
+			if _, werr := w.Write(buf[:len(buf)-keep]); werr != nil {
+				return werr
+			}
+			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+}
+
+// stream applies the primary's commands until the link fails or closes.
+// Each command is run as the primary's client (its replies dropped,
+// read-only and memory refusals not applied), and its bytes are counted
+// into the offset and copied into this server's backlog.
+func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration) error {
+	p := l.p
+	mc := p.NewHandler(p.srv.NewLinkConn(nc, p)).(*conn)
+	mc.master = true
+	mc.mute()
+	ackDone := make(chan struct{})
+	defer close(ackDone)
+	go l.ackLoop(ackDone)
+	rd := resp.NewReader(&deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}, server.ReadBufSize, 0)
+	// Every bulk is kept whole, however long: the offset counts the
+	// command's bytes as they came.
+	rd.SetMaxBulkLen(p.protoMaxBulk.Load(), int(p.protoMaxBulk.Load()))
+	var raw []byte
+	for {
+		argv, err := rd.Read()
+		if err != nil {
+			return err
+		}
+		if len(argv) == 0 {
+			continue
+		}
+		raw = replication.AppendCommand(raw[:0], argv...)
+		l.readOffset.Add(int64(len(raw)))
+		if is(argv[0], "replconf") && len(argv) >= 2 && is(argv[1], "getack") {
+			l.sendAck() // the offset before this command, as Redis answers
+		} else {
+			mc.newBatch()
+			mc.dispatch(argv)
+		}
+		p.repl.mu.Lock()
+		bl := p.repl.backlog
+		p.repl.mu.Unlock()
+		bl.Append(raw)
+		l.offset.Add(int64(len(raw)))
+	}
+}
+
+// ackLoop sends REPLCONF ACK every second until done is closed.
+func (l *masterLink) ackLoop(done <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			l.sendAck()
+		}
+	}
+}
+
+func (l *masterLink) sendAck() {
+	b := replication.AppendCommand(nil, []byte("REPLCONF"), []byte("ACK"), strconv.AppendInt(nil, l.offset.Load(), 10))
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.nc != nil {
+		_ = l.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		_, _ = l.nc.Write(b)
+	}
+}
+
+// replicaInfo writes INFO replication's replica part (after role).
+func (p *Protocol) replicaInfo(l *masterLink, field func(k string, v any)) {
+	field("master_host", l.host)
+	field("master_port", l.port)
+	up := l.state.Load() == linkConnected
+	field("master_link_status", map[bool]string{true: "up", false: "down"}[up])
+	lastIO := int64(-1)
+	if t := l.lastIO.Load(); t != 0 {
+		lastIO = time.Now().Unix() - t
+	}
+	field("master_last_io_seconds_ago", lastIO)
+	field("master_sync_in_progress", map[bool]int{true: 1, false: 0}[l.state.Load() == linkSync])
+	field("slave_read_repl_offset", l.readOffset.Load())
+	field("slave_repl_offset", l.offset.Load())
+	if !up {
+		down := int64(-1)
+		if t := l.downSince.Load(); t != 0 {
+			down = time.Now().Unix() - t
+		}
+		field("master_link_down_since_seconds", down)
+	}
+	field("slave_priority", p.follow.priority.Load())
+	field("slave_read_only", map[bool]int{true: 1, false: 0}[p.follow.readOnly.Load()])
+	field("replica_announced", 1)
+}
+
+// replicationConfigParams are replication's CONFIG parameters, with
+// Redis's old slave- names as aliases.
+func replicationConfigParams() []*configParam {
+	yes := func(f func(p *Protocol) *atomic.Bool) (func(rc *conn) string, func(p *Protocol, v []byte) (func() string, string)) {
+		return func(rc *conn) string { return yesNo(f(rc.p).Load()) },
+			func(p *Protocol, v []byte) (func() string, string) {
+				on, ok := parseYesNo(v)
+				if !ok {
+					return nil, "argument must be 'yes' or 'no'"
+				}
+				return func() string {
+					f(p).Store(on)
+					if p.masterLink() != nil {
+						p.srv.SetReadOnly(map[bool]string{true: errReadOnly}[on])
+					}
+					return ""
+				}, ""
+			}
+	}
+	num := func(f func(p *Protocol) *atomic.Int64, lo, hi int64) (func(rc *conn) string, func(p *Protocol, v []byte) (func() string, string)) {
+		return func(rc *conn) string { return itoa64(f(rc.p).Load()) },
+			intConfig(lo, hi, func(p *Protocol, v int64) string { f(p).Store(v); return "" })
+	}
+	secret := func(f func(p *Protocol) *atomic.Pointer[string]) (func(rc *conn) string, func(p *Protocol, v []byte) (func() string, string)) {
+		return func(rc *conn) string {
+				if s := f(rc.p).Load(); s != nil {
+					return *s
+				}
+				return ""
+			}, func(p *Protocol, v []byte) (func() string, string) {
+				return func() string {
+					if len(v) == 0 {
+						f(p).Store(nil)
+					} else {
+						s := string(v)
+						f(p).Store(&s)
+					}
+					return ""
+				}, ""
+			}
+	}
+	var params []*configParam
+	add := func(names []string, def string, get func(rc *conn) string, set func(p *Protocol, v []byte) (func() string, string)) {
+		for i, n := range names {
+			params = append(params, &configParam{name: n, get: get, set: set, def: def, noRewrite: i > 0})
+		}
+	}
+	g, s := yes(func(p *Protocol) *atomic.Bool { return &p.follow.readOnly })
+	add([]string{"replica-read-only", "slave-read-only"}, "yes", g, s)
+	g, s = num(func(p *Protocol) *atomic.Int64 { return &p.follow.priority }, 0, 1<<31-1)
+	add([]string{"replica-priority", "slave-priority"}, "100", g, s)
+	g, s = num(func(p *Protocol) *atomic.Int64 { return &p.follow.announce }, 0, 65535)
+	add([]string{"replica-announce-port", "slave-announce-port"}, "0", g, s)
+	g, s = num(func(p *Protocol) *atomic.Int64 { return &p.follow.timeout }, 1, 1<<31-1)
+	add([]string{"repl-timeout"}, "60", g, s)
+	g, s = num(func(p *Protocol) *atomic.Int64 { return &p.repl.pingPeriod }, 1, 1<<31-1)
+	add([]string{"repl-ping-replica-period", "repl-ping-slave-period"}, "10", g, s)
+	g, s = secret(func(p *Protocol) *atomic.Pointer[string] { return &p.follow.masterAuth })
+	add([]string{"masterauth"}, "", g, s)
+	g, s = secret(func(p *Protocol) *atomic.Pointer[string] { return &p.follow.masterUser })
+	add([]string{"masteruser"}, "", g, s)
+	params = append(params, &configParam{name: "repl-backlog-size", def: "1048576",
+		get: func(rc *conn) string { return itoa64(rc.p.repl.backlogSize.Load()) },
+		set: memConfig(16<<10, 1<<40, func(p *Protocol, v int64) string {
+			p.repl.backlogSize.Store(v) // a backlog already made keeps its size until the server restarts
+			return ""
+		})})
+	return params
+}
