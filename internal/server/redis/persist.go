@@ -375,10 +375,10 @@ func (p *Protocol) savePoints() string {
 func setDir(p *Protocol, v []byte) (func() string, string) {
 	dir, err := filepath.Abs(string(v))
 	if err != nil {
-		return nil, errText(err)
+		return nil, strerror(err)
 	}
 	if fi, err := os.Stat(dir); err != nil {
-		return nil, errText(err)
+		return nil, strerror(err)
 	} else if !fi.IsDir() {
 		return nil, "Not a directory"
 	}
@@ -388,6 +388,16 @@ func setDir(p *Protocol, v []byte) (func() string, string) {
 		p.persist.mu.Unlock()
 		return ""
 	}, ""
+}
+
+// strerror is err as C's strerror words it: Go's text of the system
+// error, capitalized ("No such file or directory").
+func strerror(err error) string {
+	s := errText(err)
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
 }
 
 // setDBFilename takes a file name without a directory.
