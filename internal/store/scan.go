@@ -76,6 +76,35 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 	}
 }
 
+// ScanItems is ScanShard with each live item as Peek returns it: one
+// pass over shard i's index that reads every record once (SAVE's
+// point-in-time copy, inside Exclusive, walks the store with it). The
+// key and the item's value alias the record: a string's bytes are never
+// rewritten, so they stay valid after the lock is let go; a small
+// collection's bytes may be rewritten in place and must be read under
+// the lock only. fn must not call back into the Store.
+func (s *Store) ScanItems(i int, fn func(key []byte, it Item) bool) {
+	var clk clock
+	s.pollFlush(&clk)
+	sh := &s.shards[i]
+	s.lock(sh)
+	defer s.unlock(sh)
+	var e entry
+	for _, v := range sh.index.slots {
+		if v == 0 {
+			continue
+		}
+		e.seg = slotSeg(v)
+		decodeHeader(&sh.segs[e.seg], slotOff(v), &e)
+		if s.stateOf(&e, &clk) != live {
+			continue
+		}
+		if !fn(sh.key(&e), sh.snapshot(&e)) {
+			return
+		}
+	}
+}
+
 // RandomKey returns a copy of the key of some live item, or false when the
 // store holds none. Shards are tried from a random one onwards; inside a
 // shard the walk over the index starts at a random slot. In durable mode
