@@ -44,7 +44,8 @@ func startWith(t *testing.T, args ...string) (*lineConn, func()) {
 
 // TestRDBLoadAtStart: --rdb-load imports a file before the port opens (a
 // missing file stops the start); with --data-dir the import is in the
-// data directory, there after a restart without the flag.
+// data directory, there after a restart without the flag, and SAVE
+// writes it back out from the disk.
 func TestRDBLoadAtStart(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "in.rdb")
@@ -77,9 +78,22 @@ func TestRDBLoadAtStart(t *testing.T) {
 	r, stop = startWith(t, "--data-dir", data, "--rdb-load", file)
 	check(r)
 	stop()
-	r, stop = startWith(t, "--data-dir", data)
+	// SAVE in durable mode: the disk walked key by key into dir/dump.rdb.
+	out := t.TempDir()
+	r, stop = startWith(t, "--data-dir", data, "--dir", out)
 	check(r)
+	if got := r.do(respArgs("SAVE"), 1); got[0] != "+OK" {
+		t.Fatalf("SAVE: %q", got)
+	}
 	stop()
+	st := store.New(store.Config{MemoryLimit: 8 << 20})
+	defer st.Close()
+	if stats, err := rdb.LoadFile(filepath.Join(out, "dump.rdb"), st, rdb.LoadOptions{}); err != nil || stats.Keys != 3 {
+		t.Fatalf("durable SAVE's file: %+v, %v", stats, err)
+	}
+	if it, ok := st.Peek([]byte("ttl")); !ok || it.Deadline != 33177117420000 {
+		t.Errorf("durable SAVE's file: ttl = %+v, %v", it, ok)
+	}
 }
 
 // TestSavePointsRestart: with --save, SIGTERM saves dir/dbfilename and
