@@ -75,7 +75,7 @@ func (p *Protocol) initPersistence() {
 	ps.protected = "no"
 	ps.lastSave = p.srv.Started().Unix()
 	ps.lastBGSecs = -1
-	ps.savedAt = p.st.Changes()
+	ps.savedAt = p.changes()
 }
 
 // ConfigureRDB applies the start-up flags; call it before serving. With
@@ -131,7 +131,7 @@ func (p *Protocol) LoadRDB(path string) (rdb.LoadStats, error) {
 	ps := &p.persist
 	ps.mu.Lock()
 	ps.loadedKeys, ps.loadExpired = stats.Keys, stats.Expired
-	ps.savedAt = p.st.Changes() // loaded keys are no changes to save
+	ps.savedAt = p.changes() // loaded keys are no changes to save
 	ps.mu.Unlock()
 	return stats, err
 }
@@ -173,7 +173,7 @@ func (p *Protocol) save(background bool) error {
 	ps.saveMu.Lock()
 	defer ps.saveMu.Unlock()
 	path := p.RDBPath()
-	before := p.st.Changes()
+	before := p.changes()
 	start := time.Now()
 	var err error
 	if p.st.Durable() {
@@ -260,6 +260,17 @@ func cmdLastSave(rc *conn, _ [][]byte) {
 	rc.w.Int(t)
 }
 
+// changes is the count of writes rdb_changes_since_last_save and the
+// save points go by: in memory the writes that took a CAS token
+// (store.Changes; deletes, expiries and evictions take none); in durable
+// mode the writes queued to the disk, deletes included, one per key.
+func (p *Protocol) changes() uint64 {
+	if ds := p.st.DiskStats(); ds.Durable {
+		return ds.Writes
+	}
+	return p.st.Changes()
+}
+
 // persistenceInfo writes INFO persistence's RDB fields, Redis 7.0's.
 func (p *Protocol) persistenceInfo(field func(k string, v any)) {
 	ps := &p.persist
@@ -280,7 +291,7 @@ func (p *Protocol) persistenceInfo(field func(k string, v any)) {
 	field("current_fork_perc", "0.00")
 	field("current_save_keys_processed", 0)
 	field("current_save_keys_total", 0)
-	field("rdb_changes_since_last_save", p.st.Changes()-ps.savedAt)
+	field("rdb_changes_since_last_save", p.changes()-ps.savedAt)
 	field("rdb_bgsave_in_progress", b2i(running))
 	field("rdb_last_save_time", ps.lastSave)
 	field("rdb_last_bgsave_status", status)
@@ -318,7 +329,7 @@ func (p *Protocol) saveDue(now int64) bool {
 	ps := &p.persist
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	changes := int64(p.st.Changes() - ps.savedAt)
+	changes := int64(p.changes() - ps.savedAt)
 	for _, sp := range ps.points {
 		if changes >= sp.changes && now-ps.lastSave > sp.secs &&
 			(now-ps.lastTry > 5 || ps.bgErr == nil) {
