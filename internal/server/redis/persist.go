@@ -238,7 +238,9 @@ func cmdSave(rc *conn, _ [][]byte) {
 
 // cmdBGSave is BGSAVE [SCHEDULE]: SAVE in the background. With no other
 // background work that a save would wait for (Redis's AOF rewrite child),
-// SCHEDULE starts it at once, as Redis does then.
+// SCHEDULE starts it at once, as Redis does then. Inside EXEC (whose
+// view of the store rc.st is) the save starts but waits for the end of
+// the transaction's hold, and the answer is Redis's "scheduled".
 func cmdBGSave(rc *conn, argv [][]byte) {
 	if len(argv) > 2 || len(argv) == 2 && !is(argv[1], "schedule") {
 		rc.w.Error(errSyntax)
@@ -246,6 +248,10 @@ func cmdBGSave(rc *conn, argv [][]byte) {
 	}
 	if !rc.p.bgsave() {
 		rc.w.Error("ERR Background save already in progress")
+		return
+	}
+	if rc.st != rc.p.st {
+		rc.w.Simple("Background saving scheduled")
 		return
 	}
 	rc.w.Simple("Background saving started")

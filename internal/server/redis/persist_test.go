@@ -93,8 +93,12 @@ func TestSaveBGSaveLastSave(t *testing.T) {
 	waitBGSave(t, c)
 	c.Expect(mb("BGSAVE", "SCHEDULE"), "+Background saving started\r\n")
 	waitBGSave(t, c)
-	if got := infoField(t, c, "rdb_saves"); got != "3" {
-		t.Errorf("rdb_saves = %s after SAVE and two BGSAVEs", got)
+	c.Expect(mb("MULTI"), "+OK\r\n")
+	c.Expect(mb("BGSAVE"), "+QUEUED\r\n")
+	c.Expect(mb("EXEC"), "*1\r\n+Background saving scheduled\r\n")
+	waitBGSave(t, c)
+	if got := infoField(t, c, "rdb_saves"); got != "4" {
+		t.Errorf("rdb_saves = %s after SAVE and three BGSAVEs", got)
 	}
 
 	c.Expect(mb("CONFIG", "GET", "dir"), "*2\r\n$3\r\ndir\r\n$"+strconv.Itoa(len(dir))+"\r\n"+dir+"\r\n")
