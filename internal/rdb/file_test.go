@@ -69,7 +69,7 @@ func startRedis(t *testing.T, dir, name string) *redisServer {
 }
 
 // populate writes a value of every kind and encoding redis-server 7.0
-// has: integers, short and long (compressible) strings, listpack and
+// has (big hashes, sets and sorted sets of 5000 elements among them): integers, short and long (compressible) strings, listpack and
 // hashtable hashes, intset and hashtable sets, listpack and skiplist
 // sorted sets (with infinite scores), one-node and many-node quicklists
 // with a plain node, deadlines on strings and collections, a key in
@@ -92,8 +92,14 @@ func populate(t *testing.T, c *redis.Client) {
 	do("SET", "s:ttl", "v", "PX", "100000")
 	do("SET", "12", "a key that is an integer")
 	do("HSET", "h:small", "f1", "v1", "f2", "2", "f3", "")
-	for i := range 300 {
-		do("HSET", "h:big", "field:"+strconv.Itoa(i), strconv.Itoa(i*7))
+	pipe := c.Pipeline() // the big ones (tables of 16 KiB and more live outside the Go heap)
+	for i := range 5000 {
+		pipe.HSet(ctx, "h:big", "field:"+strconv.Itoa(i), strconv.Itoa(i*7))
+		pipe.SAdd(ctx, "set:big", "member:"+strconv.Itoa(i))
+		pipe.ZAdd(ctx, "z:huge", redis.Z{Score: float64(i%97) / 7, Member: "m" + strconv.Itoa(i)})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
 	}
 	do("HSET", "h:longval", "f", strings.Repeat("x", 100))
 	do("SADD", "set:ints", 1, 2, 3, -5, 70000, 5000000000)

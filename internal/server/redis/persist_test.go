@@ -164,8 +164,8 @@ func TestSavePoints(t *testing.T) {
 }
 
 // TestBGSaveWhileClientsWrite: BGSAVEs while go-redis clients write
-// pairs of keys with MSET (one step for every other client) and single
-// keys: every file loads, and holds each pair equal, since a file is the
+// pairs of keys with MSET (one step for every other client), single keys
+// and hashes that grow big: every file loads, and holds each pair equal, since a file is the
 // store at one instant.
 func TestBGSaveWhileClientsWrite(t *testing.T) {
 	dir := t.TempDir()
@@ -192,6 +192,7 @@ func TestBGSaveWhileClientsWrite(t *testing.T) {
 					return
 				}
 				c.HSet(ctx, "h:"+strconv.Itoa(i%300), "f"+v, v)
+				c.HSet(ctx, "hbig:"+strconv.Itoa(w), "f"+v, v) // grows into a table of its own
 				c.Set(ctx, "k:"+strconv.Itoa(w)+":"+strconv.Itoa(i%2000), v, 0)
 			}
 		}()
