@@ -194,6 +194,7 @@ func (p *Protocol) save(background bool) error {
 		return err
 	}
 	ps.lastSave = time.Now().Unix()
+	ps.bgErr = nil // a good save of either kind clears the status, as Redis's rdbSave
 	ps.saves++
 	ps.savedAt = before
 	ps.lastHold = stats.Hold

@@ -123,6 +123,13 @@ func TestSaveBGSaveLastSave(t *testing.T) {
 	if got := infoField(t, c, "rdb_last_bgsave_status"); got != "err" {
 		t.Errorf("rdb_last_bgsave_status = %s after a failed BGSAVE", got)
 	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.Expect(mb("SAVE"), "+OK\r\n")
+	if got := infoField(t, c, "rdb_last_bgsave_status"); got != "ok" {
+		t.Errorf("rdb_last_bgsave_status = %s after a good SAVE (Redis's rdbSave clears it)", got)
+	}
 }
 
 // TestProtectedConfigsLocal: with enable-protected-configs local, a
