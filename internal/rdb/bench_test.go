@@ -1,6 +1,7 @@
 package rdb
 
 import (
+	"bytes"
 	"io"
 	"strconv"
 	"testing"
@@ -40,4 +41,32 @@ func BenchmarkSave(b *testing.B) {
 		hold += s.Hold.Nanoseconds()
 	}
 	b.ReportMetric(float64(hold)/float64(b.N)/float64(n+1000), "hold-ns/key")
+}
+
+// BenchmarkLoad loads a file of 200k 100-byte strings into an empty
+// store.
+func BenchmarkLoad(b *testing.B) {
+	src := store.New(store.Config{MemoryLimit: 1 << 30})
+	val := make([]byte, 100)
+	for i := range val {
+		val[i] = byte('a' + i*7%26)
+	}
+	const n = 200_000
+	for i := range n {
+		_, _ = src.Store(store.ModeSet, []byte("key:"+strconv.Itoa(i)), val, 0, 0, 0)
+	}
+	var buf bytes.Buffer
+	if _, err := Save(&buf, src, SaveOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	src.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		st := store.New(store.Config{MemoryLimit: 1 << 30})
+		if s, err := LoadBytes(buf.Bytes(), st, LoadOptions{}); err != nil || s.Keys != n {
+			b.Fatal(s, err)
+		}
+		st.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/key")
 }
