@@ -13,16 +13,9 @@ import (
 // hashes) to io.Discard; hold-ns/key is how long clients were held per
 // key (SaveStats.Hold), the pause BGSAVE costs them.
 func BenchmarkSave(b *testing.B) {
-	st := store.New(store.Config{MemoryLimit: 1 << 30})
-	defer st.Close()
-	val := make([]byte, 100)
-	for i := range val {
-		val[i] = byte('a' + i*7%26)
-	}
 	const n = 200_000
-	for i := range n {
-		_, _ = st.Store(store.ModeSet, []byte("key:"+strconv.Itoa(i)), val, 0, 0, 0)
-	}
+	st := benchStore(n)
+	defer st.Close()
 	h, err := DecodeValue([]byte("\x04\x02\x01a\x01b\x01c\x01d"))
 	if err != nil {
 		b.Fatal(err)
@@ -46,15 +39,8 @@ func BenchmarkSave(b *testing.B) {
 // BenchmarkLoad loads a file of 200k 100-byte strings into an empty
 // store.
 func BenchmarkLoad(b *testing.B) {
-	src := store.New(store.Config{MemoryLimit: 1 << 30})
-	val := make([]byte, 100)
-	for i := range val {
-		val[i] = byte('a' + i*7%26)
-	}
 	const n = 200_000
-	for i := range n {
-		_, _ = src.Store(store.ModeSet, []byte("key:"+strconv.Itoa(i)), val, 0, 0, 0)
-	}
+	src := benchStore(n)
 	var buf bytes.Buffer
 	if _, err := Save(&buf, src, SaveOptions{}); err != nil {
 		b.Fatal(err)
@@ -69,4 +55,18 @@ func BenchmarkLoad(b *testing.B) {
 		st.Close()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/key")
+}
+
+// benchStore is a store of n 100-byte strings ("key:<i>"), compressible
+// as text is.
+func benchStore(n int) *store.Store {
+	st := store.New(store.Config{MemoryLimit: 1 << 30})
+	val := make([]byte, 100)
+	for i := range val {
+		val[i] = byte('a' + i*7%26)
+	}
+	for i := range n {
+		_, _ = st.Store(store.ModeSet, []byte("key:"+strconv.Itoa(i)), val, 0, 0, 0)
+	}
+	return st
 }
