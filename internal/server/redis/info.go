@@ -157,6 +157,9 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("instantaneous_input_kbps", "0.00")
 		field("instantaneous_output_kbps", "0.00")
 		field("rejected_connections", snap.Rejected)
+		field("sync_full", rc.p.repl.fullSyncs.Load())
+		field("sync_partial_ok", rc.p.repl.partialOK.Load())
+		field("sync_partial_err", rc.p.repl.partialErr.Load())
 		field("expired_keys", st.Reclaimed)
 		field("evicted_keys", st.Evictions)
 		field("keyspace_hits", sum[server.StatGetHits])
@@ -171,13 +174,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("total_error_replies", errorReplies(&t, other))
 		field("client_output_buffer_limit_disconnections", sum[server.StatOutputLimitKicks])
 	case "replication":
-		field("role", "master")
-		field("connected_slaves", 0)
-		field("master_failover_state", "no-failover")
-		field("master_replid", strings.Repeat("0", 40))
-		field("master_repl_offset", 0)
-		field("second_repl_offset", -1)
-		field("repl_backlog_active", 0)
+		rc.p.replicationInfo(field) // replication.go
 	case "cpu":
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)

@@ -146,6 +146,7 @@ func (p *Protocol) Close() error {
 	}
 	ps.mu.Unlock()
 	ps.wg.Wait()
+	p.closeReplication() // replication.go
 	return nil
 }
 

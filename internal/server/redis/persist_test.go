@@ -34,8 +34,8 @@ func startRDB(t *testing.T, dir string, c RDBConfig) (*respServer, *Protocol) {
 	return rs, p
 }
 
-// infoField is one field of INFO persistence.
-func infoField(t *testing.T, c interface{ Do(...string) string }, name string) string {
+// persistField is one field of INFO persistence.
+func persistField(t *testing.T, c interface{ Do(...string) string }, name string) string {
 	t.Helper()
 	info := c.Do("INFO", "persistence")
 	for _, l := range strings.Split(info, "\r\n") {
@@ -50,7 +50,7 @@ func infoField(t *testing.T, c interface{ Do(...string) string }, name string) s
 // waitBGSave waits for rdb_bgsave_in_progress:0.
 func waitBGSave(t *testing.T, c interface{ Do(...string) string }) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); infoField(t, c, "rdb_bgsave_in_progress") != "0"; {
+	for deadline := time.Now().Add(10 * time.Second); persistField(t, c, "rdb_bgsave_in_progress") != "0"; {
 		if time.Now().After(deadline) {
 			t.Fatal("BGSAVE did not finish")
 		}
@@ -70,7 +70,7 @@ func TestSaveBGSaveLastSave(t *testing.T) {
 	c.Expect(mb("SET", "a", "1"), "+OK\r\n")
 	c.Expect(mb("HSET", "h", "f", "v"), ":1\r\n")
 	c.Expect(mb("SET", "t", "x", "EX", "1000"), "+OK\r\n")
-	if got := infoField(t, c, "rdb_changes_since_last_save"); got != "3" {
+	if got := persistField(t, c, "rdb_changes_since_last_save"); got != "3" {
 		t.Errorf("rdb_changes_since_last_save = %s, want 3", got)
 	}
 	time.Sleep(1100 * time.Millisecond) // LASTSAVE counts seconds
@@ -84,7 +84,7 @@ func TestSaveBGSaveLastSave(t *testing.T) {
 		t.Fatalf("SAVE's file: %+v %v", stats, err)
 	}
 	for name, want := range map[string]string{"rdb_saves": "1", "rdb_changes_since_last_save": "0", "rdb_last_bgsave_status": "ok"} {
-		if got := infoField(t, c, name); got != want {
+		if got := persistField(t, c, name); got != want {
 			t.Errorf("%s = %s, want %s", name, got, want)
 		}
 	}
@@ -97,7 +97,7 @@ func TestSaveBGSaveLastSave(t *testing.T) {
 	c.Expect(mb("BGSAVE"), "+QUEUED\r\n")
 	c.Expect(mb("EXEC"), "*1\r\n+Background saving scheduled\r\n")
 	waitBGSave(t, c)
-	if got := infoField(t, c, "rdb_saves"); got != "4" {
+	if got := persistField(t, c, "rdb_saves"); got != "4" {
 		t.Errorf("rdb_saves = %s after SAVE and three BGSAVEs", got)
 	}
 
@@ -120,14 +120,14 @@ func TestSaveBGSaveLastSave(t *testing.T) {
 	c.Expect(mb("SAVE"), "-ERR\r\n")
 	c.Expect(mb("BGSAVE"), "+Background saving started\r\n")
 	waitBGSave(t, c)
-	if got := infoField(t, c, "rdb_last_bgsave_status"); got != "err" {
+	if got := persistField(t, c, "rdb_last_bgsave_status"); got != "err" {
 		t.Errorf("rdb_last_bgsave_status = %s after a failed BGSAVE", got)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	c.Expect(mb("SAVE"), "+OK\r\n")
-	if got := infoField(t, c, "rdb_last_bgsave_status"); got != "ok" {
+	if got := persistField(t, c, "rdb_last_bgsave_status"); got != "ok" {
 		t.Errorf("rdb_last_bgsave_status = %s after a good SAVE (Redis's rdbSave clears it)", got)
 	}
 }
@@ -159,7 +159,7 @@ func TestSavePoints(t *testing.T) {
 	rs, _ := startRDB(t, dir, RDBConfig{Save: "1 1"})
 	c := dialRESP(t, rs.respAddr)
 	c.Expect(mb("SET", "k", "v"), "+OK\r\n")
-	for deadline := time.Now().Add(10 * time.Second); infoField(t, c, "rdb_saves") == "0"; {
+	for deadline := time.Now().Add(10 * time.Second); persistField(t, c, "rdb_saves") == "0"; {
 		if time.Now().After(deadline) {
 			t.Fatal("no save within 10 s of a write with save 1 1")
 		}
@@ -209,7 +209,7 @@ func TestBGSaveWhileClientsWrite(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		c.Expect(mb("BGSAVE"), "+Background saving started\r\n")
 		waitBGSave(t, c)
-		if got := infoField(t, c, "rdb_last_bgsave_status"); got != "ok" {
+		if got := persistField(t, c, "rdb_last_bgsave_status"); got != "ok" {
 			t.Fatalf("BGSAVE under writes: status %s", got)
 		}
 		st := store.New(store.Config{MemoryLimit: 64 << 20})

@@ -154,6 +154,7 @@ func (rc *conn) subscriber() *subscriber {
 func (rc *conn) Close() error {
 	rc.leavePubsub()
 	rc.stopMonitor()
+	rc.endLink()                        // replication.go
 	rc.p.ops.stats.unregister(rc.stats) // cmdstats.go
 	return nil
 }

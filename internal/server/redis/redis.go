@@ -76,6 +76,9 @@ type Protocol struct {
 	opsAt   time.Time  // when the last sample was taken
 	opsN    uint64     // total_commands_processed at opsAt
 	opsRate uint64     // the rate computed at opsAt
+
+	repl primary       // replication as a primary (replication.go)
+	quit chan struct{} // closed by Close: background goroutines end
 }
 
 // New returns the Redis protocol for srv's listeners.
@@ -86,6 +89,8 @@ func New(srv *server.Server) *Protocol {
 	// in ops clock ticks (awaitScript).
 	p.scripts = script.New(script.Config{Now: p.ops.now, Open: lib.Open})
 	p.busyThreshold.Store(5000)
+	p.repl.init()
+	p.quit = make(chan struct{})
 	p.ops.init()
 	p.initPersistence()
 	srv.SetKeyEventSink(p.publishKeyEvent)
@@ -146,6 +151,13 @@ type conn struct {
 	monitor  bool         // MONITOR on (monitor.go)
 
 	script *scriptHost // the script client of EVAL (script.go); nil until the first script
+
+	// Replication (replication.go): what a replica said of itself with
+	// REPLCONF, and its link once it asked for the stream.
+	replPort int
+	replIP   string
+	replCapa uint8
+	link     *replicaLink
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,

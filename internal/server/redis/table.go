@@ -254,13 +254,14 @@ func init() {
 	table = append(table, zsetCommands()...)
 	table = append(table, keyspaceCommands()...)
 	table = append(table, multiCommands()...)
-	table = append(table, pubsubCommands()...)  // pubsub.go
-	table = append(table, objectCommands()...)  // object.go
-	table = append(table, dumpCommands()...)    // dump.go
-	table = append(table, sortCommands()...)    // sort.go
-	table = append(table, clusterCommands()...) // cluster.go
-	table = append(table, scriptCommands()...)  // script.go
-	finishCommands(table)                       // Redis 7.0's flags, key specs and docs; command numbers (ops.go)
+	table = append(table, pubsubCommands()...)      // pubsub.go
+	table = append(table, objectCommands()...)      // object.go
+	table = append(table, dumpCommands()...)        // dump.go
+	table = append(table, sortCommands()...)        // sort.go
+	table = append(table, clusterCommands()...)     // cluster.go
+	table = append(table, scriptCommands()...)      // script.go
+	table = append(table, replicationCommands()...) // replication.go
+	finishCommands(table)                           // Redis 7.0's flags, key specs and docs; command numbers (ops.go)
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
 		c := &table[i]

@@ -23,7 +23,7 @@ var versionGaps = map[string][]string{
 		"function", "function|delete", "function|dump", "function|flush", "function|help", "function|kill",
 		"function|list", "function|load", "function|restore", "function|stats"},
 	"the Lua debugger (issue 38)": {"script|debug"},
-	"replication (issue 39)":      {"failover", "psync", "replconf", "replicaof", "role", "slaveof", "sync", "wait"},
+	"replication (issue 39)":      {"failover", "replicaof", "slaveof", "wait"},
 	"streams (issue 40)": {"xack", "xadd", "xautoclaim", "xclaim", "xdel", "xgroup", "xgroup|create",
 		"xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy", "xgroup|help", "xgroup|setid",
 		"xinfo", "xinfo|consumers", "xinfo|groups", "xinfo|help", "xinfo|stream", "xlen", "xpending", "xrange",

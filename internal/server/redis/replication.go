@@ -1,0 +1,512 @@
+package redis
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/rdb"
+	"github.com/minikv/minikv/internal/replication"
+	"github.com/minikv/minikv/internal/server"
+)
+
+// The primary side of Redis's replication protocol (issue 39), as Redis
+// 7.0 speaks it, so a Redis replica (or a MiniKV one) can follow MiniKV:
+//
+//	replica                              primary
+//	PING                          ->     +PONG
+//	REPLCONF listening-port <p>   ->     +OK
+//	REPLCONF capa eof capa psync2 ->     +OK
+//	PSYNC <replid> <offset+1>     ->     +CONTINUE <replid>    (the backlog holds it)
+//	                                     +FULLRESYNC <replid> <offset>
+//	                                     $EOF:<40 bytes>\r\n <RDB> <the 40 bytes>   (capa eof)
+//	                                     $<length>\r\n <RDB>                         (otherwise)
+//	                                     then the stream, from offset on
+//	REPLCONF ACK <offset>         ->     (no reply), every second
+//
+// The stream is made by a replication.Source from the store's change
+// feed, attached when the first replica asks (as Redis creates its
+// backlog then). A full resync's RDB is rdb.Save's, taken after the
+// stream's offset is marked: the snapshot holds every change made before
+// the mark, and the replica applies the stream from the mark; a change
+// made in between is in both, and applying it again gives the same state
+// (replication.Source).
+
+// primary is the Protocol's replication state as a primary.
+type primary struct {
+	mu      sync.Mutex // protects what follows
+	replid  string     // master_replid
+	replid2 string     // master_replid2: the replid of the primary this one followed
+	second  int64      // second_repl_offset: the last offset replid2 is good for, -1 none
+	backlog *replication.Backlog
+	src     *replication.Source
+	links   map[*replicaLink]struct{}
+
+	backlogSize atomic.Int64 // repl-backlog-size, bytes
+	pingPeriod  atomic.Int64 // repl-ping-replica-period, seconds
+
+	fullSyncs  atomic.Int64 // sync_full
+	partialOK  atomic.Int64 // sync_partial_ok
+	partialErr atomic.Int64 // sync_partial_err
+}
+
+// replCapa are the REPLCONF capa bits a replica announced.
+const (
+	capaEOF = 1 << iota
+	capaPSYNC2
+)
+
+// replicaLink is one replica's connection once it has asked for the
+// stream.
+type replicaLink struct {
+	rc    *conn
+	out   *server.Outbox
+	ip    string
+	port  int
+	state atomic.Int32 // linkWaitBgsave, linkSendBulk, linkOnline
+	ack   atomic.Int64 // the offset it last acknowledged
+	ackAt atomic.Int64 // when (Unix s)
+	done  chan struct{}
+}
+
+const (
+	linkWaitBgsave = iota
+	linkSendBulk
+	linkOnline
+)
+
+// linkPending is how many bytes of a replica's output may wait in its
+// Outbox before the link stops adding more: a slow replica falls behind
+// in the backlog, which bounds how far (past it, it must resync).
+const linkPending = 4 << 20
+
+var errLinkClosed = errors.New("redis: replica link closed")
+
+func newReplID() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (pr *primary) init() {
+	pr.replid, pr.replid2, pr.second = newReplID(), "0000000000000000000000000000000000000000", -1
+	pr.backlogSize.Store(1 << 20)
+	pr.pingPeriod.Store(10)
+}
+
+// ensureBacklog creates the backlog and attaches the Source to the store,
+// once, when the first replica asks for the stream.
+func (p *Protocol) ensureBacklog() (*replication.Backlog, *replication.Source) {
+	pr := &p.repl
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.backlog == nil {
+		pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), 0)
+		pr.src = replication.NewSource(pr.backlog, rdb.Dump)
+		pr.links = make(map[*replicaLink]struct{})
+		p.st.SetFeed(pr.src)
+		go p.pingReplicas(pr.src)
+	}
+	return pr.backlog, pr.src
+}
+
+// pingReplicas streams a PING every repl-ping-replica-period while
+// replicas are connected, as Redis's replicationCron does, so a replica
+// sees its link alive when nothing is written.
+func (p *Protocol) pingReplicas(src *replication.Source) {
+	for {
+		select {
+		case <-time.After(time.Duration(p.repl.pingPeriod.Load()) * time.Second):
+		case <-p.quit:
+			return
+		}
+		p.repl.mu.Lock()
+		n := len(p.repl.links)
+		p.repl.mu.Unlock()
+		if n > 0 {
+			src.Ping()
+		}
+	}
+}
+
+// closeReplication stops replication's background work: the pings and
+// the Source's encoder. The links end with their connections.
+func (p *Protocol) closeReplication() {
+	select {
+	case <-p.quit:
+		return // closed already
+	default:
+		close(p.quit)
+	}
+	pr := &p.repl
+	pr.mu.Lock()
+	src := pr.src
+	pr.mu.Unlock()
+	if src != nil {
+		p.st.SetFeed(nil)
+		src.Close()
+	}
+}
+
+// cmdReplconf is REPLCONF option value ...: what a replica says of itself
+// before PSYNC, and its ACKs after.
+func cmdReplconf(rc *conn, argv [][]byte) {
+	if len(argv)%2 == 0 {
+		rc.w.Error("ERR syntax error")
+		return
+	}
+	for i := 1; i < len(argv); i += 2 {
+		opt, v := argv[i], argv[i+1]
+		switch {
+		case is(opt, "listening-port"):
+			n, ok := rc.parseInt(v)
+			if !ok {
+				return
+			}
+			rc.replPort = int(n)
+		case is(opt, "ip-address"):
+			rc.replIP = string(v)
+		case is(opt, "capa"):
+			switch {
+			case is(v, "eof"):
+				rc.replCapa |= capaEOF
+			case is(v, "psync2"):
+				rc.replCapa |= capaPSYNC2
+			}
+		case is(opt, "ack"):
+			// A replica's ACK gets no reply; from anyone else it is ignored.
+			if l := rc.link; l != nil {
+				if off, ok := resp.ParseInt(v); ok && off > l.ack.Load() {
+					l.ack.Store(off)
+				}
+				l.ackAt.Store(time.Now().Unix())
+			}
+			return
+		case is(opt, "getack"):
+			return // only a primary asks its replica this
+		case is(opt, "rdb-only"), is(opt, "rdb-filter-only"):
+		default:
+			rc.w.Error("ERR Unrecognized REPLCONF option: " + string(opt))
+			return
+		}
+	}
+	rc.w.OK()
+}
+
+// cmdSync is SYNC, the protocol before PSYNC: a full resync without the
+// +FULLRESYNC line.
+func cmdSync(rc *conn, _ [][]byte) { rc.psync(nil, 0, false) }
+
+// cmdPSync is PSYNC replid offset.
+func cmdPSync(rc *conn, argv [][]byte) {
+	off, ok := resp.ParseInt(argv[2])
+	if !ok {
+		off = -1
+	}
+	rc.psync(argv[1], off, true)
+}
+
+// psync starts the link: it answers +CONTINUE or +FULLRESYNC and hands the
+// connection's output to the link's goroutine, which sends the snapshot
+// (on a full resync) and then the stream. The connection goes on reading:
+// a replica sends REPLCONF ACK every second.
+func (rc *conn) psync(replid []byte, off int64, psync bool) {
+	if rc.link != nil {
+		return // already a replica: Redis ignores it too
+	}
+	p := rc.p
+	bl, src := p.ensureBacklog()
+	pr := &p.repl
+	pr.mu.Lock()
+	from, partial := int64(0), false
+	if psync && off > 0 {
+		want := off - 1 // Redis asks for its next byte, counted from 1
+		ours := string(replid) == pr.replid || string(replid) == pr.replid2 && want <= pr.second
+		partial = ours && bl.Holds(want)
+		from = want
+	}
+	replidNow := pr.replid
+	pr.mu.Unlock()
+
+	l := &replicaLink{rc: rc, ip: rc.replicaIP(), port: rc.replPort, done: make(chan struct{})}
+	l.ackAt.Store(time.Now().Unix())
+	rc.SetIdleExempt(true)
+	l.out = rc.StartOutbox()
+	if partial {
+		pr.partialOK.Add(1)
+		if rc.replCapa&capaPSYNC2 != 0 {
+			rc.w.Simple("CONTINUE " + replidNow)
+		} else {
+			rc.w.Simple("CONTINUE")
+		}
+		l.state.Store(linkOnline)
+		l.ack.Store(from)
+	} else {
+		if psync && !(len(replid) == 1 && replid[0] == '?') {
+			pr.partialErr.Add(1)
+		}
+		pr.fullSyncs.Add(1)
+		src.Reselect() // the stream after the snapshot begins with SELECT 0
+		src.Sync()
+		from = bl.End()
+		if psync {
+			rc.w.Simple("FULLRESYNC " + replidNow + " " + strconv.FormatInt(from, 10))
+		}
+		l.ack.Store(from)
+	}
+	_ = rc.w.Flush()
+	rc.link = l
+	pr.mu.Lock()
+	pr.links[l] = struct{}{}
+	pr.mu.Unlock()
+	go l.run(!partial, from, replidNow, rc.replCapa&capaEOF != 0)
+}
+
+// replicaIP is the address a replica is shown and reached at: the one it
+// announced (REPLCONF ip-address), or its connection's.
+func (rc *conn) replicaIP() string {
+	if rc.replIP != "" {
+		return rc.replIP
+	}
+	if a, ok := rc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	host, _, _ := net.SplitHostPort(rc.RemoteAddr().String())
+	return host
+}
+
+// endLink unregisters the link when its connection ends.
+func (rc *conn) endLink() {
+	l := rc.link
+	if l == nil {
+		return
+	}
+	close(l.done)
+	pr := &rc.p.repl
+	pr.mu.Lock()
+	delete(pr.links, l)
+	pr.mu.Unlock()
+}
+
+// outboxWriter pushes what it is given to a replica's Outbox, waiting
+// while more than linkPending bytes are queued.
+type outboxWriter struct{ l *replicaLink }
+
+func (w outboxWriter) Write(p []byte) (int, error) {
+	if err := w.l.wait(); err != nil {
+		return 0, err
+	}
+	if !w.l.out.Push(append([]byte(nil), p...)) {
+		return 0, errLinkClosed
+	}
+	return len(p), nil
+}
+
+// wait returns once the replica's Outbox has room, or errLinkClosed when
+// the connection has ended.
+func (l *replicaLink) wait() error {
+	for l.out.Pending() > linkPending {
+		select {
+		case <-l.done:
+			return errLinkClosed
+		case <-time.After(time.Millisecond):
+		}
+	}
+	select {
+	case <-l.done:
+		return errLinkClosed
+	default:
+		return nil
+	}
+}
+
+// run is the link's goroutine: the snapshot on a full resync, then the
+// stream from offset from, until the connection ends. A replica further
+// behind than the backlog holds is disconnected, and resyncs.
+func (l *replicaLink) run(full bool, from int64, replid string, eof bool) {
+	rc := l.rc
+	p := rc.p
+	if full {
+		l.state.Store(linkSendBulk)
+		if err := l.sendSnapshot(from, replid, eof); err != nil {
+			if !errors.Is(err, errLinkClosed) {
+				p.log.Warn("replica full resync failed", "conn_id", rc.ID(), "err", err)
+			}
+			rc.Kill()
+			return
+		}
+		l.state.Store(linkOnline)
+		p.log.Info("replica synchronized", "conn_id", rc.ID(), "addr", net.JoinHostPort(l.ip, strconv.Itoa(l.port)), "offset", from)
+	}
+	bl := p.repl.backlog
+	off := from
+	for {
+		data, next, more, ok := bl.ReadAt(nil, off, 1<<20)
+		if !ok {
+			p.log.Warn("replica fell behind the backlog; disconnected", "conn_id", rc.ID(), "offset", off, "backlog_start", bl.Start())
+			rc.Kill()
+			return
+		}
+		if len(data) > 0 {
+			if err := l.wait(); err != nil {
+				return
+			}
+			if !l.out.Push(data) {
+				return
+			}
+			off = next
+			continue
+		}
+		select {
+		case <-more:
+		case <-l.done:
+			return
+		}
+	}
+}
+
+// sendSnapshot sends the RDB of a full resync: streamed between two EOF
+// marks to a replica that can read that (capa eof, as Redis's diskless
+// sync does), else with its length first, from a temporary file.
+func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool) error {
+	p := l.rc.p
+	opt := rdb.SaveOptions{Aux: [][2]string{{"repl-stream-db", "0"}, {"repl-id", replid}, {"repl-offset", strconv.FormatInt(off, 10)}}}
+	w := outboxWriter{l: l}
+	if eof {
+		mark := newReplID() // 40 random characters, which the RDB's end is unlikely to hold
+		if _, err := io.WriteString(w, "$EOF:"+mark+"\r\n"); err != nil {
+			return err
+		}
+		if _, err := rdb.Save(w, p.st, opt); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, mark)
+		return err
+	}
+	f, err := os.CreateTemp("", "minikv-sync-*.rdb")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := rdb.Save(f, p.st, opt); err != nil {
+		return err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "$"+strconv.FormatInt(size, 10)+"\r\n"); err != nil {
+		return err
+	}
+	_, err = io.CopyBuffer(w, f, make([]byte, 256<<10))
+	return err
+}
+
+func replicationCommands() []respCommand {
+	adm := []string{"admin", "noscript", "no_async_loading", "no_multi"}
+	return []respCommand{
+		{name: "replconf", arity: -1, flags: []string{"admin", "noscript", "loading", "stale", "allow_busy"}, group: "server", since: "3.0.0",
+			complexity: "O(1)", summary: "An internal command for configuring the replication stream", run: cmdReplconf},
+		{name: "psync", arity: -3, flags: adm, group: "server", since: "2.8.0", summary: "Internal command used for replication",
+			args: []docArg{str("replicationid"), integ("offset")}, run: cmdPSync},
+		{name: "sync", arity: 1, flags: adm, group: "server", since: "1.0.0", summary: "Internal command used for replication",
+			run: cmdSync},
+		{name: "role", arity: 1, flags: []string{"noscript", "loading", "stale", "fast"}, group: "server", since: "2.8.12",
+			complexity: "O(1)", summary: "Return the role of the instance in the context of replication", run: cmdRole},
+	}
+}
+
+// syncStream waits until every change made so far is on the stream, so
+// the offset read next counts them all, as Redis's master_repl_offset
+// counts every write it ran.
+func (p *Protocol) syncStream() {
+	p.repl.mu.Lock()
+	src := p.repl.src
+	p.repl.mu.Unlock()
+	if src != nil {
+		src.Sync()
+	}
+}
+
+// replicationInfo writes INFO replication as a Redis 7.0 primary does.
+func (p *Protocol) replicationInfo(field func(k string, v any)) {
+	pr := &p.repl
+	p.syncStream()
+	pr.mu.Lock()
+	links := make([]*replicaLink, 0, len(pr.links))
+	for l := range pr.links {
+		links = append(links, l)
+	}
+	replid, replid2, second, bl := pr.replid, pr.replid2, pr.second, pr.backlog
+	pr.mu.Unlock()
+	field("role", "master")
+	field("connected_slaves", len(links))
+	now := time.Now().Unix()
+	for i, l := range links {
+		state := [...]string{"wait_bgsave", "send_bulk", "online"}[l.state.Load()]
+		var b bytes.Buffer
+		b.WriteString("ip=" + l.ip + ",port=" + strconv.Itoa(l.port) + ",state=" + state)
+		b.WriteString(",offset=" + strconv.FormatInt(l.ack.Load(), 10) + ",lag=" + strconv.FormatInt(now-l.ackAt.Load(), 10))
+		field("slave"+strconv.Itoa(i), b.String())
+	}
+	field("master_failover_state", "no-failover")
+	field("master_replid", replid)
+	field("master_replid2", replid2)
+	var end, start, hist int64
+	if bl != nil {
+		end, start = bl.End(), bl.Start()
+		hist = end - start
+	}
+	field("master_repl_offset", end)
+	field("second_repl_offset", second)
+	active := 0
+	if bl != nil {
+		active = 1
+	}
+	field("repl_backlog_active", active)
+	field("repl_backlog_size", pr.backlogSize.Load())
+	field("repl_backlog_first_byte_offset", start+1)
+	field("repl_backlog_histlen", hist)
+}
+
+// cmdRole is ROLE: "master", the offset, and each replica's address and
+// acknowledged offset.
+func cmdRole(rc *conn, _ [][]byte) {
+	pr := &rc.p.repl
+	rc.p.syncStream()
+	pr.mu.Lock()
+	var end int64
+	if pr.backlog != nil {
+		end = pr.backlog.End()
+	}
+	links := make([]*replicaLink, 0, len(pr.links))
+	for l := range pr.links {
+		if l.state.Load() == linkOnline {
+			links = append(links, l)
+		}
+	}
+	pr.mu.Unlock()
+	rc.w.Array(3)
+	rc.w.Bulk([]byte("master"))
+	rc.w.Int(end)
+	rc.w.Array(len(links))
+	for _, l := range links {
+		rc.w.Array(3)
+		rc.w.Bulk([]byte(l.ip))
+		rc.w.Bulk(strconv.AppendInt(nil, int64(l.port), 10))
+		rc.w.Bulk(strconv.AppendInt(nil, l.ack.Load(), 10))
+	}
+}
