@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -248,11 +249,12 @@ func TestRedisToMiniKVToRedis(t *testing.T) {
 // TestSaveIsPointInTime: while writers change two keys of different
 // shards together (one Tx: no client sees one without the other) and
 // create keys, files saved at the same time hold the pair equal: the
-// file is one instant of the store.
+// file is one instant of the store, the one AtSnapshot sees.
 func TestSaveIsPointInTime(t *testing.T) {
 	st := store.New(store.Config{MemoryLimit: 64 << 20})
 	defer st.Close()
 	a, b := []byte("pair:a"), []byte("pair:b")
+	var written atomic.Int64
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -269,6 +271,7 @@ func TestSaveIsPointInTime(t *testing.T) {
 				tx.Delete(b)
 				_ = tx.PutString(a, v)
 				_ = tx.PutString(b, v)
+				written.Store(int64(i)) // under the same locks, as a change feed's offset
 				return nil
 			})
 			_, _ = st.Store(store.ModeSet, []byte("k:"+strconv.Itoa(i%5000)), v, 0, 0, 0)
@@ -280,14 +283,18 @@ func TestSaveIsPointInTime(t *testing.T) {
 	}
 	for range 20 {
 		var buf bytes.Buffer
-		if _, err := Save(&buf, st, SaveOptions{}); err != nil {
+		opt := SaveOptions{AtSnapshot: func() [][2]string {
+			return [][2]string{{"test-written", strconv.FormatInt(written.Load(), 10)}}
+		}}
+		if _, err := Save(&buf, st, opt); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]string{}
-		if _, err := Check(buf.Bytes()); err != nil {
+		stats, err := Check(buf.Bytes())
+		if err != nil {
 			t.Fatalf("Check of a file saved under writes: %v", err)
 		}
-		_, err := parse(buf.Bytes(), LoadOptions{}, func(k *fileKey) error {
+		_, err = parse(buf.Bytes(), LoadOptions{}, func(k *fileKey) error {
 			got[string(k.key)] = string(k.v.Str)
 			return nil
 		})
@@ -296,6 +303,9 @@ func TestSaveIsPointInTime(t *testing.T) {
 		}
 		if got["pair:a"] != got["pair:b"] {
 			t.Fatalf("a file holds pair:a = %q and pair:b = %q: not one instant", got["pair:a"], got["pair:b"])
+		}
+		if w := stats.Aux["test-written"]; w != got["pair:a"] {
+			t.Fatalf("AtSnapshot saw write %s, the file holds %s", w, got["pair:a"])
 		}
 	}
 }

@@ -42,6 +42,15 @@ type SaveOptions struct {
 	// repl-stream-db, repl-id and repl-offset.
 	Aux [][2]string
 
+	// AtSnapshot, if set, is called at the instant the file captures
+	// (in memory mode while every shard is held, so no write of either
+	// port comes between it and the copy; in durable mode before the
+	// walk), and the AUX fields it returns are written after Aux:
+	// replication's full resync names there the stream offset the file
+	// stands for (repl-offset). It runs inside store.Exclusive: it must
+	// not call the store.
+	AtSnapshot func() [][2]string
+
 	// Functions is the hook for FUNCTION LOAD's libraries: it returns
 	// the code of each (its "#!lua name=..." source), written as one
 	// RDB_OPCODE_FUNCTION2 record apiece before the keys, where Redis
@@ -97,10 +106,27 @@ type SaveStats struct {
 // it may or may not be in the file; every key present throughout is.
 func Save(w io.Writer, st *store.Store, opt SaveOptions) (SaveStats, error) {
 	var stats SaveStats
+	// The copy comes first, so that AtSnapshot's fields, taken at its
+	// instant, can go in the header.
+	var snap *snapshot
+	var atAux [][2]string
+	at := func() {
+		if opt.AtSnapshot != nil {
+			atAux = opt.AtSnapshot()
+		}
+	}
+	if st.Durable() {
+		at()
+	} else {
+		var err error
+		if snap, err = takeSnapshot(st, at, &stats); err != nil {
+			return stats, err
+		}
+	}
+
 	cw := &crcWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 64<<10)
 	buf := make([]byte, 0, 256)
-
 	buf = append(buf, magic...)
 	buf = append(buf, strconv.Itoa(Version + 10000)[1:]...) // "0010"
 	aux := func(k, v string) {
@@ -113,7 +139,7 @@ func Save(w io.Writer, st *store.Store, opt SaveOptions) (SaveStats, error) {
 	aux("ctime", strconv.FormatInt(time.Now().Unix(), 10))
 	aux("used-mem", strconv.FormatInt(st.Stats().Bytes, 10))
 	aux("aof-base", "0")
-	for _, kv := range opt.Aux {
+	for _, kv := range append(opt.Aux, atAux...) {
 		aux(kv[0], kv[1])
 	}
 	if opt.Functions != nil {
@@ -125,10 +151,10 @@ func Save(w io.Writer, st *store.Store, opt SaveOptions) (SaveStats, error) {
 		return stats, err
 	}
 	var err error
-	if st.Durable() {
-		err = saveWalk(bw, st, &stats)
+	if snap != nil {
+		err = snap.write(bw, &stats)
 	} else {
-		err = saveSnapshot(bw, st, &stats)
+		err = saveWalk(bw, st, &stats)
 	}
 	if err != nil {
 		return stats, err
@@ -170,15 +196,21 @@ type snapKey struct {
 	obj      []byte // nil for a string
 }
 
-// saveSnapshot writes the store's keys from a point-in-time copy (see
-// Save).
-func saveSnapshot(bw *bufio.Writer, st *store.Store, stats *SaveStats) error {
+// snapshot is the point-in-time copy of the store (see Save).
+type snapshot struct {
+	keys    []snapKey
+	expires int64
+}
+
+// takeSnapshot copies the store's keys with every shard held, calling at
+// during the hold.
+func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, error) {
 	// Room for every key, allocated before the hold: the count may grow
 	// before the hold begins, and append takes care of that.
-	keys := make([]snapKey, 0, st.Stats().Items+64)
-	var expires int64
+	snap := &snapshot{keys: make([]snapKey, 0, st.Stats().Items+64)}
 	start := time.Now()
 	err := st.Exclusive(func(v *store.Store) error {
+		at()
 		var colls []snapKey // the shard's collections, encoded after its walk
 		for i := range v.NumShards() {
 			colls = colls[:0]
@@ -189,7 +221,7 @@ func saveSnapshot(bw *bufio.Writer, st *store.Store, stats *SaveStats) error {
 					return true
 				}
 				sk.str = it.Value
-				keys = append(keys, sk)
+				snap.keys = append(snap.keys, sk)
 				return true
 			})
 			for _, sk := range colls {
@@ -199,7 +231,7 @@ func saveSnapshot(bw *bufio.Writer, st *store.Store, stats *SaveStats) error {
 				}
 				if ok {
 					sk.obj = obj
-					keys = append(keys, sk)
+					snap.keys = append(snap.keys, sk)
 				}
 			}
 		}
@@ -207,19 +239,25 @@ func saveSnapshot(bw *bufio.Writer, st *store.Store, stats *SaveStats) error {
 	})
 	stats.Hold = time.Since(start)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for i := range keys {
-		if keys[i].deadline != 0 {
-			expires++
+	for i := range snap.keys {
+		if snap.keys[i].deadline != 0 {
+			snap.expires++
 		}
 	}
-	if _, err := bw.Write(dbHeader(int64(len(keys)), expires)); err != nil {
+	return snap, nil
+}
+
+// write writes the copied keys, compressing strings as it goes, and lets
+// the collector have each key's references once written.
+func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats) error {
+	if _, err := bw.Write(dbHeader(int64(len(snap.keys)), snap.expires)); err != nil {
 		return err
 	}
 	var buf []byte
-	for i := range keys {
-		sk := &keys[i]
+	for i := range snap.keys {
+		sk := &snap.keys[i]
 		buf = appendExpire(buf[:0], sk.deadline)
 		if sk.obj != nil {
 			buf = append(buf, sk.obj...)
@@ -229,9 +267,9 @@ func saveSnapshot(bw *bufio.Writer, st *store.Store, stats *SaveStats) error {
 		if _, err := bw.Write(buf); err != nil {
 			return err
 		}
-		*sk = snapKey{} // let the collector have it
+		*sk = snapKey{}
 	}
-	stats.Keys, stats.Expires = int64(len(keys)), expires
+	stats.Keys, stats.Expires = int64(len(snap.keys)), snap.expires
 	return nil
 }
 
