@@ -20,6 +20,13 @@ func FuzzRDBDecode(f *testing.F) {
 		[]byte("\x05\x01\x01a\x00\x00\x00\x00\x00\x00\xf0\x3f"),
 		[]byte("\x12\x01\x02\x0b\x0b\x00\x00\x00\x02\x00\x81a\x02\x01\x01\xff"),
 		[]byte("\x12\x01\x01\x03abc"),
+		append([]byte{typeListZiplist}, AppendString(nil, testZiplist("a", "7", "-300", "70000"))...),
+		append([]byte{typeHashZiplist}, AppendString(nil, testZiplist("f", "1", "g", "v"))...),
+		append([]byte{typeZSetZiplist}, AppendString(nil, testZiplist("m", "1.5", "n", "2"))...),
+		append([]byte{typeHashZipmap}, AppendString(nil, testZipmap("f", "v", "g", ""))...),
+		append(AppendLen([]byte{typeListQuick}, 1), AppendString(nil, testZiplist("q"))...),
+		[]byte("\x03\x02\x01a\x031.5\x01b\xfe"),
+		[]byte("\x01\x02\x01a\x01b"),
 	} {
 		f.Add(p)
 	}
@@ -68,5 +75,41 @@ func FuzzLZF(f *testing.F) {
 			t.Fatalf("round trip of %q: %q %v", s, d, ok)
 		}
 		_, _ = lzfDecompress(s, len(s)*3) // arbitrary input must not panic
+	})
+}
+
+// FuzzLoad feeds the file reader arbitrary files (past the checksum,
+// which random input rarely passes): it must never panic, and each key it
+// accepts must build in a store.
+func FuzzLoad(f *testing.F) {
+	src := store.New(store.Config{MemoryLimit: 8 << 20})
+	for i, v := range []string{"a", "12", strings.Repeat("long ", 20)} {
+		k := []byte{byte('a' + i)}
+		_, _ = src.Store(store.ModeSet, k, []byte(v), 0, int64(i)*1e12, 0)
+	}
+	var buf bytes.Buffer
+	if _, err := Save(&buf, src, SaveOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	src.Close()
+	f.Add(buf.Bytes())
+	f.Add(oldFile())
+	f.Add(fileOf(10, []byte{typeHashListpack}, "h", "\x16\x16\x00\x00\x00\x04\x00\x81a\x02\x01\x01\x81b\x02\x85hello\x06\xff"))
+	f.Add(fileOf(9, []byte{typeListZiplist}, "l", string(AppendString(nil, testZiplist("a", "7", "-300")))))
+	f.Add(fileOf(3, []byte{typeHashZipmap}, "z", string(AppendString(nil, testZipmap("f", "v")))))
+	st := store.New(store.Config{MemoryLimit: 64 << 20})
+	defer st.Close()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = LoadBytes(data, st, LoadOptions{})
+		_, _ = parse(data, LoadOptions{}, func(k *fileKey) error {
+			return st.Tx([][]byte{k.key}, func(tx *store.Tx) error {
+				tx.Delete(k.key)
+				if err := k.v.Build(tx, k.key); err != nil {
+					return nil // too large for the store: refused, not a bug
+				}
+				tx.SetRestored(k.key, k.deadline, k.idle, k.freq)
+				return nil
+			})
+		})
 	})
 }

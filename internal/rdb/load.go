@@ -75,6 +75,14 @@ func LoadBytes(data []byte, st *store.Store, opt LoadOptions) (LoadStats, error)
 	}
 	var n int64
 	stats, err := parse(data, opt, func(k *fileKey) error {
+		if k.v.Kind == store.KindString && k.idle < 0 && k.freq < 0 {
+			// One store call, as SET: most keys of most files.
+			if _, err := st.Store(store.ModeSet, k.key, k.v.Str, 0, k.deadline, 0); err != nil {
+				return fmt.Errorf("rdb: storing key %q: %w", k.key, err)
+			}
+			n++
+			return nil
+		}
 		var berr error
 		_ = st.Tx([][]byte{k.key}, func(tx *store.Tx) error {
 			if _, ok := tx.Kind(k.key); ok {

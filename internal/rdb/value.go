@@ -107,10 +107,16 @@ func AppendString(b, s []byte) []byte {
 }
 
 // canonicalInt is Redis's string2ll: the canonical decimal form of an
-// int64 and nothing else.
+// int64 and nothing else. Most strings are turned away by their first
+// byte, before any parsing.
 func canonicalInt(s []byte) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
+	if len(s) == 0 || len(s) > 20 || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
 		return 0, false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
 	}
 	v, err := strconv.ParseInt(string(s), 10, 64)
 	if err != nil || s[0] == '+' || len(s) > 1 && s[0] == '0' || len(s) > 1 && s[0] == '-' && s[1] == '0' {

@@ -50,15 +50,24 @@ func (s *Store) NumShards() int { return len(s.shards) }
 // shards 0..NumShards()-1 visits every key that stays present throughout,
 // which is the guarantee Redis's SCAN gives.
 func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
+	// Start at a random slot so RandomKey does not keep returning the
+	// same key.
+	s.walkShard(i, true, func(sh *shard, e *entry) bool { return fn(sh.key(e)) })
+}
+
+// walkShard calls fn with every live record of shard i, under the
+// shard's lock, from a random slot on or from the first.
+func (s *Store) walkShard(i int, randomStart bool, fn func(sh *shard, e *entry) bool) {
 	clk := s.clock()
 	s.pollFlush(&clk)
 	sh := &s.shards[i]
 	s.lock(sh)
 	defer s.unlock(sh)
 	slots := sh.index.slots
-	// Start at a random slot so RandomKey does not keep returning the
-	// same key.
-	start := rand.IntN(len(slots))
+	start := 0
+	if randomStart {
+		start = rand.IntN(len(slots))
+	}
 	var e entry
 	for j := range slots {
 		v := slots[(start+j)%len(slots)]
@@ -70,10 +79,21 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 		if s.stateOf(&e, &clk) != live {
 			continue
 		}
-		if !fn(sh.key(&e)) {
+		if !fn(sh, &e) {
 			return
 		}
 	}
+}
+
+// ScanItems is ScanShard with each live item as Peek returns it: one
+// pass over shard i's index that reads every record once (SAVE's
+// point-in-time copy, inside Exclusive, walks the store with it). The
+// key and the item's value alias the record: a string's bytes are never
+// rewritten, so they stay valid after the lock is let go; a small
+// collection's bytes may be rewritten in place and must be read under
+// the lock only. fn must not call back into the Store.
+func (s *Store) ScanItems(i int, fn func(key []byte, it Item) bool) {
+	s.walkShard(i, false, func(sh *shard, e *entry) bool { return fn(sh.key(e), sh.snapshot(e)) })
 }
 
 // RandomKey returns a copy of the key of some live item, or false when the

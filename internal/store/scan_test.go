@@ -74,6 +74,41 @@ func TestScanShardsVisitEveryLiveKeyOnce(t *testing.T) {
 	}
 }
 
+// TestScanItemsSeesEveryLiveItem: ScanItems visits each live item once
+// with its value and deadline, skips expired ones, and the string bytes
+// it hands out stay as they were after the key is overwritten.
+func TestScanItemsSeesEveryLiveItem(t *testing.T) {
+	s := New(Config{SweepInterval: -1})
+	defer s.Close()
+	for i := range 500 {
+		if _, err := s.Store(ModeSet, []byte(fmt.Sprint("k", i)), []byte(fmt.Sprint("v", i)), 0, int64(i)*1e12, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]Item{}
+	for i := range s.NumShards() {
+		s.ScanItems(i, func(k []byte, it Item) bool {
+			if _, dup := got[string(k)]; dup {
+				t.Errorf("%q twice", k)
+			}
+			got[string(k)] = it
+			return true
+		})
+	}
+	// k0 has no deadline; k1's (1e12 ms, 2001) has passed.
+	if len(got) != 499 || got["k0"].Deadline != 0 || got["k7"].Deadline != 7e12 || string(got["k42"].Value) != "v42" {
+		t.Fatalf("ScanItems saw %d items; k0 %+v k7 %+v k42 %+v", len(got), got["k0"], got["k7"], got["k42"])
+	}
+	if _, ok := got["k1"]; ok {
+		t.Error("an expired item was visited")
+	}
+	held := got["k42"].Value
+	mustStore(t, s, ModeSet, "k42", "changed", 0, 0)
+	if string(held) != "v42" {
+		t.Errorf("a string's bytes changed under the reader: %q", held)
+	}
+}
+
 // TestRandomKeyFindsTheEmptyKey: the empty key is a key like any other
 // (RESP allows it); RandomKey used to take its empty copy for "none".
 func TestRandomKeyFindsTheEmptyKey(t *testing.T) {

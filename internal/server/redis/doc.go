@@ -29,7 +29,8 @@
 //	         │  INCRBY DECRBY INCRBYFLOAT (float.go: its arithmetic)   update.go
 //	         ├─ DEL UNLINK EXISTS TYPE EXPIRE PEXPIRE EXPIREAT PEXPIREAT
 //	         │  TTL PTTL EXPIRETIME PEXPIRETIME PERSIST KEYS SCAN
-//	         │  RANDOMKEY DBSIZE FLUSHDB FLUSHALL SAVE BGSAVE LASTSAVE   keys.go
+//	         │  RANDOMKEY DBSIZE FLUSHDB FLUSHALL BGREWRITEAOF       keys.go
+//	         ├─ SAVE BGSAVE LASTSAVE, save points (internal/rdb)      persist.go
 //	         ├─ PING ECHO HELLO AUTH QUIT SELECT CLIENT TIME         connection.go
 //	         ├─ INFO CONFIG                                         info.go
 //	         ├─ CLUSTER READONLY READWRITE ASKING                   cluster.go

@@ -11,8 +11,8 @@ import (
 )
 
 // Keyspace commands of the RESP port: DEL, EXISTS, TYPE, the EXPIRE and
-// TTL families, KEYS, SCAN, RANDOMKEY, DBSIZE, FLUSHDB/FLUSHALL and the
-// persistence commands SAVE, BGSAVE and LASTSAVE.
+// TTL families, KEYS, SCAN, RANDOMKEY, DBSIZE, FLUSHDB/FLUSHALL and
+// BGREWRITEAOF (SAVE, BGSAVE and LASTSAVE: persist.go).
 
 // cmdDel is DEL key [key ...] (and UNLINK, which frees memory at once
 // too: there is nothing to free lazily).

@@ -75,7 +75,7 @@ func (p *Protocol) initPersistence() {
 	ps.protected = "no"
 	ps.lastSave = p.srv.Started().Unix()
 	ps.lastBGSecs = -1
-	ps.savedAt = p.st.Changes()
+	ps.savedAt = p.changes()
 }
 
 // ConfigureRDB applies the start-up flags; call it before serving. With
@@ -131,7 +131,7 @@ func (p *Protocol) LoadRDB(path string) (rdb.LoadStats, error) {
 	ps := &p.persist
 	ps.mu.Lock()
 	ps.loadedKeys, ps.loadExpired = stats.Keys, stats.Expired
-	ps.savedAt = p.st.Changes() // loaded keys are no changes to save
+	ps.savedAt = p.changes() // loaded keys are no changes to save
 	ps.mu.Unlock()
 	return stats, err
 }
@@ -174,7 +174,7 @@ func (p *Protocol) save(background bool) error {
 	ps.saveMu.Lock()
 	defer ps.saveMu.Unlock()
 	path := p.RDBPath()
-	before := p.st.Changes()
+	before := p.changes()
 	start := time.Now()
 	var err error
 	if p.st.Durable() {
@@ -195,6 +195,7 @@ func (p *Protocol) save(background bool) error {
 		return err
 	}
 	ps.lastSave = time.Now().Unix()
+	ps.bgErr = nil // a good save of either kind clears the status, as Redis's rdbSave
 	ps.saves++
 	ps.savedAt = before
 	ps.lastHold = stats.Hold
@@ -239,7 +240,9 @@ func cmdSave(rc *conn, _ [][]byte) {
 
 // cmdBGSave is BGSAVE [SCHEDULE]: SAVE in the background. With no other
 // background work that a save would wait for (Redis's AOF rewrite child),
-// SCHEDULE starts it at once, as Redis does then.
+// SCHEDULE starts it at once, as Redis does then. Inside EXEC (whose
+// view of the store rc.st is) the save starts but waits for the end of
+// the transaction's hold, and the answer is Redis's "scheduled".
 func cmdBGSave(rc *conn, argv [][]byte) {
 	if len(argv) > 2 || len(argv) == 2 && !is(argv[1], "schedule") {
 		rc.w.Error(errSyntax)
@@ -247,6 +250,10 @@ func cmdBGSave(rc *conn, argv [][]byte) {
 	}
 	if !rc.p.bgsave() {
 		rc.w.Error("ERR Background save already in progress")
+		return
+	}
+	if rc.st != rc.p.st {
+		rc.w.Simple("Background saving scheduled")
 		return
 	}
 	rc.w.Simple("Background saving started")
@@ -259,6 +266,17 @@ func cmdLastSave(rc *conn, _ [][]byte) {
 	t := rc.p.persist.lastSave
 	rc.p.persist.mu.Unlock()
 	rc.w.Int(t)
+}
+
+// changes is the count of writes rdb_changes_since_last_save and the
+// save points go by: in memory the writes that took a CAS token
+// (store.Changes; deletes, expiries and evictions take none); in durable
+// mode the writes queued to the disk, deletes included, one per key.
+func (p *Protocol) changes() uint64 {
+	if ds := p.st.DiskStats(); ds.Durable {
+		return ds.Writes
+	}
+	return p.st.Changes()
 }
 
 // persistenceInfo writes INFO persistence's RDB fields, Redis 7.0's.
@@ -281,7 +299,7 @@ func (p *Protocol) persistenceInfo(field func(k string, v any)) {
 	field("current_fork_perc", "0.00")
 	field("current_save_keys_processed", 0)
 	field("current_save_keys_total", 0)
-	field("rdb_changes_since_last_save", p.st.Changes()-ps.savedAt)
+	field("rdb_changes_since_last_save", p.changes()-ps.savedAt)
 	field("rdb_bgsave_in_progress", b2i(running))
 	field("rdb_last_save_time", ps.lastSave)
 	field("rdb_last_bgsave_status", status)
@@ -319,7 +337,7 @@ func (p *Protocol) saveDue(now int64) bool {
 	ps := &p.persist
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	changes := int64(p.st.Changes() - ps.savedAt)
+	changes := int64(p.changes() - ps.savedAt)
 	for _, sp := range ps.points {
 		if changes >= sp.changes && now-ps.lastSave > sp.secs &&
 			(now-ps.lastTry > 5 || ps.bgErr == nil) {
@@ -376,10 +394,10 @@ func (p *Protocol) savePoints() string {
 func setDir(p *Protocol, v []byte) (func() string, string) {
 	dir, err := filepath.Abs(string(v))
 	if err != nil {
-		return nil, errText(err)
+		return nil, strerror(err)
 	}
 	if fi, err := os.Stat(dir); err != nil {
-		return nil, errText(err)
+		return nil, strerror(err)
 	} else if !fi.IsDir() {
 		return nil, "Not a directory"
 	}
@@ -389,6 +407,16 @@ func setDir(p *Protocol, v []byte) (func() string, string) {
 		p.persist.mu.Unlock()
 		return ""
 	}, ""
+}
+
+// strerror is err as C's strerror words it: Go's text of the system
+// error, capitalized ("No such file or directory").
+func strerror(err error) string {
+	s := errText(err)
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
 }
 
 // setDBFilename takes a file name without a directory.
