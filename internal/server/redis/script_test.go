@@ -77,7 +77,7 @@ func testScriptBusyAndKill(t *testing.T, loops int) {
 	a.Send(multibulk("EVAL", body, "0"))
 	for {
 		got := b.Do("PING")
-		if got == "-"+errBusy+"\r\n" {
+		if got == "-"+script.ErrBusyScript.Error()+"\r\n" {
 			break
 		}
 		if got != "+PONG\r\n" {
