@@ -103,7 +103,11 @@ func (ls libSet) unlink(lib *Library) {
 type Functions struct {
 	e *Engine
 
-	mu      sync.Mutex // protects cur, st, loading; held while a function runs
+	// stMu is held while library code or a function runs in st; mu
+	// only while the libraries are read or changed, so FUNCTION STATS,
+	// LIST and INFO answer while a function runs. stMu is taken first.
+	stMu    sync.Mutex
+	mu      sync.Mutex // protects cur and st (changed under both)
 	cur     libSet
 	st      *state
 	loading *Library // the library whose code is running (register_function adds to it)
@@ -119,7 +123,7 @@ func NewFunctions(e *Engine) *Functions {
 }
 
 // newState makes the Lua state of the libraries and their load-time API.
-// fs.mu is held (or fs is new).
+// Both locks are held (or fs is new).
 func (fs *Functions) newState() {
 	st := newState(fs.e.cfg.Open)
 	L := st.L
@@ -209,6 +213,8 @@ func libraryMeta(code []byte) (engine, name string, body []byte, err error) {
 // redis.log's host during the load. An error is Redis's reply without
 // "-ERR ".
 func (fs *Functions) Load(code []byte, replace bool, h Host) (string, error) {
+	fs.stMu.Lock()
+	defer fs.stMu.Unlock()
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	lib, err := fs.createLocked(code, replace, fs.cur, h)
@@ -446,6 +452,8 @@ func (fs *Functions) Delete(name string) bool {
 
 // Flush is FUNCTION FLUSH: no libraries, and a new Lua state.
 func (fs *Functions) Flush() {
+	fs.stMu.Lock()
+	defer fs.stMu.Unlock()
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.cur = newLibSet()
@@ -497,6 +505,8 @@ const (
 // payload decoded): all of them are created first, then joined to the
 // current ones by policy, all or nothing.
 func (fs *Functions) Restore(codes [][]byte, policy int, h Host) error {
+	fs.stMu.Lock()
+	defer fs.stMu.Unlock()
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	add := newLibSet()
@@ -548,26 +558,28 @@ func (fs *Functions) BeginFunction(f *Function, argv [][]byte) *Run {
 // now runs, or none is found.
 func (r *Run) Call(dst []byte, f *Function, keys, args [][]byte, h Host, opt Options) []byte {
 	fs := f.Lib.fs
+	fs.stMu.Lock()
+	defer fs.stMu.Unlock()
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
 	if cur := fs.cur.fns[lowerASCII(f.Name)]; cur != f {
-		if cur == nil || cur.st != fs.st {
-			return append(dst, "-ERR Function not found\r\n"...)
-		}
 		f = cur
 	}
-	if f.st != fs.st {
+	st := fs.st
+	fs.mu.Unlock()
+	if f == nil || f.st != st {
 		return append(dst, "-ERR Function not found\r\n"...)
 	}
-	out := fs.st.exec(dst, r, nil, f, keys, args, h, opt)
-	if fs.st.broken {
+	out := st.exec(dst, r, nil, f, keys, args, h, opt)
+	if st.broken {
+		fs.mu.Lock()
 		fs.reloadLocked(h)
+		fs.mu.Unlock()
 	}
 	return out
 }
 
 // reloadLocked rebuilds a state a run left unusable: a new one, with
-// every library loaded again.
+// every library loaded again. Both locks are held.
 func (fs *Functions) reloadLocked(h Host) {
 	libs := fs.cur.libs
 	fs.cur = newLibSet()

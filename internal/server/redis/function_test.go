@@ -1,0 +1,228 @@
+package redis
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/minikv/minikv/internal/durable"
+	"github.com/minikv/minikv/internal/script"
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/servertest"
+	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm"
+)
+
+// Functions (function.go). Their replies are compared with redis-server's
+// byte for byte by the "function ..." sessions of script_diff_test.go;
+// these tests cover what a differential session cannot: running
+// functions (BUSY, the kills, FUNCTION STATS), durability across a
+// restart, the load timeout, and payloads no Redis would make.
+
+// spinLib registers a function that never returns, and one that writes
+// and then runs for 300 ms.
+const spinLib = "#!lua name=spin\n" +
+	"redis.register_function('spin', function(keys, args) local i = 0 while true do i = i + 1 end end)\n" +
+	"local function ms(t) return t[1] * 1000 + t[2] / 1000 end\n" +
+	"redis.register_function('wspin', function(keys, args) redis.call('set', keys[1], 'x')\n" +
+	"  local t0 = ms(redis.call('time')) while ms(redis.call('time')) - t0 < 300 do end return 'done' end)"
+
+// TestFunctionBusyAndKill: while a function runs, other clients are told
+// to use FUNCTION KILL, SCRIPT KILL refuses it, FUNCTION STATS shows it,
+// and FUNCTION KILL stops it; the other way round for a script of EVAL.
+func TestFunctionBusyAndKill(t *testing.T) {
+	for _, loops := range []int{0, 1} {
+		t.Run(fmt.Sprint("event loops ", loops), func(t *testing.T) { testFunctionBusyAndKill(t, loops) })
+	}
+}
+
+func testFunctionBusyAndKill(t *testing.T, loops int) {
+	rs := startRESP(t, server.Config{EventLoops: loops}, store.Config{})
+	a, b := dialRESP(t, rs.respAddr), dialRESP(t, rs.respAddr)
+	b.Expect(multibulk("CONFIG", "SET", "busy-reply-threshold", "20"), "+OK\r\n")
+	b.Expect(multibulk("FUNCTION", "LOAD", spinLib), "$4\r\nspin\r\n")
+
+	a.Send(multibulk("FCALL", "spin", "1", "k", "arg"))
+	awaitBusy(t, b, script.ErrBusyFunction)
+	b.Expect(multibulk("SCRIPT", "KILL"), "-"+script.ErrBusyFunction.Error()+"\r\n")
+	stats := b.Do("FUNCTION", "STATS")
+	if want := "*4\r\n$14\r\nrunning_script\r\n*6\r\n$4\r\nname\r\n$4\r\nspin\r\n$7\r\ncommand\r\n*5\r\n$5\r\nFCALL\r\n$4\r\nspin\r\n$1\r\n1\r\n$1\r\nk\r\n$3\r\narg\r\n$11\r\nduration_ms\r\n:"; !strings.HasPrefix(stats, want) ||
+		!strings.HasSuffix(stats, "$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*4\r\n$15\r\nlibraries_count\r\n:1\r\n$15\r\nfunctions_count\r\n:2\r\n") {
+		t.Errorf("FUNCTION STATS while spin runs = %q", stats)
+	}
+	b.Expect(multibulk("FUNCTION", "KILL"), "+OK\r\n")
+	a.Expect("", "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n")
+	b.Expect(multibulk("FUNCTION", "KILL"), "-NOTBUSY No scripts in execution right now.\r\n")
+
+	// A function that wrote cannot be killed.
+	a.Send(multibulk("FCALL", "wspin", "1", "w"))
+	awaitBusy(t, b, script.ErrBusyFunction)
+	b.Expect(multibulk("FUNCTION", "KILL"), "-"+script.ErrUnkillable.Error()+"\r\n")
+	a.Expect("", "$4\r\ndone\r\n")
+	b.Expect(multibulk("GET", "w"), "$1\r\nx\r\n")
+
+	// A script of EVAL: FUNCTION KILL and FUNCTION STATS refuse.
+	a.Send(multibulk("EVAL", "while true do end", "0"))
+	awaitBusy(t, b, script.ErrBusyScript)
+	b.Expect(multibulk("FUNCTION", "KILL"), "-"+script.ErrBusyScript.Error()+"\r\n")
+	b.Expect(multibulk("FUNCTION", "STATS"), "-"+script.ErrBusyScript.Error()+"\r\n")
+	b.Expect(multibulk("SCRIPT", "KILL"), "+OK\r\n")
+	a.Expect("", "-ERR Script killed by user with SCRIPT KILL... script: "+script.SHA1Hex([]byte("while true do end"))+", on @user_script:1.\r\n")
+	a.Expect(multibulk("PING"), "+PONG\r\n")
+}
+
+// awaitBusy sends PING until the reply is busy.
+func awaitBusy(t *testing.T, c *servertest.RESPClient, busy error) {
+	t.Helper()
+	for {
+		got := c.Do("PING")
+		if got == "-"+busy.Error()+"\r\n" {
+			return
+		}
+		if got != "+PONG\r\n" {
+			t.Fatalf("PING while a script runs = %q, want %q", got, busy)
+		}
+	}
+}
+
+// TestFunctionLoadTimeout: a library whose code runs past 500 ms is
+// stopped, with Redis's error, and nothing of it stays.
+func TestFunctionLoadTimeout(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	c.Expect(multibulk("FUNCTION", "LOAD", "#!lua name=slow\nredis.register_function('a', function() return 1 end)\nwhile true do end"),
+		"-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n")
+	c.Expect(multibulk("FCALL", "a", "0"), "-ERR Function not found\r\n")
+	c.Expect(multibulk("FUNCTION", "LOAD", "#!lua name=slow\nredis.register_function('a', function() return 1 end)"), "$4\r\nslow\r\n")
+	c.Expect(multibulk("FCALL", "a", "0"), ":1\r\n")
+}
+
+// TestFunctionFailedReplaceKeepsOld: a FUNCTION LOAD REPLACE that fails
+// (a compile error, an error at load, a function another library has)
+// leaves the library it would have replaced as it was.
+func TestFunctionFailedReplaceKeepsOld(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	c.Expect(multibulk("FUNCTION", "LOAD", "#!lua name=a\nredis.register_function('fa', function() return 'a1' end)"), "$1\r\na\r\n")
+	c.Expect(multibulk("FUNCTION", "LOAD", "#!lua name=b\nredis.register_function('fb', function() return 'b1' end)"), "$1\r\nb\r\n")
+	for _, code := range []string{
+		"#!lua name=a\nreturn +",
+		"#!lua name=a\nredis.register_function('fa', function() return 'a2' end)\nerror('late')",
+		"#!lua name=a\nredis.register_function('fa', function() return 'a2' end)\nredis.register_function('fb', function() end)",
+		"#!lua name=a\nlocal x = 1",
+	} {
+		if got := c.Do("FUNCTION", "LOAD", "REPLACE", code); !strings.HasPrefix(got, "-ERR ") {
+			t.Errorf("FUNCTION LOAD REPLACE %q = %q, want an error", code, got)
+		}
+		c.Expect(multibulk("FCALL", "fa", "0"), "$2\r\na1\r\n")
+		c.Expect(multibulk("FCALL", "fb", "0"), "$2\r\nb1\r\n")
+	}
+	// A RESTORE whose second library collides restores neither.
+	payload := string(rdbSeal(append(rdbAppendString([]byte{rdbOpcodeFunction2}, []byte("#!lua name=c\nredis.register_function('fc', function() end)")),
+		rdbAppendString([]byte{rdbOpcodeFunction2}, []byte("#!lua name=d\nredis.register_function('fa', function() end)"))...)))
+	c.Expect(multibulk("FUNCTION", "RESTORE", payload), "-ERR Function fa already exists\r\n")
+	c.Expect(multibulk("FCALL", "fc", "0"), "-ERR Function not found\r\n")
+	c.Expect(multibulk("FUNCTION", "RESTORE", payload, "REPLACE"), "-ERR Function fa already exists\r\n")
+	c.Expect(multibulk("FUNCTION", "RESTORE", payload, "FLUSH"), "+OK\r\n")
+	c.Expect(multibulk("FCALL", "fb", "0"), "-ERR Function not found\r\n")
+	c.Expect(multibulk("FCALL", "fa", "0"), "$-1\r\n")
+}
+
+// TestFunctionInfo: INFO memory counts the libraries and functions.
+func TestFunctionInfo(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	c.Expect(multibulk("FUNCTION", "LOAD", spinLib), "$4\r\nspin\r\n")
+	info := c.Do("INFO", "memory")
+	for _, f := range []string{"\r\nnumber_of_functions:2\r\n", "\r\nnumber_of_libraries:1\r\n"} {
+		if !strings.Contains(info, f) {
+			t.Errorf("INFO memory lacks %q:\n%s", f, info)
+		}
+	}
+	c.Expect(multibulk("FUNCTION", "FLUSH"), "+OK\r\n")
+	if info := c.Do("INFO", "memory"); !strings.Contains(info, "\r\nnumber_of_functions:0\r\n") {
+		t.Errorf("after FUNCTION FLUSH, INFO memory:\n%s", info)
+	}
+}
+
+// startDurableFunctions starts a server over a durable store in dir and
+// returns its RESP address and a function that stops it and closes the
+// store and its log, as a shutdown does.
+func startDurableFunctions(t *testing.T, dir string) (addr string, stop func()) {
+	t.Helper()
+	l, err := durable.Open(dir, lsm.Options{Sync: lsm.SyncAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(store.Config{MaxItemSize: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := servertest.StartOn(t, server.Config{}, st)
+	addr = s.Listen(t, New(s.Server))
+	return addr, func() {
+		s.Stop(t)
+		if err := l.Close(); err != nil {
+			t.Errorf("closing the log: %v", err)
+		}
+	}
+}
+
+// TestFunctionsSurviveRestart: in durable mode the libraries FUNCTION
+// LOAD, DELETE, FLUSH and RESTORE leave are there after a restart, as
+// Redis keeps them in its RDB and AOF; FLUSHALL does not touch them.
+func TestFunctionsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	addr, stop := startDurableFunctions(t, dir)
+	c := dialRESP(t, addr)
+	c.Expect(multibulk("FUNCTION", "LOAD", lib1), "$4\r\nlib1\r\n")
+	c.Expect(multibulk("FUNCTION", "LOAD", libFlags), "$8\r\nlibflags\r\n")
+	c.Expect(multibulk("FLUSHALL"), "+OK\r\n")
+	dump := c.Do("FUNCTION", "DUMP")
+	stop()
+
+	addr, stop = startDurableFunctions(t, dir)
+	c = dialRESP(t, addr)
+	c.Expect(multibulk("FCALL", "f1", "1", "k", "after restart"), "+OK\r\n")
+	c.Expect(multibulk("FCALL_RO", "ro", "1", "k"), "$13\r\nafter restart\r\n")
+	c.Expect(multibulk("FUNCTION", "DUMP"), dump)
+	c.Expect(multibulk("FUNCTION", "DELETE", "libflags"), "+OK\r\n")
+	stop()
+
+	addr, stop = startDurableFunctions(t, dir)
+	c = dialRESP(t, addr)
+	c.Expect(multibulk("FCALL_RO", "ro", "1", "k"), "-ERR Function not found\r\n")
+	c.Expect(multibulk("FUNCTION", "LIST", "LIBRARYNAME", "lib*"), "*1\r\n*6\r\n$12\r\nlibrary_name\r\n$4\r\nlib1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n"+
+		"$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n")
+	c.Expect(multibulk("FUNCTION", "FLUSH"), "+OK\r\n")
+	c.Expect(multibulk("FUNCTION", "RESTORE", functionDumpPayload(libFlags)), "+OK\r\n")
+	stop()
+
+	addr, stop = startDurableFunctions(t, dir)
+	defer stop()
+	c = dialRESP(t, addr)
+	c.Expect(multibulk("FCALL", "f1", "0"), "-ERR Function not found\r\n")
+	c.Expect(multibulk("FCALL_RO", "ro", "1", "k"), "$13\r\nafter restart\r\n")
+}
+
+// FuzzFunctionRestore feeds arbitrary payloads to FUNCTION RESTORE's
+// decoder, sealed (so they reach it) and not: it must never panic, and
+// what it accepts must be whole libraries' codes.
+func FuzzFunctionRestore(f *testing.F) {
+	for _, code := range []string{lib1, libFlags, "#!lua name=x\nreturn +", ""} {
+		f.Add(rdbAppendString([]byte{rdbOpcodeFunction2}, []byte(code)))
+	}
+	f.Add(rdbAppendString(rdbAppendString([]byte{rdbOpcodeFunction}, []byte("lib")), []byte("LUA")))
+	f.Add([]byte{rdbOpcodeFunction, 1, 'a', 3, 'L', 'U', 'A', 1, 0, 0})
+	f.Add([]byte{0xC3, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, p := range [][]byte{b, rdbSeal(append([]byte(nil), b...))} {
+			codes, msg := decodeFunctions(p)
+			if msg != "" && codes != nil {
+				t.Fatalf("decodeFunctions(%q) = %q and error %q", p, codes, msg)
+			}
+		}
+	})
+}
