@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minikv/minikv/internal/cluster"
 	"github.com/minikv/minikv/internal/durable"
 	"github.com/minikv/minikv/internal/script"
 	"github.com/minikv/minikv/internal/server"
@@ -225,4 +226,25 @@ func FuzzFunctionRestore(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFunctionsInCluster: in cluster mode FCALL is routed by its declared
+// keys as EVAL is, a function's commands may touch only this node's keys,
+// and a no-cluster function is refused.
+func TestFunctionsInCluster(t *testing.T) {
+	nodes, m := startCluster(t, server.Config{})
+	c := dialRESP(t, nodes[0].addr)
+	local, remote := keyOn(m, m.Nodes[0], "k"), keyOn(m, m.Nodes[2], "k")
+	lib := "#!lua name=cl\n" +
+		"redis.register_function('get', function(keys, args) return redis.call('get', keys[1]) end)\n" +
+		"redis.register_function('getarg', function(keys, args) return redis.call('get', args[1]) end)\n" +
+		"redis.register_function{function_name='nc', callback=function() return 1 end, flags={'no-cluster'}}"
+	c.Expect(multibulk("FUNCTION", "LOAD", lib), "$2\r\ncl\r\n")
+	c.Expect(multibulk("SET", local, "v"), "+OK\r\n")
+	c.Expect(multibulk("FCALL", "get", "1", local), "$1\r\nv\r\n")
+	c.Expect(multibulk("FCALL_RO", "get", "1", remote), "-MOVED "+fmt.Sprint(cluster.KeySlot([]byte(remote)))+" "+m.Nodes[2].Addr+"\r\n")
+	c.Expect(multibulk("FCALL", "get", "2", local, remote), "-"+errCrossSlot+"\r\n")
+	c.Expect(multibulk("FCALL", "getarg", "0", remote),
+		"-ERR Script attempted to access a non local key in a cluster node script: getarg, on @user_function:3.\r\n")
+	c.Expect(multibulk("FCALL", "nc", "0"), "-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n")
 }

@@ -401,7 +401,9 @@ func (rc *conn) scriptKeysHere(cmd *respCommand, argv [][]byte) string {
 		}
 		slot = s
 	}
-	if slot >= 0 && !rc.ownsSlot(slot) {
+	// Not ownsSlot: that writes MOVED to the client, besides the
+	// script's own reply.
+	if cs := rc.p.cluster; slot >= 0 && cs.m.OwnerIndex(slot) != cs.index {
 		return "-ERR Script attempted to access a non local key in a cluster node\r\n"
 	}
 	return ""
