@@ -179,13 +179,7 @@ func cmdFunctionFlush(rc *conn, argv [][]byte) {
 	rc.w.OK()
 }
 
-func cmdFunctionKill(rc *conn, _ [][]byte) {
-	if err := rc.p.scripts.Kill(true); err != nil {
-		rc.w.Error(err.Error())
-		return
-	}
-	rc.w.OK()
-}
+func cmdFunctionKill(rc *conn, _ [][]byte) { rc.killScript(true) } // script.go
 
 // cmdFunctionList is functionListCommand. Redis lists in its dicts'
 // order; MiniKV lists the libraries by name and each one's functions in

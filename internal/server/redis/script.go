@@ -442,8 +442,11 @@ func cmdScriptFlush(rc *conn, argv [][]byte) {
 	rc.w.OK()
 }
 
-func cmdScriptKill(rc *conn, _ [][]byte) {
-	if err := rc.p.scripts.Kill(false); err != nil {
+func cmdScriptKill(rc *conn, _ [][]byte) { rc.killScript(false) }
+
+// killScript is SCRIPT KILL, or with function set FUNCTION KILL.
+func (rc *conn) killScript(function bool) {
+	if err := rc.p.scripts.Kill(function); err != nil {
 		rc.w.Error(err.Error())
 		return
 	}
