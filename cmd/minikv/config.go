@@ -52,6 +52,11 @@ type config struct {
 	DiskLimit       size
 	LogFormat       string
 	ClusterConfig   string
+	Dir             string // RDB files: where SAVE writes (and start-up reads) dbfilename
+	DBFilename      string
+	Save            string // RDB save points; "": none
+	RDBLoad         string // an RDB file to import at start
+	ProtectedConfig string // enable-protected-configs
 	ClusterNode     string
 	ConfigFile      string
 	RedisParams     *[][2]string // --config lines naming Redis run-time parameters (redis.IsConfigFileKey); a pointer keeps config comparable
@@ -219,6 +224,11 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	str(&cfg.LogFormat, "log-format", "", "text", "log format: text or json")
 	str(&cfg.ClusterConfig, "cluster-config", "", "", "Redis Cluster mode: the static slot map file (lines of NAME HOST:PORT SLOTS...); \"\" = off")
 	str(&cfg.ClusterNode, "cluster-node", "", "", "cluster mode: this node's NAME in --cluster-config (default: the node whose address is --listen:--resp-port)")
+	str(&cfg.Dir, "dir", "", "", "RDB files: the directory SAVE and BGSAVE write dbfilename in (\"\" = the working directory)")
+	str(&cfg.DBFilename, "dbfilename", "", "dump.rdb", "RDB files: the file name SAVE and BGSAVE write")
+	str(&cfg.Save, "save", "", "", "RDB save points, Redis's \"seconds changes ...\" (e.g. \"3600 1 300 100\"): BGSAVE when one is reached, SAVE at shutdown, and dir/dbfilename loaded at start when present (\"\" = off)")
+	str(&cfg.RDBLoad, "rdb-load", "", "", "import this RDB file (written by redis-server or MiniKV) at start, before serving; in durable mode into the data directory")
+	str(&cfg.ProtectedConfig, "enable-protected-configs", "", "no", "whether CONFIG SET may change dir and dbfilename: no, yes, or local (loopback clients only)")
 	str(&cfg.ConfigFile, "config", "", "", "key = value config file (keys are long flag names)")
 	boolean(&cfg.ShowVersion, "version", "V", "print version and exit")
 	boolean(&cfg.ShowHelp, "help", "h", "print this help and exit")
@@ -424,6 +434,11 @@ func (c *config) validate() error {
 	}
 	if c.ClusterConfig != "" && c.RESPPort == 0 {
 		errs = append(errs, errors.New("--cluster-config needs the RESP port (--resp-port is 0)"))
+	}
+	switch c.ProtectedConfig {
+	case "no", "yes", "local":
+	default:
+		errs = append(errs, fmt.Errorf("--enable-protected-configs %q: want no, yes or local", c.ProtectedConfig))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("log format %q: want text or json", c.LogFormat))

@@ -20,7 +20,9 @@ import (
 func runDurable(t *testing.T, dir string, extra ...string) (mc, resp string, stop func()) {
 	t.Helper()
 	mcPort, respPort := freePort(t), freePort(t)
-	args := append([]string{"-p", strconv.Itoa(mcPort), "--resp-port", strconv.Itoa(respPort), "--data-dir", dir}, extra...)
+	// SAVE writes dump.rdb in --dir: next to the data directory.
+	args := append([]string{"-p", strconv.Itoa(mcPort), "--resp-port", strconv.Itoa(respPort), "--data-dir", dir,
+		"--dir", filepath.Dir(dir)}, extra...)
 	stop = startRun(t, args, nil)
 	mc, resp = fmt.Sprintf("127.0.0.1:%d", mcPort), fmt.Sprintf("127.0.0.1:%d", respPort)
 	waitDial(t, resp)
@@ -94,6 +96,9 @@ func TestDurableModeEndToEnd(t *testing.T) {
 	start := time.Now().Unix()
 	if got := r.do("*1\r\n$4\r\nSAVE\r\n", 1); got[0] != "+OK" {
 		t.Fatalf("SAVE: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "dump.rdb")); err != nil {
+		t.Errorf("SAVE in durable mode wrote no RDB file: %v", err)
 	}
 	got := r.do("*1\r\n$8\r\nLASTSAVE\r\n", 1)
 	if n, err := strconv.ParseInt(strings.TrimPrefix(got[0], ":"), 10, 64); err != nil || n < start-1 {

@@ -166,9 +166,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Info("Redis Cluster mode", "config", cfg.ClusterConfig, "node", self.Name, "id", self.ID,
 			"addr", self.Addr, "nodes", len(clusterCfg.Map.Nodes), "slots", slotCount(self))
 	}
-	if err := configureRESP(respProto.(*redis.Protocol), cfg); err != nil {
+	rp := respProto.(*redis.Protocol)
+	if err := configureRESP(rp, cfg); err != nil {
 		return err
 	}
+	if err := startRDB(rp, cfg, log); err != nil { // rdb.go
+		return err
+	}
+	defer rp.Close() // the save-point ticker and a running BGSAVE
 
 	// Listen on every port before serving any, so a port in use fails
 	// start-up cleanly instead of leaving a half-started server.
@@ -261,6 +266,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	for range lns {
 		<-serveErr
+	}
+	if err := rp.FinalSave(); err != nil { // with save points, as Redis's shutdown
+		log.Error("saving the RDB file at shutdown", "err", err)
 	}
 	stopAdmin()
 	log.Info("stopped")

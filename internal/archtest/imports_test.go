@@ -137,6 +137,12 @@ var rules = []rule{
 		why:  "one package per protocol; what both need belongs in the core or the store",
 	},
 	{
+		name: "rdb reads and writes the store, nothing more",
+		from: []string{"internal/rdb"},
+		deny: []string{"lsm/...", "internal/durable/...", "internal/protocol/...", "internal/server/...", "internal/admin/...", "cmd/..."},
+		why:  "Redis's RDB format over the store: the Redis commands (DUMP, SAVE), cmd/minikv (loading at start) and replication use it from above",
+	},
+	{
 		name: "durable adapts the engine to the store, nothing more",
 		from: []string{"internal/durable/..."},
 		deny: []string{"internal/server/...", "internal/protocol/...", "internal/admin/...", "cmd/..."},

@@ -273,7 +273,7 @@ func (s *Store) shed(sh *shard, over int64) {
 	if s.makeRoom(sh, over) && s.used.Load() <= s.limit.Load() || s.noEvict.Load() || sh == nil {
 		return
 	}
-	var clk clock
+	clk := s.clock()
 	s.lock(sh)
 	for s.used.Load() > s.limit.Load() && s.evictOneLocked(sh, &clk, nil) > 0 {
 	}

@@ -290,7 +290,7 @@ func (s *Store) loadDisk() error {
 		// fence covers them all; if not, it is armed again.
 		at := max(int64(flushAt)/1e6, 1)
 		s.flushAt.Store(at)
-		var clk clock
+		clk := s.clock()
 		if clk.now() >= at {
 			fence = max(fence, limit)
 			flushFence = fence
@@ -427,7 +427,7 @@ func (s *Store) deadRecord(rec []byte) bool {
 
 // persistLocked queues e (key and value in sh) as its key's record.
 func (s *Store) persistLocked(sh *shard, e *entry) {
-	if s.disk == nil {
+	if !s.recording() {
 		return
 	}
 	if e.isBig() {
@@ -460,8 +460,13 @@ func recordHead(sh *shard, e *entry) []byte {
 // queueRecord queues rec, begun by recordHead, as key's record and keeps
 // its buffer for the shard's next one unless it grew too large.
 func (s *Store) queueRecord(sh *shard, key, rec []byte, e *entry) {
-	s.disk.Write(key, rec, e.deadline)
-	s.diskWrites.Add(1)
+	if s.disk != nil {
+		s.disk.Write(key, rec, e.deadline)
+		s.diskWrites.Add(1)
+	}
+	if f := s.feeder(); f != nil {
+		f.Write(key, rec, e.deadline)
+	}
 	if cap(rec) <= maxDiskRecBuf {
 		sh.diskRec = rec[:0]
 	}
@@ -477,6 +482,7 @@ func (s *Store) unpersist(key []byte) {
 		s.disk.Write(key, nil, 0)
 		s.diskWrites.Add(1)
 	}
+	s.feedDelete(key)
 }
 
 // loadLocked looks key up on disk after a memory miss and, when the disk

@@ -87,7 +87,7 @@ func (s *Store) trimFence(used, low int64) (uint64, error) {
 	width := (hi-lo)/trimBuckets + 1
 	var buckets [trimBuckets]int64
 	var live int64
-	var clk clock
+	clk := s.clock()
 	err := s.diskScan(nil, func(key, rec []byte, deadline int64) bool {
 		if len(rec) < diskHeader {
 			return true

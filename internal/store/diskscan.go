@@ -91,7 +91,7 @@ func (s *Store) liveRecord(rec []byte, deadline int64, clk *clock) bool {
 
 // scanDisk is ScanKeys in durable mode.
 func (s *Store) scanDisk(cursor uint64, count int, fn func(key []byte)) (uint64, error) {
-	var clk clock
+	clk := s.clock()
 	s.pollFlush(&clk)
 	from, after := s.cursors.resume(cursor)
 	// A step resumed at a prefix must end past it, or a walk whose slots
@@ -123,7 +123,7 @@ func (s *Store) scanDisk(cursor uint64, count int, fn func(key []byte)) (uint64,
 // randomDiskKey returns a live key read from the disk at a random point
 // (wrapping to the start), or false when the disk holds none.
 func (s *Store) randomDiskKey() ([]byte, bool) {
-	var clk clock
+	clk := s.clock()
 	var found []byte
 	pick := func(key, rec []byte, deadline int64) bool {
 		if s.liveRecord(rec, deadline, &clk) {

@@ -95,6 +95,7 @@ func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) int64 {
 			sh.expiredUnfetched++
 		}
 		s.notifyLocked(key, EventExpired)
+		s.feedDelete(key)
 	case dropFlushed:
 		sh.reclaimed++
 	case dropEvicted:
@@ -104,6 +105,7 @@ func (s *Store) dropLocked(sh *shard, e *entry, why dropReason) int64 {
 		}
 		if s.disk == nil { // a durable store still holds the key on disk
 			s.notifyLocked(key, EventEvicted)
+			s.feedDelete(key)
 		}
 	}
 	return c
@@ -151,6 +153,10 @@ func (s *Store) reserveLocked(sh *shard, clk *clock, need int64, keep *entry) (d
 			continue
 		}
 		break
+	}
+	if s.overdraw && s.noEvict.Load() {
+		s.used.Add(need) // AllowOOM: past the limit, as Redis's allow-oom script
+		return 0
 	}
 	return max(need-(s.limit.Load()-s.used.Load()), 1)
 }
@@ -274,7 +280,7 @@ func (s *Store) expiredElsewhere(sh *shard, clk *clock) bool {
 // escapes to the heap (a clock passed to op as an argument did).
 func (s *Store) withRoom(sh *shard, clk *clock, op func() (deficit int64)) bool {
 	for attempt := 0; ; attempt++ {
-		*clk = clock{}
+		*clk = s.clock()
 		s.pollFlush(clk)
 		s.lock(sh)
 		deficit := op()
@@ -297,7 +303,7 @@ func (s *Store) withRoom(sh *shard, clk *clock, op func() (deficit int64)) bool 
 // walk has corrected it, and the retry will evict in the writer's own
 // shard first).
 func (s *Store) makeRoom(sh *shard, deficit int64) bool {
-	var clk clock
+	clk := s.clock()
 	n := len(s.shards)
 	start := int(s.victim.Add(1)) // spread eviction pressure over the shards
 	fence := s.fence.Load()

@@ -328,3 +328,36 @@ func TestGetProtectsFromEviction(t *testing.T) {
 		t.Errorf("EvictedUnfetched = %d, want 1", st.EvictedUnfetched)
 	}
 }
+
+// TestAllowOOMOverdraws: with NoEvict and the budget spent, a write is
+// refused, but the same write through AllowOOM's view is stored past the
+// limit (Redis's allow-oom scripts), even one larger than the whole
+// limit; plain writes are refused again afterwards.
+func TestAllowOOMOverdraws(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 2 * costOf("k000000", valLen), NoEvict: true})
+	mustStore(t, s, ModeSet, "k000000", val, 0, 0)
+	mustStore(t, s, ModeSet, "k000001", val, 0, 0)
+	if _, err := s.Store(ModeSet, []byte("k000002"), []byte(val), 0, 0, 0); !errors.Is(err, ErrNoMemory) {
+		t.Fatalf("Store past the limit: %v, want ErrNoMemory", err)
+	}
+	big := strings.Repeat("b", 3*valLen)
+	for _, k := range []string{"k000002", "k000003"} {
+		v := val
+		if k == "k000003" {
+			v = big
+		}
+		if _, err := s.AllowOOM().Store(ModeSet, []byte(k), []byte(v), 0, 0, 0); err != nil {
+			t.Fatalf("AllowOOM().Store(%s): %v", k, err)
+		}
+		if it, ok := s.Get([]byte(k)); !ok || string(it.Value) != v {
+			t.Fatalf("%s after AllowOOM's write: %v", k, ok)
+		}
+	}
+	if st := s.Stats(); st.Items != 4 || st.Evictions != 0 || !s.Full() {
+		t.Fatalf("Stats = %+v, Full %v; want 4 items, no eviction, full", st, s.Full())
+	}
+	if _, err := s.Store(ModeSet, []byte("k000004"), []byte("x"), 0, 0, 0); !errors.Is(err, ErrNoMemory) {
+		t.Fatalf("plain Store after the overdraft: %v, want ErrNoMemory", err)
+	}
+	checkInvariants(t, s)
+}

@@ -59,6 +59,20 @@ func (c *clock) now() int64 {
 	return c.ms
 }
 
+// clock is a new operation's clock: frozen at the start of the Exclusive
+// section when s is its view, else read when first needed.
+func (s *Store) clock() clock { return clock{ms: s.frozen} }
+
+// Now is the time (Unix ms) s's operations judge deadlines by: in the
+// view Exclusive hands out, the moment the section began (a script's or
+// EXEC's commands see one instant, as in Redis); elsewhere the clock.
+func (s *Store) Now() int64 {
+	if s.frozen != 0 {
+		return s.frozen
+	}
+	return time.Now().UnixMilli()
+}
+
 // nowSec is the time in Unix seconds for last-access stamps and for the
 // idle time computed from them: the sweeper's coarse clock (at most one tick
 // behind), or time.Now when the sweeper is off. Stamps and readings always
@@ -167,6 +181,9 @@ func (s *Store) raiseFenceLocked() uint64 {
 	if s.disk != nil {
 		s.ds.flushFence.Store(s.fence.Load())
 	}
+	if f := s.feeder(); f != nil {
+		f.Flush(s.fence.Load())
+	}
 	return s.fence.Load()
 }
 
@@ -192,7 +209,7 @@ func (s *Store) sweepLoop(interval time.Duration) {
 // left, and removes at most sweepBatch items per shard, walking only the
 // segments whose summary says they may hold a dead record (reclaimLocked).
 func (s *Store) sweep() {
-	var clk clock
+	clk := s.clock()
 	s.pollFlush(&clk)
 	now := clk.now()
 	s.secs.Store(uint32(now / 1000))

@@ -411,3 +411,37 @@ func TestEvictionReclaimsFlushedBeforeLive(t *testing.T) {
 		checkInvariants(t, s)
 	})
 }
+
+// TestExclusiveFreezesTime: inside an Exclusive section a key whose
+// deadline passes while the section runs is still there, in every kind
+// of read and in a nested Tx, as Redis freezes its clock for a script or
+// EXEC; once the section is over the key has expired.
+func TestExclusiveFreezesTime(t *testing.T) {
+	s := newTestStore(t, Config{})
+	_ = s.Exclusive(func(v *Store) error {
+		now := v.Now()
+		if _, err := v.Store(ModeSet, []byte("k"), []byte("v"), 0, now+1, 0); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // the deadline passes on the wall clock
+		if v.Now() != now {
+			t.Errorf("Now moved inside the section: %d then %d", now, v.Now())
+		}
+		if _, ok := v.Get([]byte("k")); !ok {
+			t.Error("Get: the key expired inside the section")
+		}
+		if _, ok := v.Peek([]byte("k")); !ok {
+			t.Error("Peek: the key expired inside the section")
+		}
+		_ = v.Tx([][]byte{[]byte("k")}, func(tx *Tx) error {
+			if tx.clk.now() != now {
+				t.Errorf("nested Tx clock %d, section began at %d", tx.clk.now(), now)
+			}
+			return nil
+		})
+		return nil
+	})
+	if _, ok := s.Get([]byte("k")); ok {
+		t.Error("the key outlived its deadline after the section")
+	}
+}

@@ -26,7 +26,7 @@ func (s *Store) SetMemoryLimit(n int64) {
 	if used <= n {
 		return
 	}
-	var clk clock
+	clk := s.clock()
 	fence := s.fence.Load()
 	for i := range s.shards {
 		sh := &s.shards[i]

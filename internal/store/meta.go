@@ -46,7 +46,7 @@ type GetOptions struct {
 func (s *Store) MetaGet(key []byte, o GetOptions) (mi MetaItem, ok bool) {
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	var clk clock
+	clk := s.clock()
 	if !s.withRoom(sh, &clk, func() (deficit int64) {
 		mi, ok, deficit = s.metaGetLocked(sh, &clk, h, key, o)
 		return deficit
@@ -125,7 +125,7 @@ func (s *Store) metaSnapshot(sh *shard, e *entry, clk *clock) MetaItem {
 
 // MetaDebug returns the live item under key for me, without refreshing it.
 func (s *Store) MetaDebug(key []byte) (MetaItem, bool) {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer s.unlock(sh)
@@ -162,7 +162,7 @@ func (s *Store) MetaSet(key, value []byte, flags uint32, deadline int64, o SetOp
 	}
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	var clk clock
+	clk := s.clock()
 	if !s.withRoom(sh, &clk, func() (deficit int64) {
 		cas, size, deficit, err = s.metaSetLocked(sh, &clk, h, key, value, flags, deadline, o)
 		return deficit
@@ -261,7 +261,7 @@ type DeleteOptions struct {
 // MetaDelete deletes or invalidates the live item under key for md. It
 // returns ErrNotFound when there is none and ErrExists on a CAS mismatch.
 func (s *Store) MetaDelete(key []byte, o DeleteOptions) error {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer s.unlock(sh)
@@ -333,7 +333,7 @@ func (s *Store) MetaArith(key []byte, o ArithOptions) (ArithResult, error) {
 	sh := s.shardFor(h)
 	var res ArithResult
 	var err error
-	var clk clock
+	clk := s.clock()
 	if !s.withRoom(sh, &clk, func() (deficit int64) {
 		res, deficit, err = s.metaArithLocked(sh, &clk, h, key, o)
 		return deficit

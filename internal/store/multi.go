@@ -27,7 +27,7 @@ func (s *Store) AddAll(keys, values [][]byte) (bool, error) {
 	hashes, order := s.keyShards(keys, nil, nil)
 
 	for attempt := 0; ; attempt++ {
-		var clk clock
+		clk := s.clock()
 		s.pollFlush(&clk)
 		for _, i := range order {
 			s.lock(&s.shards[i])
@@ -104,7 +104,7 @@ func (s *Store) SetAll(keys, values [][]byte, created []bool) error {
 	hashes, order := s.keyShards(keys, hbuf[:0], obuf[:0])
 	next, attempt := 0, 0
 	for {
-		var clk clock
+		clk := s.clock()
 		s.pollFlush(&clk)
 		for _, i := range order {
 			s.lock(&s.shards[i])

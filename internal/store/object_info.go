@@ -70,7 +70,7 @@ func encodingName(k Kind, enc uint8, v []byte) string {
 // Object describes the live value under key without counting it as a
 // use (Redis's OBJECT looks keys up with LOOKUP_NOTOUCH).
 func (s *Store) Object(key []byte) (ObjectInfo, bool) {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer s.unlock(sh)

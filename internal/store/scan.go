@@ -12,7 +12,7 @@ import (
 // Peek returns the live item under key without refreshing its recency or
 // marking it fetched (TTL, EXISTS, TYPE and STRLEN-style reads).
 func (s *Store) Peek(key []byte) (Item, bool) {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer s.unlock(sh)
@@ -24,7 +24,7 @@ func (s *Store) Peek(key []byte) (Item, bool) {
 
 // Take removes the live item under key and returns it, atomically (GETDEL).
 func (s *Store) Take(key []byte) (Item, bool) {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, true, &e)
 	defer s.unlock(sh)
@@ -50,7 +50,7 @@ func (s *Store) NumShards() int { return len(s.shards) }
 // shards 0..NumShards()-1 visits every key that stays present throughout,
 // which is the guarantee Redis's SCAN gives.
 func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
-	var clk clock
+	clk := s.clock()
 	s.pollFlush(&clk)
 	sh := &s.shards[i]
 	s.lock(sh)
@@ -154,7 +154,7 @@ func (s *Store) Count() (items, expires int64, err error) {
 	if s.disk == nil {
 		return s.Stats().Items, s.Expires(), nil
 	}
-	var clk clock
+	clk := s.clock()
 	s.pollFlush(&clk)
 	err = s.diskScan(nil, func(key, rec []byte, deadline int64) bool {
 		if s.liveRecord(rec, deadline, &clk) {

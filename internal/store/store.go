@@ -33,6 +33,14 @@ type Store struct {
 	// view's writes may store: Config.MaxItemSize, or less in a view
 	// WithMaxItemSize hands out.
 	maxItem int64
+	// frozen is the time (Unix ms) an Exclusive view's operations see:
+	// the moment the section began, so a key does not expire in the
+	// middle of a script or EXEC (Redis freezes its clock for them too).
+	// Zero outside such a view: each operation reads the clock.
+	frozen int64
+	// overdraw lets this view's writes go past the memory limit when
+	// NoEvict forbids making room (AllowOOM).
+	overdraw bool
 }
 
 // core is a Store's state, shared by the Store and the views Exclusive
@@ -76,7 +84,8 @@ type core struct {
 	diskWrites atomic.Uint64 // changes queued to the disk
 	cursors    *scanCursors  // where SCAN walks over the disk stand (diskscan.go)
 
-	notify notifyState // keyspace events (notify.go)
+	notify    notifyState // keyspace events (notify.go)
+	feedState             // replication's change feed (feed.go)
 
 	quit      chan struct{}
 	closeOnce sync.Once
@@ -204,6 +213,13 @@ func (s *Store) shardFor(h uint64) *shard {
 	return &s.shards[h&s.mask]
 }
 
+// Changes counts the writes so far: every write that stores a value takes
+// a new CAS token, so the token counter is the count (Redis's dirty
+// counter, for rdb_changes_since_last_save). Deletes, expiries and
+// evictions take none and are not counted; in durable mode the count
+// jumps at start, where the tokens resume.
+func (s *Store) Changes() uint64 { return s.cas.Load() }
+
 // nextCAS hands out a token no item of this Store has had before.
 func (s *Store) nextCAS() uint64 {
 	c := s.cas.Add(1)
@@ -260,7 +276,7 @@ func (s *Store) lockLive(key []byte, clk *clock, read bool, e *entry) (*shard, b
 // Get returns the live item under key and records the use for the
 // eviction walk. The returned Value must not be modified.
 func (s *Store) Get(key []byte) (Item, bool) {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, true, &e)
 	defer s.unlock(sh)
@@ -276,7 +292,7 @@ func (s *Store) Get(key []byte) (Item, bool) {
 // token does not change. A deadline in the past makes the item expire
 // right after this read.
 func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, true, &e)
 	defer s.unlock(sh)
@@ -299,7 +315,7 @@ func (s *Store) GetAndTouch(key []byte, deadline int64) (Item, bool) {
 // Touch sets the deadline of the live item under key and records the use.
 // It reports whether the item was there. The CAS token does not change.
 func (s *Store) Touch(key []byte, deadline int64) bool {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer s.unlock(sh)
@@ -318,7 +334,7 @@ func (s *Store) Touch(key []byte, deadline int64) bool {
 // Delete removes the live item under key. It returns ErrNotFound if there
 // is none (an expired or flushed item counts as none).
 func (s *Store) Delete(key []byte) error {
-	var clk clock
+	clk := s.clock()
 	var e entry
 	sh, ok := s.lockLive(key, &clk, false, &e)
 	defer s.unlock(sh)
@@ -346,6 +362,16 @@ func (s *Store) MaxValueLen(keyLen int) int {
 func (s *Store) WithMaxItemSize(n int64) *Store {
 	v := *s
 	v.maxItem = min(max(n, 0), s.maxItem)
+	return &v
+}
+
+// AllowOOM returns a view of s whose writes succeed past the memory
+// limit when NoEvict forbids making room, where s's would fail with
+// ErrNoMemory: a Redis script flagged allow-oom, which Redis lets write
+// past maxmemory. With eviction, room is made as always.
+func (s *Store) AllowOOM() *Store {
+	v := *s
+	v.overdraw = true
 	return &v
 }
 

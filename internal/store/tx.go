@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"time"
 )
 
 // Tx is a command's hold on several keys at once (LMOVE, SMOVE,
@@ -24,6 +25,7 @@ type Tx struct {
 	shards []*shard
 	opened []*coll
 	nested bool // run inside Exclusive, whose Tx holds the shards
+	held   Feed // the Feed holdDisk held, released by end
 
 	// cleared are the keys Clear removed a value from: a collection
 	// stored there afterwards replaces it (a *STORE destination), which is
@@ -42,7 +44,7 @@ func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
 	if s.excl != nil {
 		// Inside Exclusive: every shard is held already; only keep
 		// records in place while the handles are open.
-		tx := &Tx{s: s, shards: s.excl.shards, nested: true}
+		tx := &Tx{s: s, clk: s.clock(), shards: s.excl.shards, nested: true}
 		s.pollFlush(&tx.clk)
 		for _, sh := range tx.shards {
 			sh.walking = true
@@ -71,7 +73,7 @@ func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
 		sh.walking = true
 		sh.txDepth++
 	}
-	s.holdDisk()
+	tx.held = s.holdDisk()
 	defer tx.end()
 	return fn(tx)
 }
@@ -97,12 +99,18 @@ func (s *Store) unheld(fn func() error) error {
 }
 
 // holdDisk begins a Tx's section on the Disk, which commits its changes
-// in one batch (Disk.Hold); the Tx's end releases it once every change is
-// queued.
-func (s *Store) holdDisk() {
+// in one batch (Disk.Hold), and on the Feed, which it returns; the Tx's
+// end releases both once every change is queued (the Feed it held, even
+// if another was attached meanwhile).
+func (s *Store) holdDisk() Feed {
 	if s.disk != nil {
 		s.disk.Hold()
 	}
+	f := s.feeder()
+	if f != nil {
+		f.Hold()
+	}
+	return f
 }
 
 // shardIndex is sh's position in s.shards.
@@ -146,6 +154,9 @@ func (tx *Tx) end() {
 	}
 	if s.disk != nil {
 		s.disk.Release() // every change is queued: settled above
+	}
+	if tx.held != nil {
+		tx.held.Release()
 	}
 	if over := s.used.Load() - s.limit.Load(); over > 0 {
 		s.shed(nil, over)
@@ -351,7 +362,7 @@ func (s *Store) unlock(sh *shard) {
 // only on the calling goroutine; a Tx started on it nests in the
 // exclusive one. Writes inside fn evict as they do outside it.
 func (s *Store) Exclusive(fn func(v *Store) error) error {
-	tx := &Tx{s: s}
+	tx := &Tx{s: s, clk: clock{ms: time.Now().UnixMilli()}}
 	s.pollFlush(&tx.clk)
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -359,7 +370,7 @@ func (s *Store) Exclusive(fn func(v *Store) error) error {
 		sh.mu.Lock()
 		sh.txDepth++ // commands may keep what they read until EXEC ends
 	}
-	s.holdDisk() // an EXEC is one batch on disk too
+	tx.held = s.holdDisk() // an EXEC is one batch on disk (and for replicas) too
 	defer tx.end()
-	return fn(&Store{core: s.core, excl: tx, maxItem: s.maxItem})
+	return fn(&Store{core: s.core, excl: tx, maxItem: s.maxItem, frozen: tx.clk.ms})
 }

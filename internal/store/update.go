@@ -58,7 +58,7 @@ type Change struct {
 func (s *Store) Update(key []byte, fn func(old Item, found bool) Change) (cas uint64, err error) {
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	var clk clock
+	clk := s.clock()
 	if !s.withRoom(sh, &clk, func() (deficit int64) {
 		cas, deficit, err = s.updateLocked(sh, &clk, h, key, fn)
 		return deficit

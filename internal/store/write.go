@@ -35,7 +35,7 @@ func (s *Store) Store(mode Mode, key, value []byte, flags uint32, deadline int64
 	sh := s.shardFor(h)
 	var newCAS uint64
 	var err error
-	var clk clock
+	clk := s.clock()
 	if !s.withRoom(sh, &clk, func() (deficit int64) {
 		newCAS, deficit, err = s.storeLocked(sh, &clk, h, mode, key, value, flags, deadline, cas)
 		return deficit
@@ -119,7 +119,7 @@ type put struct {
 // Nothing is changed unless it succeeds.
 func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p *put) (newCAS uint64, deficit int64, err error) {
 	cost := int64(len(key)+len(a)+len(b)) + ItemOverhead
-	if cost > s.limit.Load() {
+	if cost > s.limit.Load() && !(s.overdraw && s.noEvict.Load()) {
 		return 0, 0, ErrNoMemory // could not fit even in an empty store
 	}
 	var oldCost int64
@@ -150,7 +150,7 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 			s.notifyLocked(key, EventNew)
 		}
 	}
-	if s.disk != nil {
+	if s.recording() {
 		s.persistItem(sh, key, a, b, &e)
 	}
 	sh.bytes += cost - oldCost
@@ -169,7 +169,7 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 func (s *Store) Incr(key []byte, delta uint64, decr bool) (value uint64, cas uint64, err error) {
 	h := s.hash(key)
 	sh := s.shardFor(h)
-	var clk clock
+	clk := s.clock()
 	if !s.withRoom(sh, &clk, func() (deficit int64) {
 		value, cas, deficit, err = s.incrLocked(sh, &clk, h, key, delta, decr)
 		return deficit

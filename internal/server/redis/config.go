@@ -53,6 +53,10 @@ type configParam struct {
 	fileValue func(p *Protocol) string
 	noRewrite bool
 
+	// protected marks Redis's protected configs (dir, dbfilename):
+	// CONFIG SET changes them only as enable-protected-configs allows.
+	protected bool
+
 	// def is the value a REWRITE does not add to the file when the file
 	// does not hold the parameter already (Redis writes only changed
 	// parameters), in the file's format.
@@ -69,8 +73,9 @@ func init() {
 	configParams = append(configParams, serverConfigParams()...)
 	configParams = append(configParams, encodingConfigParams()...)
 	configParams = append(configParams, notifyConfigParam())
-	configParams = append(configParams, opsConfigParams()...)    // ops.go
-	configParams = append(configParams, scriptConfigParams()...) // script.go
+	configParams = append(configParams, opsConfigParams()...)     // ops.go
+	configParams = append(configParams, scriptConfigParams()...)  // script.go
+	configParams = append(configParams, persistConfigParams()...) // persist.go
 	configByName = make(map[string]*configParam, len(configParams))
 	for _, c := range configParams {
 		if configByName[c.name] != nil {
@@ -104,7 +109,6 @@ func serverConfigParams() []*configParam {
 		{name: "maxclients", get: func(rc *conn) string { return itoa64(int64(rc.p.srv.MaxConns())) },
 			set:     intConfig(1, math.MaxUint32, setMaxclients),
 			fileKey: "max-connections", fileValue: func(p *Protocol) string { return strconv.Itoa(p.srv.MaxConns()) }, def: "1024"},
-		fixed("save", ""),
 		fixed("appendonly", "no"),
 		fixed("databases", "1"),
 		{name: "port", get: func(rc *conn) string { return itoa64(int64(localPort(rc.LocalAddr()))) }, noRewrite: true},
@@ -254,7 +258,7 @@ func cmdConfigSet(rc *conn, argv [][]byte) {
 		rc.w.Error(errSyntax)
 		return
 	}
-	if msg := rc.p.configSet(argv[2:]); msg != "" {
+	if msg := rc.p.configSet(argv[2:], rc.protectedAllowed()); msg != "" {
 		rc.w.Error(msg)
 		return
 	}
@@ -262,8 +266,9 @@ func cmdConfigSet(rc *conn, argv [][]byte) {
 }
 
 // configSet applies the name, value pairs of pairs, all or none, and
-// returns "" or the error reply.
-func (p *Protocol) configSet(pairs [][]byte) string {
+// returns "" or the error reply. protectedOK lets it set protected
+// parameters (start-up, or enable-protected-configs allows the client).
+func (p *Protocol) configSet(pairs [][]byte, protectedOK bool) string {
 	params := make([]*configParam, 0, len(pairs)/2)
 	for i := 0; i < len(pairs); i += 2 {
 		c := configByName[strings.ToLower(string(pairs[i]))]
@@ -272,6 +277,8 @@ func (p *Protocol) configSet(pairs [][]byte) string {
 			return "ERR Unknown option or number of arguments for CONFIG SET - '" + string(pairs[i]) + "'"
 		case c.set == nil:
 			return configFailed(pairs[i]) + "can't set immutable config"
+		case c.protected && !protectedOK:
+			return configFailed(pairs[i]) + "can't set protected config"
 		}
 		for _, o := range params {
 			if o == c {
@@ -362,7 +369,7 @@ func (p *Protocol) ApplyConfig(pairs [][2]string) error {
 	for _, kv := range pairs {
 		args = append(args, []byte(kv[0]), []byte(kv[1]))
 	}
-	if msg := p.configSet(args); msg != "" {
+	if msg := p.configSet(args, true); msg != "" {
 		return errors.New(strings.TrimPrefix(msg, "ERR "))
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/rdb"
 	"github.com/minikv/minikv/internal/script"
 )
 
@@ -26,14 +28,6 @@ import (
 
 // functionsAux is the name of the store record holding the libraries.
 const functionsAux = "functions"
-
-// rdbOpcodeFunction and rdbOpcodeFunction2 are Redis's RDB opcodes of a
-// library: 246 the 7.0 release candidates' (name, engine, description,
-// code), 245 the code alone, which DUMP writes.
-const (
-	rdbOpcodeFunction  = 246
-	rdbOpcodeFunction2 = 245
-)
 
 // The FUNCTION HELP lines of the subcommands that have more than one.
 const (
@@ -103,7 +97,7 @@ func (rc *conn) fcall(argv [][]byte, ro bool) {
 		rc.w.Error("ERR Function not found")
 		return
 	}
-	numkeys, ok := parseNumKeys(argv[2])
+	numkeys, ok := resp.ParseInt(argv[2])
 	switch {
 	case !ok:
 		rc.w.Error("ERR Bad number of keys provided")
@@ -125,16 +119,6 @@ func (rc *conn) fcall(argv [][]byte, ro bool) {
 		return
 	}
 	rc.runScript(nil, f, argv, argv[3:3+numkeys], argv[3+numkeys:], ro || flags&flagNoWrites != 0, flags)
-}
-
-// parseNumKeys is getLongLongFromObject: an integer, in Redis's strict
-// form.
-func parseNumKeys(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	n, ok := canonicalInt(b)
-	return n, ok
 }
 
 func cmdFunctionLoad(rc *conn, argv [][]byte) {
@@ -295,14 +279,18 @@ func cmdFunctionDump(rc *conn, _ [][]byte) {
 	rc.w.Bulk(rc.p.functionsPayload())
 }
 
-// functionsPayload is FUNCTION DUMP's payload: each library's code after
-// the RDB_OPCODE_FUNCTION2 opcode, sealed as DUMP seals a key.
-func (p *Protocol) functionsPayload() []byte {
-	var b []byte
-	for _, lib := range p.functions.Libraries() {
-		b = rdbAppendString(append(b, rdbOpcodeFunction2), lib.Code)
+// functionsPayload is FUNCTION DUMP's payload (rdb.AppendFunctions).
+func (p *Protocol) functionsPayload() []byte { return rdb.AppendFunctions(nil, p.functionCodes()) }
+
+// functionCodes are the libraries' codes, by library name: what DUMP and
+// an RDB file hold (persist.go's saveOptions).
+func (p *Protocol) functionCodes() [][]byte {
+	libs := p.functions.Libraries()
+	codes := make([][]byte, len(libs))
+	for i, lib := range libs {
+		codes[i] = lib.Code
 	}
-	return rdbSeal(b)
+	return codes
 }
 
 func cmdFunctionRestore(rc *conn, argv [][]byte) {
@@ -323,9 +311,9 @@ func cmdFunctionRestore(rc *conn, argv [][]byte) {
 			return
 		}
 	}
-	codes, msg := decodeFunctions(argv[2])
-	if msg != "" {
-		rc.w.Error("ERR " + msg)
+	codes, err := rdb.DecodeFunctions(argv[2])
+	if err != nil {
+		rc.w.Error("ERR " + err.Error())
 		return
 	}
 	if err := rc.p.functions.Restore(codes, policy, rc.scriptHost()); err != nil {
@@ -334,57 +322,6 @@ func cmdFunctionRestore(rc *conn, argv [][]byte) {
 	}
 	rc.p.saveFunctions()
 	rc.w.OK()
-}
-
-// decodeFunctions reads a FUNCTION DUMP payload as functionRestoreCommand
-// and rdbFunctionLoad do: the libraries' codes, or Redis's error. The
-// payload is a client's: every length is checked before it is used
-// (FuzzFunctionRestore).
-func decodeFunctions(payload []byte) (codes [][]byte, msg string) {
-	p, ok := rdbVerify(payload)
-	if !ok {
-		return nil, "DUMP payload version or checksum are wrong"
-	}
-	r := &rdbReader{b: p}
-	// Redis reads until the last 10 bytes, the footer; an object cut
-	// short reads into it, as here.
-	for len(r.b) > 10 {
-		switch r.byte() {
-		case rdbOpcodeFunction2:
-			code := r.str()
-			if r.err != nil {
-				return nil, "Failed loading library payload"
-			}
-			codes = append(codes, code)
-		case rdbOpcodeFunction:
-			// The 7.0 release candidates' layout, turned into a shebang.
-			name := r.str()
-			if r.err != nil {
-				return nil, "Failed loading library name"
-			}
-			engine := r.str()
-			if r.err != nil {
-				return nil, "Failed loading engine name"
-			}
-			hasDesc, enc := r.length()
-			if r.err != nil || enc {
-				return nil, "Failed loading library description indicator"
-			}
-			if hasDesc != 0 {
-				if r.str(); r.err != nil {
-					return nil, "Failed loading library description"
-				}
-			}
-			blob := r.str()
-			if r.err != nil {
-				return nil, "Failed loading library blob"
-			}
-			codes = append(codes, []byte("#!"+string(engine)+" name="+string(name)+"\n"+string(blob)))
-		default:
-			return nil, "given type is not a function"
-		}
-	}
-	return codes, ""
 }
 
 // saveFunctions writes the libraries to the store's record, in durable
@@ -405,13 +342,21 @@ func (p *Protocol) loadFunctions() {
 	if rec == nil {
 		return
 	}
-	codes, msg := decodeFunctions(rec)
-	if msg == "" {
-		if err := p.functions.Restore(codes, script.RestoreFlush, nil); err != nil {
-			msg = err.Error()
-		}
+	codes, err := rdb.DecodeFunctions(rec)
+	if err == nil {
+		err = p.functions.Restore(codes, script.RestoreFlush, nil)
 	}
-	if msg != "" {
-		p.log.Error("loading the function libraries", "err", msg)
+	if err != nil {
+		p.log.Error("loading the function libraries", "err", err)
 	}
+}
+
+// loadRDBFunction loads a library of an RDB file (LoadRDB), replacing
+// one of the same name, and keeps it in durable mode.
+func (p *Protocol) loadRDBFunction(code []byte) error {
+	if _, err := p.functions.Load(code, true, nil); err != nil {
+		return err
+	}
+	p.saveFunctions()
+	return nil
 }

@@ -114,26 +114,17 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("maxmemory_policy", p.maxmemoryPolicy())
 		field("mem_allocator", "go")
 	case "persistence":
-		// Durable mode maps onto Redis's AOF fields (every write is in
-		// the log before its reply) and its RDB save fields (SAVE and
-		// BGSAVE checkpoint the engine).
+		// The rdb_ fields are the RDB files' (persist.go); durable mode
+		// maps onto Redis's AOF fields (every write is in the log before
+		// its reply).
 		ds := rc.st.DiskStats()
-		lastSave, saveStatus, writeStatus := s.Started().Unix(), "ok", "ok"
-		if ds.Durable {
-			lastSave = ds.LastSave
-			if ds.SaveErr != nil {
-				saveStatus = "err"
-			}
-			if ds.WriteErr != nil {
-				writeStatus = "err"
-			}
+		writeStatus := "ok"
+		if ds.Durable && ds.WriteErr != nil {
+			writeStatus = "err"
 		}
-		field("loading", 0) // the ports open after recovery
+		field("loading", 0) // the ports open after recovery and RDB loading
 		field("async_loading", 0)
-		field("rdb_changes_since_last_save", ds.ChangesSinceSave)
-		field("rdb_bgsave_in_progress", b2i(p.bgsave.Load()))
-		field("rdb_last_save_time", lastSave)
-		field("rdb_last_bgsave_status", saveStatus)
+		p.persistenceInfo(field)
 		field("aof_enabled", b2i(ds.Durable))
 		rewriteStatus := "ok"
 		if ds.RewriteErr != nil {

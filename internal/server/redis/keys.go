@@ -378,46 +378,6 @@ func cmdDBSize(rc *conn, _ [][]byte) {
 	rc.w.Int(n)
 }
 
-// cmdSave is SAVE: in durable mode every change so far is fsynced and the
-// engine checkpointed (its log moved into tables), which is what Redis's
-// SAVE gives: a state on disk that a restart comes back to. Without
-// --data-dir there is nowhere to save to.
-func cmdSave(rc *conn, _ [][]byte) {
-	if err := rc.st.Save(); err != nil {
-		rc.w.Error(saveError(err))
-		return
-	}
-	rc.w.OK()
-}
-
-// cmdBGSave is BGSAVE [SCHEDULE]: SAVE in the background.
-func cmdBGSave(rc *conn, argv [][]byte) {
-	if len(argv) > 2 || len(argv) == 2 && !is(argv[1], "schedule") {
-		rc.w.Error(errSyntax)
-		return
-	}
-	st := rc.st
-	if !st.Durable() {
-		rc.w.Error(saveError(store.ErrNotDurable))
-		return
-	}
-	if !rc.p.bgsave.CompareAndSwap(false, true) {
-		if len(argv) == 2 {
-			rc.w.Simple("Background saving scheduled")
-			return
-		}
-		rc.w.Error("ERR Background save already in progress")
-		return
-	}
-	go func() {
-		defer rc.p.bgsave.Store(false)
-		if err := st.Save(); err != nil {
-			rc.p.log.Error("BGSAVE failed", "err", err)
-		}
-	}()
-	rc.w.Simple("Background saving started")
-}
-
 // cmdBGRewriteAOF is BGREWRITEAOF: in durable mode, a full compaction of
 // the engine in the background (store.Rewrite), after which the data
 // directory holds about the live items, as a rewritten AOF does.
@@ -431,16 +391,6 @@ func cmdBGRewriteAOF(rc *conn, _ [][]byte) {
 	default:
 		rc.w.Simple("Background append only file rewriting started")
 	}
-}
-
-// cmdLastSave is LASTSAVE: the Unix time of the last successful save (or
-// of the start, as in Redis before its first save).
-func cmdLastSave(rc *conn, _ [][]byte) {
-	if ds := rc.st.DiskStats(); ds.Durable {
-		rc.w.Int(ds.LastSave)
-		return
-	}
-	rc.w.Int(rc.p.srv.Started().Unix())
 }
 
 func saveError(err error) string {

@@ -195,8 +195,8 @@ func cmdExec(rc *conn, _ [][]byte) {
 				return nil
 			}
 		}
-		rc.st = v
-		defer func() { rc.st = base }()
+		rc.st, rc.nowMs = v, v.Now() // deadlines from the instant the store's clock stands at
+		defer func() { rc.st, rc.nowMs = base, 0 }()
 		rc.w.Array(len(m.queue))
 		for _, argv := range m.queue {
 			rc.runQueued(argv)

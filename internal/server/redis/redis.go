@@ -42,11 +42,14 @@ const (
 // Protocol is the Redis protocol, RESP2 and RESP3, over the server's
 // store. It holds what the RESP port keeps server-wide.
 type Protocol struct {
-	srv    *server.Server
-	st     *store.Store
-	cfg    server.Config // the server's, read once
-	log    *slog.Logger
-	bgsave atomic.Bool // a BGSAVE is running
+	srv *server.Server
+	st  *store.Store
+	cfg server.Config // the server's, read once
+	log *slog.Logger
+	// bgsaving is set while a BGSAVE runs; persist is the rest of the
+	// RDB state (persist.go).
+	bgsaving atomic.Bool
+	persist  persistence
 
 	// protoMaxBulk is Redis's proto-max-bulk-len: the longest bulk string
 	// a request may carry and the longest string a command may build
@@ -87,6 +90,7 @@ func New(srv *server.Server) *Protocol {
 	p.loadFunctions() // durable mode: the libraries kept by the store
 	p.busyThreshold.Store(5000)
 	p.ops.init()
+	p.initPersistence()
 	srv.SetKeyEventSink(p.publishKeyEvent)
 	return p
 }

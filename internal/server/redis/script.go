@@ -244,9 +244,12 @@ func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args
 	h.woken = h.woken[:0]
 	errs := rc.errs
 	run := func(v *store.Store) error {
-		base := rc.st
-		rc.st = v
-		defer func() { rc.st = base }()
+		base, now := rc.st, rc.nowMs
+		if flags&flagAllowOOM != 0 {
+			v = v.AllowOOM()
+		}
+		rc.st, rc.nowMs = v, v.Now() // time stands still in a script (store.Store.Now)
+		defer func() { rc.st, rc.nowMs = base, now }()
 		opt := script.Options{RESP3: rc.w.RESP3(), ReadOnly: ro}
 		var r *script.Run
 		if f != nil {

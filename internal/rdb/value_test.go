@@ -1,4 +1,4 @@
-package redis
+package rdb
 
 import (
 	"encoding/binary"
@@ -17,7 +17,7 @@ func TestRDBDecode(t *testing.T) {
 		for _, e := range elems {
 			b = store.ListpackAppend(b, []byte(e))
 		}
-		return string(rdbAppendString(nil, b))
+		return string(AppendString(nil, b))
 	}
 	intset := func(w int, vals ...int64) string {
 		b := binary.LittleEndian.AppendUint32(nil, uint32(w))
@@ -32,7 +32,7 @@ func TestRDBDecode(t *testing.T) {
 				b = binary.LittleEndian.AppendUint64(b, uint64(v))
 			}
 		}
-		return string(rdbAppendString(nil, b))
+		return string(AppendString(nil, b))
 	}
 	for _, c := range []struct {
 		name, obj string
@@ -47,7 +47,7 @@ func TestRDBDecode(t *testing.T) {
 		{"lzf back reference before the start", "\x00\xc3\x02\x05\x20\x05", false, 0, 0},
 		{"64-bit length", "\x00\x81\xff\xff\xff\xff\xff\xff\xff\xff", false, 0, 0},
 		{"unknown type", "\x63", false, 0, 0},
-		{"ziplist list (Redis 6)", "\x0e\x00", false, 0, 0},
+		{"quicklist of ziplists without nodes", "\x0e\x00", false, 0, 0},
 		{"set listpack (7.2)", "\x14" + lp("a", "b", "7"), true, store.KindSet, 3},
 		{"set listpack repeated", "\x14" + lp("a", "a"), false, 0, 0},
 		{"set listpack empty", "\x14" + lp(), false, 0, 0},
@@ -72,13 +72,13 @@ func TestRDBDecode(t *testing.T) {
 		{"quicklist bad container", "\x12\x01\x03" + lp("a"), false, 0, 0},
 		{"hash count lie", "\x04\x40\xff\x01a\x01b", false, 0, 0},
 	} {
-		v, err := rdbDecode([]byte(c.obj))
+		v, err := DecodeValue([]byte(c.obj))
 		if (err == nil) != c.ok {
 			t.Errorf("%s: err %v, want ok %v", c.name, err, c.ok)
 			continue
 		}
-		if c.ok && (v.kind != c.kind || c.n > 0 && len(v.elems) != c.n*map[bool]int{true: 2, false: 1}[c.kind == store.KindHash]) {
-			t.Errorf("%s: kind %v, %d elements", c.name, v.kind, len(v.elems))
+		if c.ok && (v.Kind != c.kind || c.n > 0 && len(v.elems) != c.n*map[bool]int{true: 2, false: 1}[c.kind == store.KindHash]) {
+			t.Errorf("%s: kind %v, %d elements", c.name, v.Kind, len(v.elems))
 		}
 	}
 	// The footer: version 11 (Redis 7.2) is read, 12 is not; the CRC
@@ -89,12 +89,12 @@ func TestRDBDecode(t *testing.T) {
 		ok  bool
 	}{{9, true}, {10, true}, {11, true}, {12, false}} {
 		p := binary.LittleEndian.AppendUint16(append([]byte(nil), body...), c.ver)
-		p = binary.LittleEndian.AppendUint64(p, redisCRC(0, p))
-		if _, ok := rdbVerify(p); ok != c.ok {
+		p = binary.LittleEndian.AppendUint64(p, CRC64(0, p))
+		if _, ok := Verify(p); ok != c.ok {
 			t.Errorf("version %d: ok %v", c.ver, ok)
 		}
 	}
-	if _, ok := rdbVerify([]byte(strings.Repeat("x", 9))); ok {
+	if _, ok := Verify([]byte(strings.Repeat("x", 9))); ok {
 		t.Error("a payload shorter than its footer passed")
 	}
 }

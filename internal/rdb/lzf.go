@@ -1,4 +1,4 @@
-package redis
+package rdb
 
 // LZF, the compression of strings in Redis's RDB format (Redis's lzf_c.c
 // and lzf_d.c, liblzf 3.6). A compressed block is a sequence of

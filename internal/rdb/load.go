@@ -1,0 +1,255 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// LoadOptions say what Load does with what the store cannot hold.
+type LoadOptions struct {
+	// Function is the hook for RDB_OPCODE_FUNCTION2 records: it gets
+	// each library's code, as FUNCTION LOAD would. Nil: the records are
+	// skipped and counted (LoadStats.Functions), so the caller can warn.
+	Function func(code []byte) error
+}
+
+// LoadStats describe a loaded file.
+type LoadStats struct {
+	Version   int               // the file's RDB version
+	Keys      int64             // keys stored
+	Expired   int64             // keys not stored: their deadline had passed
+	OtherDBs  map[uint64]int64  // keys of databases other than 0, not stored, by database
+	Functions int               // function libraries (skipped when there is no hook)
+	Aux       map[string]string // the AUX fields (redis-ver, ctime, repl-id, ...)
+}
+
+// LoadFile loads the RDB file at path into st (Load).
+func LoadFile(path string, st *store.Store, opt LoadOptions) (LoadStats, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return LoadStats{}, err
+	}
+	return LoadBytes(data, st, opt)
+}
+
+// Load reads an RDB file from r and stores its keys in st (Load reads
+// it whole into memory first: see LoadBytes).
+func Load(r io.Reader, st *store.Store, opt LoadOptions) (LoadStats, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return LoadStats{}, err
+	}
+	return LoadBytes(data, st, opt)
+}
+
+// LoadBytes stores the keys of the RDB file data in st: the files
+// redis-server writes (versions 1 to 11: every encoding Redis 7.0 reads,
+// old.go, and 7.2's set listpacks), with their deadlines; a key already
+// in st is replaced, a key whose deadline has passed is not stored, as
+// Redis skips them when it loads as a primary. LRU idle times and LFU
+// counters set the keys' access state, as RESTORE's IDLETIME and FREQ.
+//
+// MiniKV serves one database: the keys of database 0 are stored, those of
+// others skipped and counted in LoadStats.OtherDBs (for the caller to
+// warn about; Redis's SELECT is not served). Streams and module types are
+// refused (ErrStream, ErrModule), naming the key.
+//
+// The checksum (from version 5 on, unless the writer had rdbchecksum off)
+// is checked before st is touched, so a damaged file stores nothing. Each
+// object is then checked whole before it is stored; a file that is
+// malformed although its checksum is right (a writer's bug), or a store
+// error (over the memory limit with -M), stops the load with the keys so
+// far stored. Decoding works on the file held in memory: the reader's
+// bounds checks rely on knowing what is left, so no count in a bad file
+// makes a large allocation.
+func LoadBytes(data []byte, st *store.Store, opt LoadOptions) (LoadStats, error) {
+	if err := checkSum(data); err != nil {
+		return LoadStats{}, err
+	}
+	var n int64
+	stats, err := parse(data, opt, func(k *fileKey) error {
+		var berr error
+		_ = st.Tx([][]byte{k.key}, func(tx *store.Tx) error {
+			if _, ok := tx.Kind(k.key); ok {
+				tx.Delete(k.key)
+			}
+			if berr = k.v.Build(tx, k.key); berr == nil {
+				tx.SetRestored(k.key, k.deadline, k.idle, k.freq)
+			}
+			return nil
+		})
+		if berr != nil {
+			return fmt.Errorf("rdb: storing key %q: %w", k.key, berr)
+		}
+		n++
+		return nil
+	})
+	stats.Keys = n
+	return stats, err
+}
+
+// Check decodes the RDB file data without storing anything, as
+// redis-check-rdb does: nil when MiniKV can load it.
+func Check(data []byte) (LoadStats, error) {
+	if err := checkSum(data); err != nil {
+		return LoadStats{}, err
+	}
+	var n int64
+	stats, err := parse(data, LoadOptions{}, func(*fileKey) error { n++; return nil })
+	stats.Keys = n
+	return stats, err
+}
+
+// checkSum checks the header and the crc64 that ends a file of version 5
+// on (0: written with rdbchecksum off, not checked).
+func checkSum(data []byte) error {
+	ver, err := header(data)
+	if err != nil || ver < 5 {
+		return err
+	}
+	if len(data) < 9+1+8 {
+		return errShortFile
+	}
+	want := binary.LittleEndian.Uint64(data[len(data)-8:])
+	if want != 0 && CRC64(0, data[:len(data)-8]) != want {
+		return errors.New("rdb: wrong checksum: the file is damaged or cut short")
+	}
+	return nil
+}
+
+// header checks the signature and returns the version.
+func header(data []byte) (int, error) {
+	if len(data) < 9 || string(data[:5]) != magic {
+		return 0, errors.New("rdb: not an RDB file (no REDIS signature)")
+	}
+	ver, err := strconv.Atoi(string(data[5:9]))
+	if err != nil || ver < 1 || ver > MaxVersion {
+		return 0, fmt.Errorf("rdb: can't handle RDB format version %q", data[5:9])
+	}
+	return ver, nil
+}
+
+// fileKey is one key of a file, decoded.
+type fileKey struct {
+	key      []byte
+	v        *Value
+	deadline int64 // Unix ms, 0: none
+	idle     int64 // -1: none
+	freq     int   // -1: none
+}
+
+// parse decodes data and calls fn with each key of database 0 that has
+// not expired, in file order.
+func parse(data []byte, opt LoadOptions, fn func(*fileKey) error) (LoadStats, error) {
+	stats := LoadStats{Aux: map[string]string{}}
+	ver, err := header(data)
+	if err != nil {
+		return stats, err
+	}
+	stats.Version = ver
+	r := &reader{b: data[9:]}
+	now := time.Now().UnixMilli()
+	var db uint64
+	deadline, idle, freq := int64(0), int64(-1), -1
+	at := func() int { return len(data) - len(r.b) }
+	for {
+		start := at()
+		op := r.byte()
+		if r.err != nil {
+			return stats, errShortFile
+		}
+		switch op {
+		case opEOF:
+			return stats, checkTail(data, at(), ver)
+		case opAux:
+			k, v := r.str(), r.str()
+			if r.err == nil {
+				stats.Aux[string(k)] = string(v)
+			}
+		case opResizeDB:
+			r.plainLength()
+			r.plainLength()
+		case opSelectDB:
+			db = r.plainLength()
+		case opExpireTimeMS:
+			if b := r.take(8); b != nil {
+				deadline = int64(binary.LittleEndian.Uint64(b))
+			}
+		case opExpireTime:
+			if b := r.take(4); b != nil {
+				deadline = int64(int32(binary.LittleEndian.Uint32(b))) * 1000
+			}
+		case opIdle:
+			idle = int64(min(r.plainLength(), 1<<40))
+		case opFreq:
+			freq = int(r.byte())
+		case opFunction2:
+			code := r.str()
+			if r.err != nil {
+				break
+			}
+			stats.Functions++
+			if opt.Function != nil {
+				if err := opt.Function(code); err != nil {
+					return stats, fmt.Errorf("rdb: loading a function library: %w", err)
+				}
+			}
+		case opFunctionPreGA:
+			return stats, errors.New("rdb: functions in the format of Redis 7.0's release candidates are not supported (as in Redis 7.0)")
+		case opModuleAux:
+			return stats, ErrModule
+		default:
+			key := r.str()
+			if r.err != nil {
+				break
+			}
+			v, err := r.value(op)
+			if errors.Is(err, ErrStream) || errors.Is(err, ErrModule) {
+				return stats, fmt.Errorf("%w (key %q)", err, key)
+			}
+			if err != nil {
+				return stats, fmt.Errorf("%w: the value of key %q (type %d) at byte %d", err, key, op, start)
+			}
+			switch {
+			case db != 0:
+				if stats.OtherDBs == nil {
+					stats.OtherDBs = map[uint64]int64{}
+				}
+				stats.OtherDBs[db]++
+			case deadline != 0 && deadline <= now:
+				stats.Expired++
+			default:
+				if err := fn(&fileKey{key: key, v: v, deadline: max(deadline, 0), idle: idle, freq: freq}); err != nil {
+					return stats, err
+				}
+			}
+			deadline, idle, freq = 0, -1, -1
+		}
+		if r.err != nil {
+			if len(r.b) == 0 {
+				return stats, errShortFile
+			}
+			return stats, fmt.Errorf("%w (record at byte %d)", r.err, start)
+		}
+	}
+}
+
+// checkTail checks what follows the EOF opcode at end: from version 5 on
+// exactly the checksum (checkSum checked it), before that nothing.
+func checkTail(data []byte, end, ver int) error {
+	want := len(data)
+	if ver >= 5 {
+		want -= 8
+	}
+	if end != want {
+		return fmt.Errorf("rdb: the file does not end at its EOF opcode (byte %d of %d)", end, len(data))
+	}
+	return nil
+}

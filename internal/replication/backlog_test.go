@@ -1,0 +1,41 @@
+package replication
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestBacklogKeepsTheLastBytes appends random pieces to a small ring and
+// reads back from every offset it must still hold, against a model of the
+// whole stream; offsets behind the ring are refused.
+func TestBacklogKeepsTheLastBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const start = 1000
+	bl := NewBacklog(64, start)
+	var stream []byte
+	for range 500 {
+		piece := make([]byte, r.IntN(100))
+		for i := range piece {
+			piece[i] = byte(r.IntN(256))
+		}
+		bl.Append(piece)
+		stream = append(stream, piece...)
+		end := int64(start + len(stream))
+		if bl.End() != end {
+			t.Fatalf("End %d, want %d", bl.End(), end)
+		}
+		from := max(end-64, start)
+		if bl.Start() != max(end-64, 0) || !bl.Holds(from) || bl.Holds(from-1) && from > start && end-64 > start {
+			t.Fatalf("end %d: Start %d, Holds(%d) %v, Holds(%d) %v", end, bl.Start(), from, bl.Holds(from), from-1, bl.Holds(from-1))
+		}
+		off := from + int64(r.IntN(int(end-from)+1))
+		got, next, _, ok := bl.ReadAt(nil, off, 1<<20)
+		if !ok || next != end || !bytes.Equal(got, stream[off-start:]) {
+			t.Fatalf("ReadAt(%d) = %d bytes, next %d, ok %v; want %d bytes to %d", off, len(got), next, ok, end-off, end)
+		}
+		if _, _, _, ok := bl.ReadAt(nil, end-65, 10); ok && end-65 >= start {
+			t.Fatalf("ReadAt(%d) past the ring's start succeeded", end-65)
+		}
+	}
+}

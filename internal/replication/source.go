@@ -1,0 +1,299 @@
+package replication
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Source makes a primary's replication stream: it is the store's Feed
+// (store.SetFeed), and writes every change it is given into its Backlog
+// as the Redis command that leaves a replica's key in the same state:
+//
+//	string           SET key value [PXAT deadline]
+//	collection       RESTORE key deadline|0 payload REPLACE [ABSTTL]
+//	gone             DEL key            (deleted, expired, evicted)
+//	FlushAll         FLUSHALL
+//	Tx or Exclusive  MULTI ... EXEC     (when it changed two keys or more)
+//
+// Every command sets a key's whole state, so a replica may apply one it
+// already has (it loaded a snapshot taken while writes went on) and end
+// in the same state. Changes arrive under the store's shard locks, so
+// Write only queues them; a goroutine encodes them in order, off the
+// request path (a collection's payload is the DUMP encoding, rebuilt from
+// its record in a scratch store).
+//
+// Sections (Hold ... Release) of different connections may overlap; the
+// encoder groups changes from the first Hold until no section is open, so
+// every section's changes land in one MULTI block, with whatever else
+// changed meanwhile.
+type Source struct {
+	bl   *Backlog
+	dump Dump
+
+	mu      sync.Mutex // protects q and waiters
+	q       queue
+	waiters []chan struct{} // Sync callers, woken when the queue they saw is encoded
+	kick    chan struct{}   // a token when the queue has work
+
+	// The encoder's own state.
+	selected bool         // SELECT 0 was streamed since the last Reselect
+	scratch  *store.Store // where a collection's record becomes a value to encode
+	fence    uint64       // the last FlushAll's: records at or below it are obsolete
+	depth    int          // open sections
+	group    []byte       // commands of the open group
+	groupN   int          // how many
+	out      []byte       // commands ready for the backlog
+
+	quit chan struct{}
+	done chan struct{}
+}
+
+// Dump is how Source encodes a collection: the DUMP payload of key in st
+// (the redis package's dumper), ok false when st does not hold key.
+type Dump func(st *store.Store, key []byte) (payload []byte, ok bool, err error)
+
+// Kinds of queued entries.
+const (
+	opWrite = iota
+	opDelete
+	opFlush
+	opHold
+	opRelease
+	opPing
+	opReselect
+)
+
+var errNotDumped = errors.New("replication: a collection's record did not decode")
+
+// queue holds changes not yet encoded, their bytes in one arena.
+type queue struct {
+	ops   []queued
+	arena []byte
+}
+
+type queued struct {
+	op             uint8
+	deadline       int64
+	fence          uint64
+	keyOff, keyEnd int // the key in the arena
+	recEnd         int // the record follows the key, to recEnd
+}
+
+// NewSource returns a Source writing into bl, encoding collections with
+// dump. Close stops it.
+func NewSource(bl *Backlog, dump Dump) *Source {
+	s := &Source{bl: bl, dump: dump, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		scratch: store.New(store.Config{MemoryLimit: store.NoMemoryLimit, SweepInterval: -1, MaxItemSize: 1 << 32})}
+	go s.encodeLoop()
+	return s
+}
+
+// Close stops the encoder once it has encoded what was queued.
+func (s *Source) Close() {
+	close(s.quit)
+	<-s.done
+	s.scratch.Close()
+}
+
+// Backlog is where the stream goes.
+func (s *Source) Backlog() *Backlog { return s.bl }
+
+func (s *Source) push(q queued, key, rec []byte) {
+	s.mu.Lock()
+	q.keyOff = len(s.q.arena)
+	s.q.arena = append(s.q.arena, key...)
+	q.keyEnd = len(s.q.arena)
+	s.q.arena = append(s.q.arena, rec...)
+	q.recEnd = len(s.q.arena)
+	s.q.ops = append(s.q.ops, q)
+	s.mu.Unlock()
+	s.wake()
+}
+
+func (s *Source) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Write is store.Feed's: key's new record, or nil when it is gone.
+func (s *Source) Write(key, rec []byte, deadline int64) {
+	if rec == nil {
+		s.push(queued{op: opDelete}, key, nil)
+		return
+	}
+	s.push(queued{op: opWrite, deadline: deadline}, key, rec)
+}
+
+// Flush is store.Feed's: a FlushAll took effect.
+func (s *Source) Flush(fence uint64) { s.push(queued{op: opFlush, fence: fence}, nil, nil) }
+
+// Hold is store.Feed's: a Tx or Exclusive section begins.
+func (s *Source) Hold() { s.push(queued{op: opHold}, nil, nil) }
+
+// Release is store.Feed's: the section ends.
+func (s *Source) Release() { s.push(queued{op: opRelease}, nil, nil) }
+
+// Ping streams a PING (repl-ping-replica-period), in order with the
+// changes.
+func (s *Source) Ping() { s.push(queued{op: opPing}, nil, nil) }
+
+// Reselect makes the next command streamed be preceded by SELECT 0, as
+// Redis does once a replica's full resync begins.
+func (s *Source) Reselect() { s.push(queued{op: opReselect}, nil, nil) }
+
+// Sync returns once every change queued before the call is encoded, and
+// in the backlog unless a section is still open.
+func (s *Source) Sync() {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.waiters = append(s.waiters, ch)
+	s.mu.Unlock()
+	s.wake()
+	select {
+	case <-ch:
+	case <-s.done:
+	}
+}
+
+func (s *Source) encodeLoop() {
+	defer close(s.done)
+	var q queue
+	for {
+		select {
+		case <-s.kick:
+		case <-s.quit:
+			s.encodeQueued(&q)
+			return
+		}
+		s.encodeQueued(&q)
+	}
+}
+
+// encodeQueued takes the queue, swapping in q's buffers for reuse, and
+// encodes it.
+func (s *Source) encodeQueued(q *queue) {
+	s.mu.Lock()
+	*q, s.q = s.q, queue{ops: q.ops[:0], arena: q.arena[:0]}
+	waiters := s.waiters
+	s.waiters = nil
+	s.mu.Unlock()
+	for _, e := range q.ops {
+		key := q.arena[e.keyOff:e.keyEnd]
+		rec := q.arena[e.keyEnd:e.recEnd]
+		switch e.op {
+		case opHold:
+			s.depth++
+			continue
+		case opRelease:
+			s.depth--
+			if s.depth == 0 {
+				s.closeGroup()
+			}
+			continue
+		case opReselect:
+			s.selected = false
+			continue
+		}
+		if !s.selected {
+			s.out = appendCommand(s.out, []byte("SELECT"), []byte("0"))
+			s.selected = true
+		}
+		n := len(s.group)
+		switch e.op {
+		case opWrite:
+			s.group = s.appendWrite(s.group, key, rec, e.deadline)
+		case opDelete:
+			s.group = appendCommand(s.group, []byte("DEL"), key)
+		case opFlush:
+			s.fence = max(s.fence, e.fence)
+			s.group = appendCommand(s.group, []byte("FLUSHALL"))
+		case opPing:
+			s.group = appendCommand(s.group, []byte("PING"))
+		}
+		if len(s.group) > n {
+			s.groupN++
+		}
+		if s.depth == 0 {
+			s.closeGroup()
+		}
+	}
+	if len(s.out) > 0 {
+		s.bl.Append(s.out)
+		s.out = s.out[:0]
+	}
+	for _, ch := range waiters {
+		close(ch)
+	}
+	if cap(q.arena) > 4<<20 {
+		q.arena = nil // a burst of large values is not kept
+	}
+}
+
+// closeGroup moves the group's commands to out, in MULTI ... EXEC when
+// there are two or more.
+func (s *Source) closeGroup() {
+	if s.groupN > 1 {
+		s.out = appendCommand(s.out, []byte("MULTI"))
+		s.out = append(s.out, s.group...)
+		s.out = appendCommand(s.out, []byte("EXEC"))
+	} else {
+		s.out = append(s.out, s.group...)
+	}
+	s.group, s.groupN = s.group[:0], 0
+}
+
+// appendWrite appends the command that gives key the state rec holds.
+func (s *Source) appendWrite(b, key, rec []byte, deadline int64) []byte {
+	if store.RecordCAS(rec) <= s.fence {
+		return b // made before a FlushAll already streamed
+	}
+	var ms []byte
+	if deadline != 0 {
+		ms = strconv.AppendInt(nil, deadline, 10)
+	}
+	if value, _, ok := store.RecordString(rec); ok {
+		if ms != nil {
+			return appendCommand(b, []byte("SET"), key, value, []byte("PXAT"), ms)
+		}
+		return appendCommand(b, []byte("SET"), key, value)
+	}
+	var payload []byte
+	err := s.scratch.Tx([][]byte{key}, func(tx *store.Tx) error { return tx.PutRecord(key, rec, 0) })
+	if err == nil {
+		var ok bool
+		payload, ok, err = s.dump(s.scratch, key)
+		if !ok && err == nil {
+			err = errNotDumped
+		}
+	}
+	_ = s.scratch.Delete(key)
+	if err != nil {
+		// A record this build wrote always decodes; if one does not, the
+		// replicas must not keep a stale value.
+		return appendCommand(b, []byte("DEL"), key)
+	}
+	if ms != nil {
+		return appendCommand(b, []byte("RESTORE"), key, ms, payload, []byte("REPLACE"), []byte("ABSTTL"))
+	}
+	return appendCommand(b, []byte("RESTORE"), key, []byte("0"), payload, []byte("REPLACE"))
+}
+
+// appendCommand appends args as a RESP array of bulk strings.
+func appendCommand(b []byte, args ...[]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
