@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/cluster"
 	"github.com/minikv/minikv/internal/durable"
@@ -14,6 +16,7 @@ import (
 	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
 	"github.com/minikv/minikv/lsm"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // Functions (function.go). Their replies are compared with redis-server's
@@ -227,4 +230,74 @@ func TestFunctionsInCluster(t *testing.T) {
 	c.Expect(multibulk("FCALL", "getarg", "0", remote),
 		"-ERR Script attempted to access a non local key in a cluster node script: getarg, on @user_function:3.\r\n")
 	c.Expect(multibulk("FCALL", "nc", "0"), "-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n")
+}
+
+// TestFunctionsInRDBFile: SAVE writes the libraries into the RDB file as
+// Redis does: redis-server loads MiniKV's file and calls its functions,
+// and MiniKV loads redis-server's (LoadRDB).
+func TestFunctionsInRDBFile(t *testing.T) {
+	dir := t.TempDir()
+	s := servertest.Start(t, server.Config{}, store.Config{})
+	p := New(s.Server)
+	if err := p.ConfigureRDB(RDBConfig{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	c := dialRESP(t, s.Listen(t, p))
+	c.Expect(multibulk("FUNCTION", "LOAD", lib1), "$4\r\nlib1\r\n")
+	c.Expect(multibulk("FUNCTION", "LOAD", libFlags), "$8\r\nlibflags\r\n")
+	c.Expect(multibulk("SET", "k", "from minikv"), "+OK\r\n")
+	c.Expect(multibulk("SAVE"), "+OK\r\n")
+
+	r := dialRESP(t, startRedisServer(t, "--dir", dir, "--dbfilename", "dump.rdb"))
+	r.Expect(multibulk("FCALL_RO", "ro", "1", "k"), "$11\r\nfrom minikv\r\n")
+	r.Expect(multibulk("FCALL", "f1", "1", "k", "from redis"), "+OK\r\n")
+	r.Expect(multibulk("FUNCTION", "DELETE", "libflags"), "+OK\r\n")
+	r.Expect(multibulk("SAVE"), "+OK\r\n")
+
+	s2 := servertest.Start(t, server.Config{}, store.Config{})
+	p2 := New(s2.Server)
+	stats, err := p2.LoadRDB(filepath.Join(dir, "dump.rdb"))
+	if err != nil || stats.Functions != 1 {
+		t.Fatalf("LoadRDB of redis-server's file: %+v, %v; want 1 library", stats, err)
+	}
+	c2 := dialRESP(t, s2.Listen(t, p2))
+	c2.Expect(multibulk("FCALL", "f1", "1", "k2", "x"), "+OK\r\n")
+	c2.Expect(multibulk("FCALL_RO", "ro", "1", "k"), "-ERR Function not found\r\n")
+	c2.Expect(multibulk("GET", "k"), "$10\r\nfrom redis\r\n")
+}
+
+// TestFunctionsWhileDiskFails: while the data directory's disk fails,
+// the FUNCTION subcommands that change the libraries and functions
+// without no-writes are refused with MISCONF, read-only ones run, and a
+// library whose record the failure cut off is written again once the
+// disk is back (store.RecoverDisk), so memory and disk agree.
+func TestFunctionsWhileDiskFails(t *testing.T) {
+	mem := vfs.NewMem()
+	st, _, respAddr := startDurableOnMem(t, mem)
+	c := dialRESP(t, respAddr)
+	c.Expect(multibulk("FUNCTION", "LOAD", libFlags), "$8\r\nlibflags\r\n")
+	c.Expect(multibulk("SET", "k", "v"), "+OK\r\n")
+
+	diskFull(mem, true)
+	trigger := dialRESP(t, respAddr)
+	trigger.Send(multibulk("FUNCTION", "LOAD", lib1))
+	if !trigger.Closed(10 * time.Second) {
+		t.Fatal("the connection whose FUNCTION LOAD met the failure got a reply")
+	}
+	waitFor(t, "the failure seen", func() bool { return st.WriteErr() != nil && st.DiskMark()%2 == 0 })
+	for _, cmd := range [][]string{{"FUNCTION", "LOAD", "REPLACE", lib1}, {"FUNCTION", "DELETE", "libflags"}, {"FUNCTION", "FLUSH"},
+		{"FUNCTION", "RESTORE", functionDumpPayload(lib1)}} {
+		c.Expect(multibulk(cmd...), misconf)
+	}
+	c.Expect(multibulk("FCALL", "f1", "1", "k", "x"), misconf)
+	c.Expect(multibulk("FCALL_RO", "ro", "1", "k"), "$1\r\nv\r\n")
+
+	diskFull(mem, false)
+	waitFor(t, "writes resumed", func() bool { return st.WriteErr() == nil })
+	c.Expect(multibulk("FCALL", "f1", "1", "k", "x"), "+OK\r\n") // lib1 stayed in memory
+	rec, err := st.Aux(functionsAux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Expect(multibulk("FUNCTION", "DUMP"), bulk(string(rec)))
 }
