@@ -1,13 +1,17 @@
 package redis
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/minikv/minikv/internal/cluster"
 	"github.com/minikv/minikv/internal/durable"
@@ -300,4 +304,59 @@ func TestFunctionsWhileDiskFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Expect(multibulk("FUNCTION", "DUMP"), bulk(string(rec)))
+}
+
+// TestFunctionsGoRedis: go-redis's function API over RESP3 and RESP2.
+func TestFunctionsGoRedis(t *testing.T) {
+	for _, resp2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resp2=%v", resp2), func(t *testing.T) {
+			rdb, _ := newGoRedis(t, resp2)
+			ctx := context.Background()
+			if name, err := rdb.FunctionLoad(ctx, libFlags).Result(); err != nil || name != "libflags" {
+				t.Fatalf("FunctionLoad = %q, %v", name, err)
+			}
+			if name, err := rdb.FunctionLoadReplace(ctx, lib1).Result(); err != nil || name != "lib1" {
+				t.Fatalf("FunctionLoadReplace = %q, %v", name, err)
+			}
+			if err := rdb.FCall(ctx, "f1", []string{"k"}, "v").Err(); err != nil {
+				t.Fatalf("FCall: %v", err)
+			}
+			if got, err := rdb.FCallRO(ctx, "ro", []string{"k"}).Text(); err != nil || got != "v" {
+				t.Errorf("FCallRO = %q, %v", got, err)
+			}
+			if err := rdb.FCallRO(ctx, "f1", []string{"k"}, "w").Err(); err == nil ||
+				err.Error() != "ERR Can not execute a script with write flag using *_ro command." {
+				t.Errorf("FCallRO of a writing function: %v", err)
+			}
+			libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "libf*", WithCode: true}).Result()
+			want := []redis.Library{{Name: "libflags", Engine: "LUA", Code: libFlags,
+				Functions: []redis.Function{{Name: "ro", Description: "reads a key", Flags: []string{"no-writes", "allow-stale"}}}}}
+			if err != nil || !reflect.DeepEqual(libs, want) {
+				t.Errorf("FunctionList = %+v, %v; want %+v", libs, err, want)
+			}
+			stats, err := rdb.FunctionStats(ctx).Result()
+			if err != nil || stats.Running() || len(stats.Engines) != 1 || stats.Engines[0].LibrariesCount != 2 || stats.Engines[0].FunctionsCount != 2 {
+				t.Errorf("FunctionStats = %+v, %v", stats, err)
+			}
+			dump, err := rdb.FunctionDump(ctx).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rdb.FunctionFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := rdb.FunctionRestore(ctx, dump).Err(); err != nil {
+				t.Fatalf("FunctionRestore: %v", err)
+			}
+			if err := rdb.FunctionDelete(ctx, "lib1").Err(); err != nil {
+				t.Fatalf("FunctionDelete: %v", err)
+			}
+			if err := rdb.FCall(ctx, "f1", []string{"k"}, "v").Err(); err == nil || err.Error() != "ERR Function not found" {
+				t.Errorf("FCall of a deleted function: %v", err)
+			}
+			if err := rdb.FunctionFlushAsync(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
