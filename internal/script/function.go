@@ -84,17 +84,24 @@ func newLibSet() libSet {
 	return libSet{libs: make(map[string]*Library), fns: make(map[string]*Function)}
 }
 
+// link adds lib. A library may hold functions whose names differ only in
+// case (Redis checks a library's names with case); FCALL then finds the
+// first registered, as Redis's dictAdd keeps the first.
 func (ls libSet) link(lib *Library) {
 	ls.libs[lib.Name] = lib
 	for _, f := range lib.Functions {
-		ls.fns[lowerASCII(f.Name)] = f
+		if k := lowerASCII(f.Name); ls.fns[k] == nil {
+			ls.fns[k] = f
+		}
 	}
 }
 
 func (ls libSet) unlink(lib *Library) {
 	delete(ls.libs, lib.Name)
 	for _, f := range lib.Functions {
-		delete(ls.fns, lowerASCII(f.Name))
+		if k := lowerASCII(f.Name); ls.fns[k] != nil && ls.fns[k].Lib == lib {
+			delete(ls.fns, k)
+		}
 	}
 }
 
@@ -337,7 +344,7 @@ func (fs *Functions) register(L *lua.LState) int {
 		return raise(L, errLibraryName.Error())
 	}
 	for _, o := range lib.Functions {
-		if strings.EqualFold(o.Name, f.Name) {
+		if o.Name == f.Name {
 			return raise(L, "Function already exists in the library")
 		}
 	}
@@ -474,8 +481,10 @@ func (fs *Functions) Libraries() []*Library {
 
 // FunctionStats are what FUNCTION STATS and INFO report of the libraries.
 type FunctionStats struct {
-	Libraries, Functions int
-	Bytes                int64 // an estimate of what the libraries take (used_memory_functions)
+	Libraries int
+	Functions int   // the libraries' functions (FUNCTION STATS)
+	Names     int   // the names FCALL finds (INFO's number_of_functions): fewer when a library's differ only in case
+	Bytes     int64 // an estimate of what the libraries take (used_memory_functions)
 }
 
 // Stats counts the libraries and their functions.
@@ -484,8 +493,9 @@ func (fs *Functions) Stats() FunctionStats {
 	defer fs.mu.Unlock()
 	// Redis reports 200 bytes for no library; its dicts and entries are
 	// counted here at about the sizes it reports for small libraries.
-	s := FunctionStats{Libraries: len(fs.cur.libs), Functions: len(fs.cur.fns), Bytes: 200}
+	s := FunctionStats{Libraries: len(fs.cur.libs), Names: len(fs.cur.fns), Bytes: 200}
 	for _, lib := range fs.cur.libs {
+		s.Functions += len(lib.Functions)
 		s.Bytes += int64(len(lib.Code)+len(lib.Name)) + 120
 		for _, f := range lib.Functions {
 			s.Bytes += int64(len(f.Name)+len(f.Description)) + 110

@@ -360,3 +360,24 @@ func TestFunctionsGoRedis(t *testing.T) {
 		})
 	}
 }
+
+// TestFunctionNamesDifferingInCase: a library may register functions
+// whose names differ only in case, as Redis's per-library check allows;
+// FCALL finds the first registered (Redis: either, by dict order), and
+// deleting the library works (it crashes redis-server 7.0.15).
+func TestFunctionNamesDifferingInCase(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	c.Expect(multibulk("FUNCTION", "LOAD", "#!lua name=n\nredis.register_function('x', function() return 'x' end)\n"+
+		"redis.register_function('X', function() return 'X' end)"), "$1\r\nn\r\n")
+	c.Expect(multibulk("FCALL", "X", "0"), "$1\r\nx\r\n")
+	if stats := c.Do("FUNCTION", "STATS"); !strings.HasSuffix(stats, "$15\r\nfunctions_count\r\n:2\r\n") {
+		t.Errorf("FUNCTION STATS = %q, want 2 functions", stats)
+	}
+	if info := c.Do("INFO", "memory"); !strings.Contains(info, "\r\nnumber_of_functions:1\r\n") {
+		t.Errorf("INFO memory: number_of_functions is not 1 (one name):\n%s", info)
+	}
+	c.Expect(multibulk("FUNCTION", "LOAD", "#!lua name=m\nredis.register_function('X', function() end)"), "-ERR Function X already exists\r\n")
+	c.Expect(multibulk("FUNCTION", "DELETE", "n"), "+OK\r\n")
+	c.Expect(multibulk("FCALL", "x", "0"), "-ERR Function not found\r\n")
+}

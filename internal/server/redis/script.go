@@ -514,7 +514,7 @@ func (p *Protocol) scriptInfo(field func(k string, v any)) {
 	field("used_memory_lua_human", humanBytes(st.LuaBytes))
 	field("used_memory_scripts_eval", st.ScriptBytes)
 	field("number_of_cached_scripts", st.Scripts)
-	field("number_of_functions", fst.Functions)
+	field("number_of_functions", fst.Names)
 	field("number_of_libraries", fst.Libraries)
 	field("used_memory_vm_functions", vmFunctions)
 	field("used_memory_vm_total", st.LuaBytes+vmFunctions)

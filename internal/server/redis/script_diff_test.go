@@ -604,6 +604,32 @@ var scriptSessions = []scriptSession{
 			mb("FUNCTION", "RESTORE", preGA) + mb("FUNCTION", "RESTORE", string(rdbSeal([]byte{245}))) + mb("FUNCTION", "RESTORE", string(rdbSeal(nil))) +
 			mb("FUNCTION", "STATS") + mb("FUNCTION", "FLUSH")
 	}},
+	// FUNCTION RESTORE's policies and payload errors, LIST's patterns
+	// (matched without case), the metadata line and names. Not a library
+	// of two functions whose names differ only in case: redis-server
+	// 7.0.15 loads it, FCALL finds either (dict order), and FUNCTION
+	// DELETE of it crashes the server.
+	{name: "function restore policies and patterns", global: true, in: func(p string) string {
+		other := "#!lua name=other\nredis.register_function('f1', function() return 'other' end)"
+		dup := string(rdbSeal(append(rdbAppendString([]byte{245}, []byte(other)), rdbAppendString([]byte{245}, []byte(other))...)))
+		preGA := string(rdbSeal(rdbAppendString(rdbAppendLen(rdbAppendString(rdbAppendString([]byte{246}, []byte("old")), []byte("LUA")), 0),
+			[]byte("redis.register_function('oldf', function() return 'pre-GA' end)"))))
+		notFunc := string(rdbSeal(rdbAppendString([]byte{0}, []byte("k"))))
+		list := func(pattern string) string { return mb("FUNCTION", "LIST", "LIBRARYNAME", pattern) }
+		return mb("FUNCTION", "FLUSH") + mb("FUNCTION", "LOAD", lib1) + mb("FUNCTION", "RESTORE", functionDumpPayload(other)) +
+			mb("FUNCTION", "RESTORE", functionDumpPayload(other), "replace") + mb("FUNCTION", "RESTORE", dup, "FLUSH") +
+			mb("FCALL", "f1", "1", p+"k", "v") + mb("FUNCTION", "RESTORE", preGA) + mb("FCALL", "oldf", "0") + mb("FUNCTION", "DELETE", "old") +
+			mb("FUNCTION", "RESTORE", notFunc) + mb("FUNCTION", "RESTORE", string(rdbSeal([]byte{245, 0x80, 0, 0, 0, 9}))) +
+			list("?ib1") + list("[a-l]ib*") + list("*1") + list("LIB1") + list("lib\\1") + list("") + list("*") + list("x*") +
+			mb("FUNCTION", "LOAD", "REPLACE", "REPLACE", "#!LUA name=lib1\nredis.register_function('F_2', function() return 2 end)") +
+			mb("FCALL", "f_2", "0") + mb("FCALL", "f1", "0") + mb("FUNCTION", "LOAD", "#!lua NAME=n2\nredis.register_function(123, function() return 3 end)") +
+			mb("FCALL", "123", "0") + mb("FUNCTION", "LOAD", "#!lua name=a name=b\nreturn 1") + mb("FUNCTION", "LOAD", "#!lua") +
+			mb("FUNCTION", "LOAD", "#!lua name=n4\nredis.register_function{function_name='d', callback=function() end, flags={1}}") +
+			mb("FUNCTION", "LOAD", "#!lua name=n5\nredis.register_function{function_name='d', callback=function() end, description=2.5, flags={'NO-WRITES'}}") +
+			list("n5") + mb("FCALL_RO", "d", "0") + mb("FCALL", "123", "01") + mb("FCALL", "123", "+0") + mb("FCALL", "123", " 0") +
+			mb("FUNCTION", "LOAD", "#!lua name=n6\nredis.register_function{function_name='e', callback=function() end, [true]=1}") +
+			mb("FUNCTION", "FLUSH")
+	}},
 	// The script flags against a full memory: a script without flags runs
 	// and its write is refused inside; one with a shebang is refused
 	// before it runs unless allow-oom. The last global session: it leaves
