@@ -41,16 +41,27 @@ const spinLib = "#!lua name=spin\n" +
 // to use FUNCTION KILL, SCRIPT KILL refuses it, FUNCTION STATS shows it,
 // and FUNCTION KILL stops it; the other way round for a script of EVAL.
 func TestFunctionBusyAndKill(t *testing.T) {
+	withBusyPair(t, func(t *testing.T, a, b *servertest.RESPClient) {
+		b.Expect(multibulk("FUNCTION", "LOAD", spinLib), "$4\r\nspin\r\n")
+		testFunctionBusyAndKill(t, a, b)
+	})
+}
+
+// withBusyPair runs fn, with and without an event loop, on two clients
+// of one server with a busy-reply-threshold of 20 ms: a runs scripts, b
+// watches (TestScriptBusyAndKill too).
+func withBusyPair(t *testing.T, fn func(t *testing.T, a, b *servertest.RESPClient)) {
 	for _, loops := range []int{0, 1} {
-		t.Run(fmt.Sprint("event loops ", loops), func(t *testing.T) { testFunctionBusyAndKill(t, loops) })
+		t.Run(fmt.Sprint("event loops ", loops), func(t *testing.T) {
+			rs := startRESP(t, server.Config{EventLoops: loops}, store.Config{})
+			a, b := dialRESP(t, rs.respAddr), dialRESP(t, rs.respAddr)
+			b.Expect(multibulk("CONFIG", "SET", "busy-reply-threshold", "20"), "+OK\r\n")
+			fn(t, a, b)
+		})
 	}
 }
 
-func testFunctionBusyAndKill(t *testing.T, loops int) {
-	rs := startRESP(t, server.Config{EventLoops: loops}, store.Config{})
-	a, b := dialRESP(t, rs.respAddr), dialRESP(t, rs.respAddr)
-	b.Expect(multibulk("CONFIG", "SET", "busy-reply-threshold", "20"), "+OK\r\n")
-	b.Expect(multibulk("FUNCTION", "LOAD", spinLib), "$4\r\nspin\r\n")
+func testFunctionBusyAndKill(t *testing.T, a, b *servertest.RESPClient) {
 
 	a.Send(multibulk("FCALL", "spin", "1", "k", "arg"))
 	awaitBusy(t, b, script.ErrBusyFunction)
