@@ -48,8 +48,7 @@ func startRDB(p *redis.Protocol, cfg *config, log *slog.Logger) error {
 		log.Warn("keys of another database not loaded: MiniKV serves database 0 only", "db", db, "keys", n)
 	}
 	if stats.Functions > 0 {
-		log.Warn("function libraries in the RDB file not loaded: MiniKV does not serve FUNCTION LOAD yet",
-			"libraries", stats.Functions)
+		log.Info("function libraries loaded from the RDB file", "libraries", stats.Functions)
 	}
 	return nil
 }

@@ -20,7 +20,9 @@
 //	store (miss) --Read--> pending, in flight, then the engine
 //
 // Keys on disk carry a one-byte prefix: 'k' for the store's keys, 's' for
-// its state record, so no client key can collide with the state.
+// its state record, 'a' and a name for its aux records (store.SetAux:
+// the Redis port's function libraries), so no client key can collide with
+// the state.
 package durable
 
 import (
@@ -39,6 +41,7 @@ import (
 const (
 	prefixKey   = 'k'
 	prefixState = 's'
+	prefixAux   = 'a'
 
 	// maxPending is the size of queued changes at which Write commits
 	// them itself, so writes that get no reply (memcached noreply) cannot
@@ -354,6 +357,17 @@ func (l *Log) Write(key, rec []byte, deadline int64) {
 // WriteState queues the store's state record.
 func (l *Log) WriteState(rec []byte) {
 	l.queue(prefixState, nil, rec, 0)
+}
+
+// WriteAux queues the store's aux record name (nil: its delete).
+func (l *Log) WriteAux(name string, rec []byte) {
+	l.queue(prefixAux, []byte(name), rec, 0)
+}
+
+// ReadAux returns the aux record name, or nil.
+func (l *Log) ReadAux(name string) ([]byte, error) {
+	rec, _, err := l.read(append([]byte{prefixAux}, name...))
+	return rec, err
 }
 
 func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {

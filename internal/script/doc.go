@@ -27,6 +27,11 @@
 // without print, dofile and loadfile; string, table, math; the data
 // libraries of package lib, cjson, cmsgpack, bit, struct, once added).
 //
+// Functions (function.go) are Redis 7.0's FUNCTION libraries: their
+// code runs once, at FUNCTION LOAD, in one state kept for them, and
+// registers the functions FCALL runs (Run.Call), through the same Run
+// and Host as EVAL.
+//
 // A running script is stopped by Kill (SCRIPT KILL), through the state's
 // context, which gopher-lua checks before every instruction, and by the
 // memory guard, which stops a script whose allocations pass the limit.

@@ -176,20 +176,30 @@ func (e *Engine) Load(body []byte, skip int) (*Script, error) {
 // compile parses and compiles a script body under Redis's chunk name,
 // "user_script" (errors read "user_script:1: ...").
 func compile(body []byte) (*lua.FunctionProto, error) {
-	chunk, err := parse.Parse(bytes.NewReader(body), chunkName)
-	if err != nil {
-		return nil, errors.New("ERR Error compiling script (new function): " + compileError(err.Error(), body))
+	proto, msg := compileChunk(body, chunkName)
+	if msg != "" {
+		return nil, errors.New("ERR Error compiling script (new function): " + msg)
 	}
-	proto, err := lua.Compile(chunk, chunkName)
+	return proto, nil
+}
+
+// compileChunk compiles body under the chunk name chunk, or returns the
+// compile error in Lua 5.1's words.
+func compileChunk(body []byte, chunk string) (*lua.FunctionProto, string) {
+	parsed, err := parse.Parse(bytes.NewReader(body), chunk)
 	if err != nil {
-		return nil, errors.New("ERR Error compiling script (new function): " + compileError(err.Error(), body))
+		return nil, compileError(chunk, err.Error(), body)
+	}
+	proto, err := lua.Compile(parsed, chunk)
+	if err != nil {
+		return nil, compileError(chunk, err.Error(), body)
 	}
 	// gopher-lua marks every vararg function as needing Lua 5.0's "arg"
 	// table, and builds one at each call; the main chunk has no local
 	// of that name to reach it, so the table would be garbage made per
 	// EVAL.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
-	return proto, nil
+	return proto, ""
 }
 
 // compileError rewrites gopher-lua's syntax error ("user_script
@@ -198,16 +208,16 @@ func compile(body []byte) (*lua.FunctionProto, error) {
 // near '='", which is what Redis prints. Lua's parser has more specific
 // messages ("'end' expected"); gopher-lua's do not say, so a few
 // compile errors read differently from Redis's.
-func compileError(msg string, body []byte) string {
+func compileError(chunk, msg string, body []byte) string {
 	msg = strings.TrimSpace(msg)
-	if rest, ok := strings.CutPrefix(msg, chunkName+" at EOF:"); ok {
+	if rest, ok := strings.CutPrefix(msg, chunk+" at EOF:"); ok {
 		what := strings.TrimSpace(rest)
 		if what == "syntax error" {
 			what = "unexpected symbol"
 		}
-		return chunkName + ":" + strconv.Itoa(bytes.Count(body, []byte("\n"))+1) + ": " + what + " near '<eof>'"
+		return chunk + ":" + strconv.Itoa(bytes.Count(body, []byte("\n"))+1) + ": " + what + " near '<eof>'"
 	}
-	rest, ok := strings.CutPrefix(msg, chunkName+" line:")
+	rest, ok := strings.CutPrefix(msg, chunk+" line:")
 	if !ok {
 		return msg
 	}
@@ -227,10 +237,10 @@ func compileError(msg string, body []byte) string {
 			if what == "syntax error" {
 				what = "unexpected symbol"
 			}
-			return chunkName + ":" + line + ": " + what + " " + near
+			return chunk + ":" + line + ": " + what + " " + near
 		}
 	}
-	return chunkName + ":" + line + ": " + rest
+	return chunk + ":" + line + ": " + rest
 }
 
 // Exists reports whether the script sha is cached.
@@ -272,7 +282,9 @@ func (e *Engine) Stats() Stats {
 // while the script runs, for BUSY and SCRIPT KILL.
 type Run struct {
 	e       *Engine
-	Started int64 // Config.Now when it began
+	Started int64     // Config.Now when it began
+	Func    *Function // the function FCALL runs (function.go); nil: a script of EVAL
+	Argv    [][]byte  // the FCALL that runs Func, for FUNCTION STATS
 	ctx     context.Context
 	wrote   atomic.Bool
 
@@ -302,8 +314,11 @@ func (r *Run) Done() <-chan struct{} {
 // cannot be killed (SCRIPT KILL answers UNKILLABLE).
 func (r *Run) NoteWrite() { r.wrote.Store(true) }
 
-// Kill stops the running script if it has not written.
-func (e *Engine) Kill() error {
+// Kill stops the running script if it has not written: a script of EVAL
+// (SCRIPT KILL), or with function set a function (FUNCTION KILL). The
+// other kind is not stopped: ErrBusyFunction or ErrBusyScript names the
+// command that would.
+func (e *Engine) Kill(function bool) error {
 	e.runMu.Lock()
 	defer e.runMu.Unlock()
 	r := e.run.Load()
@@ -312,6 +327,9 @@ func (e *Engine) Kill() error {
 	}
 	if r.wrote.Load() {
 		return ErrUnkillable
+	}
+	if isFunc := r.Func != nil; isFunc != function {
+		return r.BusyError()
 	}
 	e.cancel(errKilled)
 	return nil
@@ -336,8 +354,9 @@ type Options struct {
 // Begin marks a script as running; End must follow. Runs share one
 // context, made anew only after one was cancelled: a context per run
 // would cost an allocation and a goroutine-safe cancel for every EVAL.
-func (e *Engine) Begin() *Run {
-	r := &Run{e: e, Started: e.now()}
+func (e *Engine) Begin() *Run { return e.begin(&Run{e: e, Started: e.now()}) }
+
+func (e *Engine) begin(r *Run) *Run {
 	e.runMu.Lock()
 	if e.ctx == nil || e.ctx.Err() != nil {
 		e.ctx, e.cancel = context.WithCancelCause(context.Background())
@@ -377,7 +396,7 @@ func (r *Run) Exec(dst []byte, s *Script, keys, args [][]byte, h Host, opt Optio
 	e := r.e
 	st := e.getState()
 	defer e.putState(st)
-	return st.exec(dst, r, s, keys, args, h, opt)
+	return st.exec(dst, r, s, nil, keys, args, h, opt)
 }
 
 func (e *Engine) getState() *state {

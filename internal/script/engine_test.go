@@ -150,7 +150,7 @@ func TestKill(t *testing.T) {
 	r := e.Begin()
 	done := make(chan string)
 	go func() { done <- string(r.Exec(nil, s, nil, nil, &fakeHost{}, Options{})) }()
-	for e.Kill() != nil {
+	for e.Kill(false) != nil {
 	}
 	got := <-done
 	r.End()
@@ -158,7 +158,7 @@ func TestKill(t *testing.T) {
 	if got != want {
 		t.Fatalf("killed script = %q, want %q", got, want)
 	}
-	if err := e.Kill(); err != ErrNotBusy {
+	if err := e.Kill(false); err != ErrNotBusy {
 		t.Fatalf("Kill with nothing running = %v, want ErrNotBusy", err)
 	}
 }

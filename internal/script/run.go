@@ -8,8 +8,10 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// exec runs s in st for run r and appends its reply to dst.
-func (st *state) exec(dst []byte, r *Run, s *Script, keys, args [][]byte, h Host, opt Options) (out []byte) {
+// exec runs s in st for run r and appends its reply to dst; with s nil
+// it runs the function f instead (FCALL), with keys and args as its
+// arguments rather than KEYS and ARGV.
+func (st *state) exec(dst []byte, r *Run, s *Script, f *Function, keys, args [][]byte, h Host, opt Options) (out []byte) {
 	L := st.L
 	defer func() {
 		// gopher-lua lets a few errors escape PCall: one raised while the
@@ -20,7 +22,12 @@ func (st *state) exec(dst []byte, r *Run, s *Script, keys, args [][]byte, h Host
 			out = appendLine(append(dst, '-'), panicMessage(p, st.sha))
 		}
 	}()
-	st.run, st.host, st.sha, st.resp3, st.ro = r, h, s.SHA, false, opt.ReadOnly
+	st.run, st.host, st.resp3, st.ro = r, h, false, opt.ReadOnly
+	if s != nil {
+		st.sha = s.SHA
+	} else {
+		st.sha = f.Name
+	}
 	L.SetContext(r.ctx)
 	defer func() {
 		L.RemoveContext()
@@ -30,10 +37,18 @@ func (st *state) exec(dst []byte, r *Run, s *Script, keys, args [][]byte, h Host
 		st.scrub()
 		st.run, st.host = nil, nil
 	}()
-	st.globals.RawSetString("KEYS", st.array(keys))
-	st.globals.RawSetString("ARGV", st.array(args))
-	L.Push(st.closure(s))
-	if err := L.PCall(0, 1, st.handler); err != nil {
+	nargs := 0
+	if s != nil {
+		st.globals.RawSetString("KEYS", st.array(keys))
+		st.globals.RawSetString("ARGV", st.array(args))
+		L.Push(st.closure(s))
+	} else {
+		L.Push(f.fn)
+		L.Push(st.array(keys))
+		L.Push(st.array(args))
+		nargs = 2
+	}
+	if err := L.PCall(nargs, 1, st.handler); err != nil {
 		return st.appendError(dst, err)
 	}
 	return appendReply(dst, L.Get(-1), opt.RESP3, st.resp3, 0)

@@ -37,6 +37,7 @@ type state struct {
 	broken  bool                                  // a run left it unusable: drop it
 	proxies []*lua.LTable                         // the read-only views (sandbox), empty between runs
 	decoyMT *lua.LTable                           // the metatable of what getmetatable shows of a view
+	view    func(t *lua.LTable) *lua.LTable       // makes a read-only view of t (sandbox)
 
 	// The run in progress.
 	run   *Run
@@ -156,6 +157,7 @@ func (st *state) sandbox() {
 		st.proxies = append(st.proxies, p)
 		return p
 	}
+	st.view = proxy // the functions' load-time API (function.go)
 	var libs []string
 	st.globals.ForEach(func(k, v lua.LValue) {
 		if name, ok := k.(lua.LString); ok && name != "_G" {

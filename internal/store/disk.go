@@ -51,6 +51,11 @@ type Disk interface {
 	Read(key []byte) (rec []byte, deadline int64, err error)
 	// ReadState returns the last state record, or nil.
 	ReadState() ([]byte, error)
+	// WriteAux queues rec as the aux record named name (SetAux),
+	// ordered like Write; nil deletes it. rec is copied as in Write.
+	WriteAux(name string, rec []byte)
+	// ReadAux returns the aux record named name, or nil.
+	ReadAux(name string) ([]byte, error)
 	// Sync returns once every Write and WriteState so far is durable as
 	// the fsync mode promises, or the error that keeps them from it.
 	Sync() error
@@ -247,8 +252,9 @@ type diskState struct {
 	rewriting  atomic.Bool // a Rewrite is running
 	rewriteErr error       // the last Rewrite's error (under mu)
 
-	fail     diskFailure // the failed state (diskfail.go; under mu)
-	forgetMu sync.Mutex  // one forgetLost at a time
+	fail     diskFailure       // the failed state (diskfail.go; under mu)
+	aux      map[string][]byte // the aux records (aux.go; under mu)
+	forgetMu sync.Mutex        // one forgetLost at a time
 }
 
 const (

@@ -160,7 +160,11 @@ func (s *Store) RecoverDisk() error {
 	// The lock keeps it from changing until the Disk takes changes.
 	s.ds.mu.Lock()
 	defer s.ds.mu.Unlock()
-	return s.disk.Recover(s.stateRecordLocked())
+	if err := s.disk.Recover(s.stateRecordLocked()); err != nil {
+		return err
+	}
+	s.rewriteAuxLocked() // aux.go: a failure may have lost one too
+	return nil
 }
 
 // diskErrText is the reason of a disk failure as Redis words an AOF

@@ -34,6 +34,8 @@
 //	         ├─ PING ECHO HELLO AUTH QUIT SELECT CLIENT TIME         connection.go
 //	         ├─ INFO CONFIG                                         info.go
 //	         ├─ CLUSTER READONLY READWRITE ASKING                   cluster.go
+//	         ├─ EVAL EVALSHA EVAL_RO EVALSHA_RO SCRIPT              script.go
+//	         ├─ FUNCTION FCALL FCALL_RO (run as scripts are)        function.go
 //	         └─ COMMAND [COUNT|LIST|INFO|DOCS]                      table.go
 //	         ▼
 //	         store.Store: Get, Store, Update (read-modify-write under the

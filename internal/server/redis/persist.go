@@ -123,11 +123,10 @@ func (p *Protocol) SavePointsSet() bool {
 
 // LoadRDB loads the RDB file at path into the store (rdb.LoadFile) before
 // serving, and counts it for INFO (rdb_last_load_keys_loaded, ...).
-// Function libraries in the file are skipped (the caller warns: see
-// rdb.LoadStats.Functions) until FUNCTION LOAD plugs into
-// rdb.LoadOptions.Function.
+// Its function libraries are loaded as FUNCTION LOAD REPLACE loads them
+// (function.go: the file's win over libraries of the same name).
 func (p *Protocol) LoadRDB(path string) (rdb.LoadStats, error) {
-	stats, err := rdb.LoadFile(path, p.st, rdb.LoadOptions{})
+	stats, err := rdb.LoadFile(path, p.st, rdb.LoadOptions{Function: p.loadRDBFunction})
 	ps := &p.persist
 	ps.mu.Lock()
 	ps.loadedKeys, ps.loadExpired = stats.Keys, stats.Expired
@@ -163,9 +162,9 @@ func (p *Protocol) FinalSave() error {
 	return p.save(false)
 }
 
-// saveOptions are what a file holds beyond the keys. Functions: the
-// hook FUNCTION LOAD's libraries plug into (rdb.SaveOptions.Functions).
-func (p *Protocol) saveOptions() rdb.SaveOptions { return rdb.SaveOptions{} }
+// saveOptions are what a file holds beyond the keys: the function
+// libraries (function.go).
+func (p *Protocol) saveOptions() rdb.SaveOptions { return rdb.SaveOptions{Functions: p.functionCodes} }
 
 // save writes dir/dbfilename (checkpointing the engine first in durable
 // mode) and records the outcome; background says for which command.

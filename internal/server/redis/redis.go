@@ -69,8 +69,9 @@ type Protocol struct {
 	configMu   sync.Mutex // serialises CONFIG SET and REWRITE (config.go)
 	configFile string     // what CONFIG REWRITE rewrites (SetConfigFile); "": none
 
-	scripts       *script.Engine // the script cache and Lua states (script.go)
-	busyThreshold atomic.Int64   // busy-reply-threshold, ms
+	scripts       *script.Engine    // the script cache and Lua states (script.go)
+	functions     *script.Functions // the function libraries (function.go)
+	busyThreshold atomic.Int64      // busy-reply-threshold, ms
 
 	opsMu   sync.Mutex // protects the instantaneous_ops_per_sec sample
 	opsAt   time.Time  // when the last sample was taken
@@ -89,6 +90,8 @@ func New(srv *server.Server) *Protocol {
 	// cjson, cmsgpack, bit and struct in every Lua state; Run.Started
 	// in ops clock ticks (awaitScript).
 	p.scripts = script.New(script.Config{Now: p.ops.now, Open: lib.Open})
+	p.functions = script.NewFunctions(p.scripts)
+	p.loadFunctions() // durable mode: the libraries kept by the store
 	p.busyThreshold.Store(5000)
 	p.repl.init()
 	p.follow.init()

@@ -36,7 +36,6 @@ import (
 // Redis's replies for scripts.
 const (
 	errNoScript      = "NOSCRIPT No matching script. Please use EVAL."
-	errBusy          = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	errScriptUnknown = "-ERR Unknown Redis command called from script\r\n"
 	errScriptArgs    = "-ERR Wrong number of args calling Redis command from script\r\n"
 	errScriptDenied  = "-ERR This Redis command is not allowed from script\r\n"
@@ -51,7 +50,7 @@ func scriptCommands() []respCommand {
 		return respCommand{name: name, arity: -3, group: "scripting", since: since, complexity: "Depends on the script that is executed.",
 			summary: summary, args: evalArgs(first), keysOf: numKeys(2), run: run}
 	}
-	return []respCommand{
+	return append([]respCommand{
 		ev("eval", "script", "2.6.0", "Executes a server-side Lua script.", cmdEval),
 		ev("evalsha", "sha1", "2.6.0", "Executes a server-side Lua script by SHA1 digest.", cmdEvalSHA),
 		ev("eval_ro", "script", "7.0.0", "Executes a read-only server-side Lua script.", cmdEvalRO),
@@ -74,7 +73,7 @@ func scriptCommands() []respCommand {
 				sub("script|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",
 					"Prints this help.", cmdScriptHelp),
 			}},
-	}
+	}, functionCommands()...) // function.go
 }
 
 // cmdScriptHelp is SCRIPT HELP, Redis's text, which also lists SCRIPT
@@ -186,30 +185,41 @@ func (rc *conn) eval(argv [][]byte, bySHA, ro bool) {
 		}
 	}
 	flags, _, _ := shebang(s.Body)
-	if flags&flagCompat == 0 {
-		if flags&flagNoCluster != 0 && rc.p.cluster != nil {
-			rc.w.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
-			return
-		}
-		if flags&flagNoWrites == 0 {
-			if ro {
-				rc.w.Error("ERR Can not execute a script with write flag using *_ro command.")
-				return
-			}
-			if rc.st.WriteErr() != nil {
-				rc.refuseWrite()
-				return
-			}
-			if flags&flagAllowOOM == 0 && rc.st.Full() {
-				rc.Count(server.StatStoreNoMemory)
-				rc.w.Error(errOOM)
-				return
-			}
-		}
+	if !rc.scriptMayRun(flags, ro) {
+		return
 	}
 	keys := argv[3 : 3+numkeys]
 	args := argv[3+numkeys:]
-	rc.runScript(s, keys, args, ro || flags&flagNoWrites != 0, flags)
+	rc.runScript(s, nil, argv, keys, args, ro || flags&flagNoWrites != 0, flags)
+}
+
+// scriptMayRun is scriptPrepareForRun's checks of a script's flags (a
+// shebang script's or a function's), writing Redis's refusal when it may
+// not run.
+func (rc *conn) scriptMayRun(flags int, ro bool) bool {
+	if flags&flagCompat != 0 {
+		return true
+	}
+	if flags&flagNoCluster != 0 && rc.p.cluster != nil {
+		rc.w.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+		return false
+	}
+	if flags&flagNoWrites == 0 {
+		if ro {
+			rc.w.Error("ERR Can not execute a script with write flag using *_ro command.")
+			return false
+		}
+		if rc.st.WriteErr() != nil {
+			rc.refuseWrite()
+			return false
+		}
+		if flags&flagAllowOOM == 0 && rc.st.Full() {
+			rc.Count(server.StatStoreNoMemory)
+			rc.w.Error(errOOM)
+			return false
+		}
+	}
+	return true
 }
 
 // loadScript compiles and caches a script body, after its shebang.
@@ -225,9 +235,10 @@ type scriptError string
 
 func (e scriptError) Error() string { return string(e) }
 
-// runScript runs s holding the store exclusively (unless EXEC holds it
+// runScript runs s, or with s nil the function f (FCALL, function.go,
+// argv its command), holding the store exclusively (unless EXEC holds it
 // already: EVAL inside MULTI) and writes its reply.
-func (rc *conn) runScript(s *script.Script, keys, args [][]byte, ro bool, flags int) {
+func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args [][]byte, ro bool, flags int) {
 	h := rc.scriptHost()
 	h.ro, h.flags, h.wrote = ro, flags, false
 	h.woken = h.woken[:0]
@@ -239,9 +250,17 @@ func (rc *conn) runScript(s *script.Script, keys, args [][]byte, ro bool, flags 
 		}
 		rc.st, rc.nowMs = v, v.Now() // time stands still in a script (store.Store.Now)
 		defer func() { rc.st, rc.nowMs = base, now }()
-		r := rc.p.scripts.Begin()
-		h.run = r
-		h.out = r.Exec(h.out[:0], s, keys, args, h, script.Options{RESP3: rc.w.RESP3(), ReadOnly: ro})
+		opt := script.Options{RESP3: rc.w.RESP3(), ReadOnly: ro}
+		var r *script.Run
+		if f != nil {
+			r = rc.p.functions.BeginFunction(f, copyArgv(argv))
+			h.run = r
+			h.out = r.Call(h.out[:0], f, keys, args, h, opt)
+		} else {
+			r = rc.p.scripts.Begin()
+			h.run = r
+			h.out = r.Exec(h.out[:0], s, keys, args, h, opt)
+		}
 		h.run = nil
 		r.End()
 		return nil
@@ -311,9 +330,6 @@ func (h *scriptHost) Call(argv [][]byte, resp3 bool) []byte {
 			return []byte(errScriptArgs)
 		}
 		cmd = cmd.subcommand(argv[1])
-	}
-	if cmd == nil && (is(argv[0], "fcall") || is(argv[0], "fcall_ro") || is(argv[0], "function")) {
-		return []byte(errScriptDenied) // noscript in Redis; not served yet (versionGaps)
 	}
 	if cmd == nil || cmd.run == nil {
 		return []byte(errScriptUnknown)
@@ -391,7 +407,9 @@ func (rc *conn) scriptKeysHere(cmd *respCommand, argv [][]byte) string {
 		}
 		slot = s
 	}
-	if slot >= 0 && !rc.ownsSlot(slot) {
+	// Not ownsSlot: that writes MOVED to the client, besides the
+	// script's own reply.
+	if cs := rc.p.cluster; slot >= 0 && cs.m.OwnerIndex(slot) != cs.index {
 		return "-ERR Script attempted to access a non local key in a cluster node\r\n"
 	}
 	return ""
@@ -430,8 +448,11 @@ func cmdScriptFlush(rc *conn, argv [][]byte) {
 	rc.w.OK()
 }
 
-func cmdScriptKill(rc *conn, _ [][]byte) {
-	if err := rc.p.scripts.Kill(); err != nil {
+func cmdScriptKill(rc *conn, _ [][]byte) { rc.killScript(false) }
+
+// killScript is SCRIPT KILL, or with function set FUNCTION KILL.
+func (rc *conn) killScript(function bool) {
+	if err := rc.p.scripts.Kill(function); err != nil {
 		rc.w.Error(err.Error())
 		return
 	}
@@ -464,7 +485,7 @@ func (rc *conn) awaitScript(r *script.Run, cmd *respCommand) bool {
 		return true
 	default:
 	}
-	rc.reject(errBusy)
+	rc.reject(r.BusyError().Error()) // SCRIPT KILL or FUNCTION KILL
 	return false
 }
 
@@ -486,15 +507,18 @@ func scriptConfigParams() []*configParam {
 // them.
 func (p *Protocol) scriptInfo(field func(k string, v any)) {
 	st := p.scripts.Stats()
-	const vmFunctions = 32768 + 1024 // a Lua state without functions, as Redis reports it
-	const functionsMem = 200
+	fst := p.functions.Stats() // function.go
+	// The functions' Lua state: what Redis reports for one without
+	// libraries, and their code on top.
+	vmFunctions := 32768 + 1024 + fst.Bytes - 200
+	functionsMem := fst.Bytes
 	field("used_memory_lua", st.LuaBytes)
 	field("used_memory_vm_eval", st.LuaBytes)
 	field("used_memory_lua_human", humanBytes(st.LuaBytes))
 	field("used_memory_scripts_eval", st.ScriptBytes)
 	field("number_of_cached_scripts", st.Scripts)
-	field("number_of_functions", 0)
-	field("number_of_libraries", 0)
+	field("number_of_functions", fst.Names)
+	field("number_of_libraries", fst.Libraries)
 	field("used_memory_vm_functions", vmFunctions)
 	field("used_memory_vm_total", st.LuaBytes+vmFunctions)
 	field("used_memory_vm_total_human", humanBytes(st.LuaBytes+vmFunctions))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/minikv/minikv/internal/script"
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -63,21 +64,14 @@ func TestScriptAtomicAgainstMemcachedWriter(t *testing.T) {
 // the server serves again.
 // Both clients share one event loop in the second run: the script runs
 // on its connection's goroutine, so the loop is free to answer.
-func TestScriptBusyAndKill(t *testing.T) {
-	for _, loops := range []int{0, 1} {
-		t.Run(fmt.Sprint("event loops ", loops), func(t *testing.T) { testScriptBusyAndKill(t, loops) })
-	}
-}
+func TestScriptBusyAndKill(t *testing.T) { withBusyPair(t, testScriptBusyAndKill) } // function_test.go
 
-func testScriptBusyAndKill(t *testing.T, loops int) {
-	rs := startRESP(t, server.Config{EventLoops: loops}, store.Config{})
-	a, b := dialRESP(t, rs.respAddr), dialRESP(t, rs.respAddr)
-	b.Expect(multibulk("CONFIG", "SET", "busy-reply-threshold", "20"), "+OK\r\n")
+func testScriptBusyAndKill(t *testing.T, a, b *servertest.RESPClient) {
 	body := "local i = 0 while true do i = i + 1 end"
 	a.Send(multibulk("EVAL", body, "0"))
 	for {
 		got := b.Do("PING")
-		if got == "-"+errBusy+"\r\n" {
+		if got == "-"+script.ErrBusyScript.Error()+"\r\n" {
 			break
 		}
 		if got != "+PONG\r\n" {

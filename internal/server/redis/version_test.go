@@ -19,9 +19,6 @@ import (
 // versionGaps are the commands and subcommands of Redis 7.0.15 MiniKV
 // does not serve, each group with the reason.
 var versionGaps = map[string][]string{
-	"functions (issue 38)": {"fcall", "fcall_ro",
-		"function", "function|delete", "function|dump", "function|flush", "function|help", "function|kill",
-		"function|list", "function|load", "function|restore", "function|stats"},
 	"the Lua debugger (issue 38)": {"script|debug"},
 	"replication (issue 39)":      {"failover", "wait"},
 	"streams (issue 40)": {"xack", "xadd", "xautoclaim", "xclaim", "xdel", "xgroup", "xgroup|create",
