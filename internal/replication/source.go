@@ -64,6 +64,7 @@ const (
 	opRelease
 	opPing
 	opReselect
+	opGetAck
 )
 
 var errNotDumped = errors.New("replication: a collection's record did not decode")
@@ -142,6 +143,10 @@ func (s *Source) Release() { s.push(queued{op: opRelease}, nil, nil) }
 // changes.
 func (s *Source) Ping() { s.push(queued{op: opPing}, nil, nil) }
 
+// GetAck streams REPLCONF GETACK *, which every replica answers with the
+// offset it has applied (WAIT).
+func (s *Source) GetAck() { s.push(queued{op: opGetAck}, nil, nil) }
+
 // Reselect makes the next command streamed be preceded by SELECT 0, as
 // Redis does once a replica's full resync begins.
 func (s *Source) Reselect() { s.push(queued{op: opReselect}, nil, nil) }
@@ -214,6 +219,8 @@ func (s *Source) encodeQueued(q *queue) {
 			s.group = AppendCommand(s.group, []byte("FLUSHALL"))
 		case opPing:
 			s.group = AppendCommand(s.group, []byte("PING"))
+		case opGetAck:
+			s.group = AppendCommand(s.group, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
 		}
 		if len(s.group) > n {
 			s.groupN++

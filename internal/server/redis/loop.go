@@ -45,7 +45,7 @@ func (rc *conn) Pending() []byte { return rc.r.Pending() }
 // command while a client pause is on (it may have to wait).
 func needsGoroutine(c *respCommand) bool {
 	switch c.name {
-	case "subscribe", "psubscribe", "ssubscribe", "monitor", "psync", "sync":
+	case "subscribe", "psubscribe", "ssubscribe", "monitor", "psync", "sync", "wait":
 		return true
 	}
 	return slices.Contains(c.flags, "blocking") || isScriptCommand(c) // script.go

@@ -121,6 +121,12 @@ func TestRedisReplicaFollowsMiniKV(t *testing.T) {
 	}
 	keys = append(keys, "counter", "set", "list")
 	write(500)
+	if got := c.Do("WAIT", "1", "30000"); got != ":1\r\n" {
+		t.Errorf("WAIT 1 30000 = %q, want :1 (the replica acknowledges)", got)
+	}
+	if got := c.Do("WAIT", "2", "50"); got != ":1\r\n" {
+		t.Errorf("WAIT 2 50 = %q, want :1 once the timeout passes", got)
+	}
 	caughtUp()
 	sameKeys(t, rs.respAddr, replica, keys)
 	if got := infoField(t, rs.respAddr, "replication", "connected_slaves"); got != "1" {

@@ -481,6 +481,9 @@ func replicationCommands() []respCommand {
 		{name: "slaveof", arity: 3, flags: []string{"admin", "noscript", "stale", "no_async_loading"}, group: "server", since: "1.0.0",
 			complexity: "O(1)", summary: "Make the server a replica of another instance, or promote it as master.",
 			args: replicaOfArgs, run: cmdReplicaOf},
+		{name: "wait", arity: 3, flags: []string{"noscript"}, group: "generic", since: "3.0.0", complexity: "O(1)",
+			summary: "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
+			args: []docArg{integ("numreplicas"), integ("timeout")}, run: cmdWait},
 		{name: "role", arity: 1, flags: []string{"noscript", "loading", "stale", "fast"}, group: "server", since: "2.8.12",
 			complexity: "O(1)", summary: "Return the role of the instance in the context of replication", run: cmdRole},
 	}
@@ -496,6 +499,82 @@ func (p *Protocol) syncStream() {
 	if src != nil {
 		src.Sync()
 	}
+}
+
+// cmdWait is WAIT numreplicas timeout: it returns once numreplicas
+// replicas have acknowledged every change made before it (the stream up
+// to its end when WAIT began), or when timeout ms have passed (0: never),
+// with how many have. Redis counts from the client's own last write; the
+// whole stream's end is at or after it, so MiniKV's answer never counts
+// a replica that lacks one of the client's writes.
+func cmdWait(rc *conn, argv [][]byte) {
+	p := rc.p
+	if p.masterLink() != nil {
+		rc.w.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	n, ok := rc.parseInt(argv[1])
+	if !ok {
+		return
+	}
+	timeout, ok := rc.parseInt(argv[2])
+	if !ok {
+		return
+	}
+	if timeout < 0 {
+		rc.w.Error("ERR timeout is negative")
+		return
+	}
+	p.syncStream()
+	pr := &p.repl
+	pr.mu.Lock()
+	var target int64
+	if pr.backlog != nil {
+		target = pr.backlog.End()
+	}
+	src := pr.src
+	pr.mu.Unlock()
+	acked := func() int64 {
+		pr.mu.Lock()
+		defer pr.mu.Unlock()
+		var c int64
+		for l := range pr.links {
+			if l.state.Load() == linkOnline && l.ack.Load() >= target {
+				c++
+			}
+		}
+		return c
+	}
+	got := acked()
+	if got >= n || rc.inExec() {
+		rc.w.Int(got)
+		return
+	}
+	if src != nil {
+		src.GetAck() // replicas answer with their offset at once
+	}
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(time.Duration(timeout) * time.Millisecond)
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for got < n {
+		select {
+		case <-deadline:
+			rc.w.Int(acked())
+			return
+		case <-rc.KillCh():
+			return
+		case <-p.quit:
+			return
+		case <-tick.C:
+			got = acked()
+		}
+	}
+	rc.w.Int(got)
 }
 
 // replicationInfo writes INFO replication as a Redis 7.0 primary does.
