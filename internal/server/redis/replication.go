@@ -483,7 +483,7 @@ func replicationCommands() []respCommand {
 			args: replicaOfArgs, run: cmdReplicaOf},
 		{name: "wait", arity: 3, flags: []string{"noscript"}, group: "generic", since: "3.0.0", complexity: "O(1)",
 			summary: "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
-			args: []docArg{integ("numreplicas"), integ("timeout")}, run: cmdWait},
+			args:    []docArg{integ("numreplicas"), integ("timeout")}, run: cmdWait},
 		{name: "role", arity: 1, flags: []string{"noscript", "loading", "stale", "fast"}, group: "server", since: "2.8.12",
 			complexity: "O(1)", summary: "Return the role of the instance in the context of replication", run: cmdRole},
 	}
