@@ -65,6 +65,7 @@ const (
 	opPing
 	opReselect
 	opGetAck
+	opCommand
 )
 
 var errNotDumped = errors.New("replication: a collection's record did not decode")
@@ -143,6 +144,11 @@ func (s *Source) Release() { s.push(queued{op: opRelease}, nil, nil) }
 // changes.
 func (s *Source) Ping() { s.push(queued{op: opPing}, nil, nil) }
 
+// Command streams a command that is not a key's change, in order with
+// the changes: a change of the function libraries (FUNCTION RESTORE ...
+// FLUSH, their whole state).
+func (s *Source) Command(args ...[]byte) { s.push(queued{op: opCommand}, AppendCommand(nil, args...), nil) }
+
 // GetAck streams REPLCONF GETACK *, which every replica answers with the
 // offset it has applied (WAIT).
 func (s *Source) GetAck() { s.push(queued{op: opGetAck}, nil, nil) }
@@ -219,6 +225,8 @@ func (s *Source) encodeQueued(q *queue) {
 			s.group = AppendCommand(s.group, []byte("FLUSHALL"))
 		case opPing:
 			s.group = AppendCommand(s.group, []byte("PING"))
+		case opCommand:
+			s.group = append(s.group, key...) // the command, encoded by Command
 		case opGetAck:
 			s.group = AppendCommand(s.group, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
 		}

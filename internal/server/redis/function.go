@@ -327,8 +327,16 @@ func cmdFunctionRestore(rc *conn, argv [][]byte) {
 // saveFunctions writes the libraries to the store's record, in durable
 // mode: the reply that follows waits for it (Conn.Write syncs the store).
 func (p *Protocol) saveFunctions() {
+	payload := p.functionsPayload()
 	if p.st.Durable() {
-		p.st.SetAux(functionsAux, p.functionsPayload())
+		p.st.SetAux(functionsAux, payload)
+	}
+	p.repl.mu.Lock()
+	src := p.repl.src
+	p.repl.mu.Unlock()
+	if src != nil {
+		// Replicas get the libraries' whole state (replication.go).
+		src.Command([]byte("FUNCTION"), []byte("RESTORE"), payload, []byte("FLUSH"))
 	}
 }
 

@@ -78,6 +78,12 @@ func TestRedisReplicaFollowsMiniKV(t *testing.T) {
 		c.Do("HSET", "pre:6", fmt.Sprint("f", i), strings.Repeat("v", i)) // a big hash
 	}
 
+	lib := func(name string) string {
+		return "#!lua name=" + name + "\nredis.register_function{function_name='" + name + "_get', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}"
+	}
+	if got := c.Do("FUNCTION", "LOAD", lib("before")); got != "$6\r\nbefore\r\n" {
+		t.Fatalf("FUNCTION LOAD = %q", got)
+	}
 	replica := startRedisServer(t, "--replicaof", "127.0.0.1", port)
 	waitFor(t, "the replica's link", func() bool { return infoField(t, replica, "replication", "master_link_status") == "up" })
 	if got := infoField(t, rs.respAddr, "stats", "sync_full"); got != "1" {
@@ -121,6 +127,7 @@ func TestRedisReplicaFollowsMiniKV(t *testing.T) {
 	}
 	keys = append(keys, "counter", "set", "list")
 	write(500)
+	c.Do("FUNCTION", "LOAD", lib("after"))
 	if got := c.Do("WAIT", "1", "30000"); got != ":1\r\n" {
 		t.Errorf("WAIT 1 30000 = %q, want :1 (the replica acknowledges)", got)
 	}
@@ -129,6 +136,12 @@ func TestRedisReplicaFollowsMiniKV(t *testing.T) {
 	}
 	caughtUp()
 	sameKeys(t, rs.respAddr, replica, keys)
+	rr := dialRESP(t, replica)
+	for _, f := range []string{"before_get", "after_get"} {
+		if got, want := rr.Do("FCALL_RO", f, "1", "pre:0"), "$6\r\nstring\r\n"; got != want {
+			t.Errorf("FCALL_RO %s on the Redis replica = %q, want %q (the library replicated)", f, got, want)
+		}
+	}
 	if got := infoField(t, rs.respAddr, "replication", "connected_slaves"); got != "1" {
 		t.Errorf("connected_slaves = %q, want 1", got)
 	}
@@ -185,6 +198,7 @@ func TestMiniKVFollowsRedis(t *testing.T) {
 		}
 	}
 	p.Do("SET", "post", "2", "PX", "500000")
+	p.Do("FUNCTION", "LOAD", "#!lua name=rlib\nredis.register_function{function_name='rget', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}")
 	caughtUp := func() {
 		t.Helper()
 		waitFor(t, "MiniKV to catch up", func() bool {
@@ -195,6 +209,9 @@ func TestMiniKVFollowsRedis(t *testing.T) {
 	caughtUp()
 	sameKeys(t, primary, rs.respAddr, keys)
 
+	if got := c.Do("FCALL_RO", "rget", "1", "pre"); got != "$1\r\n1\r\n" {
+		t.Errorf("FCALL_RO of the primary's function on MiniKV = %q", got)
+	}
 	if got := c.Do("SET", "x", "1"); got != "-READONLY You can't write against a read only replica.\r\n" {
 		t.Errorf("SET on the replica = %q", got)
 	}

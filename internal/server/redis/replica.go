@@ -375,7 +375,9 @@ func (l *masterLink) loadSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Du
 	}
 	st := l.p.st
 	st.FlushAll(0)
-	stats, err := rdb.LoadFile(f.Name(), st, rdb.LoadOptions{})
+	l.p.functions.Flush() // the primary's libraries replace ours, as Redis's replica does
+	l.p.saveFunctions()
+	stats, err := rdb.LoadFile(f.Name(), st, rdb.LoadOptions{Function: l.p.loadRDBFunction})
 	if err != nil {
 		return fmt.Errorf("loading the primary's snapshot: %w", err)
 	}

@@ -427,7 +427,8 @@ func (l *replicaLink) run(full bool, from int64, replid string, eof bool) {
 // sync does), else with its length first, from a temporary file.
 func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool) error {
 	p := l.rc.p
-	opt := rdb.SaveOptions{Aux: [][2]string{{"repl-stream-db", "0"}, {"repl-id", replid}, {"repl-offset", strconv.FormatInt(off, 10)}}}
+	opt := p.saveOptions() // the function libraries too (persist.go)
+	opt.Aux = [][2]string{{"repl-stream-db", "0"}, {"repl-id", replid}, {"repl-offset", strconv.FormatInt(off, 10)}}
 	w := outboxWriter{l: l}
 	if eof {
 		mark := newReplID() // 40 random characters, which the RDB's end is unlikely to hold
