@@ -22,24 +22,28 @@ func (s *Server) NewLinkConn(nc net.Conn, proto Protocol) *Conn {
 	return c
 }
 
-// readOnly is why clients' writes are refused on every port, or nil: a
-// replica's (replica-read-only), set by the RESP protocol's replication.
-type readOnly struct{ reason atomic.Pointer[string] }
+// writeGate decides whether clients' writes are taken, on every port: a
+// replica refuses them (replica-read-only), a primary with too few
+// replicas in reach too (min-replicas-to-write). Set by the RESP
+// protocol's replication; nil, one atomic load per write, when nothing
+// refuses.
+type writeGate struct{ fn atomic.Pointer[func() string] }
 
-// SetReadOnly makes every port refuse clients' writes with reason (the
-// words of Redis's -READONLY error), or, with "", lets them through again.
-func (s *Server) SetReadOnly(reason string) {
-	if reason == "" {
-		s.ro.reason.Store(nil)
+// SetWriteGate installs fn, which returns why a client's write is refused
+// (the words of Redis's error: "READONLY ...", "NOREPLICAS ...") or ""
+// to take it; nil removes the gate.
+func (s *Server) SetWriteGate(fn func() string) {
+	if fn == nil {
+		s.gate.fn.Store(nil)
 		return
 	}
-	s.ro.reason.Store(&reason)
+	s.gate.fn.Store(&fn)
 }
 
-// ReadOnly returns why clients' writes are refused, or "".
-func (s *Server) ReadOnly() string {
-	if r := s.ro.reason.Load(); r != nil {
-		return *r
+// WriteRefusal returns why clients' writes are refused now, or "".
+func (s *Server) WriteRefusal() string {
+	if f := s.gate.fn.Load(); f != nil {
+		return (*f)()
 	}
 	return ""
 }

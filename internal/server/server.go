@@ -77,7 +77,7 @@ type Server struct {
 	start time.Time
 
 	shuttingDown atomic.Bool
-	ro           readOnly      // a replica's refusal of clients' writes (link.go)
+	gate         writeGate     // replication's refusal of clients' writes (link.go)
 	closing      chan struct{} // closed when Shutdown begins
 	nextConnID   atomic.Uint64
 	currConns    atomic.Int64

@@ -133,8 +133,8 @@ func (c *conn) run(req *memcache.Request) (server.Result, error) {
 			c.refuseWrite(req, err)
 			return server.Served, nil
 		}
-		if ro := c.p.srv.ReadOnly(); ro != "" {
-			c.refuseReadOnly(req, ro)
+		if why := c.p.srv.WriteRefusal(); why != "" {
+			c.refuseReadOnly(req, why)
 			return server.Served, nil
 		}
 	}
@@ -423,8 +423,8 @@ func (c *conn) refuseWrite(req *memcache.Request, err error) {
 	c.refuse(req, memcache.ServerErrorDiskPrefix+store.DiskErrText(err))
 }
 
-// refuseReadOnly answers a write on a read-only replica: SERVER_ERROR
-// with Redis's -READONLY words.
+// refuseReadOnly answers a write replication refuses (a read-only
+// replica, too few replicas): SERVER_ERROR with Redis's words.
 func (c *conn) refuseReadOnly(req *memcache.Request, reason string) {
 	c.refuse(req, "SERVER_ERROR "+reason)
 }

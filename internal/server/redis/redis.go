@@ -351,9 +351,11 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.reject("ERR Replica can't interact with the keyspace") // Redis flags a monitor as a replica
 		return
 	}
-	if cmd.write && !rc.master && rc.p.srv.ReadOnly() != "" {
-		rc.reject(errReadOnly) // a replica (replica.go)
-		return
+	if cmd.write && !rc.master {
+		if why := rc.p.srv.WriteRefusal(); why != "" {
+			rc.reject(why) // a replica, too few replicas (replica.go)
+			return
+		}
 	}
 	if cmd.denyOOM && !rc.master && rc.st.Full() {
 		// Redis's processCommand: a command that may grow memory is

@@ -246,3 +246,41 @@ func TestMiniKVFollowsRedis(t *testing.T) {
 		t.Errorf("role = %q after the promotion", got)
 	}
 }
+
+// TestMinReplicasToWrite: with min-replicas-to-write 1 a primary without
+// replicas refuses writes on both ports with Redis's NOREPLICAS words,
+// as redis-server does, and takes them once a replica acknowledges.
+func TestMinReplicasToWrite(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rc := dialRESP(t, redisAddr)
+	rc.Do("CONFIG", "SET", "min-replicas-to-write", "1")
+	want := rc.Do("SET", "a", "1")
+	if !strings.HasPrefix(want, "-NOREPLICAS") {
+		t.Fatalf("redis-server answered %q", want)
+	}
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	if got := c.Do("CONFIG", "SET", "min-replicas-to-write", "1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET = %q", got)
+	}
+	if got := c.Do("SET", "a", "1"); got != want {
+		t.Errorf("SET with no replica = %q, redis-server %q", got, want)
+	}
+	if got := c.Do("GET", "a"); got != "$-1\r\n" {
+		t.Errorf("GET after the refused SET = %q", got)
+	}
+	mc := dial(t, rs.addr)
+	mc.Send("set a 0 0 1\r\n1\r\n")
+	if got := mc.Line(); got != "SERVER_ERROR "+strings.TrimSuffix(want[1:], "\r\n") {
+		t.Errorf("memcached set with no replica = %q", got)
+	}
+	if got := infoField(t, rs.respAddr, "replication", "min_slaves_good_slaves"); got != "0" {
+		t.Errorf("min_slaves_good_slaves = %q, want 0", got)
+	}
+	_, port, _ := net.SplitHostPort(rs.respAddr)
+	startRedisServer(t, "--replicaof", "127.0.0.1", port)
+	waitFor(t, "writes taken with a replica", func() bool { return c.Do("SET", "a", "1") == "+OK\r\n" })
+	if got := infoField(t, rs.respAddr, "replication", "min_slaves_good_slaves"); got != "1" {
+		t.Errorf("min_slaves_good_slaves = %q, want 1", got)
+	}
+}

@@ -37,8 +37,35 @@ import (
 // While it is a replica, clients' writes are refused on both ports
 // (replica-read-only yes, the default) with Redis's -READONLY words.
 
-// errReadOnly is Redis's refusal of a client's write on a replica.
-const errReadOnly = "READONLY You can't write against a read only replica."
+// Redis's refusals of a client's write: on a replica, and on a primary
+// with fewer good replicas than min-replicas-to-write.
+const (
+	errReadOnly   = "READONLY You can't write against a read only replica."
+	errNoReplicas = "NOREPLICAS Not enough good replicas to write."
+)
+
+// updateGate installs the write gate replication needs now (the server
+// core asks it before every client write, on both ports): a read-only
+// replica refuses writes; a primary with min-replicas-to-write refuses
+// them while fewer replicas than that have acknowledged within
+// min-replicas-max-lag seconds (counted at most once a second, as Redis's
+// cron counts them); otherwise no gate.
+func (p *Protocol) updateGate() {
+	replica := p.masterLink() != nil
+	switch {
+	case replica && p.follow.readOnly.Load():
+		p.srv.SetWriteGate(func() string { return errReadOnly })
+	case !replica && p.repl.minReplicas.Load() > 0 && p.repl.minLag.Load() > 0:
+		p.srv.SetWriteGate(func() string {
+			if p.repl.goodReplicas() < p.repl.minReplicas.Load() {
+				return errNoReplicas
+			}
+			return ""
+		})
+	default:
+		p.srv.SetWriteGate(nil)
+	}
+}
 
 // follower is the Protocol's replication state as a replica.
 type follower struct {
@@ -143,9 +170,7 @@ func (f *follower) start(p *Protocol, host string, port int) {
 	} else {
 		p.detachSource() // a primary no longer: the stream now comes from the new primary
 	}
-	if f.readOnly.Load() {
-		p.srv.SetReadOnly(errReadOnly)
-	}
+	p.updateGate()
 	p.log.Info("replicating", "primary", net.JoinHostPort(host, strconv.Itoa(port)))
 	go l.run()
 }
@@ -164,7 +189,7 @@ func (p *Protocol) promote() {
 		return
 	}
 	l.close()
-	p.srv.SetReadOnly("")
+	p.updateGate()
 	pr := &p.repl
 	pr.mu.Lock()
 	var end int64
@@ -533,9 +558,7 @@ func replicationConfigParams() []*configParam {
 				}
 				return func() string {
 					f(p).Store(on)
-					if p.masterLink() != nil {
-						p.srv.SetReadOnly(map[bool]string{true: errReadOnly}[on])
-					}
+					p.updateGate()
 					return ""
 				}, ""
 			}
@@ -570,6 +593,13 @@ func replicationConfigParams() []*configParam {
 	}
 	g, s := yes(func(p *Protocol) *atomic.Bool { return &p.follow.readOnly })
 	add([]string{"replica-read-only", "slave-read-only"}, "yes", g, s)
+	gate := func(f func(p *Protocol) *atomic.Int64) func(p *Protocol, v []byte) (func() string, string) {
+		return intConfig(0, 1<<31-1, func(p *Protocol, v int64) string { f(p).Store(v); p.updateGate(); return "" })
+	}
+	minRep := func(p *Protocol) *atomic.Int64 { return &p.repl.minReplicas }
+	minLag := func(p *Protocol) *atomic.Int64 { return &p.repl.minLag }
+	add([]string{"min-replicas-to-write", "min-slaves-to-write"}, "0", func(rc *conn) string { return itoa64(minRep(rc.p).Load()) }, gate(minRep))
+	add([]string{"min-replicas-max-lag", "min-slaves-max-lag"}, "10", func(rc *conn) string { return itoa64(minLag(rc.p).Load()) }, gate(minLag))
 	g, s = num(func(p *Protocol) *atomic.Int64 { return &p.follow.priority }, 0, 1<<31-1)
 	add([]string{"replica-priority", "slave-priority"}, "100", g, s)
 	g, s = num(func(p *Protocol) *atomic.Int64 { return &p.follow.announce }, 0, 65535)

@@ -53,6 +53,10 @@ type primary struct {
 	pinging bool // pingReplicas runs
 
 	backlogSize atomic.Int64 // repl-backlog-size, bytes
+	minReplicas atomic.Int64 // min-replicas-to-write
+	minLag      atomic.Int64 // min-replicas-max-lag, seconds
+	good        atomic.Int64 // replicas online with an ACK within minLag, at goodAt
+	goodAt      atomic.Int64 // Unix s of that count
 	pingPeriod  atomic.Int64 // repl-ping-replica-period, seconds
 
 	fullSyncs  atomic.Int64 // sync_full
@@ -102,6 +106,7 @@ func (pr *primary) init() {
 	pr.replid, pr.replid2, pr.second = newReplID(), "0000000000000000000000000000000000000000", -1
 	pr.links = make(map[*replicaLink]struct{})
 	pr.backlogSize.Store(1 << 20)
+	pr.minLag.Store(10)
 	pr.pingPeriod.Store(10)
 }
 
@@ -490,6 +495,26 @@ func replicationCommands() []respCommand {
 	}
 }
 
+// goodReplicas is how many replicas are online and acknowledged within
+// min-replicas-max-lag seconds, counted again once a second.
+func (pr *primary) goodReplicas() int64 {
+	now := time.Now().Unix()
+	if pr.goodAt.Load() == now {
+		return pr.good.Load()
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	var n int64
+	for l := range pr.links {
+		if l.state.Load() == linkOnline && now-l.ackAt.Load() <= pr.minLag.Load() {
+			n++
+		}
+	}
+	pr.good.Store(n)
+	pr.goodAt.Store(now)
+	return n
+}
+
 // syncStream waits until every change made so far is on the stream, so
 // the offset read next counts them all, as Redis's master_repl_offset
 // counts every write it ran.
@@ -596,6 +621,9 @@ func (p *Protocol) replicationInfo(field func(k string, v any)) {
 		field("role", "master")
 	}
 	field("connected_slaves", len(links))
+	if pr.minReplicas.Load() > 0 && pr.minLag.Load() > 0 {
+		field("min_slaves_good_slaves", pr.goodReplicas())
+	}
 	now := time.Now().Unix()
 	for i, l := range links {
 		state := [...]string{"wait_bgsave", "send_bulk", "online"}[l.state.Load()]

@@ -344,8 +344,8 @@ func (h *scriptHost) Call(argv [][]byte, resp3 bool) []byte {
 		if h.ro {
 			return []byte(errScriptWrite)
 		}
-		if cmd.write && !rc.master && rc.p.srv.ReadOnly() != "" {
-			return []byte("-" + errReadOnly + "\r\n") // a replica (replica.go)
+		if why := rc.p.srv.WriteRefusal(); cmd.write && !rc.master && why != "" {
+			return []byte("-" + why + "\r\n") // a replica, too few replicas (replica.go)
 		}
 		if err := rc.st.WriteErr(); err != nil && cmd.write {
 			rc.Count(server.StatDiskRefused)
