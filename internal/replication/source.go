@@ -147,7 +147,9 @@ func (s *Source) Ping() { s.push(queued{op: opPing}, nil, nil) }
 // Command streams a command that is not a key's change, in order with
 // the changes: a change of the function libraries (FUNCTION RESTORE ...
 // FLUSH, their whole state).
-func (s *Source) Command(args ...[]byte) { s.push(queued{op: opCommand}, AppendCommand(nil, args...), nil) }
+func (s *Source) Command(args ...[]byte) {
+	s.push(queued{op: opCommand}, AppendCommand(nil, args...), nil)
+}
 
 // GetAck streams REPLCONF GETACK *, which every replica answers with the
 // offset it has applied (WAIT).
