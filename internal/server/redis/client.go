@@ -39,6 +39,7 @@ const (
 	clientPubsub              // P: subscribed
 	clientNoEvict             // e: CLIENT NO-EVICT on
 	clientMonitor             // O: MONITOR on (monitor.go)
+	clientReplica             // S: a replica's link (replication.go)
 )
 
 // publishingCommands are the commands after which the connection
@@ -47,6 +48,7 @@ var publishingCommands = map[string]bool{
 	"hello": true, "auth": true, "reset": true, "client|setname": true, "client|no-evict": true,
 	"multi": true, "exec": true, "discard": true, "monitor": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
+	"psync": true, "sync": true,
 }
 
 // publish copies what CLIENT LIST shows of the connection into its
@@ -87,6 +89,9 @@ func (rc *conn) publish() {
 	}
 	if rc.monitor {
 		f |= clientMonitor
+	}
+	if rc.link != nil {
+		f |= clientReplica
 	}
 	rc.pub.flags.Store(f)
 	rc.pub.resp3.Store(rc.w.RESP3())
@@ -130,6 +135,9 @@ type clientInfo struct {
 }
 
 func (ci clientInfo) typ() int {
+	if ci.rc != nil && ci.rc.pub.flags.Load()&clientReplica != 0 {
+		return typeReplica
+	}
 	if ci.rc != nil && ci.rc.pub.flags.Load()&clientPubsub != 0 {
 		return typePubsub
 	}
@@ -183,6 +191,9 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	if rc := ci.rc; rc != nil {
 		f := rc.pub.flags.Load()
 		flags = ""
+		if f&clientReplica != 0 {
+			flags += "S"
+		}
 		if f&clientMonitor != 0 {
 			flags += "O"
 		}

@@ -159,6 +159,13 @@ func TestRedisReplicaFollowsMiniKV(t *testing.T) {
 	if got := infoField(t, rs.respAddr, "stats", "sync_full"); got != "1" {
 		t.Errorf("sync_full = %q after the link came back, want still 1", got)
 	}
+	if got := c.Do("CLIENT", "LIST", "TYPE", "replica"); !strings.Contains(got, " flags=S ") || strings.Count(got, "id=") != 1 {
+		t.Errorf("CLIENT LIST TYPE replica = %q, want the replica's link with flags=S", got)
+	}
+	if got := c.Do("CLIENT", "KILL", "TYPE", "replica"); got != ":1\r\n" {
+		t.Errorf("CLIENT KILL TYPE replica = %q", got)
+	}
+	waitFor(t, "a second partial resync", func() bool { return infoField(t, rs.respAddr, "stats", "sync_partial_ok") == "2" })
 	off, _ := strconv.Atoi(infoField(t, rs.respAddr, "replication", "master_repl_offset"))
 	t.Logf("offset %d, replica: %s", off, infoField(t, replica, "replication", "slave_repl_offset"))
 	if off == 0 {
