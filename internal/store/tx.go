@@ -98,6 +98,23 @@ func (s *Store) unheld(fn func() error) error {
 	return fn()
 }
 
+// Hold begins a section whose changes, made by any number of calls,
+// reach the Disk in one batch and a Feed as one step, until the returned
+// function is called: for a caller that must make several changes atomic
+// on disk (a replica applying its primary's command and recording its
+// offset with SetAux). Nothing in the section may wait for a Sync.
+func (s *Store) Hold() (release func()) {
+	f := s.holdDisk()
+	return func() {
+		if s.disk != nil {
+			s.disk.Release()
+		}
+		if f != nil {
+			f.Release()
+		}
+	}
+}
+
 // holdDisk begins a Tx's section on the Disk, which commits its changes
 // in one batch (Disk.Hold), and on the Feed, which it returns; the Tx's
 // end releases both once every change is queued (the Feed it held, even

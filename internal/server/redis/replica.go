@@ -121,7 +121,10 @@ func (p *Protocol) SetReplicaPort(port int) { p.follow.respPort.Store(int64(port
 
 // Replicate makes the server a replica of host:port (--replicaof), as
 // REPLICAOF does.
-func (p *Protocol) Replicate(host string, port int) { p.follow.start(p, host, port) }
+func (p *Protocol) Replicate(host string, port int) {
+	p.loadReplState()
+	p.follow.start(p, host, port)
+}
 
 // replicaLink returns the link to the primary, or nil on a primary.
 func (p *Protocol) masterLink() *masterLink {
@@ -190,6 +193,9 @@ func (p *Protocol) promote() {
 	}
 	l.close()
 	p.updateGate()
+	if p.st.Durable() {
+		p.st.SetAux(replAux, nil) // a primary now: nothing to continue from at a restart
+	}
 	pr := &p.repl
 	pr.mu.Lock()
 	var end int64
@@ -330,6 +336,9 @@ func (l *masterLink) session() error {
 		pr.mu.Unlock()
 		l.offset.Store(start)
 		l.readOffset.Store(start)
+		if p.st.Durable() {
+			p.saveReplState(f[1], start)
+		}
 		p.log.Info("full resync from the primary done", "replid", f[1], "offset", start)
 	case strings.HasPrefix(r, "+CONTINUE"):
 		pr.mu.Lock()
@@ -472,6 +481,10 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 	// command's bytes as they came.
 	rd.SetMaxBulkLen(p.protoMaxBulk.Load(), int(p.protoMaxBulk.Load()))
 	var raw []byte
+	durable := p.st.Durable()
+	p.repl.mu.Lock()
+	replid := p.repl.replid
+	p.repl.mu.Unlock()
 	for {
 		argv, err := rd.Read()
 		if err != nil {
@@ -482,6 +495,10 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 		}
 		raw = replication.AppendCommand(raw[:0], argv...)
 		l.readOffset.Add(int64(len(raw)))
+		var release func()
+		if durable {
+			release = p.st.Hold() // the command's changes and the offset after it: one batch on disk
+		}
 		if is(argv[0], "replconf") && len(argv) >= 2 && is(argv[1], "getack") {
 			l.sendAck() // the offset before this command, as Redis answers
 		} else {
@@ -492,8 +509,47 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 		bl := p.repl.backlog
 		p.repl.mu.Unlock()
 		bl.Append(raw)
-		l.offset.Add(int64(len(raw)))
+		off := l.offset.Add(int64(len(raw)))
+		if durable {
+			p.saveReplState(replid, off)
+			release()
+		}
 	}
+}
+
+// replAux is the store's record of the replication id and offset its
+// data is at, in durable mode: a restarted replica continues from it.
+const replAux = "repl"
+
+// saveReplState records, in durable mode, that the store holds the stream
+// of replid up to offset.
+func (p *Protocol) saveReplState(replid string, offset int64) {
+	p.st.SetAux(replAux, strconv.AppendInt([]byte(replid+" "), offset, 10))
+}
+
+// loadReplState makes a durable replica that restarts ask its primary to
+// continue from the replication id and offset its data is at.
+func (p *Protocol) loadReplState() {
+	if !p.st.Durable() {
+		return
+	}
+	rec, err := p.st.Aux(replAux)
+	if err != nil || rec == nil {
+		return
+	}
+	id, off, ok := strings.Cut(string(rec), " ")
+	n, err := strconv.ParseInt(off, 10, 64)
+	if !ok || err != nil || len(id) != 40 || n < 0 {
+		return
+	}
+	pr := &p.repl
+	pr.mu.Lock()
+	if pr.backlog == nil {
+		pr.replid = id
+		pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), n)
+		p.log.Info("replica state kept on disk", "replid", id, "offset", n)
+	}
+	pr.mu.Unlock()
 }
 
 // ackLoop sends REPLCONF ACK every second until done is closed.
