@@ -357,6 +357,10 @@ func (rc *conn) dispatch(argv [][]byte) {
 			return
 		}
 	}
+	if rc.p.follow.staleRefused.Load() && !cmd.stale && rc.p.staleRefused() {
+		rc.reject(errMasterDown) // replica-serve-stale-data no (replica.go)
+		return
+	}
 	if cmd.denyOOM && !rc.master && rc.st.Full() {
 		// Redis's processCommand: a command that may grow memory is
 		// refused, not run halfway, while the budget is spent and
@@ -541,6 +545,7 @@ type respCommand struct {
 	// Scripting (script.go): refused in scripts; refused in read-only
 	// scripts with the writes; served while a script is busy.
 	noScript, mayReplicate, allowBusy bool
+	stale                             bool // "stale" in flags: served by a replica whose link is down (replica.go)
 	// keysOf, when set, finds the keys of a command whose key positions
 	// depend on its arguments (numkeys: ZUNIONSTORE, LMPOP, ...), and
 	// reports false when the arguments do not say (a bad numkeys); the

@@ -291,3 +291,41 @@ func TestMinReplicasToWrite(t *testing.T) {
 		t.Errorf("min_slaves_good_slaves = %q, want 1", got)
 	}
 }
+
+// TestReplicaServeStaleDataNo: a replica whose primary cannot be reached,
+// with replica-serve-stale-data no, refuses GET with Redis's MASTERDOWN
+// words and still answers the commands Redis flags stale (PING, INFO,
+// CONFIG), as redis-server does; back to yes, it serves GET.
+func TestReplicaServeStaleDataNo(t *testing.T) {
+	dead := freePortAddr(t)
+	host, port, _ := net.SplitHostPort(dead)
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	for _, addr := range []string{redisAddr, rs.respAddr} {
+		c := dialRESP(t, addr)
+		c.Do("REPLICAOF", host, port)
+		c.Do("CONFIG", "SET", "replica-serve-stale-data", "no")
+	}
+	r, m := dialRESP(t, redisAddr), dialRESP(t, rs.respAddr)
+	for _, req := range [][]string{{"GET", "k"}, {"PING"}, {"CONFIG", "GET", "replica-serve-stale-data"}, {"SET", "k", "v"}} {
+		if want, got := r.Do(req...), m.Do(req...); got != want {
+			t.Errorf("%v: MiniKV %q, redis-server %q", req, got, want)
+		}
+	}
+	m.Do("CONFIG", "SET", "replica-serve-stale-data", "yes")
+	if got := m.Do("GET", "k"); got != "$-1\r\n" {
+		t.Errorf("GET with replica-serve-stale-data yes = %q", got)
+	}
+}
+
+// freePortAddr is a loopback address nothing listens on.
+func freePortAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}

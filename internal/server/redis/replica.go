@@ -42,7 +42,16 @@ import (
 const (
 	errReadOnly   = "READONLY You can't write against a read only replica."
 	errNoReplicas = "NOREPLICAS Not enough good replicas to write."
+	errMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 )
+
+// staleRefused reports whether commands that may not see stale data are
+// refused now: a replica whose link is not up, with
+// replica-serve-stale-data no.
+func (p *Protocol) staleRefused() bool {
+	l := p.masterLink()
+	return l != nil && l.state.Load() != linkConnected
+}
 
 // updateGate installs the write gate replication needs now (the server
 // core asks it before every client write, on both ports): a read-only
@@ -72,13 +81,14 @@ type follower struct {
 	mu   sync.Mutex  // protects link
 	link *masterLink // nil: a primary
 
-	readOnly   atomic.Bool  // replica-read-only
-	priority   atomic.Int64 // replica-priority
-	announce   atomic.Int64 // replica-announce-port: the port announced to the primary; 0: the RESP port
-	respPort   atomic.Int64 // the RESP port served (SetReplicaPort)
-	masterAuth atomic.Pointer[string]
-	masterUser atomic.Pointer[string]
-	timeout    atomic.Int64 // repl-timeout, seconds
+	readOnly     atomic.Bool  // replica-read-only
+	staleRefused atomic.Bool  // replica-serve-stale-data no
+	priority     atomic.Int64 // replica-priority
+	announce     atomic.Int64 // replica-announce-port: the port announced to the primary; 0: the RESP port
+	respPort     atomic.Int64 // the RESP port served (SetReplicaPort)
+	masterAuth   atomic.Pointer[string]
+	masterUser   atomic.Pointer[string]
+	timeout      atomic.Int64 // repl-timeout, seconds
 }
 
 func (f *follower) init() {
@@ -649,6 +659,14 @@ func replicationConfigParams() []*configParam {
 	}
 	g, s := yes(func(p *Protocol) *atomic.Bool { return &p.follow.readOnly })
 	add([]string{"replica-read-only", "slave-read-only"}, "yes", g, s)
+	serve := func(rc *conn) string { return yesNo(!rc.p.follow.staleRefused.Load()) }
+	add([]string{"replica-serve-stale-data", "slave-serve-stale-data"}, "yes", serve, func(p *Protocol, v []byte) (func() string, string) {
+		on, ok := parseYesNo(v)
+		if !ok {
+			return nil, "argument must be 'yes' or 'no'"
+		}
+		return func() string { p.follow.staleRefused.Store(!on); return "" }, ""
+	})
 	gate := func(f func(p *Protocol) *atomic.Int64) func(p *Protocol, v []byte) (func() string, string) {
 		return intConfig(0, 1<<31-1, func(p *Protocol, v int64) string { f(p).Store(v); p.updateGate(); return "" })
 	}

@@ -536,6 +536,7 @@ func isScriptCommand(c *respCommand) bool {
 // setScriptFlags sets what scripts need of c's Redis flags.
 func setScriptFlags(c *respCommand) {
 	c.noScript = slices.Contains(c.flags, "noscript")
+	c.stale = slices.Contains(c.flags, "stale")
 	// Redis's MAY_REPLICATE flag, which COMMAND INFO does not print:
 	// the commands a client pause holds back besides the writes.
 	c.mayReplicate = !c.write && c.pauseCovers()
