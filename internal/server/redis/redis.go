@@ -129,6 +129,9 @@ type conn struct {
 	bres    blockResult // what a blocking command popped at once (blocking.go)
 	stash   [][]byte    // a request an event loop left for the connection's goroutine (loop.go)
 
+	keysArgv [16][]byte // Keys: a request's arguments for its command's keysOf
+	keysBuf  [8][]byte  // Keys: what keysOf returns
+
 	// Per-command bookkeeping (cmdstats.go).
 	stats    *connStats   // this connection's counters
 	cur      *respCommand // the command dispatch resolved, for its rejected_calls
@@ -404,17 +407,18 @@ func (rc *conn) Keys(keys [][]byte) [][]byte {
 			continue
 		}
 		if cmd.keysOf != nil {
-			// A copy, so that argv (which keysOf might keep) stays on
-			// the stack for every other command.
-			var call [16][]byte
+			// A copy in the connection, so that argv (which keysOf, a
+			// func value, might keep) stays on the stack for every other
+			// command, and EVALSHA's keys cost no allocation.
+			call := &rc.keysArgv
 			m := copy(call[:], argv[:min(n, len(argv))])
-			var buf [8][]byte
-			ks, _ := cmd.keysOf(call[:m], buf[:0])
+			ks, _ := cmd.keysOf(call[:m], rc.keysBuf[:0])
 			for _, k := range ks {
 				if len(keys) < cap(keys) {
 					keys = append(keys, k)
 				}
 			}
+			clear(call[:m])
 			continue
 		}
 		last := cmd.lastKey
