@@ -276,6 +276,9 @@ type Run struct {
 	ctx     context.Context
 	wrote   atomic.Bool
 
+	rescueAfter time.Duration // set before the run is published, read by the watchdog
+	rescuer     Rescuer
+
 	mu    sync.Mutex // protects done, ended
 	done  chan struct{}
 	ended bool
@@ -333,11 +336,20 @@ type Options struct {
 	ReadOnly bool // EVAL_RO / EVALSHA_RO (the Host enforces it; kept for the Host)
 }
 
+// A Rescuer is told, once, that a run has lasted long: the server's
+// event loop that runs the script on its goroutine then has a stand-in
+// serve its other clients (BUSY, SCRIPT KILL).
+type Rescuer interface{ Rescue() }
+
 // Begin marks a script as running; End must follow. Runs share one
 // context, made anew only after one was cancelled: a context per run
 // would cost an allocation and a goroutine-safe cancel for every EVAL.
-func (e *Engine) Begin() *Run {
-	r := &Run{e: e, Started: e.now()}
+func (e *Engine) Begin() *Run { return e.BeginRescued(0, nil) }
+
+// BeginRescued is Begin for a run whose Rescuer, when not nil, the
+// engine's watchdog calls once the run has lasted after.
+func (e *Engine) BeginRescued(after time.Duration, rs Rescuer) *Run {
+	r := &Run{e: e, Started: e.now(), rescueAfter: after, rescuer: rs}
 	e.runMu.Lock()
 	if e.ctx == nil || e.ctx.Err() != nil {
 		e.ctx, e.cancel = context.WithCancelCause(context.Background())

@@ -42,6 +42,7 @@ func (e *Engine) guard() {
 	defer t.Stop()
 	var seen *Run
 	var base int64
+	var seenAt time.Time
 	for {
 		r := e.run.Load()
 		if r == nil {
@@ -54,9 +55,13 @@ func (e *Engine) guard() {
 			continue
 		}
 		if r != seen {
-			seen, base = r, heap()
+			seen, base, seenAt = r, heap(), time.Now()
 		} else if heap()-base > e.cfg.MaxMemory {
 			e.stop(r, errOutOfMemory)
+		}
+		if r.rescuer != nil && time.Since(seenAt) >= r.rescueAfter {
+			r.rescuer.Rescue()
+			r.rescuer = nil // only this goroutine reads it once the run is published
 		}
 		select {
 		case <-t.C:

@@ -77,6 +77,7 @@ type loopConn struct {
 	pre       []byte
 	preRes    int32
 	partialAt int64 // Unix ns when an incomplete request was first seen waiting; 0: none
+	loan      LoopLoan
 }
 
 // eventLoop is one loop: its epoll set and the connections in it.
@@ -85,10 +86,15 @@ type eventLoop struct {
 	epfd   int
 	wakefd int // an eventfd: wakes the loop for its inbox and for shutdown
 
-	mu    sync.Mutex // protects inbox, kills, stop
+	mu    sync.Mutex // protects inbox, kills, stop, lentTo, standIn, reclaim
 	inbox []*Conn    // accepted, to be added
 	kills []*Conn    // to be closed (Kill)
 	stop  bool
+
+	// The loop lent to a connection's work (loan_linux.go).
+	lentTo  *Conn         // the connection whose work has the loop; nil: none
+	standIn chan struct{} // closed when the stand-in has stopped; nil: none running
+	reclaim bool          // the stand-in must stop
 
 	// Owned by the loop's goroutine.
 	conns fdConns // by socket fd
@@ -189,6 +195,7 @@ func (s *Server) attach(c *Conn) bool {
 	_ = tc.Close()
 	l := s.loops[c.id%uint64(len(s.loops))]
 	c.lc = &loopConn{fd: fd, loop: l, h: lh}
+	c.lc.loan = LoopLoan{l: l, c: c}
 	s.mu.Lock()
 	c.inLoop = l // for Kill, from other goroutines
 	c.ctl.setFD(fd)

@@ -121,13 +121,14 @@ type conn struct {
 	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
 	awaited []byte       // the channel PUBLISH last waited for (awaitEarlier), valid in this batch if awaitOK
 	awaitOK bool
-	user    string      // the user AUTH or HELLO named; "": default
-	noEvict bool        // CLIENT NO-EVICT on
-	reply   uint8       // CLIENT REPLY mode (replyOn, ...)
-	muted   bool        // the writer drops what it is given (CLIENT REPLY)
-	pub     clientState // what CLIENT LIST shows to other connections (client.go)
-	bres    blockResult // what a blocking command popped at once (blocking.go)
-	stash   [][]byte    // a request an event loop left for the connection's goroutine (loop.go)
+	user    string           // the user AUTH or HELLO named; "": default
+	noEvict bool             // CLIENT NO-EVICT on
+	reply   uint8            // CLIENT REPLY mode (replyOn, ...)
+	muted   bool             // the writer drops what it is given (CLIENT REPLY)
+	pub     clientState      // what CLIENT LIST shows to other connections (client.go)
+	bres    blockResult      // what a blocking command popped at once (blocking.go)
+	stash   [][]byte         // a request an event loop left for the connection's goroutine (loop.go)
+	loan    *server.LoopLoan // the event loop lent to the script running (script.go); nil: none
 
 	keysArgv [16][]byte // Keys: a request's arguments for its command's keysOf
 	keysBuf  [8][]byte  // Keys: what keysOf returns
@@ -360,6 +361,15 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.publish() // CLIENT LIST's multi=
 		return
 	}
+	if cmd.script && rc.InLoop() {
+		// A script runs on the event loop's goroutine, which a stand-in
+		// replaces if it runs long (lendScriptLoop, script.go).
+		if !rc.lendScriptLoop() {
+			rc.stash = argv // the loop has a stand-in: this one detaches (loop.go)
+			return
+		}
+		defer rc.returnScriptLoop()
+	}
 	if rc.sub != nil && rc.p.srv.KeyEventsOn(^server.EventClass(0)) {
 		// Keyspace events the command causes go straight to this
 		// subscriber's Outbox: the replies before them go first.
@@ -517,6 +527,7 @@ type respCommand struct {
 	// Scripting (script.go): refused in scripts; refused in read-only
 	// scripts with the writes; served while a script is busy.
 	noScript, mayReplicate, allowBusy bool
+	script                            bool // runs a script: EVAL, EVALSHA and their _RO forms (script.go)
 	// keysOf, when set, finds the keys of a command whose key positions
 	// depend on its arguments (numkeys: ZUNIONSTORE, LMPOP, ...), and
 	// reports false when the arguments do not say (a bad numkeys); the

@@ -29,9 +29,11 @@ import (
 // While a script runs, other RESP clients wait in dispatch (before they
 // touch the store) until it ends or busy-reply-threshold passes; past it
 // they are answered BUSY, except the commands Redis lets through
-// (allow_busy: SCRIPT KILL, AUTH, ...). Scripts run on the connection's
-// own goroutine, never in an event loop, so the loop stays free to
-// answer BUSY and SCRIPT KILL.
+// (allow_busy: SCRIPT KILL, AUTH, ...). In an event loop a script runs on
+// the loop's goroutine, lent to it (server.LoopLoan); once it has run
+// for busy-reply-threshold, a stand-in goroutine serves the loop's other
+// connections, so they get BUSY and SCRIPT KILL gets through, as Redis
+// serves its clients from inside a long script.
 
 // Redis's replies for scripts.
 const (
@@ -236,7 +238,12 @@ func (rc *conn) runScript(s *script.Script, keys, args [][]byte, ro bool, flags 
 		base := rc.st
 		rc.st = v
 		defer func() { rc.st = base }()
-		r := rc.p.scripts.Begin()
+		var r *script.Run
+		if rc.loan != nil {
+			r = rc.p.scripts.BeginRescued(rc.rescueAfter(), rc.loan)
+		} else {
+			r = rc.p.scripts.Begin()
+		}
 		h.run = r
 		h.out = r.Exec(h.out[:0], s, keys, args, h, script.Options{RESP3: rc.w.RESP3(), ReadOnly: ro})
 		h.run = nil
@@ -264,6 +271,33 @@ func (rc *conn) runScript(s *script.Script, keys, args [][]byte, ro bool, flags 
 		rc.p.wakeKeysOf(w.cmd, w.argv) // blocked clients get what the script pushed, after it (blocking.go)
 	}
 	h.woken = nil
+}
+
+// lendScriptLoop lends the connection's event loop to the script about
+// to run (server.LoopLoan): a script usually ends in microseconds, and
+// leaving the loop for a goroutine cost its client more than the script
+// (docs/benchmarks.md, issue 38). It reports false when the loop cannot
+// be lent (a stand-in serves it while another script runs long).
+func (rc *conn) lendScriptLoop() bool {
+	rc.loan = rc.LendLoop()
+	return rc.loan != nil
+}
+
+func (rc *conn) returnScriptLoop() {
+	rc.loan.Return()
+	rc.loan = nil
+}
+
+// rescueAfter is how long a script runs on an event loop before a
+// stand-in serves the loop's other clients: busy-reply-threshold, when
+// Redis starts answering them BUSY. With no threshold (0) they would wait
+// for the script anyway, but SCRIPT KILL must get through: a tenth of a
+// second.
+func (rc *conn) rescueAfter() time.Duration {
+	if ms := rc.p.busyThreshold.Load(); ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return 100 * time.Millisecond
 }
 
 // scriptHost is a connection's script client: what redis.call runs
@@ -497,14 +531,15 @@ func (p *Protocol) scriptInfo(field func(k string, v any)) {
 	field("used_memory_scripts_human", humanBytes(st.ScriptBytes+functionsMem))
 }
 
-// isScriptCommand reports whether c runs a script: it needs the
-// connection's goroutine (loop.go).
+// isScriptCommand reports whether c runs a script: in an event loop,
+// the loop is lent to it (lendScriptLoop).
 func isScriptCommand(c *respCommand) bool {
 	return slices.Contains([]string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}, c.name)
 }
 
 // setScriptFlags sets what scripts need of c's Redis flags.
 func setScriptFlags(c *respCommand) {
+	c.script = isScriptCommand(c)
 	c.noScript = slices.Contains(c.flags, "noscript")
 	// Redis's MAY_REPLICATE flag, which COMMAND INFO does not print:
 	// the commands a client pause holds back besides the writes.
