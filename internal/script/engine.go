@@ -71,9 +71,10 @@ type Engine struct {
 
 	mu      sync.Mutex // protects scripts, order, bodyMem, states
 	scripts map[string]*Script
-	order   []string // SHAs in load order, for the bound (oldest first)
-	bodyMem int64    // bytes of the cached bodies (INFO used_memory_scripts)
-	states  []*state // idle states
+	order   []string      // SHAs in load order, for the bound (oldest first)
+	bodyMem int64         // bytes of the cached bodies (INFO used_memory_scripts)
+	states  []*state      // idle states
+	gen     atomic.Uint64 // raised when a script leaves the cache (LookupCache)
 
 	run     atomic.Pointer[Run] // the script running, if any
 	runMu   sync.Mutex          // serialises Begin, End and Kill; protects ctx, cancel
@@ -135,6 +136,25 @@ func (e *Engine) Lookup(sha []byte) *Script {
 	return s
 }
 
+// A LookupCache is a client's last script (LookupCached): a client that
+// sends EVALSHA of one script over and over skips the SHA's lowercasing
+// and the cache's lock and map.
+type LookupCache struct {
+	s   *Script
+	gen uint64 // Engine.gen when s was looked up
+}
+
+// LookupCached is Lookup through the client's cache c.
+func (e *Engine) LookupCached(c *LookupCache, sha []byte) *Script {
+	if s := c.s; s != nil && string(sha) == s.SHA && c.gen == e.gen.Load() {
+		return s
+	}
+	gen := e.gen.Load() // before the lookup: a drop after it makes the entry stale
+	s := e.Lookup(sha)
+	c.s, c.gen = s, gen
+	return s
+}
+
 // Load compiles body and caches it under its SHA1, or returns the
 // script cached already. A body that does not compile is an error whose
 // text is Redis's reply without the leading '-'.
@@ -165,6 +185,7 @@ func (e *Engine) Load(body []byte, skip int) (*Script, error) {
 		if v := e.scripts[victim]; v != nil {
 			e.bodyMem -= int64(len(v.Body))
 			delete(e.scripts, victim)
+			e.gen.Add(1)
 		}
 	}
 	e.scripts[sha] = s
@@ -242,6 +263,7 @@ func (e *Engine) Flush() {
 	e.mu.Lock()
 	e.scripts = make(map[string]*Script)
 	e.order, e.bodyMem = nil, 0
+	e.gen.Add(1)
 	for _, st := range e.states {
 		st.L.Close()
 	}

@@ -234,3 +234,30 @@ func TestKeysTableReusedClean(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupCachedSeesFlush: a client's cached script is gone once
+// SCRIPT FLUSH dropped it, or the bounded cache did.
+func TestLookupCachedSeesFlush(t *testing.T) {
+	e := New(Config{MaxScripts: 1})
+	defer e.Close()
+	var c LookupCache
+	s, _ := e.Load([]byte("return 1"), 0)
+	if got := e.LookupCached(&c, []byte(s.SHA)); got != s {
+		t.Fatalf("LookupCached(%s) = %v, want the script", s.SHA, got)
+	}
+	if got := e.LookupCached(&c, []byte(strings.ToUpper(s.SHA))); got != s {
+		t.Fatalf("LookupCached(upper-case %s) = %v, want the script", s.SHA, got)
+	}
+	e.Flush()
+	if got := e.LookupCached(&c, []byte(s.SHA)); got != nil {
+		t.Fatalf("after Flush, LookupCached(%s) = %v, want nil", s.SHA, got)
+	}
+	s, _ = e.Load([]byte("return 1"), 0)
+	if got := e.LookupCached(&c, []byte(s.SHA)); got != s {
+		t.Fatalf("LookupCached(%s) = %v, want the script", s.SHA, got)
+	}
+	e.Load([]byte("return 2"), 0) // drops the first: MaxScripts is 1
+	if got := e.LookupCached(&c, []byte(s.SHA)); got != nil {
+		t.Fatalf("after eviction, LookupCached(%s) = %v, want nil", s.SHA, got)
+	}
+}

@@ -219,20 +219,20 @@ func (rc *conn) Serve() (server.Result, error) {
 	rc.syncBulkLimit()
 	argv, err := rc.r.Read()
 	if err != nil {
-		var pe resp.ProtocolError
-		if errors.As(err, &pe) {
-			rc.w.Error(pe.Reply())
-			_ = rc.w.Flush()
-		}
-		return server.Closing, err
+		return rc.protocolError(err)
 	}
 	if len(argv) == 0 {
 		return server.Skipped, nil // empty inline line, "*0" or "*-1": Redis skips them
 	}
-	if rc.reply == replyOn {
-		rc.dispatch(argv)
-	} else {
+	switch {
+	case rc.reply != replyOn:
 		rc.dispatchQuiet(argv) // CLIENT REPLY OFF or SKIP
+	case len(argv[0]) >= 4 && argv[0][0]|0x20 == 'e' && rc.batchScripts(rc.lookup(argv[0])):
+		if err := rc.dispatchScripts(argv); err != nil { // script.go
+			return rc.protocolError(err)
+		}
+	default:
+		rc.dispatch(argv)
 	}
 	if rc.quit {
 		return server.Closing, rc.w.Flush()
@@ -241,6 +241,17 @@ func (rc *conn) Serve() (server.Result, error) {
 		return server.Detach, nil // loop.go
 	}
 	return server.Served, nil
+}
+
+// protocolError ends the connection after a request that could not be
+// read, answering Redis's protocol error first if it was one.
+func (rc *conn) protocolError(err error) (server.Result, error) {
+	var pe resp.ProtocolError
+	if errors.As(err, &pe) {
+		rc.w.Error(pe.Reply())
+		_ = rc.w.Flush()
+	}
+	return server.Closing, err
 }
 
 // syncBulkLimit gives the reader the current proto-max-bulk-len: a
@@ -361,7 +372,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.publish() // CLIENT LIST's multi=
 		return
 	}
-	if cmd.script && rc.InLoop() {
+	if cmd.script && rc.InLoop() && rc.loan == nil {
 		// A script runs on the event loop's goroutine, which a stand-in
 		// replaces if it runs long (lendScriptLoop, script.go).
 		if !rc.lendScriptLoop() {
