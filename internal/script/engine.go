@@ -77,7 +77,8 @@ type Engine struct {
 	gen     atomic.Uint64 // raised when a script leaves the cache (LookupCache)
 
 	run     atomic.Pointer[Run] // the script running, if any
-	runMu   sync.Mutex          // serialises Begin, End and Kill; protects ctx, cancel
+	runMu   sync.Mutex          // serialises Begin, End and Kill; protects ctx, cancel, runs
+	runs    []Run               // the rest of the slab the next runs are cut from (Begin)
 	ctx     context.Context     // the context of runs, until one is cancelled
 	cancel  context.CancelCauseFunc
 	epoch   time.Time
@@ -290,6 +291,9 @@ func (e *Engine) Stats() Stats {
 	return s
 }
 
+// runSlab is how many Runs one allocation makes.
+const runSlab = 64
+
 // Run is one script execution, from Begin to End. The server keeps it
 // while the script runs, for BUSY and SCRIPT KILL.
 type Run struct {
@@ -371,8 +375,18 @@ func (e *Engine) Begin() *Run { return e.BeginRescued(0, nil) }
 // BeginRescued is Begin for a run whose Rescuer, when not nil, the
 // engine's watchdog calls once the run has lasted after.
 func (e *Engine) BeginRescued(after time.Duration, rs Rescuer) *Run {
-	r := &Run{e: e, Started: e.now(), rescueAfter: after, rescuer: rs}
+	started := e.now()
 	e.runMu.Lock()
+	// Runs are cut from a slab, a new one per runSlab runs: one
+	// allocation per EVALSHA showed in its profile (3 %). A Run is never
+	// reused, so whoever still holds one (a client waiting on Done) holds
+	// that one run.
+	if len(e.runs) == 0 {
+		e.runs = make([]Run, runSlab)
+	}
+	r := &e.runs[0]
+	e.runs = e.runs[1:]
+	r.e, r.Started, r.rescueAfter, r.rescuer = e, started, after, rs
 	if e.ctx == nil || e.ctx.Err() != nil {
 		e.ctx, e.cancel = context.WithCancelCause(context.Background())
 	}

@@ -227,7 +227,7 @@ func (rc *conn) Serve() (server.Result, error) {
 	switch {
 	case rc.reply != replyOn:
 		rc.dispatchQuiet(argv) // CLIENT REPLY OFF or SKIP
-	case len(argv[0]) >= 4 && argv[0][0]|0x20 == 'e' && rc.batchScripts(rc.lookup(argv[0])):
+	case len(argv[0]) >= 4 && argv[0][0]|0x20 == 'e' && argv[0][1]|0x20 == 'v' && rc.batchScripts(rc.lookup(argv[0])):
 		if err := rc.dispatchScripts(argv); err != nil { // script.go
 			return rc.protocolError(err)
 		}
