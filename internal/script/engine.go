@@ -85,10 +85,11 @@ type Engine struct {
 	luaMem  atomic.Int64 // memory of the last state used, for INFO used_memory_lua
 	created atomic.Int64 // states ever made
 
-	guardOnce sync.Once     // starts the memory guard (guard.go)
-	guardWake chan struct{} // Begin wakes the guard
-	guardStop chan struct{} // Close stops it
-	closeOnce sync.Once
+	guardOnce  sync.Once     // starts the memory guard (guard.go)
+	guardWake  chan struct{} // Begin wakes the guard
+	guardAwake atomic.Bool   // the guard looks every guardTick; false: it sleeps until woken
+	guardStop  chan struct{} // Close stops it
+	closeOnce  sync.Once
 }
 
 // maxArrayIndex bounds the array part of a Lua table. gopher-lua grows a
