@@ -32,7 +32,9 @@ import (
 // rest of its life: a request larger than the read buffer, one the framing
 // does not vouch for (inline commands, malformed input), a reply the
 // socket would not take whole, a command that blocks or streams (the
-// Handler answers Detach), TLS (never attached).
+// Handler answers Detach), TLS (never attached). Work that may run long
+// but seldom does (a Lua script) stays: the loop is lent to it
+// (loan_linux.go).
 //
 // A connection in a loop has no net.Conn of its own: the loop owns a
 // duplicate of its socket, and c.nc is the closed original (its addresses
