@@ -204,3 +204,60 @@ func TestSparseIndexAllocatesLittle(t *testing.T) {
 		t.Fatalf("setting t[6e7] allocated %d MiB", grew>>20)
 	}
 }
+
+// TestKeysTableReusedClean: KEYS is one table from run to run, but what
+// a script did to it (more entries, a hash key, a metatable, fewer
+// keys next time) never reaches the next script.
+func TestKeysTableReusedClean(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	const show = "local n = 0 for k, v in pairs(KEYS) do n = n + 1 end return {n, getmetatable(KEYS) == nil, KEYS[1], KEYS[2]}"
+	steps := []struct {
+		body string
+		keys []string
+		want string
+	}{
+		{show, []string{"a", "b"}, "*4\r\n:2\r\n:1\r\n$1\r\na\r\n$1\r\nb\r\n"},
+		{"KEYS[3] = 'x' return 1", []string{"a", "b"}, ":1\r\n"},
+		{show, []string{"c"}, "*3\r\n:1\r\n:1\r\n$1\r\nc\r\n"},
+		{"KEYS.x = 1 return 1", []string{"c"}, ":1\r\n"},
+		{show, []string{"d", "e"}, "*4\r\n:2\r\n:1\r\n$1\r\nd\r\n$1\r\ne\r\n"},
+		{"setmetatable(KEYS, {__index = function() return 'm' end}) return 1", nil, ":1\r\n"},
+		{show, nil, "*2\r\n:0\r\n:1\r\n"},
+		{"KEYS[1] = nil return 1", []string{"f", "g"}, ":1\r\n"},
+		{show, []string{"h", "i"}, "*4\r\n:2\r\n:1\r\n$1\r\nh\r\n$1\r\ni\r\n"},
+		{show, nil, "*2\r\n:0\r\n:1\r\n"},
+	}
+	for _, s := range steps {
+		if got := eval(t, e, s.body, false, s.keys...); got != s.want {
+			t.Errorf("eval(%q, keys %q) = %q, want %q", s.body, s.keys, got, s.want)
+		}
+	}
+}
+
+// TestLookupCachedSeesFlush: a client's cached script is gone once
+// SCRIPT FLUSH dropped it, or the bounded cache did.
+func TestLookupCachedSeesFlush(t *testing.T) {
+	e := New(Config{MaxScripts: 1})
+	defer e.Close()
+	var c LookupCache
+	s, _ := e.Load([]byte("return 1"), 0)
+	if got := e.LookupCached(&c, []byte(s.SHA)); got != s {
+		t.Fatalf("LookupCached(%s) = %v, want the script", s.SHA, got)
+	}
+	if got := e.LookupCached(&c, []byte(strings.ToUpper(s.SHA))); got != s {
+		t.Fatalf("LookupCached(upper-case %s) = %v, want the script", s.SHA, got)
+	}
+	e.Flush()
+	if got := e.LookupCached(&c, []byte(s.SHA)); got != nil {
+		t.Fatalf("after Flush, LookupCached(%s) = %v, want nil", s.SHA, got)
+	}
+	s, _ = e.Load([]byte("return 1"), 0)
+	if got := e.LookupCached(&c, []byte(s.SHA)); got != s {
+		t.Fatalf("LookupCached(%s) = %v, want the script", s.SHA, got)
+	}
+	e.Load([]byte("return 2"), 0) // drops the first: MaxScripts is 1
+	if got := e.LookupCached(&c, []byte(s.SHA)); got != nil {
+		t.Fatalf("after eviction, LookupCached(%s) = %v, want nil", s.SHA, got)
+	}
+}

@@ -556,10 +556,11 @@ func (fs *Functions) Restore(codes [][]byte, policy int, h Host) error {
 	return nil
 }
 
-// BeginFunction is Begin for FCALL of f, with argv the command.
-func (fs *Functions) BeginFunction(f *Function, argv [][]byte) *Run {
-	e := fs.e
-	return e.begin(&Run{e: e, Started: e.now(), Func: f, Argv: argv})
+// BeginFunction is Begin for FCALL of f, with argv the command; rs, when
+// not nil, is the Rescuer the watchdog calls once the run has lasted
+// after (Engine.BeginRescued).
+func (fs *Functions) BeginFunction(f *Function, argv [][]byte, after time.Duration, rs Rescuer) *Run {
+	return fs.e.begin(f, argv, after, rs)
 }
 
 // Call runs the function f for r with keys and args as its arguments and

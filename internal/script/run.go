@@ -39,10 +39,16 @@ func (st *state) exec(dst []byte, r *Run, s *Script, f *Function, keys, args [][
 	}()
 	nargs := 0
 	if s != nil {
-		st.globals.RawSetString("KEYS", st.array(keys))
-		st.globals.RawSetString("ARGV", st.array(args))
+		if t := st.keys.fill(L, keys); t != nil {
+			st.globals.RawSetString("KEYS", t)
+		}
+		if t := st.argv.fill(L, args); t != nil {
+			st.globals.RawSetString("ARGV", t)
+		}
 		L.Push(st.closure(s))
 	} else {
+		// A function gets its keys and arguments as parameters: tables
+		// of its own, which it may keep.
 		L.Push(f.fn)
 		L.Push(st.array(keys))
 		L.Push(st.array(args))
@@ -54,12 +60,54 @@ func (st *state) exec(dst []byte, r *Run, s *Script, f *Function, keys, args [][
 	return appendReply(dst, L.Get(-1), opt.RESP3, st.resp3, 0)
 }
 
+// argTable is the KEYS or ARGV table of a state, reused from run to run:
+// a new table costs gopher-lua two allocations and a global's map write.
+type argTable struct {
+	t *lua.LTable
+	n int // entries the last run set: 1..n
+}
+
+// fill puts items in the table as strings, 1..len(items), and returns
+// the table if it is a new one, to be set as the global, or nil. The last
+// run's table is kept when that run left it as it was made (no
+// metatable, nothing past its last entry): a script may change KEYS and
+// ARGV as it likes, and the next one must not see what it did.
+func (a *argTable) fill(L *lua.LState, items [][]byte) *lua.LTable {
+	var made *lua.LTable
+	if a.t == nil || a.t.Metatable != lua.LNil || !tailEmpty(a.t, a.n) {
+		a.t = L.CreateTable(len(items), 0)
+		a.n = 0
+		made = a.t
+	}
+	t := a.t
+	for i, it := range items {
+		t.RawSetInt(i+1, lua.LString(it))
+	}
+	for i := a.n; i > len(items); i-- {
+		t.RawSetInt(i, lua.LNil)
+	}
+	a.n = len(items)
+	return made
+}
+
+// array is a new Lua array of items: a function's keys and arguments.
 func (st *state) array(items [][]byte) *lua.LTable {
 	t := st.L.CreateTable(len(items), 0)
 	for i, it := range items {
 		t.RawSetInt(i+1, lua.LString(it))
 	}
 	return t
+}
+
+// tailEmpty reports whether t holds nothing past index n: no array
+// entry above it and no hash entry.
+func tailEmpty(t *lua.LTable, n int) bool {
+	var from lua.LValue = lua.LNil
+	if n > 0 {
+		from = lua.LNumber(n)
+	}
+	k, _ := t.Next(from)
+	return k == lua.LNil
 }
 
 // appendError writes a script's error as eval.c does: the message of

@@ -47,6 +47,8 @@ type state struct {
 	ro    bool
 	rng   rand48
 	ok    okCache  // the {ok="OK"} table redis.call returns
+	keys  argTable // KEYS, reused (run.go)
+	argv  argTable // ARGV, reused
 	args  [][]byte // redis.call's argv, reused
 }
 

@@ -34,8 +34,7 @@ func (l *liveSettings) init(cfg *Config) {
 
 // connControl is a connection's part in the controls.
 type connControl struct {
-	fd      int           // the socket's descriptor, for CLIENT LIST and stats conns; -1: unknown
-	sockFD  atomic.Int32  // fd again, for InputPending from any goroutine without srv.mu
+	sockFD  atomic.Int32  // the socket's descriptor, for CLIENT LIST, stats conns and InputPending from any goroutine; -1: unknown
 	killed  atomic.Bool   // Kill was called
 	killCh  chan struct{} // closed by Kill
 	handler atomic.Pointer[Handler]
@@ -67,7 +66,6 @@ func (cc *connControl) init(nc net.Conn) {
 // enters or leaves an event loop). srv.mu is held, or the connection is
 // not yet listed.
 func (cc *connControl) setFD(fd int) {
-	cc.fd = fd
 	cc.sockFD.Store(int32(fd))
 }
 
@@ -224,7 +222,7 @@ func (c *Conn) Killed() bool { return c.ctl.killed.Load() }
 func (c *Conn) KillCh() <-chan struct{} { return c.ctl.killCh }
 
 // Fd is the connection's socket descriptor, or -1.
-func (c *Conn) Fd() int { return c.ctl.fd }
+func (c *Conn) Fd() int { return int(c.ctl.sockFD.Load()) }
 
 // Handler is the protocol's side of the connection, once it has one (nil
 // before), for a protocol that describes its connections from another

@@ -32,7 +32,9 @@ import (
 // rest of its life: a request larger than the read buffer, one the framing
 // does not vouch for (inline commands, malformed input), a reply the
 // socket would not take whole, a command that blocks or streams (the
-// Handler answers Detach), TLS (never attached).
+// Handler answers Detach), TLS (never attached). Work that may run long
+// but seldom does (a Lua script) stays: the loop is lent to it
+// (loan_linux.go).
 //
 // A connection in a loop has no net.Conn of its own: the loop owns a
 // duplicate of its socket, and c.nc is the closed original (its addresses
@@ -77,6 +79,7 @@ type loopConn struct {
 	pre       []byte
 	preRes    int32
 	partialAt int64 // Unix ns when an incomplete request was first seen waiting; 0: none
+	loan      LoopLoan
 }
 
 // eventLoop is one loop: its epoll set and the connections in it.
@@ -85,10 +88,15 @@ type eventLoop struct {
 	epfd   int
 	wakefd int // an eventfd: wakes the loop for its inbox and for shutdown
 
-	mu    sync.Mutex // protects inbox, kills, stop
+	mu    sync.Mutex // protects inbox, kills, stop, lentTo, standIn, reclaim
 	inbox []*Conn    // accepted, to be added
 	kills []*Conn    // to be closed (Kill)
 	stop  bool
+
+	// The loop lent to a connection's work (loan_linux.go).
+	lentTo  *Conn         // the connection whose work has the loop; nil: none
+	standIn chan struct{} // closed when the stand-in has stopped; nil: none running
+	reclaim bool          // the stand-in must stop
 
 	// Owned by the loop's goroutine.
 	conns fdConns // by socket fd
@@ -189,6 +197,7 @@ func (s *Server) attach(c *Conn) bool {
 	_ = tc.Close()
 	l := s.loops[c.id%uint64(len(s.loops))]
 	c.lc = &loopConn{fd: fd, loop: l, h: lh}
+	c.lc.loan = LoopLoan{l: l, c: c}
 	s.mu.Lock()
 	c.inLoop = l // for Kill, from other goroutines
 	c.ctl.setFD(fd)

@@ -29,3 +29,16 @@ func (lc *loopConn) write(*Conn, []byte) (int, error) { return 0, ErrWouldBlock 
 
 // InLoop is always false without event loops.
 func (c *Conn) InLoop() bool { return false }
+
+// A LoopLoan is an event loop lent to a connection's work; there are none
+// without event loops.
+type LoopLoan struct{}
+
+// LendLoop returns nil without event loops.
+func (c *Conn) LendLoop() *LoopLoan { return nil }
+
+// Rescue does nothing without event loops.
+func (ln *LoopLoan) Rescue() {}
+
+// Return does nothing without event loops.
+func (ln *LoopLoan) Return() {}

@@ -87,6 +87,12 @@ type core struct {
 	notify    notifyState // keyspace events (notify.go)
 	feedState             // replication's change feed (feed.go)
 
+	// exclTx and exclView are the Tx and the view of Exclusive, reused
+	// from one call to the next: only a caller holding every shard lock
+	// touches them (Tx.end reads nothing of them after the last unlock).
+	exclTx   Tx
+	exclView Store
+
 	quit      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup

@@ -379,15 +379,26 @@ func (s *Store) unlock(sh *shard) {
 // only on the calling goroutine; a Tx started on it nests in the
 // exclusive one. Writes inside fn evict as they do outside it.
 func (s *Store) Exclusive(fn func(v *Store) error) error {
-	tx := &Tx{s: s, clk: clock{ms: time.Now().UnixMilli()}}
-	s.pollFlush(&tx.clk)
+	clk := clock{ms: time.Now().UnixMilli()} // the view's frozen time (Store.Now)
+	s.pollFlush(&clk)
 	for i := range s.shards {
 		sh := &s.shards[i]
-		tx.shards = append(tx.shards, sh)
 		sh.mu.Lock()
 		sh.txDepth++ // commands may keep what they read until EXEC ends
 	}
+	// Every shard is held: the core's Tx and view are this call's. They
+	// are reused because a script takes the store exclusively on every
+	// EVALSHA, and two allocations plus a growing slice per call showed
+	// in its profile (docs/benchmarks.md, issue 38).
+	tx := &s.exclTx
+	clear(tx.cleared)
+	*tx = Tx{s: s, clk: clk, shards: tx.shards[:0], opened: tx.opened[:0], cleared: tx.cleared[:0]}
+	for i := range s.shards {
+		tx.shards = append(tx.shards, &s.shards[i])
+	}
 	tx.held = s.holdDisk() // an EXEC is one batch on disk (and for replicas) too
 	defer tx.end()
-	return fn(&Store{core: s.core, excl: tx, maxItem: s.maxItem, frozen: tx.clk.ms})
+	v := &s.exclView
+	*v = Store{core: s.core, excl: tx, maxItem: s.maxItem, frozen: clk.ms}
+	return fn(v)
 }

@@ -42,13 +42,14 @@ func (rc *conn) Pending() []byte { return rc.r.Pending() }
 // an Outbox (SUBSCRIBE, MONITOR). In an event loop, dispatch keeps such a
 // request in stash and Serve answers server.Detach: the connection leaves
 // the loop, and its goroutine runs the request first (resume). So does any
-// command while a client pause is on (it may have to wait).
+// command while a client pause is on (it may have to wait). Scripts run in
+// the loop, which is lent to them (script.go).
 func needsGoroutine(c *respCommand) bool {
 	switch c.name {
 	case "subscribe", "psubscribe", "ssubscribe", "monitor", "psync", "sync", "wait":
 		return true
 	}
-	return slices.Contains(c.flags, "blocking") || isScriptCommand(c) // script.go
+	return slices.Contains(c.flags, "blocking")
 }
 
 // resume runs the request an event loop left for this goroutine.
@@ -68,10 +69,11 @@ func (rc *conn) resume() (server.Result, error) {
 
 // queueNeedsGoroutine reports whether a queued command of the MULTI
 // being executed needs the connection's own goroutine (SUBSCRIBE inside
-// MULTI; blocking commands do not block inside EXEC).
+// MULTI; blocking commands do not block inside EXEC; a script, which may
+// run long, inside an EXEC that has no stand-in to rescue the loop).
 func (rc *conn) queueNeedsGoroutine() bool {
 	for _, argv := range rc.multi.queue {
-		if c := rc.lookup(argv[0]); c != nil && c.detach && !slices.Contains(c.flags, "blocking") {
+		if c := rc.lookup(argv[0]); c != nil && (c.detach && !slices.Contains(c.flags, "blocking") || c.script) {
 			return true
 		}
 	}

@@ -203,6 +203,7 @@ func cmdExec(rc *conn, _ [][]byte) {
 		}
 		return nil
 	})
+	rc.wakeScriptWrites() // the pushes of EVALs in the queue, now that the store is free
 	if rc.p.blocked.n.Load() != 0 {
 		// The transaction's pushes serve blocked clients now that it is
 		// over, as in Redis (blocking.go).

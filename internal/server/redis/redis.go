@@ -135,13 +135,17 @@ type conn struct {
 	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
 	awaited []byte       // the channel PUBLISH last waited for (awaitEarlier), valid in this batch if awaitOK
 	awaitOK bool
-	user    string      // the user AUTH or HELLO named; "": default
-	noEvict bool        // CLIENT NO-EVICT on
-	reply   uint8       // CLIENT REPLY mode (replyOn, ...)
-	muted   bool        // the writer drops what it is given (CLIENT REPLY)
-	pub     clientState // what CLIENT LIST shows to other connections (client.go)
-	bres    blockResult // what a blocking command popped at once (blocking.go)
-	stash   [][]byte    // a request an event loop left for the connection's goroutine (loop.go)
+	user    string           // the user AUTH or HELLO named; "": default
+	noEvict bool             // CLIENT NO-EVICT on
+	reply   uint8            // CLIENT REPLY mode (replyOn, ...)
+	muted   bool             // the writer drops what it is given (CLIENT REPLY)
+	pub     clientState      // what CLIENT LIST shows to other connections (client.go)
+	bres    blockResult      // what a blocking command popped at once (blocking.go)
+	stash   [][]byte         // a request an event loop left for the connection's goroutine (loop.go)
+	loan    *server.LoopLoan // the event loop lent to the script running (script.go); nil: none
+
+	keysArgv [16][]byte // Keys: a request's arguments for its command's keysOf
+	keysBuf  [8][]byte  // Keys: what keysOf returns
 
 	// Per-command bookkeeping (cmdstats.go).
 	stats    *connStats   // this connection's counters
@@ -237,20 +241,20 @@ func (rc *conn) Serve() (server.Result, error) {
 	rc.syncBulkLimit()
 	argv, err := rc.r.Read()
 	if err != nil {
-		var pe resp.ProtocolError
-		if errors.As(err, &pe) {
-			rc.w.Error(pe.Reply())
-			_ = rc.w.Flush()
-		}
-		return server.Closing, err
+		return rc.protocolError(err)
 	}
 	if len(argv) == 0 {
 		return server.Skipped, nil // empty inline line, "*0" or "*-1": Redis skips them
 	}
-	if rc.reply == replyOn {
-		rc.dispatch(argv)
-	} else {
+	switch {
+	case rc.reply != replyOn:
 		rc.dispatchQuiet(argv) // CLIENT REPLY OFF or SKIP
+	case len(argv[0]) >= 4 && argv[0][0]|0x20 == 'e' && argv[0][1]|0x20 == 'v' && rc.batchScripts(rc.lookup(argv[0])):
+		if err := rc.dispatchScripts(argv); err != nil { // script.go
+			return rc.protocolError(err)
+		}
+	default:
+		rc.dispatch(argv)
 	}
 	if rc.quit {
 		return server.Closing, rc.w.Flush()
@@ -259,6 +263,17 @@ func (rc *conn) Serve() (server.Result, error) {
 		return server.Detach, nil // loop.go
 	}
 	return server.Served, nil
+}
+
+// protocolError ends the connection after a request that could not be
+// read, answering Redis's protocol error first if it was one.
+func (rc *conn) protocolError(err error) (server.Result, error) {
+	var pe resp.ProtocolError
+	if errors.As(err, &pe) {
+		rc.w.Error(pe.Reply())
+		_ = rc.w.Flush()
+	}
+	return server.Closing, err
 }
 
 // syncBulkLimit gives the reader the current proto-max-bulk-len: a
@@ -389,6 +404,15 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.publish() // CLIENT LIST's multi=
 		return
 	}
+	if cmd.script && rc.InLoop() && rc.loan == nil {
+		// A script runs on the event loop's goroutine, which a stand-in
+		// replaces if it runs long (lendScriptLoop, script.go).
+		if !rc.lendScriptLoop() {
+			rc.stash = argv // the loop has a stand-in: this one detaches (loop.go)
+			return
+		}
+		defer rc.returnScriptLoop()
+	}
 	if rc.sub != nil && rc.p.srv.KeyEventsOn(^server.EventClass(0)) {
 		// Keyspace events the command causes go straight to this
 		// subscriber's Outbox: the replies before them go first.
@@ -436,17 +460,18 @@ func (rc *conn) Keys(keys [][]byte) [][]byte {
 			continue
 		}
 		if cmd.keysOf != nil {
-			// A copy, so that argv (which keysOf might keep) stays on
-			// the stack for every other command.
-			var call [16][]byte
+			// A copy in the connection, so that argv (which keysOf, a
+			// func value, might keep) stays on the stack for every other
+			// command, and EVALSHA's keys cost no allocation.
+			call := &rc.keysArgv
 			m := copy(call[:], argv[:min(n, len(argv))])
-			var buf [8][]byte
-			ks, _ := cmd.keysOf(call[:m], buf[:0])
+			ks, _ := cmd.keysOf(call[:m], rc.keysBuf[:0])
 			for _, k := range ks {
 				if len(keys) < cap(keys) {
 					keys = append(keys, k)
 				}
 			}
+			clear(call[:m])
 			continue
 		}
 		last := cmd.lastKey
@@ -546,6 +571,7 @@ type respCommand struct {
 	// scripts with the writes; served while a script is busy.
 	noScript, mayReplicate, allowBusy bool
 	stale                             bool // "stale" in flags: served by a replica whose link is down (replica.go)
+	script                            bool // runs a script: EVAL, EVALSHA and their _RO forms (script.go)
 	// keysOf, when set, finds the keys of a command whose key positions
 	// depend on its arguments (numkeys: ZUNIONSTORE, LMPOP, ...), and
 	// reports false when the arguments do not say (a bad numkeys); the

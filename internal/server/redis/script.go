@@ -29,9 +29,11 @@ import (
 // While a script runs, other RESP clients wait in dispatch (before they
 // touch the store) until it ends or busy-reply-threshold passes; past it
 // they are answered BUSY, except the commands Redis lets through
-// (allow_busy: SCRIPT KILL, AUTH, ...). Scripts run on the connection's
-// own goroutine, never in an event loop, so the loop stays free to
-// answer BUSY and SCRIPT KILL.
+// (allow_busy: SCRIPT KILL, AUTH, ...). In an event loop a script runs on
+// the loop's goroutine, lent to it (server.LoopLoan); once it has run
+// for busy-reply-threshold, a stand-in goroutine serves the loop's other
+// connections, so they get BUSY and SCRIPT KILL gets through, as Redis
+// serves its clients from inside a long script.
 
 // Redis's replies for scripts.
 const (
@@ -173,7 +175,7 @@ func (rc *conn) eval(argv [][]byte, bySHA, ro bool) {
 	eng := rc.p.scripts
 	var s *script.Script
 	if bySHA {
-		if s = eng.Lookup(argv[1]); s == nil {
+		if s = eng.LookupCached(&rc.scriptHost().last, argv[1]); s == nil {
 			rc.w.Error(errNoScript)
 			return
 		}
@@ -241,7 +243,7 @@ func (e scriptError) Error() string { return string(e) }
 func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args [][]byte, ro bool, flags int) {
 	h := rc.scriptHost()
 	h.ro, h.flags, h.wrote = ro, flags, false
-	h.woken = h.woken[:0]
+	nested := rc.st != rc.p.st // inside EXEC or a batch of scripts: the store is held already
 	errs := rc.errs
 	run := func(v *store.Store) error {
 		base, now := rc.st, rc.nowMs
@@ -251,13 +253,18 @@ func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args
 		rc.st, rc.nowMs = v, v.Now() // time stands still in a script (store.Store.Now)
 		defer func() { rc.st, rc.nowMs = base, now }()
 		opt := script.Options{RESP3: rc.w.RESP3(), ReadOnly: ro}
+		var after time.Duration
+		var rs script.Rescuer
+		if rc.loan != nil { // on an event loop, lent to the script (loop.go)
+			after, rs = rc.rescueAfter(), rc.loan
+		}
 		var r *script.Run
 		if f != nil {
-			r = rc.p.functions.BeginFunction(f, copyArgv(argv))
+			r = rc.p.functions.BeginFunction(f, copyArgv(argv), after, rs)
 			h.run = r
 			h.out = r.Call(h.out[:0], f, keys, args, h, opt)
 		} else {
-			r = rc.p.scripts.Begin()
+			r = rc.p.scripts.BeginRescued(after, rs)
 			h.run = r
 			h.out = r.Exec(h.out[:0], s, keys, args, h, opt)
 		}
@@ -265,8 +272,8 @@ func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args
 		r.End()
 		return nil
 	}
-	if rc.st != rc.p.st {
-		_ = run(rc.st) // inside EXEC: the store is held already
+	if nested {
+		_ = run(rc.st)
 	} else {
 		_ = rc.st.Exclusive(run)
 	}
@@ -282,10 +289,136 @@ func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args
 	if cap(h.out) > 64<<10 {
 		h.out = nil // a large reply is not kept for the next script
 	}
+	if !nested {
+		rc.wakeScriptWrites()
+	}
+}
+
+// wakeScriptWrites serves the blocked clients the scripts that just ran
+// pushed to (blocking.go), once the store is no longer held: whoever
+// took it exclusively (runScript, EXEC, a batch of scripts) calls it after.
+func (rc *conn) wakeScriptWrites() {
+	h := rc.script
+	if h == nil || len(h.woken) == 0 {
+		return
+	}
 	for _, w := range h.woken {
-		rc.p.wakeKeysOf(w.cmd, w.argv) // blocked clients get what the script pushed, after it (blocking.go)
+		rc.p.wakeKeysOf(w.cmd, w.argv)
 	}
 	h.woken = nil
+}
+
+// scriptBatch bounds the pipelined scripts run under one hold of the
+// store (dispatchScripts): the other clients wait for all of them.
+const scriptBatch = 16
+
+// batchScripts reports whether the script command just read, cmd, and the
+// scripts pipelined behind it may run under one hold of the store: the
+// connection is in the plain state (no MULTI, subscription, MONITOR,
+// CLIENT REPLY, pause), the store has no disk (a reply that fills the
+// writer is written, in durable mode, after the disk commits, which the
+// hold would keep waiting), and the next request names a script command.
+func (rc *conn) batchScripts(cmd *respCommand) bool {
+	return cmd != nil && cmd.script && rc.reply == replyOn && rc.Authed() && !rc.multi.active && rc.sub == nil &&
+		!rc.monitor && rc.st == rc.p.st && !rc.st.Durable() && !rc.p.srv.Paused() && rc.nextNamesScript()
+}
+
+// nextIsScript reports whether the read buffer starts with a complete
+// request of a script command. Ready keeps the request it parsed for the
+// Read that follows, so it is parsed once; it must not be called while
+// the arguments of the last request are in use.
+func (rc *conn) nextIsScript() bool {
+	return rc.nextNamesScript() && rc.r.Ready() == resp.FrameComplete
+}
+
+// nextNamesScript reports whether the request at the start of the read
+// buffer, complete or not, names a script command: "*<n>\r\n$<len>\r\n"
+// and the name, which is all it reads.
+func (rc *conn) nextNamesScript() bool {
+	b := rc.r.Pending()
+	if len(b) < 8 || b[0] != '*' {
+		return false
+	}
+	i := bytes.IndexByte(b[:min(len(b), 16)], '\n')
+	if i < 0 || i+1 >= len(b) || b[i+1] != '$' {
+		return false
+	}
+	b = b[i+2:]
+	j := bytes.IndexByte(b[:min(len(b), 4)], '\r')
+	if j <= 0 {
+		return false
+	}
+	n, ok := resp.ParseInt(b[:j])
+	if !ok || n <= 0 || int64(len(b)) < int64(j)+2+n {
+		return false
+	}
+	c := rc.lookup(b[j+2 : j+2+int(n)])
+	return c != nil && c.script
+}
+
+// dispatchScripts runs the script request argv and the script requests
+// pipelined right behind it (up to scriptBatch) under one hold of the
+// store, as EXEC runs its queue: each is still atomic, and the shards
+// are locked and unlocked once instead of once per script (13 % of the
+// server's CPU at redis-benchmark -P 16 EVALSHA, docs/benchmarks.md).
+// Each request goes through dispatch as usual. It returns a protocol
+// error of a later request, which Serve answers as its own.
+func (rc *conn) dispatchScripts(argv [][]byte) (perr error) {
+	if rc.InLoop() {
+		// The loop is lent for the whole batch and returned after the
+		// store is released: a stand-in may be waiting on a shard lock.
+		if !rc.lendScriptLoop() {
+			rc.dispatch(argv) // detaches
+			return nil
+		}
+		defer rc.returnScriptLoop()
+	}
+	base := rc.st
+	_ = base.Exclusive(func(v *store.Store) error {
+		rc.st = v
+		defer func() { rc.st = base }()
+		rc.dispatch(argv)
+		// A script that pushed to a key a client blocks on ends the
+		// batch: Redis serves that client before the next command runs.
+		for n := 1; n < scriptBatch && rc.stash == nil && !rc.quit && (rc.script == nil || len(rc.script.woken) == 0) && rc.nextIsScript(); n++ {
+			next, err := rc.r.Read()
+			if err != nil {
+				perr = err
+				return nil
+			}
+			rc.dispatch(next)
+		}
+		return nil
+	})
+	rc.wakeScriptWrites()
+	return perr
+}
+
+// lendScriptLoop lends the connection's event loop to the script about
+// to run (server.LoopLoan): a script usually ends in microseconds, and
+// leaving the loop for a goroutine cost its client more than the script
+// (docs/benchmarks.md, issue 38). It reports false when the loop cannot
+// be lent (a stand-in serves it while another script runs long).
+func (rc *conn) lendScriptLoop() bool {
+	rc.loan = rc.LendLoop()
+	return rc.loan != nil
+}
+
+func (rc *conn) returnScriptLoop() {
+	rc.loan.Return()
+	rc.loan = nil
+}
+
+// rescueAfter is how long a script runs on an event loop before a
+// stand-in serves the loop's other clients: busy-reply-threshold, when
+// Redis starts answering them BUSY. With no threshold (0) they would wait
+// for the script anyway, but SCRIPT KILL must get through: a tenth of a
+// second.
+func (rc *conn) rescueAfter() time.Duration {
+	if ms := rc.p.busyThreshold.Load(); ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return 100 * time.Millisecond
 }
 
 // scriptHost is a connection's script client: what redis.call runs
@@ -298,7 +431,8 @@ type scriptHost struct {
 	wrote bool // a write command ran (SCRIPT KILL refuses; OOM is checked before the first only)
 	buf   bytes.Buffer
 	w     *resp.Writer
-	out   []byte // the script's reply, reused
+	out   []byte             // the script's reply, reused
+	last  script.LookupCache // EVALSHA's last script
 	woken []wokenWrite
 }
 
@@ -527,14 +661,15 @@ func (p *Protocol) scriptInfo(field func(k string, v any)) {
 	field("used_memory_scripts_human", humanBytes(st.ScriptBytes+functionsMem))
 }
 
-// isScriptCommand reports whether c runs a script: it needs the
-// connection's goroutine (loop.go).
+// isScriptCommand reports whether c runs a script: in an event loop,
+// the loop is lent to it (lendScriptLoop).
 func isScriptCommand(c *respCommand) bool {
 	return slices.Contains([]string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}, c.name)
 }
 
 // setScriptFlags sets what scripts need of c's Redis flags.
 func setScriptFlags(c *respCommand) {
+	c.script = isScriptCommand(c)
 	c.noScript = slices.Contains(c.flags, "noscript")
 	c.stale = slices.Contains(c.flags, "stale")
 	// Redis's MAY_REPLICATE flag, which COMMAND INFO does not print:

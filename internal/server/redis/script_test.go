@@ -119,3 +119,43 @@ func TestScriptWritesBlockedClient(t *testing.T) {
 	a.Expect(multibulk("EVAL", "return redis.call('rpush', KEYS[1], 'x')", "1", "bl"), ":1\r\n")
 	b.Expect("", "*2\r\n$2\r\nbl\r\n$1\r\nx\r\n")
 }
+
+// TestPipelinedScriptsServeBlockedClientBetween: pipelined scripts run
+// under one hold of the store, but a client blocked on a key one of
+// them pushes to is served before the next runs, as in Redis; and an
+// EVAL inside EXEC serves it once EXEC is over.
+func TestPipelinedScriptsServeBlockedClientBetween(t *testing.T) {
+	for _, loops := range []int{0, 1} {
+		t.Run(fmt.Sprint("event loops ", loops), func(t *testing.T) {
+			rs := startRESP(t, server.Config{EventLoops: loops}, store.Config{})
+			a, b := dialRESP(t, rs.respAddr), dialRESP(t, rs.respAddr)
+			push := multibulk("EVAL", "return redis.call('rpush', KEYS[1], ARGV[1])", "1", "bl", "x")
+			get := multibulk("EVAL", "return redis.call('llen', KEYS[1])", "1", "bl")
+			b.Send(multibulk("BLPOP", "bl", "0"))
+			for !strings.Contains(a.Do("CLIENT", "LIST"), "cmd=blpop") {
+			}
+			a.Expect(push+get+push+get, ":1\r\n", ":0\r\n", ":1\r\n", ":1\r\n")
+			b.Expect("", "*2\r\n$2\r\nbl\r\n$1\r\nx\r\n")
+			a.Expect(multibulk("DEL", "bl"), ":1\r\n")
+			b.Send(multibulk("BLPOP", "bl", "0"))
+			for !strings.Contains(a.Do("CLIENT", "LIST"), "cmd=blpop") {
+			}
+			a.Expect(multibulk("MULTI")+push+get+multibulk("EXEC"), "+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n:1\r\n:1\r\n")
+			b.Expect("", "*2\r\n$2\r\nbl\r\n$1\r\nx\r\n")
+			a.Expect(get, ":0\r\n")
+		})
+	}
+}
+
+// TestPipelinedScriptsEachAtomic: a batch of pipelined EVALSHAs answers
+// every one in order, errors included, and a later request that is not a
+// script ends the batch.
+func TestPipelinedScriptsEachAtomic(t *testing.T) {
+	rs := startRESP(t, server.Config{EventLoops: 1}, store.Config{})
+	a := dialRESP(t, rs.respAddr)
+	incr := multibulk("EVAL", "return redis.call('incr', KEYS[1])", "1", "n")
+	bad := multibulk("EVAL", "return redis.call('hget', KEYS[1], 'f')", "1", "n")
+	a.Expect(incr+incr+bad+incr+multibulk("GET", "n")+incr,
+		":1\r\n", ":2\r\n", "-WRONGTYPE Operation against a key holding the wrong kind of value script: "+
+			script.SHA1Hex([]byte("return redis.call('hget', KEYS[1], 'f')"))+", on @user_script:1.\r\n", ":3\r\n", "$1\r\n3\r\n", ":4\r\n")
+}
