@@ -307,3 +307,23 @@ func TestScanAndSaveInsideExclusive(t *testing.T) {
 		t.Fatal("SCAN or SAVE inside Exclusive did not return: the section's hold deadlocked its own commit")
 	}
 }
+
+// TestLostAuxRecordClosesItsBatch: when the disk fails while only one of
+// the store's own records (an aux record: FUNCTION LOAD's libraries) is
+// queued, a failure round still begins, so the batch that made the change
+// is closed unanswered rather than acknowledged (the store writes the
+// record again once the disk is back).
+func TestLostAuxRecordClosesItsBatch(t *testing.T) {
+	mem := vfs.NewMem()
+	_, l, s := openOnFS(t, lsm.Options{FS: mem, Sync: lsm.SyncAlways})
+	defer s.Close()
+	mark := s.DiskMark()
+	s.SetAux("libs", []byte("payload"))
+	failOn(mem, ".log", vfs.OpWrite, vfs.OpSync)
+	if err := l.SyncPass(); err == nil {
+		t.Fatal("the commit of the aux record succeeded on a failed disk")
+	}
+	if err := s.SyncSince(mark); err == nil {
+		t.Error("the batch that wrote the lost aux record may still be answered")
+	}
+}

@@ -656,15 +656,19 @@ func (l *Log) failLocked(err error) {
 	l.failed.Store(true)
 	l.diskErr.Store(&err)
 	l.failures.Add(1)
+	lostOwn := false // a state or aux record: nothing to forget, but a change all the same
 	for _, b := range l.inflight {
-		l.loseSetLocked(b.recs)
+		lostOwn = l.loseSetLocked(b.recs) || lostOwn
 	}
-	l.loseSetLocked(l.pendRecs)
+	lostOwn = l.loseSetLocked(l.pendRecs) || lostOwn
 	l.pending.Reset()
 	l.recycleSet(l.pendRecs)
 	l.pendRecs = l.spareSet()
 	l.taken = l.queued.Load()
-	if len(l.lost) > 0 {
+	if len(l.lost) > 0 || lostOwn {
+		// A batch that made one of these changes must not be answered:
+		// the round closes it (the store writes its own records again
+		// once the disk is back, RecoverDisk).
 		l.beginRoundLocked()
 	} else {
 		// Nothing was lost (a flush or everysec's fsync failed, with
@@ -677,12 +681,18 @@ func (l *Log) failLocked(err error) {
 }
 
 // loseSetLocked notes the keys of every change in r as lost. l.mu is held.
-func (l *Log) loseSetLocked(r *recSet) {
+// loseSetLocked adds r's keys to the lost ones, and reports whether r
+// also held one of the store's own records (state, aux).
+func (l *Log) loseSetLocked(r *recSet) (own bool) {
 	for _, e := range r.recs {
-		if len(e.key) > 0 && e.key[0] == prefixKey {
+		switch {
+		case len(e.key) > 0 && e.key[0] == prefixKey:
 			l.lost = append(l.lost, []byte(e.key[1:]))
+		case len(e.key) > 0:
+			own = true
 		}
 	}
+	return own
 }
 
 // loseLocked notes key, whose change the Log refused, as lost. l.mu is
