@@ -158,6 +158,9 @@ func (tx *Tx) end() {
 		}
 		return
 	}
+	// Exclusive's Tx is reused by the next Exclusive call as soon as the
+	// last shard is unlocked: nothing of it is read after the loop.
+	held := tx.held
 	for i := len(tx.shards) - 1; i >= 0; i-- {
 		sh := tx.shards[i]
 		sh.walking = false
@@ -172,8 +175,8 @@ func (tx *Tx) end() {
 	if s.disk != nil {
 		s.disk.Release() // every change is queued: settled above
 	}
-	if tx.held != nil {
-		tx.held.Release()
+	if held != nil {
+		held.Release()
 	}
 	if over := s.used.Load() - s.limit.Load(); over > 0 {
 		s.shed(nil, over)
