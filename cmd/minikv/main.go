@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -175,6 +176,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer rp.Close() // the save-point ticker and a running BGSAVE
 
+	// SHUTDOWN on the RESP port stops the process as SIGTERM does, after
+	// the save it asks for; NOSAVE while a script runs exits at once
+	// (shutdown.go in internal/server/redis says why).
+	ctx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	var finalSave atomic.Bool
+	finalSave.Store(true)
+	rp.SetShutdown(func(req redis.ShutdownRequest) error {
+		if req.Busy {
+			log.Warn("SHUTDOWN NOSAVE while a script runs: exiting now; the script's changes are not kept")
+			exitNow(0)
+		}
+		switch {
+		case req.NoSave:
+			finalSave.Store(false)
+		case req.Save || rp.SavePointsSet():
+			log.Info("saving the RDB snapshot before SHUTDOWN", "path", rp.RDBPath())
+			if err := rp.Save(); err != nil && !req.Force {
+				return err
+			}
+			finalSave.Store(false)
+		}
+		log.Info("SHUTDOWN received")
+		cancelRun()
+		return nil
+	})
+
 	// Listen on every port before serving any, so a port in use fails
 	// start-up cleanly instead of leaving a half-started server.
 	type listener struct {
@@ -281,13 +309,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for range lns {
 		<-serveErr
 	}
-	if err := rp.FinalSave(); err != nil { // with save points, as Redis's shutdown
+	if !finalSave.Load() {
+		_ = rp.Close() // SHUTDOWN saved already, or said NOSAVE
+	} else if err := rp.FinalSave(); err != nil { // with save points, as Redis's shutdown
 		log.Error("saving the RDB file at shutdown", "err", err)
 	}
 	stopAdmin()
 	log.Info("stopped")
 	return nil
 }
+
+// exitNow ends the process at once (SHUTDOWN NOSAVE while a script
+// runs); a variable for tests.
+var exitNow = os.Exit
 
 // notifyEvents is --notify-keyspace-events as classes (validate has
 // checked it).

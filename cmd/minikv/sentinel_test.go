@@ -136,7 +136,7 @@ func TestSentinelFailoverGoRedis(t *testing.T) {
 	})
 
 	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: sentinels,
-		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: -1})
+		DialTimeout: 2 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, MaxRetries: -1})
 	defer fc.Close()
 	confirmed := map[string]string{}
 	for i := 0; len(confirmed) < 300; {
@@ -189,7 +189,8 @@ func TestDurableReplicaResumes(t *testing.T) {
 	replicaArgs := []string{"--replicaof", "127.0.0.1:" + strconv.Itoa(primary.port), "--data-dir", dir}
 	replica := startChild(t, replicaArgs...)
 	ctx := context.Background()
-	pc := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(primary.port))})
+	// WAIT may block long on a loaded machine: the client waits as long.
+	pc := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(primary.port)), ReadTimeout: time.Minute})
 	defer pc.Close()
 	info := func(c *redis.Client, field string) string {
 		s, _ := c.Info(ctx, "all").Result()
@@ -239,4 +240,51 @@ func TestDurableReplicaResumes(t *testing.T) {
 	if got, _ := rc.Get(ctx, "counter").Result(); got != "400" {
 		t.Errorf("counter = %q on the restarted replica, want 400 (each INCR applied once)", got)
 	}
+}
+
+// TestShutdownCommand: SHUTDOWN NOSAVE stops the process with status 0;
+// while a script runs past busy-reply-threshold, SHUTDOWN without NOSAVE
+// gets -BUSY, as in Redis, and SHUTDOWN NOSAVE exits at once.
+func TestShutdownCommand(t *testing.T) {
+	ctx := context.Background()
+	exitedOK := func(cs *childServer) {
+		t.Helper()
+		select {
+		case <-cs.exited:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the server did not exit within 30 s of SHUTDOWN")
+		}
+		if code := cs.cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("exit status %d after SHUTDOWN, want 0", code)
+		}
+	}
+	plain := startChild(t)
+	pc := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(plain.port)), MaxRetries: -1})
+	defer pc.Close()
+	_ = pc.Do(ctx, "SHUTDOWN", "NOSAVE").Err() // no reply: the connection closes
+	exitedOK(plain)
+
+	busy := startChild(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(busy.port))
+	a := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: -1})
+	defer a.Close()
+	b := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer b.Close()
+	if err := b.ConfigSet(ctx, "busy-reply-threshold", "50").Err(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = a.Eval(ctx, "redis.call('SET', 'during', '1') while true do end", nil).Err() }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := b.Ping(ctx).Err(); err != nil && strings.HasPrefix(err.Error(), "BUSY") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the script never made the server BUSY")
+		}
+	}
+	if err := b.Do(ctx, "SHUTDOWN").Err(); err == nil || !strings.HasPrefix(err.Error(), "BUSY") {
+		t.Errorf("SHUTDOWN during a busy script = %v, want -BUSY", err)
+	}
+	_ = b.Do(ctx, "SHUTDOWN", "NOSAVE").Err()
+	exitedOK(busy)
 }

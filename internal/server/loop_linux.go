@@ -174,7 +174,11 @@ func (s *Server) attach(c *Conn) bool {
 	h := c.proto.NewHandler(c)
 	c.ctl.handler.Store(&h)
 	lh, ok := h.(LoopHandler)
-	if !ok {
+	l := s.pickLoop(c.id)
+	if !ok || l == nil {
+		// No loop handler, or every loop is lent to long work (a script
+		// running past busy-reply-threshold, loan_linux.go): a new
+		// client, maybe the one sending SCRIPT KILL, gets a goroutine.
 		go c.serveHandler(h, nil)
 		return true
 	}
@@ -195,7 +199,6 @@ func (s *Server) attach(c *Conn) bool {
 		return true
 	}
 	_ = tc.Close()
-	l := s.loops[c.id%uint64(len(s.loops))]
 	c.lc = &loopConn{fd: fd, loop: l, h: lh}
 	c.lc.loan = LoopLoan{l: l, c: c}
 	s.mu.Lock()
@@ -215,6 +218,23 @@ func (s *Server) attach(c *Conn) bool {
 	s.loopAttached.Add(1)
 	l.wake()
 	return true
+}
+
+// pickLoop chooses the loop of a new connection with id: by id, passing
+// over loops lent to long work, whose new connections would wait for it
+// to end; nil when every loop is lent.
+func (s *Server) pickLoop(id uint64) *eventLoop {
+	n := uint64(len(s.loops))
+	for i := range n {
+		l := s.loops[(id+i)%n]
+		l.mu.Lock()
+		lent := l.lentTo != nil
+		l.mu.Unlock()
+		if !lent {
+			return l
+		}
+	}
+	return nil
 }
 
 func (l *eventLoop) wake() {

@@ -97,7 +97,7 @@ def test_sentinel_fails_over_minikv(procs):
           lambda: len(s0.sentinel_slaves("mymaster")) == 2 and len(s0.sentinel_sentinels("mymaster")) == 2)
 
     sentinel = Sentinel([("127.0.0.1", p) for p in sentinels], socket_timeout=1)
-    master = sentinel.master_for("mymaster", socket_timeout=2, decode_responses=True)
+    master = sentinel.master_for("mymaster", socket_timeout=10, decode_responses=True)
     assert master.execute_command("ROLE")[0] == "master"
 
     confirmed = {}  # key -> value, every write WAIT 2 confirmed

@@ -78,9 +78,10 @@ type Protocol struct {
 	opsN    uint64     // total_commands_processed at opsAt
 	opsRate uint64     // the rate computed at opsAt
 
-	repl   primary       // replication as a primary (replication.go)
-	follow follower      // and as a replica (replica.go)
-	quit   chan struct{} // closed by Close: background goroutines end
+	shutdown shutdownHook  // SHUTDOWN's way to stop the process (shutdown.go)
+	repl     primary       // replication as a primary (replication.go)
+	follow   follower      // and as a replica (replica.go)
+	quit     chan struct{} // closed by Close: background goroutines end
 }
 
 // New returns the Redis protocol for srv's listeners.
@@ -399,6 +400,10 @@ func (rc *conn) dispatch(argv [][]byte) {
 	if rc.p.srv.Paused() && !rc.waitPause(cmd) {
 		return // killed or shutting down while paused (CLIENT PAUSE)
 	}
+	if rc.multi.active && cmd.noMulti {
+		rc.reject("ERR Command not allowed inside a transaction") // Redis's no_multi: SAVE, SHUTDOWN, PSYNC ...
+		return
+	}
 	if rc.multi.active && !runsInMulti(cmd) {
 		rc.enqueue(argv)
 		rc.publish() // CLIENT LIST's multi=
@@ -572,6 +577,7 @@ type respCommand struct {
 	noScript, mayReplicate, allowBusy bool
 	stale                             bool // "stale" in flags: served by a replica whose link is down (replica.go)
 	script                            bool // runs a script: EVAL, EVALSHA and their _RO forms (script.go)
+	noMulti                           bool // "no_multi" in flags: refused inside MULTI
 	// keysOf, when set, finds the keys of a command whose key positions
 	// depend on its arguments (numkeys: ZUNIONSTORE, LMPOP, ...), and
 	// reports false when the arguments do not say (a bad numkeys); the

@@ -329,3 +329,26 @@ func freePortAddr(t *testing.T) string {
 	ln.Close()
 	return addr
 }
+
+// TestShutdownRefusals: SHUTDOWN's syntax errors, ABORT with no shutdown
+// in progress and SHUTDOWN inside MULTI answer as redis-server's do (a
+// successful SHUTDOWN stops the process: cmd/minikv's tests).
+func TestShutdownRefusals(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	r, m := dialRESP(t, redisAddr), dialRESP(t, rs.respAddr)
+	for _, req := range [][]string{{"SHUTDOWN", "ABORT"}, {"SHUTDOWN", "NOSAVE", "SAVE"}, {"SHUTDOWN", "ABORT", "NOW"},
+		{"SHUTDOWN", "FOO"}, {"SHUTDOWN", "save", "now", "force", "nosave"}} {
+		if want, got := r.Do(req...), m.Do(req...); got != want {
+			t.Errorf("%v: MiniKV %q, redis-server %q", req, got, want)
+		}
+	}
+	in := multibulk("MULTI") + multibulk("SHUTDOWN") + multibulk("EXEC")
+	r.Send(in)
+	m.Send(in)
+	for range 3 {
+		if want, got := r.Reply(), m.Reply(); got != want {
+			t.Errorf("SHUTDOWN in MULTI: MiniKV %q, redis-server %q", got, want)
+		}
+	}
+}

@@ -490,6 +490,11 @@ func replicationCommands() []respCommand {
 		{name: "wait", arity: 3, flags: []string{"noscript"}, group: "generic", since: "3.0.0", complexity: "O(1)",
 			summary: "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
 			args:    []docArg{integ("numreplicas"), integ("timeout")}, run: cmdWait},
+		{name: "shutdown", arity: -1, flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "allow_busy"}, group: "server", since: "1.0.0",
+			complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+			summary:    "Synchronously save the dataset to disk and then shut down the server",
+			args:       []docArg{opt(oneOf("save-selector", false, token("NOSAVE"), token("SAVE"))), opt(token("NOW")), opt(token("FORCE")), opt(token("ABORT"))},
+			run:        cmdShutdown},
 		{name: "role", arity: 1, flags: []string{"noscript", "loading", "stale", "fast"}, group: "server", since: "2.8.12",
 			complexity: "O(1)", summary: "Return the role of the instance in the context of replication", run: cmdRole},
 	}

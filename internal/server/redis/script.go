@@ -672,6 +672,7 @@ func setScriptFlags(c *respCommand) {
 	c.script = isScriptCommand(c)
 	c.noScript = slices.Contains(c.flags, "noscript")
 	c.stale = slices.Contains(c.flags, "stale")
+	c.noMulti = slices.Contains(c.flags, "no_multi")
 	// Redis's MAY_REPLICATE flag, which COMMAND INFO does not print:
 	// the commands a client pause holds back besides the writes.
 	c.mayReplicate = !c.write && c.pauseCovers()

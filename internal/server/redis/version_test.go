@@ -32,8 +32,8 @@ var versionGaps = map[string][]string{
 		"acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami"},
 	"client-side caching (issue 40)": {"client|caching", "client|getredir", "client|tracking", "client|trackinginfo"},
 	"sharded pub/sub (issue 40)":     {"spublish", "ssubscribe", "sunsubscribe"},
-	"MEMORY, SHUTDOWN, LOLWUT (issue 40)": {"memory", "memory|doctor", "memory|help", "memory|malloc-stats",
-		"memory|purge", "memory|stats", "memory|usage", "shutdown", "lolwut"},
+	"MEMORY, LOLWUT (issue 40)": {"memory", "memory|doctor", "memory|help", "memory|malloc-stats",
+		"memory|purge", "memory|stats", "memory|usage", "lolwut"},
 	"cluster topology is MiniKV's configuration, not CLUSTER commands (docs/scale-out.md)": {
 		"cluster|addslots", "cluster|addslotsrange", "cluster|bumpepoch", "cluster|count-failure-reports",
 		"cluster|delslots", "cluster|delslotsrange", "cluster|failover", "cluster|flushslots", "cluster|forget",
