@@ -40,7 +40,13 @@ func startChild(t *testing.T, args ...string) *childServer {
 	}
 	cs := &childServer{cmd: cmd, port: port, exited: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(cs.exited) }()
-	t.Cleanup(cs.kill)
+	t.Cleanup(func() {
+		cs.kill()
+		if t.Failed() { // the server's side of a failure
+			b, _ := os.ReadFile(out.Name())
+			t.Logf("server on port %d (%s):\n%s", port, joinArgs(args), b)
+		}
+	})
 	waitUp(t, port)
 	return cs
 }

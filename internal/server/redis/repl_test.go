@@ -2,13 +2,17 @@ package redis
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
@@ -350,5 +354,43 @@ func TestShutdownRefusals(t *testing.T) {
 		if want, got := r.Reply(), m.Reply(); got != want {
 			t.Errorf("SHUTDOWN in MULTI: MiniKV %q, redis-server %q", got, want)
 		}
+	}
+}
+
+// TestCopyUntilMark: a diskless snapshot's end mark is found wherever the
+// reads split it, nothing after it is consumed (the stream's first
+// commands may come in the same read), and a mark-like prefix inside the
+// snapshot is copied.
+func TestCopyUntilMark(t *testing.T) {
+	mark := []byte(strings.Repeat("m", 39) + "!")
+	rdbBytes := "REDIS0010" + strings.Repeat("m", 39) + "x" + strings.Repeat("data", 3000)
+	after := "*1\r\n$4\r\nPING\r\n"
+	for _, piece := range []int{1, 7, 40, 4096, 1 << 20} {
+		a, b := net.Pipe()
+		go func() {
+			all := rdbBytes + string(mark) + after
+			for len(all) > 0 {
+				n := min(piece, len(all))
+				if _, err := a.Write([]byte(all[:n])); err != nil {
+					return
+				}
+				all = all[n:]
+			}
+			a.Close()
+		}()
+		br := bufio.NewReaderSize(b, 64<<10)
+		var got bytes.Buffer
+		var lastIO atomic.Int64
+		if err := copyUntilMark(&got, br, mark, b, 10*time.Second, &lastIO); err != nil {
+			t.Fatalf("pieces of %d: %v", piece, err)
+		}
+		if got.String() != rdbBytes {
+			t.Errorf("pieces of %d: copied %d bytes, want the %d before the mark", piece, got.Len(), len(rdbBytes))
+		}
+		rest, _ := io.ReadAll(br)
+		if string(rest) != after {
+			t.Errorf("pieces of %d: %q left for the stream, want %q", piece, rest, after)
+		}
+		b.Close()
 	}
 }

@@ -403,7 +403,7 @@ func (l *masterLink) loadSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Du
 	rd := &deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}
 	switch {
 	case strings.HasPrefix(head, "$EOF:") && len(head) == 5+40:
-		if err := copyUntilMark(f, rd, []byte(head[5:])); err != nil {
+		if err := copyUntilMark(f, br, []byte(head[5:]), nc, timeout, &l.lastIO); err != nil {
 			return err
 		}
 	case strings.HasPrefix(head, "$"):
@@ -447,28 +447,36 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// copyUntilMark copies r to w up to the 40-byte mark that ends a
-// diskless snapshot, which is not copied.
-func copyUntilMark(w io.Writer, r io.Reader, mark []byte) error {
-	buf := make([]byte, 0, 256<<10)
-	chunk := make([]byte, 64<<10)
+// copyUntilMark copies the link's bytes to w up to the 40-byte mark that
+// ends a diskless snapshot, which is not copied; it consumes nothing
+// after the mark (the stream's first commands may come in the same
+// read), working on br's buffer directly.
+func copyUntilMark(w io.Writer, br *bufio.Reader, mark []byte, nc net.Conn, timeout time.Duration, lastIO *atomic.Int64) error {
+	var data, carry []byte // carry: the last bytes seen, which may begin the mark
 	for {
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if len(buf) >= len(mark) && bytes.Equal(buf[len(buf)-len(mark):], mark) {
-			_, werr := w.Write(buf[:len(buf)-len(mark)])
-			return werr
-		}
-		if keep := len(mark); len(buf) > cap(buf)/2 && len(buf) > keep {
-			if _, werr := w.Write(buf[:len(buf)-keep]); werr != nil {
-				return werr
-			}
-			buf = append(buf[:0], buf[len(buf)-keep:]...)
-		}
-		if err != nil {
+		_ = nc.SetReadDeadline(time.Now().Add(timeout))
+		if _, err := br.Peek(1); err != nil {
 			if errors.Is(err, io.EOF) {
 				return io.ErrUnexpectedEOF
 			}
+			return err
+		}
+		lastIO.Store(time.Now().Unix())
+		chunk, _ := br.Peek(br.Buffered())
+		data = append(append(data[:0], carry...), chunk...)
+		if i := bytes.Index(data, mark); i >= 0 {
+			if _, err := w.Write(data[:i]); err != nil {
+				return err
+			}
+			_, err := br.Discard(i + len(mark) - len(carry))
+			return err
+		}
+		keep := min(len(mark)-1, len(data))
+		if _, err := w.Write(data[:len(data)-keep]); err != nil {
+			return err
+		}
+		carry = append(carry[:0], data[len(data)-keep:]...)
+		if _, err := br.Discard(len(chunk)); err != nil {
 			return err
 		}
 	}
