@@ -351,6 +351,11 @@ func (s *Server) PauseInfo() (on bool, end time.Time, all bool) {
 func (c *Conn) Unpaused(write bool) bool {
 	s := c.srv
 	for {
+		if c.Killed() {
+			// Checked first: a kill that woke the wait below may come
+			// just before the pause ends, and the command must not run.
+			return false
+		}
 		ps := s.live.pause.Load()
 		if ps == nil || !ps.all && !write {
 			return true
