@@ -221,16 +221,18 @@ func (s *Server) attach(c *Conn) bool {
 }
 
 // pickLoop chooses the loop of a new connection with id: by id, passing
-// over loops lent to long work, whose new connections would wait for it
-// to end; nil when every loop is lent.
+// over loops lent to long work (a stand-in serves them: a script past
+// busy-reply-threshold), whose new connections would wait for it to end;
+// nil when every loop is. A loop lent to short work (most scripts run for
+// microseconds) is taken: its new connection waits that long.
 func (s *Server) pickLoop(id uint64) *eventLoop {
 	n := uint64(len(s.loops))
 	for i := range n {
 		l := s.loops[(id+i)%n]
 		l.mu.Lock()
-		lent := l.lentTo != nil
+		long := l.lentTo != nil && l.standIn != nil
 		l.mu.Unlock()
-		if !lent {
+		if !long {
 			return l
 		}
 	}
