@@ -81,6 +81,17 @@ func waitUp(t *testing.T, port int) {
 	}
 }
 
+// pollFor polls cond every 20 ms until it holds, failing after limit: a
+// bound only a broken server reaches, not a timing assertion.
+func pollFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", limit, what)
+		}
+	}
+}
+
 // startSentinel starts redis-server --sentinel monitoring the primary at
 // port, on a free port of its own.
 func startSentinel(t *testing.T, primary int) int {
@@ -120,22 +131,14 @@ func TestSentinelFailoverGoRedis(t *testing.T) {
 	ctx := context.Background()
 	pc := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(primary.port))})
 	defer pc.Close()
-	poll := func(what string, limit time.Duration, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(limit); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waited %v for %s", limit, what)
-			}
-		}
-	}
-	poll("both replicas", 30*time.Second, func() bool { n, _ := pc.Do(ctx, "WAIT", 2, 100).Int(); return n == 2 })
+	pollFor(t, "both replicas", 30*time.Second, func() bool { n, _ := pc.Do(ctx, "WAIT", 2, 100).Int(); return n == 2 })
 	var sentinels []string
 	for range 3 {
 		sentinels = append(sentinels, net.JoinHostPort("127.0.0.1", strconv.Itoa(startSentinel(t, primary.port))))
 	}
 	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinels[0]})
 	defer sc.Close()
-	poll("the sentinels to see the replicas and each other", 30*time.Second, func() bool {
+	pollFor(t, "the sentinels to see the replicas and each other", 30*time.Second, func() bool {
 		reps, err1 := sc.Replicas(ctx, "mymaster").Result()
 		sens, err2 := sc.Sentinels(ctx, "mymaster").Result()
 		return err1 == nil && err2 == nil && len(reps) == 2 && len(sens) == 2
@@ -163,7 +166,7 @@ func TestSentinelFailoverGoRedis(t *testing.T) {
 	}
 	primary.kill()
 
-	poll("a new primary", 60*time.Second, func() bool {
+	pollFor(t, "a new primary", 60*time.Second, func() bool {
 		addr, err := sc.GetMasterAddrByName(ctx, "mymaster").Result()
 		return err == nil && addr[1] != strconv.Itoa(primary.port)
 	})
@@ -171,7 +174,7 @@ func TestSentinelFailoverGoRedis(t *testing.T) {
 	if addr[1] != strconv.Itoa(r1.port) && addr[1] != strconv.Itoa(r2.port) {
 		t.Fatalf("sentinels name %v, not one of the replicas", addr)
 	}
-	poll("the failover client to write through the new primary", 60*time.Second, func() bool {
+	pollFor(t, "the failover client to write through the new primary", 60*time.Second, func() bool {
 		return fc.Set(ctx, "after", "1", 0).Err() == nil
 	})
 	for k, v := range confirmed {
@@ -207,14 +210,6 @@ func TestDurableReplicaResumes(t *testing.T) {
 		}
 		return ""
 	}
-	poll := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waited 30 s for %s", what)
-			}
-		}
-	}
 	write := func(from, to int) {
 		for i := from; i < to; i++ {
 			if err := pc.Set(ctx, fmt.Sprint("d", i), fmt.Sprint("v", i), 0).Err(); err != nil {
@@ -232,7 +227,7 @@ func TestDurableReplicaResumes(t *testing.T) {
 	replica = startChild(t, replicaArgs...)
 	rc := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(replica.port))})
 	defer rc.Close()
-	poll("the replica to catch up", func() bool {
+	pollFor(t, "the replica to catch up", 30*time.Second, func() bool {
 		return info(rc, "master_link_status") == "up" && info(rc, "slave_repl_offset") == info(pc, "master_repl_offset")
 	})
 	if full, partial := info(pc, "sync_full"), info(pc, "sync_partial_ok"); full != "1" || partial != "1" {

@@ -190,14 +190,7 @@ func (p *Protocol) closeReplication() {
 	default:
 		close(p.quit)
 	}
-	pr := &p.repl
-	pr.mu.Lock()
-	src := pr.src
-	pr.mu.Unlock()
-	if src != nil {
-		p.st.SetFeed(nil)
-		src.Close()
-	}
+	p.detachSource()
 }
 
 // cmdReplconf is REPLCONF option value ...: what a replica says of itself
