@@ -392,14 +392,17 @@ func TestDiskFullRealFilesystem(t *testing.T) {
 }
 
 func diskFullCycle(t *testing.T, flags string) {
-	fs := servertest.MountTmpfs(t, "100m")
+	fs := servertest.MountTmpfs(t, "124m")
 	// Two ballast files: deleting the first frees space for the recovery
 	// without a restart, the second for the one after a restart. They
 	// are large: with the engine's 4 MB memtables, a 5 MB preallocated
 	// log each, and L0 compactions that write 16 MB and more before they
 	// delete their inputs, the engine needs room to get going again.
+	// The second frees more than the data directory then holds (about
+	// 50 MB): with 40 MB, a compaction after the last recovery could
+	// fill the disk again during the final acknowledged writes.
 	ballastA, ballastB := filepath.Join(fs, "ballast-a"), filepath.Join(fs, "ballast-b")
-	for b, size := range map[string]int{ballastA: 24 << 20, ballastB: 40 << 20} {
+	for b, size := range map[string]int{ballastA: 24 << 20, ballastB: 64 << 20} {
 		if err := os.WriteFile(b, make([]byte, size), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -663,6 +666,7 @@ func writeAcked(t *testing.T, cs *crashServer, m *fullModel, prefix string, seed
 			err = mc.Set(&memcache.Item{Key: k, Value: []byte(v)})
 		}
 		if err != nil {
+			time.Sleep(time.Second) // the log line of a failure may follow the close
 			t.Fatalf("write %s (%d of %d) after the recovery: %v; log:\n%s", k, i, n, err, cs.out)
 		}
 		m.ack(k)
