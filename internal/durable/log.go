@@ -98,11 +98,13 @@ type Log struct {
 	err       error           // the first commit error; every Sync after reports it
 	leading   bool            // a Sync is taking the pending batch
 	holds     int             // Hold sections open: their changes go to the engine in one batch
+	calls     int             // HoldCalls sections open: the Holds nested in them do not wait on takeWait
 	takeWait  bool            // a leader waits for the holds to end; new Holds wait until it has taken the batch
 	holdCond  sync.Cond       // signalled when holds reach 0 and when a leader has taken the batch (L: mu)
 	waiters   []*syncWaiter   // Syncs waiting for a commit or for the lead (wakeLocked)
 
 	synced     atomic.Uint64 // changes durable so far (a prefix of queued)
+	exclCap    atomic.Uint64 // 1 + the changes queued when the open Exclusive section began (HoldExclusive); 0: none
 	overlapped atomic.Int64  // batches taken while another was in the engine
 
 	// A disk failure (docs/durability.md, "When the disk fails"): err is
@@ -424,21 +426,82 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 // calls Release when its last change is queued.
 func (l *Log) Hold() {
 	l.mu.Lock()
-	for l.takeWait {
+	l.holdLocked()
+	l.mu.Unlock()
+}
+
+// holdLocked opens a Hold section. A section nested in a HoldCalls one
+// does not wait for a leader to take the batch: the leader waits for the
+// outer section, which cannot end before the nested one. l.mu is held.
+func (l *Log) holdLocked() {
+	for l.takeWait && l.calls == 0 {
 		l.holdCond.Wait()
 	}
 	l.holds++
+}
+
+// HoldExclusive is Hold for a section that holds every shard of the store
+// (store.Exclusive: a script, an EXEC). Nothing but the section queues a
+// change until EndExclusive, so the replies sent meanwhile (another
+// client's -BUSY while a script runs long) need only the changes queued
+// before it: the section's start hands those to the engine, in a batch
+// of their own, and caps every Sync's target at them (sync). A section
+// nested in another (a Store.Hold of a replica applying an EXEC) has
+// none of this: the outer section's changes before it cannot be split
+// from its own.
+func (l *Log) HoldExclusive() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holdLocked()
+	if l.holds > 1 || l.err != nil {
+		return
+	}
+	n := l.queued.Load()
+	l.exclCap.Store(n + 1)
+	if n > l.taken {
+		// A leader may be about to take the batch, or waiting in line
+		// (mayLeadLocked): it finds its changes taken (syncTo).
+		b, c := l.takeLocked()
+		go func() { _ = l.finish(c, b, n) }()
+		l.holdCond.Broadcast()
+	}
+}
+
+// EndExclusive ends what HoldExclusive began beyond Hold: Syncs wait for
+// every queued change again. Release ends the section.
+func (l *Log) EndExclusive() { l.exclCap.Store(0) }
+
+// HoldCalls begins a section of several calls on one goroutine (a
+// replica applying its primary's command and recording its offset, with
+// store.Store.Hold) whose changes reach the engine in one batch, as
+// Hold's. Holds nested in it do not wait for a leader (holdLocked).
+func (l *Log) HoldCalls() {
+	l.mu.Lock()
+	l.holdLocked()
+	l.calls++
+	l.mu.Unlock()
+}
+
+// ReleaseCalls ends a HoldCalls section.
+func (l *Log) ReleaseCalls() {
+	l.mu.Lock()
+	l.calls--
+	l.releaseLocked()
 	l.mu.Unlock()
 }
 
 // Release ends a Hold section.
 func (l *Log) Release() {
 	l.mu.Lock()
+	l.releaseLocked()
+	l.mu.Unlock()
+}
+
+func (l *Log) releaseLocked() {
 	l.holds--
 	if l.holds == 0 {
 		l.holdCond.Broadcast()
 	}
-	l.mu.Unlock()
 }
 
 // Read returns key's record as the last Write left it, or nil.
@@ -536,59 +599,96 @@ func (l *Log) Epoch() uint64 { return l.epoch.Load() }
 // before they ran: while the disk is failed its SyncSince returns nil.
 func (l *Log) SyncSince(mark uint64) error { return l.sync(mark, true) }
 
+// SyncAllSince is SyncSince for a caller that never holds an Exclusive
+// section (an outbox's writer, store.Store.SyncAllSince): it waits for
+// the open section's changes too, which what it writes may reveal.
+func (l *Log) SyncAllSince(mark uint64) error { return l.syncTo(mark, l.queued.Load(), true) }
+
 func (l *Log) sync(mark uint64, yield bool) error {
 	// Every reply in durable mode passes here: with nothing queued it
-	// costs three atomic loads, no lock.
+	// costs four atomic loads, no lock.
 	target := l.queued.Load()
+	if c := l.exclCap.Load(); c != 0 && c-1 < target {
+		// An Exclusive section is open (HoldExclusive): whatever was
+		// queued after its start is the section's, and this reply's
+		// batch cannot have made or read it.
+		target = c - 1
+	}
+	return l.syncTo(mark, target, yield)
+}
+
+// syncTo returns once the changes queued up to target are durable, or
+// with the error that keeps them from it (sync).
+func (l *Log) syncTo(mark, target uint64, yield bool) error {
 	if l.epoch.Load() != mark {
 		return l.cutAcross()
 	}
 	if l.synced.Load() >= target && !l.failed.Load() {
 		return nil
 	}
-	l.mu.Lock()
 	for {
-		if l.err != nil {
-			err := l.err
-			if err != ErrClosed && l.epoch.Load() == mark && mark%2 == 0 {
-				err = nil // began after the failure was dealt with (above)
-			}
-			l.mu.Unlock()
-			return err
-		}
-		if l.synced.Load() >= target {
-			l.mu.Unlock()
-			return nil
-		}
-		if l.mayLeadLocked() && l.taken < target {
-			break // our changes are still pending: lead
-		}
-		w := syncWaiterPool.Get().(*syncWaiter)
-		w.target = target
-		l.waiters = append(l.waiters, w)
-		l.mu.Unlock()
-		<-w.ch
-		syncWaiterPool.Put(w)
 		l.mu.Lock()
-	}
-	l.leading = true
-	l.mu.Unlock()
+		for {
+			if l.err != nil {
+				err := l.err
+				if err != ErrClosed && l.epoch.Load() == mark && mark%2 == 0 {
+					err = nil // began after the failure was dealt with (above)
+				}
+				l.mu.Unlock()
+				return err
+			}
+			if l.synced.Load() >= target {
+				l.mu.Unlock()
+				return nil
+			}
+			if l.mayLeadLocked() && l.taken < target {
+				break // our changes are still pending: lead
+			}
+			w := syncWaiterPool.Get().(*syncWaiter)
+			w.target = target
+			l.waiters = append(l.waiters, w)
+			l.mu.Unlock()
+			<-w.ch
+			syncWaiterPool.Put(w)
+			l.mu.Lock()
+		}
+		l.leading = true
+		l.mu.Unlock()
 
-	if yield {
-		runtime.Gosched()
-	}
+		if yield {
+			runtime.Gosched()
+		}
 
-	l.mu.Lock()
-	for l.holds > 0 {
-		// A multi-key change is half queued: wait for its end, so the
-		// engine gets all of it or none in this batch (Hold).
-		l.takeWait = true
-		l.holdCond.Wait()
+		l.mu.Lock()
+		for l.holds > 0 && l.taken < target {
+			// A multi-key change is half queued: wait for its end, so the
+			// engine gets all of it or none in this batch (Hold).
+			l.takeWait = true
+			l.holdCond.Wait()
+		}
+		if l.takeWait {
+			l.takeWait = false
+			l.holdCond.Broadcast() // the Holds that waited may begin
+		}
+		l.leading = false
+		if l.taken >= target {
+			// An Exclusive section's start took our changes meanwhile
+			// (HoldExclusive): wait for their commit as a follower.
+			l.wakeLocked()
+			l.mu.Unlock()
+			continue
+		}
+		b, c := l.takeLocked()
+		n := l.taken
+		l.wakeLocked() // the next leader may take what is queued from now on
+		l.mu.Unlock()
+		return l.finish(c, b, n)
 	}
-	if l.takeWait {
-		l.takeWait = false
-		l.holdCond.Broadcast() // the Holds that waited may begin
-	}
+}
+
+// takeLocked hands the pending batch to the engine and returns it with
+// its commit, for finish. l.mu is held.
+func (l *Log) takeLocked() (*lsm.Batch, lsm.Commit) {
 	b, n := l.pending, l.queued.Load()
 	// Queued under l.mu, so batches reach the engine in the order taken.
 	c := l.db.Enqueue(b)
@@ -599,10 +699,13 @@ func (l *Log) sync(mark uint64, yield bool) error {
 	l.pending = l.spareBatch()
 	l.pendRecs = l.spareSet()
 	l.taken = n
-	l.leading = false
-	l.wakeLocked() // the next leader may take what is queued from now on
-	l.mu.Unlock()
+	return b, c
+}
 
+// finish waits for the commit c of batch b, taken with the changes
+// queued up to n, and settles it: the records of the batches it carried
+// are dropped, synced moves to n, and the waiters it satisfies wake.
+func (l *Log) finish(c lsm.Commit, b *lsm.Batch, n uint64) error {
 	err := c.Wait()
 
 	b.Reset()

@@ -55,6 +55,9 @@ type Conn struct {
 	writeArmedAt int64                     // Unix ns when the write deadline was last set
 	flushAt      int64                     // the clock commandsDone read, for the flush right after it; 0: none
 	diskMark     uint64                    // durable mode: the store's DiskMark when the batch being served began (Write)
+	holdWrites   bool                      // Write keeps what it gets in heldOut (HoldWrites)
+	heldOut      []byte                    // writes kept while the store is held exclusively
+	heldErr      error                     // ReleaseWrites' failure: every later Write returns it
 	keys         [store.MaxPrefetch][]byte // the keys of a batch being prefetched
 }
 
@@ -119,11 +122,46 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// HoldWrites keeps what the connection writes in memory until
+// ReleaseWrites: the serving goroutine calls it while it holds the store
+// exclusively (a script, an EXEC), whose changes are durable only once
+// the hold ends (store.Disk.HoldExclusive). A reply written before then,
+// because it overflowed the protocol's buffer, would wait for the
+// section's end from inside it; or, since replies sent meanwhile wait
+// only for the changes queued before the section, leave before the
+// changes it acknowledges are durable.
+func (c *Conn) HoldWrites() { c.holdWrites = c.out == nil } // an outbox's writer waits for the section (SyncAllSince)
+
+// ReleaseWrites ends HoldWrites and writes what it kept, as Write does.
+// If that fails, every later Write fails the same way (the protocol's
+// buffered writer then closes the connection).
+func (c *Conn) ReleaseWrites() {
+	c.holdWrites = false
+	p := c.heldOut
+	if len(p) == 0 {
+		return
+	}
+	c.heldOut = p[:0]
+	if cap(p) > 1<<20 {
+		c.heldOut = nil // a large EXEC reply is not kept
+	}
+	if _, err := c.Write(p); err != nil {
+		c.heldErr = err
+	}
+}
+
 // Write counts bytes for stats.
 // Every write has a deadline at least half of WriteTimeout away (see
 // armRead), so a client that stops reading is cut off instead of pinning
 // its goroutine and buffers.
 func (c *Conn) Write(p []byte) (int, error) {
+	if c.holdWrites {
+		c.heldOut = append(c.heldOut, p...)
+		return len(p), nil
+	}
+	if c.heldErr != nil {
+		return 0, c.heldErr
+	}
 	if c.out != nil {
 		return c.out.write(p) // queued behind the messages already there (outbox.go)
 	}

@@ -94,6 +94,16 @@ func (c *Conn) StartOutbox() *Outbox {
 	o := &Outbox{c: c, limit: c.srv.cfg.PubsubOutputLimit, done: make(chan struct{})}
 	o.cond.L = &o.mu
 	c.out = o
+	if c.holdWrites {
+		// Started inside a section that holds the store (SUBSCRIBE in
+		// EXEC): what it kept goes first, and the writer's Syncs wait
+		// for the section's changes.
+		c.holdWrites = false
+		if p := c.heldOut; len(p) > 0 {
+			c.heldOut = nil
+			_, _ = o.write(p)
+		}
+	}
 	go o.run()
 	return o
 }
@@ -275,7 +285,9 @@ func (c *Conn) writeAsync(p []byte, mark uint64, armedAt *time.Time) error {
 		}
 	}
 	if mark != noDiskMark {
-		if err := st.SyncSince(mark); err != nil {
+		// The writer never holds the store: it waits for a script's
+		// changes too (a notification of one would reveal it).
+		if err := st.SyncAllSince(mark); err != nil {
 			c.srv.log.Warn("disk failed while the batch ran; connection closed without its replies", "conn_id", c.id, "err", err)
 			return err
 		}

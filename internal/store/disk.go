@@ -91,6 +91,9 @@ type Disk interface {
 	// the batch, failing if a disk failure cut across it.
 	Epoch() uint64
 	SyncSince(mark uint64) error
+	// SyncAllSince is SyncSince waiting for an open Exclusive section's
+	// changes too (HoldExclusive), for a caller that never holds one.
+	SyncAllSince(mark uint64) error
 	// Lost is signalled when the Disk fails or loses a change; TakeLost
 	// then returns the keys whose changes were lost, for the Store to
 	// forget from memory, and Forgotten reports they are.
@@ -103,6 +106,19 @@ type Disk interface {
 	// the step's shards locked.
 	Hold()
 	Release()
+	// HoldExclusive is Hold for an Exclusive section, which holds every
+	// shard: until EndExclusive (called before the shards are unlocked)
+	// no change is queued but the section's, so a Sync meanwhile waits
+	// only for the changes queued before the section began, never for
+	// its end (a reply to another client while a script runs: -BUSY).
+	// Release ends the hold as for Hold.
+	HoldExclusive()
+	EndExclusive()
+	// HoldCalls and ReleaseCalls bracket a section of several calls on
+	// one goroutine (Store.Hold); the Holds of the Tx and Exclusive
+	// sections made inside it nest in it.
+	HoldCalls()
+	ReleaseCalls()
 	// Recover makes a failed Disk take changes again, starting over from
 	// what it holds durably, with state as its state record (WriteState);
 	// nil when it does (or never failed).

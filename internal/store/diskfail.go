@@ -76,6 +76,20 @@ func (s *Store) SyncSince(mark uint64) error {
 	return nil
 }
 
+// SyncAllSince is SyncSince for a goroutine that never holds the store
+// (an outbox's writer): it waits for every change queued so far, an open
+// Exclusive section's too (Disk.HoldExclusive), since what it writes may
+// reveal them (a keyspace notification of a script's write).
+func (s *Store) SyncAllSince(mark uint64) error {
+	if s.disk == nil {
+		return nil
+	}
+	if err := s.disk.SyncAllSince(mark); err != nil {
+		return fmt.Errorf("%w: %w", ErrDisk, err)
+	}
+	return nil
+}
+
 // diskWatch forgets lost changes at once and retries a failed disk every
 // retry until Close.
 func (s *Store) diskWatch(log *slog.Logger, retry time.Duration) {

@@ -25,6 +25,7 @@ type Tx struct {
 	shards []*shard
 	opened []*coll
 	nested bool // run inside Exclusive, whose Tx holds the shards
+	excl   bool // Exclusive's own Tx: its hold on the Disk is HoldExclusive's
 	held   Feed // the Feed holdDisk held, released by end
 
 	// cleared are the keys Clear removed a value from: a collection
@@ -73,7 +74,7 @@ func (s *Store) Tx(keys [][]byte, fn func(tx *Tx) error) error {
 		sh.walking = true
 		sh.txDepth++
 	}
-	tx.held = s.holdDisk()
+	tx.held = s.holdDisk(false)
 	defer tx.end()
 	return fn(tx)
 }
@@ -93,8 +94,9 @@ func (s *Store) unheld(fn func() error) error {
 	if s.excl == nil || s.excl.nested || s.disk == nil {
 		return fn()
 	}
+	s.disk.EndExclusive()
 	s.disk.Release()
-	defer s.disk.Hold()
+	defer s.disk.HoldExclusive()
 	return fn()
 }
 
@@ -104,10 +106,13 @@ func (s *Store) unheld(fn func() error) error {
 // on disk (a replica applying its primary's command and recording its
 // offset with SetAux). Nothing in the section may wait for a Sync.
 func (s *Store) Hold() (release func()) {
-	f := s.holdDisk()
+	if s.disk != nil {
+		s.disk.HoldCalls()
+	}
+	f := s.holdFeed()
 	return func() {
 		if s.disk != nil {
-			s.disk.Release()
+			s.disk.ReleaseCalls()
 		}
 		if f != nil {
 			f.Release()
@@ -116,13 +121,24 @@ func (s *Store) Hold() (release func()) {
 }
 
 // holdDisk begins a Tx's section on the Disk, which commits its changes
-// in one batch (Disk.Hold), and on the Feed, which it returns; the Tx's
-// end releases both once every change is queued (the Feed it held, even
-// if another was attached meanwhile).
-func (s *Store) holdDisk() Feed {
-	if s.disk != nil {
+// in one batch (Disk.Hold, or HoldExclusive for Exclusive's Tx: every
+// shard is locked), and on the Feed, which it returns; the Tx's end
+// releases both once every change is queued (the Feed it held, even if
+// another was attached meanwhile).
+func (s *Store) holdDisk(exclusive bool) Feed {
+	switch {
+	case s.disk == nil:
+	case exclusive:
+		s.disk.HoldExclusive()
+	default:
 		s.disk.Hold()
 	}
+	return s.holdFeed()
+}
+
+// holdFeed begins a section on the Feed, if one is attached, and returns
+// it.
+func (s *Store) holdFeed() Feed {
 	f := s.feeder()
 	if f != nil {
 		f.Hold()
@@ -161,6 +177,11 @@ func (tx *Tx) end() {
 	// Exclusive's Tx is reused by the next Exclusive call as soon as the
 	// last shard is unlocked: nothing of it is read after the loop.
 	held := tx.held
+	if tx.excl && s.disk != nil {
+		// Before any shard is unlocked: from then on other changes queue
+		// behind the section's, and replies must wait for them again.
+		s.disk.EndExclusive()
+	}
 	for i := len(tx.shards) - 1; i >= 0; i-- {
 		sh := tx.shards[i]
 		sh.walking = false
@@ -395,11 +416,11 @@ func (s *Store) Exclusive(fn func(v *Store) error) error {
 	// in its profile (docs/benchmarks.md, issue 38).
 	tx := &s.exclTx
 	clear(tx.cleared)
-	*tx = Tx{s: s, clk: clk, shards: tx.shards[:0], opened: tx.opened[:0], cleared: tx.cleared[:0]}
+	*tx = Tx{s: s, clk: clk, excl: true, shards: tx.shards[:0], opened: tx.opened[:0], cleared: tx.cleared[:0]}
 	for i := range s.shards {
 		tx.shards = append(tx.shards, &s.shards[i])
 	}
-	tx.held = s.holdDisk() // an EXEC is one batch on disk (and for replicas) too
+	tx.held = s.holdDisk(true) // an EXEC is one batch on disk (and for replicas) too
 	defer tx.end()
 	v := &s.exclView
 	*v = Store{core: s.core, excl: tx, maxItem: s.maxItem, frozen: clk.ms}

@@ -187,6 +187,8 @@ func cmdExec(rc *conn, _ [][]byte) {
 		return
 	}
 	base := rc.st
+	rc.HoldWrites() // the replies leave once the changes are durable (server.Conn.HoldWrites)
+	defer rc.ReleaseWrites()
 	_ = base.Exclusive(func(v *store.Store) error {
 		for _, w := range watched {
 			it, ok := v.Peek(w.key)

@@ -275,7 +275,9 @@ func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args
 	if nested {
 		_ = run(rc.st)
 	} else {
+		rc.HoldWrites() // until the changes are durable (server.Conn.HoldWrites)
 		_ = rc.st.Exclusive(run)
+		rc.ReleaseWrites()
 	}
 	out := h.out
 	rc.w.Raw(out)
@@ -315,12 +317,11 @@ const scriptBatch = 16
 // batchScripts reports whether the script command just read, cmd, and the
 // scripts pipelined behind it may run under one hold of the store: the
 // connection is in the plain state (no MULTI, subscription, MONITOR,
-// CLIENT REPLY, pause), the store has no disk (a reply that fills the
-// writer is written, in durable mode, after the disk commits, which the
-// hold would keep waiting), and the next request names a script command.
+// CLIENT REPLY, pause) and the next request names a script command. In
+// durable mode the replies wait for the batch's end (server.Conn.HoldWrites).
 func (rc *conn) batchScripts(cmd *respCommand) bool {
 	return cmd != nil && cmd.script && rc.reply == replyOn && rc.Authed() && !rc.multi.active && rc.sub == nil &&
-		!rc.monitor && rc.st == rc.p.st && !rc.st.Durable() && !rc.p.srv.Paused() && rc.nextNamesScript()
+		!rc.monitor && rc.st == rc.p.st && !rc.p.srv.Paused() && rc.nextNamesScript()
 }
 
 // nextIsScript reports whether the read buffer starts with a complete
@@ -374,6 +375,7 @@ func (rc *conn) dispatchScripts(argv [][]byte) (perr error) {
 		defer rc.returnScriptLoop()
 	}
 	base := rc.st
+	rc.HoldWrites() // until the changes are durable (server.Conn.HoldWrites)
 	_ = base.Exclusive(func(v *store.Store) error {
 		rc.st = v
 		defer func() { rc.st = base }()
@@ -390,6 +392,7 @@ func (rc *conn) dispatchScripts(argv [][]byte) (perr error) {
 		}
 		return nil
 	})
+	rc.ReleaseWrites()
 	rc.wakeScriptWrites()
 	return perr
 }
