@@ -30,6 +30,7 @@ type clientState struct {
 	multi atomic.Int32           // commands queued in MULTI
 	sub   atomic.Int32           // channels subscribed
 	psub  atomic.Int32           // patterns subscribed
+	ssub  atomic.Int32           // shard channels subscribed
 	resp3 atomic.Bool
 }
 
@@ -75,15 +76,16 @@ func (rc *conn) publish() {
 		f |= clientMulti
 	}
 	rc.pub.multi.Store(int32(len(rc.multi.queue)))
-	var sub, psub int
+	var sub, psub, ssub int
 	if rc.sub != nil {
-		sub, psub = len(rc.sub.channels), len(rc.sub.patterns)
+		sub, psub, ssub = len(rc.sub.channels), len(rc.sub.patterns), len(rc.sub.shards)
 	}
-	if sub+psub > 0 {
+	if sub+psub+ssub > 0 {
 		f |= clientPubsub
 	}
 	rc.pub.sub.Store(int32(sub))
 	rc.pub.psub.Store(int32(psub))
+	rc.pub.ssub.Store(int32(ssub))
 	if rc.noEvict {
 		f |= clientNoEvict
 	}
@@ -187,7 +189,7 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	}
 	num := func(k string, n int64) { field(k, strconv.FormatInt(n, 10)) }
 	idle := int64(now.Sub(c.LastCommand()) / time.Second)
-	flags, name, multi, sub, psub, resp3 := "m", "", int64(-1), int64(0), int64(0), int64(0)
+	flags, name, multi, sub, psub, ssub, resp3 := "m", "", int64(-1), int64(0), int64(0), int64(0), int64(0)
 	if rc := ci.rc; rc != nil {
 		f := rc.pub.flags.Load()
 		flags = ""
@@ -216,7 +218,7 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 		if n := rc.pub.name.Load(); n != nil {
 			name = *n
 		}
-		sub, psub = int64(rc.pub.sub.Load()), int64(rc.pub.psub.Load())
+		sub, psub, ssub = int64(rc.pub.sub.Load()), int64(rc.pub.psub.Load()), int64(rc.pub.ssub.Load())
 		resp3 = 2
 		if rc.pub.resp3.Load() {
 			resp3 = 3
@@ -250,7 +252,7 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	num("db", 0)
 	num("sub", sub)
 	num("psub", psub)
-	num("ssub", 0)
+	num("ssub", ssub)
 	num("multi", multi)
 	num("qbuf", qbuf)
 	num("qbuf-free", max(server.ReadBufSize-qbuf, 0))

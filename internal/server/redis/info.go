@@ -164,10 +164,10 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("evicted_keys", st.Evictions)
 		field("keyspace_hits", sum[server.StatGetHits])
 		field("keyspace_misses", sum[server.StatGetMisses])
-		channels, patterns := p.pubsub.counts()
+		channels, patterns, shards := p.pubsub.counts()
 		field("pubsub_channels", channels)
 		field("pubsub_patterns", patterns)
-		field("pubsubshard_channels", 0)
+		field("pubsubshard_channels", shards)
 		field("latest_fork_usec", 0)
 		t, other := rc.p.ops.stats.totals(false)
 		field("unexpected_error_replies", 0) // replication and AOF loading: none here

@@ -12,8 +12,14 @@ import (
 )
 
 // Pub/sub (Redis 7.0's pubsub.c): SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE,
-// PUNSUBSCRIBE, PUBLISH, PUBSUB, and RESET, the way out of subscribed
-// mode.
+// PUNSUBSCRIBE, PUBLISH, the sharded SSUBSCRIBE, SUNSUBSCRIBE and
+// SPUBLISH, PUBSUB, and RESET, the way out of subscribed mode.
+//
+// Shard channels are a namespace of their own: SPUBLISH reaches only
+// SSUBSCRIBE's subscribers (no pattern), and a shard channel is a key
+// for cluster routing (its slot must be this node's, several in one
+// command must share a slot), so a client of a cluster subscribes on the
+// node that serves the channel's slot, as in Redis Cluster.
 //
 // Messages come from other connections' goroutines, while the subscriber
 // is blocked reading its socket, so a subscriber's output goes through
@@ -59,6 +65,15 @@ func pubsubCommands() []respCommand {
 		{name: "punsubscribe", arity: -1, flags: f, group: "pubsub", since: "2.0.0", complexity: "O(N) where N is the number of patterns to unsubscribe.",
 			summary: "Stops listening to messages published to channels that match one or more patterns.",
 			args:    []docArg{{name: "pattern", typ: "pattern", optional: true, multiple: true}}, run: cmdPUnsubscribe},
+		{name: "ssubscribe", arity: -2, flags: f, firstKey: 1, lastKey: -1, step: 1, group: "pubsub", since: "7.0.0",
+			complexity: "O(N) where N is the number of shard channels to subscribe to.",
+			summary:    "Listen for messages published to the given shard channels", args: []docArg{{name: "shardchannel", typ: "string", multiple: true}}, run: cmdSSubscribe},
+		{name: "sunsubscribe", arity: -1, flags: f, firstKey: 1, lastKey: -1, step: 1, group: "pubsub", since: "7.0.0",
+			complexity: "O(N) where N is the number of clients already subscribed to a shard channel.",
+			summary:    "Stop listening for messages posted to the given shard channels", args: []docArg{{name: "shardchannel", typ: "string", optional: true, multiple: true}}, run: cmdSUnsubscribe},
+		{name: "spublish", arity: 3, flags: []string{"pubsub", "loading", "stale", "fast"}, firstKey: 1, lastKey: 1, step: 1, group: "pubsub", since: "7.0.0",
+			complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+			summary:    "Post a message to a shard channel", args: []docArg{str("shardchannel"), str("message")}, run: cmdSPublish},
 		{name: "publish", arity: 3, flags: []string{"pubsub", "loading", "stale", "fast"}, group: "pubsub", since: "2.0.0",
 			complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
 			summary:    "Posts a message to a channel.", args: []docArg{str("channel"), str("message")}, run: cmdPublish},
@@ -73,10 +88,10 @@ func pubsubCommands() []respCommand {
 					"Return the number of subscribers for the specified channels, excluding pattern subscriptions(default: no channels).", cmdPubsubNumSub,
 					docArg{name: "channel", typ: "string", optional: true, multiple: true}),
 				sub("pubsub|shardchannels", -2, "7.0.0", "Returns the active shard channels.", "SHARDCHANNELS [<pattern>]",
-					"Return the currently active shard level channels matching a <pattern> (default: '*').", cmdPubsubShardChannels,
+					"Return the currently active shard level channels matching a <pattern> (default: '*').", cmdPubsubChannels,
 					docArg{name: "pattern", typ: "pattern", optional: true}),
 				sub("pubsub|shardnumsub", -2, "7.0.0", "Returns the count of subscribers of shard channels.", "SHARDNUMSUB [<shardchannel> ...]",
-					"Return the number of subscribers for the specified shard level channel(s)", cmdPubsubNumSubNone,
+					"Return the number of subscribers for the specified shard level channel(s)", cmdPubsubNumSub,
 					docArg{name: "shardchannel", typ: "string", optional: true, multiple: true}),
 				sub("pubsub|help", 2, "6.2.0", "Returns helpful text about the different subcommands.", "HELP",
 					"Prints this help.", cmdPubsubHelp),
@@ -92,8 +107,9 @@ func pubsubCommands() []respCommand {
 // one thread; a shared lock keeps concurrent publishers from waiting on
 // each other.
 type hub struct {
-	mu       sync.RWMutex             // protects channels, patterns, patIndex and every subscriber's resp3
+	mu       sync.RWMutex             // protects channels, shards, patterns, patIndex and every subscriber's resp3
 	channels map[string][]*subscriber // channel -> its subscribers
+	shards   map[string][]*subscriber // shard channel -> its subscribers (SSUBSCRIBE)
 	patterns []*patternSubs           // in the order they were first subscribed
 	patIndex map[string]*patternSubs  // pattern -> its entry in patterns
 }
@@ -114,13 +130,20 @@ type subscriber struct {
 	resp3    bool     // messages as RESP3 pushes; guarded by hub.mu
 	channels []string // in subscription order
 	patterns []string
+	shards   []string // shard channels
 }
 
+// count is the number (P)SUBSCRIBE's and (P)UNSUBSCRIBE's confirmations
+// carry: channels and patterns; S(UN)SUBSCRIBE's count shard channels.
 func (s *subscriber) count() int { return len(s.channels) + len(s.patterns) }
+
+// total counts every subscription: with any, the connection is in
+// pub/sub mode.
+func (s *subscriber) total() int { return s.count() + len(s.shards) }
 
 // subscribed reports whether the connection is in pub/sub mode: it has
 // at least one subscription.
-func (rc *conn) subscribed() bool { return rc.sub != nil && rc.sub.count() > 0 }
+func (rc *conn) subscribed() bool { return rc.sub != nil && rc.sub.total() > 0 }
 
 // refusedWhileSubscribed reports whether cmd is refused because the
 // connection is subscribed under RESP2, which allows only
@@ -132,7 +155,7 @@ func (rc *conn) refusedWhileSubscribed(cmd *respCommand) bool {
 		return false
 	}
 	switch cmd.name {
-	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit", "reset":
+	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "ping", "quit", "reset":
 		return false
 	}
 	rc.reject("ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
@@ -166,7 +189,7 @@ func (rc *conn) leavePubsub() {
 		h.mu.Lock()
 		h.removeAllLocked(rc.sub)
 		h.mu.Unlock()
-		rc.sub.channels, rc.sub.patterns = nil, nil
+		rc.sub.channels, rc.sub.patterns, rc.sub.shards = nil, nil, nil
 	}
 }
 
@@ -254,18 +277,53 @@ func cmdPSubscribe(rc *conn, argv [][]byte) {
 	rc.SetIdleExempt(true)
 }
 
-func cmdUnsubscribe(rc *conn, argv [][]byte) { rc.unsubscribe(argv[1:], false) }
-
-func cmdPUnsubscribe(rc *conn, argv [][]byte) { rc.unsubscribe(argv[1:], true) }
-
-// unsubscribe is (P)UNSUBSCRIBE: the names given, or with none every
-// channel (pattern) in the order subscribed; a confirmation for each, and
-// one with a null name when there was nothing to leave.
-func (rc *conn) unsubscribe(names [][]byte, patterns bool) {
-	kind := "unsubscribe"
-	if patterns {
-		kind = "punsubscribe"
+// cmdSSubscribe is SSUBSCRIBE: like SUBSCRIBE, to shard channels, whose
+// confirmations count the shard channels. Redis refuses it inside EXEC
+// (a DENY BLOCKING client), though it lets SUBSCRIBE through.
+func cmdSSubscribe(rc *conn, argv [][]byte) {
+	if rc.inExec() {
+		rc.w.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+		return
 	}
+	s := rc.subscriber()
+	h := &rc.p.pubsub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.shards == nil {
+		h.shards = make(map[string][]*subscriber)
+	}
+	for _, ch := range argv[1:] {
+		if !slices.Contains(s.shards, string(ch)) {
+			name := string(ch)
+			s.shards = append(s.shards, name)
+			h.shards[name] = append(h.shards[name], s)
+		}
+		rc.subReply("ssubscribe", ch, false, len(s.shards))
+	}
+	rc.publish()     // CLIENT LIST's ssub= and flag P, before the reply can be read
+	_ = rc.w.Flush() // into the Outbox, before any message can follow
+	rc.SetIdleExempt(true)
+}
+
+func cmdUnsubscribe(rc *conn, argv [][]byte) { rc.unsubscribe(argv[1:], subChannel) }
+
+func cmdPUnsubscribe(rc *conn, argv [][]byte) { rc.unsubscribe(argv[1:], subPattern) }
+
+func cmdSUnsubscribe(rc *conn, argv [][]byte) { rc.unsubscribe(argv[1:], subShard) }
+
+// The three kinds of subscription.
+const (
+	subChannel = iota
+	subPattern
+	subShard
+)
+
+// unsubscribe is (P|S)UNSUBSCRIBE: the names given, or with none every
+// channel (pattern, shard channel) in the order subscribed; a
+// confirmation for each, and one with a null name when there was nothing
+// to leave.
+func (rc *conn) unsubscribe(names [][]byte, kindOf int) {
+	kind := [...]string{"unsubscribe", "punsubscribe", "sunsubscribe"}[kindOf]
 	s := rc.sub
 	if s == nil {
 		// Never subscribed: answered without starting an Outbox.
@@ -280,45 +338,52 @@ func (rc *conn) unsubscribe(names [][]byte, patterns bool) {
 	h := &rc.p.pubsub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	list := &s.channels
-	if patterns {
+	list, count := &s.channels, s.count
+	switch kindOf {
+	case subPattern:
 		list = &s.patterns
+	case subShard:
+		list, count = &s.shards, func() int { return len(s.shards) }
 	}
 	if len(names) == 0 {
 		if len(*list) == 0 {
-			rc.subReply(kind, nil, true, s.count())
+			rc.subReply(kind, nil, true, count())
 		}
 		for len(*list) > 0 {
 			name := (*list)[0]
 			*list = (*list)[1:]
-			h.removeLocked(s, name, patterns)
-			rc.subReply(kind, []byte(name), false, s.count())
+			h.removeLocked(s, name, kindOf)
+			rc.subReply(kind, []byte(name), false, count())
 		}
 		*list = nil
 	}
 	for _, n := range names {
 		if i := slices.Index(*list, string(n)); i >= 0 {
 			*list = slices.Delete(*list, i, i+1)
-			h.removeLocked(s, string(n), patterns)
+			h.removeLocked(s, string(n), kindOf)
 		}
-		rc.subReply(kind, n, false, s.count())
+		rc.subReply(kind, n, false, count())
 	}
 	rc.publish()     // CLIENT LIST's counts, before the reply can be read
 	_ = rc.w.Flush() // after the last message on what was left
-	if s.count() == 0 {
+	if s.total() == 0 {
 		rc.SetIdleExempt(false)
 	}
 }
 
-// removeLocked takes s off one channel's (pattern's) list, and drops the
-// channel (pattern) when it was the last subscriber.
-func (h *hub) removeLocked(s *subscriber, name string, pattern bool) {
-	if !pattern {
-		subs := deleteSub(h.channels[name], s)
+// removeLocked takes s off one channel's (pattern's, shard channel's)
+// list, and drops the channel when it was the last subscriber.
+func (h *hub) removeLocked(s *subscriber, name string, kindOf int) {
+	if kindOf != subPattern {
+		m := h.channels
+		if kindOf == subShard {
+			m = h.shards
+		}
+		subs := deleteSub(m[name], s)
 		if len(subs) == 0 {
-			delete(h.channels, name)
+			delete(m, name)
 		} else {
-			h.channels[name] = subs
+			m[name] = subs
 		}
 		return
 	}
@@ -334,10 +399,13 @@ func (h *hub) removeLocked(s *subscriber, name string, pattern bool) {
 
 func (h *hub) removeAllLocked(s *subscriber) {
 	for _, ch := range s.channels {
-		h.removeLocked(s, ch, false)
+		h.removeLocked(s, ch, subChannel)
 	}
 	for _, p := range s.patterns {
-		h.removeLocked(s, p, true)
+		h.removeLocked(s, p, subPattern)
+	}
+	for _, ch := range s.shards {
+		h.removeLocked(s, ch, subShard)
 	}
 }
 
@@ -360,11 +428,24 @@ func cmdPublish(rc *conn, argv [][]byte) {
 	// Never with every shard held (EXEC); once per batch and channel: the
 	// requests of a batch all arrived before the first one was served, so
 	// what the receivers sent before it is what they sent before the rest.
-	if !rc.inExec() && !(rc.awaitOK && bytes.Equal(rc.awaited, argv[1])) {
-		rc.p.pubsub.awaitEarlier(argv[1], rc.Conn)
-		rc.awaited, rc.awaitOK = append(rc.awaited[:0], argv[1]...), true
+	if !rc.inExec() && !(rc.awaitOK && !rc.awaitedShard && bytes.Equal(rc.awaited, argv[1])) {
+		rc.p.pubsub.awaitEarlier(argv[1], rc.Conn, false)
+		rc.awaited, rc.awaitOK, rc.awaitedShard = append(rc.awaited[:0], argv[1]...), true, false
 	}
 	rc.w.Int(int64(rc.p.pubsub.publish(argv[1], argv[2])))
+}
+
+// cmdSPublish is SPUBLISH shardchannel message: PUBLISH to the shard
+// channel's subscribers ("smessage"), patterns aside.
+func cmdSPublish(rc *conn, argv [][]byte) {
+	if rc.sub != nil {
+		_ = rc.w.Flush() // a message to itself comes after the replies before it
+	}
+	if !rc.inExec() && !(rc.awaitOK && rc.awaitedShard && bytes.Equal(rc.awaited, argv[1])) {
+		rc.p.pubsub.awaitEarlier(argv[1], rc.Conn, true)
+		rc.awaited, rc.awaitOK, rc.awaitedShard = append(rc.awaited[:0], argv[1]...), true, true
+	}
+	rc.w.Int(int64(rc.p.pubsub.spublish(argv[1], argv[2])))
 }
 
 // maxAwaitEarlier bounds how long a PUBLISH waits for its receivers'
@@ -402,9 +483,9 @@ func (e earlierInput) served() bool {
 // subscriber sends little (subscriptions, PING): the check is nearly
 // always one socket query per receiver that finds everything served.
 // Keyspace notifications do not wait (they publish from inside writes).
-func (h *hub) awaitEarlier(channel []byte, self *server.Conn) {
+func (h *hub) awaitEarlier(channel []byte, self *server.Conn, shard bool) {
 	var buf [4]earlierInput
-	waits := h.earlierInputs(channel, self, buf[:0])
+	waits := h.earlierInputs(channel, self, shard, buf[:0])
 	if len(waits) == 0 {
 		return
 	}
@@ -420,9 +501,9 @@ func (h *hub) awaitEarlier(channel []byte, self *server.Conn) {
 }
 
 // earlierInputs appends to out the receivers of channel (its subscribers
-// and those of the patterns matching it), other than self, whose input so
-// far is not all served.
-func (h *hub) earlierInputs(channel []byte, self *server.Conn, out []earlierInput) []earlierInput {
+// and those of the patterns matching it; or of the shard channel), other
+// than self, whose input so far is not all served.
+func (h *hub) earlierInputs(channel []byte, self *server.Conn, shard bool, out []earlierInput) []earlierInput {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	check := func(s *subscriber) {
@@ -434,6 +515,12 @@ func (h *hub) earlierInputs(channel []byte, self *server.Conn, out []earlierInpu
 		if !e.served() {
 			out = append(out, e)
 		}
+	}
+	if shard {
+		for _, s := range h.shards[string(channel)] {
+			check(s)
+		}
+		return out
 	}
 	for _, s := range h.channels[string(channel)] {
 		check(s)
@@ -482,6 +569,32 @@ func (h *hub) publish(channel, message []byte) int {
 	return n
 }
 
+// spublish queues message to every subscriber of the shard channel and
+// returns how many it reached.
+func (h *hub) spublish(channel, message []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var enc [2][]byte // RESP2, RESP3
+	subs := h.shards[string(channel)]
+	for _, s := range subs {
+		v := b2i(s.resp3)
+		if enc[v] == nil {
+			enc[v] = encodeSMessage(s.resp3, channel, message)
+		}
+		s.out.Push(enc[v])
+	}
+	return len(subs)
+}
+
+// encodeSMessage is an "smessage" push (shard channel, message).
+func encodeSMessage(resp3 bool, channel, message []byte) []byte {
+	b := make([]byte, 0, 48+len(channel)+len(message))
+	b = resp.AppendPush(b, resp3, 3)
+	b = append(b, "$8\r\nsmessage\r\n"...)
+	b = resp.AppendBulk(b, channel)
+	return resp.AppendBulk(b, message)
+}
+
 // encodeMessage is a "message" push (channel, message), or a "pmessage"
 // one (pattern, channel, message) when pattern is not nil.
 func encodeMessage(resp3 bool, pattern, channel, message []byte) []byte {
@@ -498,11 +611,21 @@ func encodeMessage(resp3 bool, pattern, channel, message []byte) []byte {
 	return resp.AppendBulk(b, message)
 }
 
-// counts are INFO's pubsub_channels and pubsub_patterns.
-func (h *hub) counts() (channels, patterns int) {
+// counts are INFO's pubsub_channels, pubsub_patterns and
+// pubsubshard_channels.
+func (h *hub) counts() (channels, patterns, shards int) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return len(h.channels), len(h.patterns)
+	return len(h.channels), len(h.patterns), len(h.shards)
+}
+
+// channelMap is the map PUBSUB's subcommand argv[1] lists: channels, or
+// shard channels for SHARDCHANNELS and SHARDNUMSUB. h.mu is held.
+func (h *hub) channelMap(argv [][]byte) map[string][]*subscriber {
+	if len(argv[1]) > 5 && (argv[1][0]|0x20) == 's' && (argv[1][1]|0x20) == 'h' {
+		return h.shards
+	}
+	return h.channels
 }
 
 // PUBSUB's subcommands (the table lists them under "pubsub").
@@ -519,7 +642,7 @@ func cmdPubsubChannels(rc *conn, argv [][]byte) {
 	h := &rc.p.pubsub
 	h.mu.RLock()
 	var names []string
-	for ch := range h.channels {
+	for ch := range h.channelMap(argv) {
 		if g == nil || g.match([]byte(ch)) {
 			names = append(names, ch)
 		}
@@ -535,36 +658,17 @@ func cmdPubsubNumSub(rc *conn, argv [][]byte) {
 	h := &rc.p.pubsub
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	m := h.channelMap(argv)
 	rc.w.Array(2 * (len(argv) - 2)) // a flat array in RESP3 too, as Redis 7.0 answers
 	for _, ch := range argv[2:] {
 		rc.w.Bulk(ch)
-		rc.w.Int(int64(len(h.channels[string(ch)])))
+		rc.w.Int(int64(len(m[string(ch)])))
 	}
 }
 
 func cmdPubsubNumPat(rc *conn, _ [][]byte) {
-	_, n := rc.p.pubsub.counts()
+	_, n, _ := rc.p.pubsub.counts()
 	rc.w.Int(int64(n))
-}
-
-// Sharded pub/sub (SSUBSCRIBE, SPUBLISH) is not served, so there is never
-// a shard channel: PUBSUB SHARDCHANNELS and SHARDNUMSUB answer as Redis
-// does with none.
-
-func cmdPubsubShardChannels(rc *conn, argv [][]byte) {
-	if len(argv) > 3 {
-		rc.subcommandSyntaxError(argv)
-		return
-	}
-	rc.w.Array(0)
-}
-
-func cmdPubsubNumSubNone(rc *conn, argv [][]byte) {
-	rc.w.Array(2 * (len(argv) - 2))
-	for _, ch := range argv[2:] {
-		rc.w.Bulk(ch)
-		rc.w.Int(0)
-	}
 }
 
 // cmdPubsubHelp is PUBSUB HELP in Redis's words, whose NUMSUB line wraps.

@@ -74,6 +74,26 @@ var pubsubSessions = []respSession{
 	{name: "exec refused while subscribed", in: mb("SET", "ps15:k", "1") + mb("WATCH", "ps15:k") + mb("SUBSCRIBE", "ps15:a") +
 		mb("MULTI") + mb("EXEC") + mb("DISCARD") + mb("UNSUBSCRIBE") + mb("SET", "ps15:k", "2") + mb("MULTI") + mb("GET", "ps15:k") +
 		mb("EXEC") + mb("MULTI") + mb("SUBSCRIBE", "ps15:b") + mb("EXEC") + mb("MULTI") + mb("EXEC") + mb("UNSUBSCRIBE")},
+	// Sharded pub/sub: shard channels are counted apart from channels and
+	// patterns, keep the connection in subscribed mode, and SSUBSCRIBE is
+	// refused inside EXEC (where SUBSCRIBE is not).
+	{name: "sharded subscribed mode", in: mb("SUNSUBSCRIBE") + mb("SUNSUBSCRIBE", "ps20:x", "ps20:y") + mb("SSUBSCRIBE", "ps20:a") +
+		mb("SSUBSCRIBE", "ps20:a", "ps20:b") + mb("SUBSCRIBE", "ps20:c") + mb("PSUBSCRIBE", "ps20:x*") + mb("GET", "ps20:k") + mb("PING") +
+		mb("SPUBLISH", "ps20:a", "m") + mb("UNSUBSCRIBE") + mb("PUNSUBSCRIBE") + mb("GET", "ps20:k") + mb("SUNSUBSCRIBE", "ps20:b") +
+		mb("SUNSUBSCRIBE", "ps20:a", "ps20:zz") + mb("GET", "ps20:k") + mb("SSUBSCRIBE", "ps20:d") + mb("UNSUBSCRIBE") + mb("SUNSUBSCRIBE") +
+		mb("GET", "ps20:k")},
+	{name: "sharded publish to self", skip: 1, in: mb("HELLO", "3") + mb("SSUBSCRIBE", "ps21:a") + mb("SPUBLISH", "ps21:a", "self") +
+		mb("PUBLISH", "ps21:a", "x") + mb("SUBSCRIBE", "ps21:a") + mb("SPUBLISH", "ps21:a", "both") + mb("PUBLISH", "ps21:a", "both2") +
+		mb("PUBSUB", "SHARDNUMSUB", "ps21:a", "ps21:b") + mb("PUBSUB", "SHARDCHANNELS", "ps21:*") + mb("PUBSUB", "NUMSUB", "ps21:a") +
+		mb("PUBSUB", "CHANNELS", "ps21:*") + mb("GET", "ps21:k") + mb("SUNSUBSCRIBE") + mb("UNSUBSCRIBE") + mb("SPUBLISH", "ps21:a", "none")},
+	{name: "sharded in multi", in: mb("MULTI") + mb("SSUBSCRIBE", "ps22:a") + mb("SPUBLISH", "ps22:a", "m") + mb("SUNSUBSCRIBE", "ps22:a") +
+		mb("EXEC") + mb("GET", "ps22:k") + mb("MULTI") + mb("SSUBSCRIBE") + mb("EXEC")},
+	{name: "sharded errors and scripts", in: mb("SSUBSCRIBE") + mb("SPUBLISH", "ps23:a") + mb("SPUBLISH", "ps23:a", "b", "c") +
+		mb("EVAL", "return redis.call('ssubscribe', 'ps23:a')", "0") + mb("EVAL", "return redis.call('sunsubscribe')", "0") +
+		mb("EVAL", "return redis.call('spublish', 'ps23:a', 'm')", "0") + mb("PUBSUB", "SHARDCHANNELS", "a", "b") +
+		mb("PUBSUB", "SHARDNUMSUB", "ps23:a", "ps23:a")},
+	{name: "sharded reset", in: mb("SSUBSCRIBE", "ps24:a") + mb("RESET") + mb("GET", "ps24:k") + mb("PUBSUB", "SHARDNUMSUB", "ps24:a") +
+		mb("CLIENT", "REPLY", "OFF") + mb("SSUBSCRIBE", "ps24:b") + mb("SUNSUBSCRIBE", "ps24:b") + mb("CLIENT", "REPLY", "ON") + mb("PING")},
 	{name: "pubsub resp3", skip: 1, in: mb("HELLO", "3") + mb("PUBSUB", "NUMSUB", "ps11:a") + mb("PUBSUB", "CHANNELS", "ps11:*") + mb("PUBSUB", "NUMSUB") +
 		mb("PUBSUB", "SHARDNUMSUB", "x")},
 }

@@ -31,7 +31,6 @@ var versionGaps = map[string][]string{
 	"ACL users (issue 40)": {"acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
 		"acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami"},
 	"client-side caching (issue 40)": {"client|caching", "client|getredir", "client|tracking", "client|trackinginfo"},
-	"sharded pub/sub (issue 40)":     {"spublish", "ssubscribe", "sunsubscribe"},
 	"MEMORY, LOLWUT (issue 40)": {"memory", "memory|doctor", "memory|help", "memory|malloc-stats",
 		"memory|purge", "memory|stats", "memory|usage", "lolwut"},
 	"cluster topology is MiniKV's configuration, not CLUSTER commands (docs/scale-out.md)": {
