@@ -10,6 +10,7 @@ type ObjectInfo struct {
 	Encoding string // Redis's name for the representation (OBJECT ENCODING)
 	Idle     int64  // seconds since the last access (OBJECT IDLETIME)
 	Freq     uint8  // the record's access count, 0-3 (the eviction walk's, not Redis's LFU counter)
+	Bytes    int64  // what the key is charged against the memory limit: key, value (or collection) and ItemOverhead (MEMORY USAGE)
 }
 
 // Encoding names, as OBJECT ENCODING spells them.
@@ -87,5 +88,6 @@ func (s *Store) Object(key []byte) (ObjectInfo, bool) {
 		Encoding: encodingName(k, encOf(e.meta), v),
 		Idle:     max(int64(s.nowSec(&clk))-int64(e.atime), 0),
 		Freq:     e.freq(),
+		Bytes:    sh.costOf(&e),
 	}, true
 }
