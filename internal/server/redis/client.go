@@ -40,6 +40,7 @@ const (
 	clientNoEvict             // e: CLIENT NO-EVICT on
 	clientMonitor             // O: MONITOR on (monitor.go)
 	clientReplica             // S: a replica's link (replication.go)
+	clientReadOnly            // r: READONLY on (cluster.go)
 )
 
 // publishingCommands are the commands after which the connection
@@ -48,7 +49,7 @@ var publishingCommands = map[string]bool{
 	"hello": true, "auth": true, "reset": true, "client|setname": true, "client|no-evict": true,
 	"multi": true, "exec": true, "discard": true, "monitor": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
-	"psync": true, "sync": true,
+	"psync": true, "sync": true, "readonly": true, "readwrite": true,
 }
 
 // publish copies what CLIENT LIST shows of the connection into its
@@ -92,6 +93,9 @@ func (rc *conn) publish() {
 	}
 	if rc.link != nil {
 		f |= clientReplica
+	}
+	if rc.readOnly {
+		f |= clientReadOnly
 	}
 	rc.pub.flags.Store(f)
 	rc.pub.resp3.Store(rc.w.RESP3())
@@ -206,6 +210,9 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 		}
 		if blocked(c) || c.State() == server.StatePaused {
 			flags += "b" // Redis blocks a paused client too
+		}
+		if f&clientReadOnly != 0 {
+			flags += "r"
 		}
 		if f&clientNoEvict != 0 {
 			flags += "e"
@@ -621,6 +628,7 @@ func (rc *conn) resetClient() {
 	}
 	rc.SetMonitorMuted(false)
 	rc.noEvict = false
+	rc.readOnly = false // Redis's RESET clears READONLY too
 	rc.user = ""
 }
 

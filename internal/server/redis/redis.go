@@ -123,27 +123,28 @@ func (p *Protocol) NewHandler(c *server.Conn) server.Handler {
 // auth state.
 type conn struct {
 	*server.Conn
-	p       *Protocol
-	st      *store.Store
-	r       *resp.Reader
-	w       *resp.Writer
-	name    string
-	scratch []byte       // values built by read-modify-write commands
-	quit    bool         // close after this reply (QUIT, cross-protocol attack)
-	multi   multiState   // MULTI ... EXEC (multi.go)
-	watched []watchedKey // WATCH
-	sub     *subscriber  // pub/sub (pubsub.go); nil until the first (P)SUBSCRIBE
-	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
-	awaited []byte       // the channel PUBLISH last waited for (awaitEarlier), valid in this batch if awaitOK
-	awaitOK bool
-	user    string           // the user AUTH or HELLO named; "": default
-	noEvict bool             // CLIENT NO-EVICT on
-	reply   uint8            // CLIENT REPLY mode (replyOn, ...)
-	muted   bool             // the writer drops what it is given (CLIENT REPLY)
-	pub     clientState      // what CLIENT LIST shows to other connections (client.go)
-	bres    blockResult      // what a blocking command popped at once (blocking.go)
-	stash   [][]byte         // a request an event loop left for the connection's goroutine (loop.go)
-	loan    *server.LoopLoan // the event loop lent to the script running (script.go); nil: none
+	p        *Protocol
+	st       *store.Store
+	r        *resp.Reader
+	w        *resp.Writer
+	name     string
+	scratch  []byte       // values built by read-modify-write commands
+	quit     bool         // close after this reply (QUIT, cross-protocol attack)
+	multi    multiState   // MULTI ... EXEC (multi.go)
+	watched  []watchedKey // WATCH
+	sub      *subscriber  // pub/sub (pubsub.go); nil until the first (P)SUBSCRIBE
+	nowMs    int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
+	awaited  []byte       // the channel PUBLISH last waited for (awaitEarlier), valid in this batch if awaitOK
+	awaitOK  bool
+	user     string           // the user AUTH or HELLO named; "": default
+	noEvict  bool             // CLIENT NO-EVICT on
+	readOnly bool             // READONLY on: a cluster replica serves reads of its primary's slots (cluster.go)
+	reply    uint8            // CLIENT REPLY mode (replyOn, ...)
+	muted    bool             // the writer drops what it is given (CLIENT REPLY)
+	pub      clientState      // what CLIENT LIST shows to other connections (client.go)
+	bres     blockResult      // what a blocking command popped at once (blocking.go)
+	stash    [][]byte         // a request an event loop left for the connection's goroutine (loop.go)
+	loan     *server.LoopLoan // the event loop lent to the script running (script.go); nil: none
 
 	keysArgv [16][]byte // Keys: a request's arguments for its command's keysOf
 	keysBuf  [8][]byte  // Keys: what keysOf returns
