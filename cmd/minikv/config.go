@@ -437,6 +437,9 @@ func (c *config) validate() error {
 	if c.ClusterConfig != "" && c.RESPPort == 0 {
 		errs = append(errs, errors.New("--cluster-config needs the RESP port (--resp-port is 0)"))
 	}
+	if c.ClusterConfig != "" && c.ReplicaOf != "" {
+		errs = append(errs, errors.New("--replicaof does not go with --cluster-config: a replica of a cluster is a replicaof line of its file"))
+	}
 	switch c.ProtectedConfig {
 	case "no", "yes", "local":
 	default:

@@ -35,12 +35,12 @@ type clientState struct {
 
 // clientState flags.
 const (
-	clientMulti   = 1 << iota // x: in MULTI
-	clientPubsub              // P: subscribed
-	clientNoEvict             // e: CLIENT NO-EVICT on
-	clientMonitor             // O: MONITOR on (monitor.go)
-	clientReplica             // S: a replica's link (replication.go)
-	clientReadOnly            // r: READONLY on (cluster.go)
+	clientMulti    = 1 << iota // x: in MULTI
+	clientPubsub               // P: subscribed
+	clientNoEvict              // e: CLIENT NO-EVICT on
+	clientMonitor              // O: MONITOR on (monitor.go)
+	clientReplica              // S: a replica's link (replication.go)
+	clientReadOnly             // r: READONLY on (cluster.go)
 )
 
 // publishingCommands are the commands after which the connection

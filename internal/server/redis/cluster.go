@@ -53,8 +53,8 @@ type clusterState struct {
 	index   int // self's index in m.Nodes
 	primary int // a replica's primary's index in m.Nodes; -1 on a primary
 	tls     bool
-	nodes []byte // CLUSTER NODES
-	info  []byte // CLUSTER INFO
+	nodes   []byte // CLUSTER NODES
+	info    []byte // CLUSTER INFO
 }
 
 // NewCluster returns the Redis protocol for srv's listeners in cluster
