@@ -594,10 +594,11 @@ func (b *bundle) checkTwemproxy(cmName, conf string) {
 }
 
 // checkCluster checks the embedded cluster.conf: each line "node-id
-// host:port slots...", node ids the pods of the StatefulSet that mounts
-// the file (which points --cluster-config at it), addresses those pods'
-// DNS names on their Redis port, and the slot ranges covering 0-16383
-// exactly once.
+// host:port slots..." or "node-id host:port replicaof primary-id", node
+// ids the pods of the StatefulSet that mounts the file (which points
+// --cluster-config at it), addresses those pods' DNS names on their Redis
+// port, each replica's primary a slot-owning line of the file, and the
+// slot ranges covering 0-16383 exactly once.
 func (b *bundle) checkCluster(cmName, conf string) {
 	t := b.t
 	var owner *workload
@@ -637,6 +638,7 @@ func (b *bundle) checkCluster(cmName, conf string) {
 	}
 	var slots [16384]int
 	nodes := map[string]bool{}
+	replicaOf := map[string]string{}
 	for n, line := range strings.Split(conf, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -660,6 +662,14 @@ func (b *bundle) checkCluster(cmName, conf string) {
 		if p, _ := strconv.Atoi(port); int32(p) != containerPort(w.template, "redis") {
 			t.Errorf("cluster.conf line %d: port %s is not the Redis port", n+1, port)
 		}
+		if f[2] == "replicaof" {
+			if len(f) != 4 {
+				t.Errorf("cluster.conf line %d: %q: want node-id host:port replicaof primary-id", n+1, line)
+			} else {
+				replicaOf[f[0]] = f[3]
+			}
+			continue
+		}
 		for _, r := range f[2:] {
 			lo, hi, isRange := strings.Cut(r, "-")
 			if !isRange {
@@ -678,6 +688,11 @@ func (b *bundle) checkCluster(cmName, conf string) {
 	}
 	if len(nodes) != owner.replicas {
 		t.Errorf("cluster.conf lists %d nodes, StatefulSet %s has %d replicas", len(nodes), owner.name, owner.replicas)
+	}
+	for r, p := range replicaOf {
+		if _, isReplica := replicaOf[p]; !nodes[p] || isReplica {
+			t.Errorf("cluster.conf: %s is a replica of %s, which is no primary of the file", r, p)
+		}
 	}
 	for s, c := range slots {
 		if c != 1 {
