@@ -31,6 +31,7 @@ func TestClusterConfigSettings(t *testing.T) {
 		{"--cluster-node", "a"},                            // without --cluster-config
 		{"--cluster-config", "c.conf", "--resp-port", "0"}, // cluster mode without the RESP port
 		{"--cluster-config", "c.conf", "--cluster-node", "a", "--resp-port", "0"},
+		{"--cluster-config", "c.conf", "--replicaof", "127.0.0.1:7000"}, // a cluster's replica is a line of its file
 	} {
 		if _, _, err := parseConfig(args, env(nil), io.Discard); err == nil {
 			t.Errorf("parseConfig(%q) succeeded, want an error", args)
@@ -127,5 +128,76 @@ func TestClusterRun(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestClusterReplicaRun: a replicaof line of the slot map starts the
+// node as a replica of its primary, which it reaches with the token the
+// cluster shares (MINIKV_AUTH_TOKEN as its masterauth): a key written to
+// the primary is read back from the replica after READONLY, and without
+// it the replica redirects to the primary.
+func TestClusterReplicaRun(t *testing.T) {
+	portA, portB, portR := freePort(t), freePort(t), freePort(t)
+	addr := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
+	conf := writeClusterConf(t, fmt.Sprintf("a %s 0-8191\nb %s 8192-16383\nra %s replicaof a\n", addr(portA), addr(portB), addr(portR)))
+	env := map[string]string{"MINIKV_AUTH_TOKEN": "s3cret"}
+	for _, p := range []int{portA, portB, portR} {
+		startRun(t, []string{"-p", "0", "--resp-port", strconv.Itoa(p), "--cluster-config", conf}, env)
+	}
+	for _, p := range []int{portA, portB, portR} {
+		waitDial(t, addr(p))
+	}
+	do := func(nc net.Conn, br *bufio.Reader, args ...string) string {
+		t.Helper()
+		fmt.Fprintf(nc, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(nc, "$%d\r\n%s\r\n", len(a), a)
+		}
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "$") && line != "$-1\r\n" {
+			body, _ := br.ReadString('\n')
+			line += body
+		}
+		return line
+	}
+	dial := func(p int) (net.Conn, *bufio.Reader) {
+		nc, err := net.Dial("tcp", addr(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		_ = nc.SetDeadline(time.Now().Add(60 * time.Second))
+		br := bufio.NewReader(nc)
+		if got := do(nc, br, "AUTH", "s3cret"); got != "+OK\r\n" {
+			t.Fatalf("AUTH = %q", got)
+		}
+		return nc, br
+	}
+	pc, pbr := dial(portA)
+	rc, rbr := dial(portR)
+	// "b" is slot 3300, a's.
+	if got := do(pc, pbr, "SET", "b", "hello"); got != "+OK\r\n" {
+		t.Fatalf("SET on the primary = %q", got)
+	}
+	if got, want := do(rc, rbr, "GET", "b"), "-MOVED 3300 "+addr(portA)+"\r\n"; got != want {
+		t.Errorf("GET on the replica without READONLY = %q, want %q", got, want)
+	}
+	if got := do(rc, rbr, "READONLY"); got != "+OK\r\n" {
+		t.Fatalf("READONLY = %q", got)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := do(rc, rbr, "GET", "b")
+		if got == "$5\r\nhello\r\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica's GET b = %q after 30 s; INFO replication: %q", got, do(rc, rbr, "INFO", "replication"))
+		}
+	}
+	if got := do(rc, rbr, "ROLE"); !strings.HasPrefix(got, "*5\r\n") {
+		t.Errorf("ROLE on the replica = %q, want a replica's", got)
 	}
 }

@@ -223,7 +223,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	str(&cfg.Fsync, "fsync", "", "everysec", "durable mode: when the log is fsynced: always (before each reply), everysec, or no")
 	sz(&cfg.DiskLimit, "disk-limit", "", 0, 1<<20, "durable mode: bound on the data directory in megabytes (or k/m/g); over it, expired then least recently written items go (0 = no bound)")
 	str(&cfg.LogFormat, "log-format", "", "text", "log format: text or json")
-	str(&cfg.ClusterConfig, "cluster-config", "", "", "Redis Cluster mode: the static slot map file (lines of NAME HOST:PORT SLOTS...); \"\" = off")
+	str(&cfg.ClusterConfig, "cluster-config", "", "", "Redis Cluster mode: the static slot map file (lines of NAME HOST:PORT SLOTS... or NAME HOST:PORT replicaof PRIMARY); \"\" = off")
 	str(&cfg.ClusterNode, "cluster-node", "", "", "cluster mode: this node's NAME in --cluster-config (default: the node whose address is --listen:--resp-port)")
 	str(&cfg.Dir, "dir", "", "", "RDB files: the directory SAVE and BGSAVE write dbfilename in (\"\" = the working directory)")
 	str(&cfg.DBFilename, "dbfilename", "", "dump.rdb", "RDB files: the file name SAVE and BGSAVE write")
@@ -436,6 +436,9 @@ func (c *config) validate() error {
 	}
 	if c.ClusterConfig != "" && c.RESPPort == 0 {
 		errs = append(errs, errors.New("--cluster-config needs the RESP port (--resp-port is 0)"))
+	}
+	if c.ClusterConfig != "" && c.ReplicaOf != "" {
+		errs = append(errs, errors.New("--replicaof does not go with --cluster-config: a replica of a cluster is a replicaof line of its file"))
 	}
 	switch c.ProtectedConfig {
 	case "no", "yes", "local":

@@ -164,10 +164,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		self := clusterCfg.Self
+		primary := ""
+		if self.Primary != nil {
+			primary = self.Primary.Name
+		}
 		log.Info("Redis Cluster mode", "config", cfg.ClusterConfig, "node", self.Name, "id", self.ID,
-			"addr", self.Addr, "nodes", len(clusterCfg.Map.Nodes), "slots", slotCount(self))
+			"addr", self.Addr, "nodes", len(clusterCfg.Map.Nodes), "slots", slotCount(self), "replica_of", primary)
 	}
 	rp := respProto.(*redis.Protocol)
+	if self := clusterCfg.Self; self != nil && self.Primary != nil && len(sec.token) > 0 {
+		// A cluster replica authenticates to its primary with the token
+		// every node of the cluster shares; a --config masterauth line
+		// (applied next) overrides it.
+		if err := rp.ApplyConfig([][2]string{{"masterauth", string(sec.token)}}); err != nil {
+			return err
+		}
+	}
 	if err := configureRESP(rp, cfg); err != nil {
 		return err
 	}
@@ -247,6 +259,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("--replicaof %q: want HOST:PORT", cfg.ReplicaOf)
 		}
 		rp.Replicate(host, n)
+	}
+	if self := clusterCfg.Self; self != nil && self.Primary != nil {
+		// A replica line of the slot map: replicate its primary, at the
+		// address the map gives it.
+		rp.Replicate(self.Primary.Host, self.Primary.Port)
 	}
 	// The admin port: bound before anything is served, like the data ports,
 	// so a taken port fails start-up; "" turns it off.

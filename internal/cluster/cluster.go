@@ -6,20 +6,25 @@
 //
 // # The file
 //
-// One node per line: a name, the address clients reach it at, and the
-// hash slots it owns, as single slots or inclusive ranges. '#' starts a
-// comment, which runs to the end of the line.
+// One node per line: a name, the address clients reach it at, and either
+// the hash slots it owns, as single slots or inclusive ranges (a primary),
+// or the word replicaof and the name of the primary it replicates (a
+// replica, which owns no slots). '#' starts a comment, which runs to the
+// end of the line.
 //
 //	# name            address (host:port)                    slots
 //	minikv-cluster-0  minikv-cluster-0.minikv-cluster:6379   0-5460
 //	minikv-cluster-1  minikv-cluster-1.minikv-cluster:6379   5461-10922
 //	minikv-cluster-2  minikv-cluster-2.minikv-cluster:6379   10923-16383
+//	minikv-cluster-3  minikv-cluster-3.minikv-cluster:6379   replicaof minikv-cluster-0
 //
 // Parse is strict, so a typo never starts a cluster that sends keys to the
-// wrong place: every slot 0-16383 must be owned by exactly one node, names
-// and addresses must be unique, every node owns at least one slot, and an
-// address is a host (an IP or a DNS name, not a wildcard such as 0.0.0.0)
-// and a port 1-65535. An error names the file and the line.
+// wrong place: every slot 0-16383 must be owned by exactly one primary,
+// names and addresses must be unique, every primary owns at least one
+// slot, a replica names a primary of the file (before or after its own
+// line; not another replica), and an address is a host (an IP or a DNS
+// name, not a wildcard such as 0.0.0.0) and a port 1-65535. An error
+// names the file and the line.
 //
 // A node's id, the 40 hex digits Redis Cluster uses to name a node, is the
 // SHA-1 of its name (NodeID): the same name gives the same id on every
@@ -61,18 +66,29 @@ type Node struct {
 	Port int
 	// Addr is Host:Port the way Redis writes it in -MOVED and CLUSTER
 	// NODES: host, colon, port, with no brackets even around IPv6.
-	Addr   string
-	Line   int     // the line of the file that declares it, from 1
-	Epoch  int     // its config epoch: its position in the file, from 1
-	Ranges []Range // the slots it owns, in order, adjacent ranges merged
+	Addr string
+	Line int // the line of the file that declares it, from 1
+	// Epoch is its config epoch: a primary's position among the
+	// primaries of the file, from 1; a replica's is its primary's, as
+	// Redis reports a replica's.
+	Epoch  int
+	Ranges []Range // the slots it owns, in order, adjacent ranges merged; none for a replica
+	// Primary is the node a replica replicates; nil for a primary.
+	Primary *Node
+	// Replicas are a primary's replicas, in file order.
+	Replicas []*Node
 }
+
+// IsReplica reports whether n is a replica (a replicaof line).
+func (n *Node) IsReplica() bool { return n.Primary != nil }
 
 // Map is a parsed slot map: the nodes in file order, and the owner of
 // every slot.
 type Map struct {
-	Nodes []*Node
-	owner [Slots]uint16 // index into Nodes
-	runs  []Run
+	Nodes     []*Node       // primaries and replicas, in file order
+	Primaries []*Node       // the primaries, in file order
+	owner     [Slots]uint16 // index into Nodes
+	runs      []Run
 }
 
 // Run is a maximal run of consecutive slots with one owner, as CLUSTER
@@ -82,7 +98,7 @@ type Run struct {
 	Node *Node
 }
 
-// Owner returns the node that owns slot, which must be in 0..Slots-1.
+// Owner returns the primary that owns slot, which must be in 0..Slots-1.
 func (m *Map) Owner(slot int) *Node { return m.Nodes[m.owner[slot]] }
 
 // OwnerIndex is Owner as an index into m.Nodes.
@@ -157,6 +173,9 @@ func Parse(name string, r io.Reader) (*Map, error) {
 	var owned [Slots]uint16
 	byAddr := map[string]*Node{}
 	byName := map[string]*Node{}
+	// replicaOf[node] is the primary's name a replica line gives, with
+	// the line, resolved once every line is read.
+	replicaOf := map[*Node]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	n := 0
@@ -171,7 +190,7 @@ func Parse(name string, r io.Reader) (*Map, error) {
 			continue
 		}
 		if len(f) < 3 {
-			return nil, fail(n, "want NAME HOST:PORT SLOTS..., got %q", strings.TrimSpace(line))
+			return nil, fail(n, "want NAME HOST:PORT SLOTS... or NAME HOST:PORT replicaof PRIMARY, got %q", strings.TrimSpace(line))
 		}
 		if err := checkName(f[0]); err != "" {
 			return nil, fail(n, "node name %q: %s", f[0], err)
@@ -187,11 +206,18 @@ func Parse(name string, r io.Reader) (*Map, error) {
 			return nil, fail(n, "address %s is also node %s's (line %d)", f[1], prev.Name, prev.Line)
 		}
 		if len(m.Nodes) >= Slots {
-			return nil, fail(n, "more than %d nodes", Slots) // each owns a slot: unreachable
+			return nil, fail(n, "more than %d nodes", Slots)
 		}
 		node := &Node{Name: f[0], ID: NodeID(f[0]), Host: host, Port: port,
 			Addr: host + ":" + strconv.Itoa(port), Line: n, Epoch: len(m.Nodes) + 1}
 		idx := uint16(len(m.Nodes))
+		if strings.EqualFold(f[2], "replicaof") {
+			if len(f) != 4 {
+				return nil, fail(n, "want NAME HOST:PORT replicaof PRIMARY, got %q", strings.TrimSpace(line))
+			}
+			replicaOf[node] = f[3]
+			f = f[:2] // no slots
+		}
 		for _, tok := range f[2:] {
 			rg, err := parseRange(tok)
 			if err != "" {
@@ -219,6 +245,33 @@ func Parse(name string, r io.Reader) (*Map, error) {
 	}
 	if len(m.Nodes) == 0 {
 		return nil, fail(0, "no nodes (want lines of NAME HOST:PORT SLOTS...)")
+	}
+	for _, node := range m.Nodes {
+		name, ok := replicaOf[node]
+		if !ok {
+			m.Primaries = append(m.Primaries, node)
+			node.Epoch = len(m.Primaries)
+			continue
+		}
+		p := byName[name]
+		switch {
+		case p == nil:
+			return nil, fail(node.Line, "replicaof %q: no node of that name", name)
+		case p == node:
+			return nil, fail(node.Line, "node %s cannot replicate itself", name)
+		case replicaOf[p] != "":
+			return nil, fail(node.Line, "replicaof %s: node %s is itself a replica (line %d); name its primary", name, name, p.Line)
+		}
+		node.Primary = p
+		p.Replicas = append(p.Replicas, node)
+	}
+	if len(m.Primaries) == 0 {
+		return nil, fail(0, "no primaries (every line is a replicaof line)")
+	}
+	for _, node := range m.Nodes {
+		if node.Primary != nil {
+			node.Epoch = node.Primary.Epoch
+		}
 	}
 	var missing []Range
 	count := 0
@@ -361,6 +414,9 @@ func (m *Map) Format(w io.Writer) error {
 		bw.WriteString(n.Name)
 		bw.WriteByte(' ')
 		bw.WriteString(net.JoinHostPort(n.Host, strconv.Itoa(n.Port)))
+		if n.Primary != nil {
+			bw.WriteString(" replicaof " + n.Primary.Name)
+		}
 		for _, r := range n.Ranges {
 			bw.WriteByte(' ')
 			bw.WriteString(r.String())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,6 +113,63 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// withReplicas is a primary before and after its replicas, and one
+// without any.
+const withReplicas = `
+a-r1   127.0.0.1:7003   replicaof b
+a      127.0.0.1:7000   0-5460
+b      127.0.0.1:7001   5461-10922
+b-r2   127.0.0.1:7004   REPLICAOF b   # case does not matter
+a-r    127.0.0.1:7005   replicaof a
+c      127.0.0.1:7002   10923-16383
+`
+
+func TestParseReplicas(t *testing.T) {
+	m, err := Parse("cluster.conf", strings.NewReader(withReplicas))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := func(ns []*Node) (out []string) {
+		for _, n := range ns {
+			out = append(out, n.Name)
+		}
+		return out
+	}
+	if got := name(m.Nodes); !slices.Equal(got, []string{"a-r1", "a", "b", "b-r2", "a-r", "c"}) {
+		t.Errorf("Nodes = %v, want file order", got)
+	}
+	if got := name(m.Primaries); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("Primaries = %v", got)
+	}
+	a, b, c := m.Lookup("a"), m.Lookup("b"), m.Lookup("c")
+	if got := name(b.Replicas); !slices.Equal(got, []string{"a-r1", "b-r2"}) {
+		t.Errorf("b's replicas = %v", got)
+	}
+	if got := name(a.Replicas); !slices.Equal(got, []string{"a-r"}) || len(c.Replicas) != 0 {
+		t.Errorf("a's replicas = %v, c's %v", got, name(c.Replicas))
+	}
+	r1 := m.Lookup("a-r1")
+	if r1.Primary != b || !r1.IsReplica() || b.IsReplica() || len(r1.Ranges) != 0 || r1.Line != 2 || r1.ID != NodeID("a-r1") {
+		t.Errorf("a-r1 = %+v", r1)
+	}
+	// Epochs count the primaries; a replica has its primary's.
+	for n, want := range map[string]int{"a": 1, "b": 2, "c": 3, "a-r1": 2, "b-r2": 2, "a-r": 1} {
+		if got := m.Lookup(n).Epoch; got != want {
+			t.Errorf("%s's epoch = %d, want %d", n, got, want)
+		}
+	}
+	if m.Owner(0) != a || m.Owner(5461) != b || m.NodeAt("127.0.0.1", 7003) != r1 {
+		t.Error("Owner or NodeAt")
+	}
+	var out bytes.Buffer
+	if err := m.Format(&out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a-r1 127.0.0.1:7003 replicaof b\na 127.0.0.1:7000 0-5460\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("Format = %q, want it to begin %q", out.String(), want)
+	}
+}
+
 // TestParseErrors checks that every way a file can be wrong stops it, with
 // the file, the line and what is wrong.
 func TestParseErrors(t *testing.T) {
@@ -121,7 +179,16 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"", "f.conf: no nodes"},
 		{"# only comments\n\n", "f.conf: no nodes"},
-		{"a 127.0.0.1:7000\n", "f.conf:1: want NAME HOST:PORT SLOTS..., got \"a 127.0.0.1:7000\""},
+		{"a 127.0.0.1:7000\n", "f.conf:1: want NAME HOST:PORT SLOTS... or NAME HOST:PORT replicaof PRIMARY, got \"a 127.0.0.1:7000\""},
+		{full + "r 10.0.0.1:1 replicaof\n", "f.conf:2: want NAME HOST:PORT replicaof PRIMARY, got \"r 10.0.0.1:1 replicaof\""},
+		{full + "r 10.0.0.1:1 replicaof z 5\n", "f.conf:2: want NAME HOST:PORT replicaof PRIMARY"},
+		{full + "r 10.0.0.1:1 replicaof y\n", "f.conf:2: replicaof \"y\": no node of that name"},
+		{full + "r 10.0.0.1:1 replicaof r\n", "f.conf:2: node r cannot replicate itself"},
+		{full + "r 10.0.0.1:1 replicaof z\ns 10.0.0.2:1 replicaof r\n", "f.conf:3: replicaof r: node r is itself a replica (line 2); name its primary"},
+		{"r 10.0.0.1:1 replicaof z\n", "f.conf:1: replicaof \"z\": no node of that name"},
+		{full + "r 10.0.0.9:6379 replicaof z\n", "f.conf:2: address 10.0.0.9:6379 is also node z's (line 1)"},
+		{full + "z 10.0.0.1:1 replicaof z\n", "f.conf:2: node name \"z\" is also on line 1"},
+		{full + "r 10.0.0.1:1 replicaof 5\n", "f.conf:2: replicaof \"5\": no node of that name"},
 		{"\na 127.0.0.1:7000 0-100\n", "f.conf: 16283 slots are owned by no node: 101-16383"},
 		{"a 127.0.0.1:7000 0-100 200-16383\n", "f.conf: 99 slots are owned by no node: 101-199"},
 		{"a 127.0.0.1:7000 1-8 10 12-16382\n", "4 slots are owned by no node: 0 9 11 ..."},
@@ -210,6 +277,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("a 127.0.0.1:7000 0-16383\n"))
 	f.Add([]byte("a h:1 0-8191 # c\nb [fe80::1%eth0]:2 8192-16383\n"))
 	f.Add([]byte("a 127.0.0.1:7000 0-9000\nb 127.0.0.1:7001 9000-16383\n"))
+	f.Add([]byte(withReplicas))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		m, err := Parse("fuzz", bytes.NewReader(in))
 		if err != nil {
@@ -220,8 +288,11 @@ func FuzzParse(f *testing.F) {
 		}
 		owned := 0
 		for _, n := range m.Nodes {
-			if len(n.ID) != 40 || len(n.Ranges) == 0 || m.Lookup(n.Name) != n || m.NodeAt(n.Host, n.Port) != n {
+			if len(n.ID) != 40 || (len(n.Ranges) == 0) != n.IsReplica() || m.Lookup(n.Name) != n || m.NodeAt(n.Host, n.Port) != n {
 				t.Fatalf("bad node %+v", n)
+			}
+			if p := n.Primary; p != nil && (p.IsReplica() || !slices.Contains(p.Replicas, n) || n.Epoch != p.Epoch) {
+				t.Fatalf("replica %s of %s: bad links", n.Name, p.Name)
 			}
 			for _, r := range n.Ranges {
 				for s := r.First; s <= r.Last; s++ {
@@ -247,7 +318,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Format then Parse changed the map")
 		}
 		for i, n := range m.Nodes {
-			if n2 := m2.Nodes[i]; n2.Name != n.Name || n2.Addr != n.Addr || n2.ID != n.ID {
+			if n2 := m2.Nodes[i]; n2.Name != n.Name || n2.Addr != n.Addr || n2.ID != n.ID || n2.Epoch != n.Epoch || n2.IsReplica() != n.IsReplica() {
 				t.Fatalf("node %d: %+v, after Format and Parse %+v", i, n, n2)
 			}
 		}

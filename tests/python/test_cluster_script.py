@@ -1,6 +1,7 @@
-"""scripts/cluster.sh: local, bench and stop for real, deploy and stop over a
-substitute for ssh and scp (MINIKV_SSH, MINIKV_SCP) that runs the commands on
-this machine, and shellcheck over the script."""
+"""scripts/cluster.sh: local, bench and stop for real, sentinel (a primary,
+two replicas and three unmodified Redis Sentinels) and stop for real, deploy
+and stop over a substitute for ssh and scp (MINIKV_SSH, MINIKV_SCP) that runs
+the commands on this machine, and shellcheck over the script."""
 
 import os
 import re
@@ -8,6 +9,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -66,7 +68,7 @@ def env(tmp_path):
     })
     yield e
     # Whatever a failed test left running: only the PIDs the script wrote.
-    for pidfile in tmp_path.rglob("node-*.pid"):
+    for pidfile in [*tmp_path.rglob("node-*.pid"), *tmp_path.rglob("sentinel-*.pid")]:
         try:
             os.kill(int(pidfile.read_text()), signal.SIGKILL)
         except (ValueError, ProcessLookupError):
@@ -160,6 +162,57 @@ def test_local_bench_stop(env, tmp_path):
     assert again.returncode != 0
 
 
+def test_sentinel_write_stop(env, tmp_path):
+    """`sentinel` starts a primary, two replicas and three Sentinels; a
+    write through the master that Sentinel names reaches both replicas;
+    `stop` stops all six."""
+    require("redis-server")  # the Sentinel: redis-sentinel is the same binary
+    out = run(env, "sentinel").stdout
+    servers, sentinels = [], []
+    for line in out.splitlines():
+        f = line.split()
+        if not f or f[0].startswith("#"):
+            continue
+        if f[0] == "sentinel":
+            sentinels.append(int(f[1].rsplit(":", 1)[1]))
+        else:
+            servers.append((int(f[0].rsplit(":", 1)[1]), int(f[1])))
+    assert len(servers) == 3 and len(sentinels) == 3, out
+    state = Path(env["MINIKV_STATE_DIR"])
+    started = pids(state) + [int(p.read_text()) for p in state.glob("sentinel-*.pid")]
+    assert len(started) == 6
+
+    primary = servers[0][1]
+    sentinel = redis.Sentinel([("127.0.0.1", p) for p in sentinels], socket_timeout=5)
+    assert sentinel.discover_master("mymaster") == ("127.0.0.1", primary)
+    master = sentinel.master_for("mymaster", socket_timeout=5)
+    assert master.set("through-sentinel", "yes")
+    assert master.wait(2, 10000) == 2  # both replicas have it
+    for _, resp in servers[1:]:
+        r = redis.Redis(port=resp, socket_timeout=5)
+        assert r.get("through-sentinel") == b"yes"
+        assert r.role()[0] == b"slave"
+    # Sentinel finds the replicas in the primary's INFO (its first INFO
+    # comes within a second; poll with a bound only a broken setup hits).
+    want = sorted(r for _, r in servers[1:])
+    deadline = time.monotonic() + 30
+    while sorted(p for _, p in sentinel.discover_slaves("mymaster")) != want:
+        assert time.monotonic() < deadline, sentinel.discover_slaves("mymaster")
+        time.sleep(0.05)
+
+    nodes_file = tmp_path / "nodes"
+    nodes_file.write_text(out)
+    s = run(env, "stop", str(nodes_file))
+    assert s.stderr.count("stopped") == 6, s.stderr
+    assert not any(alive(p) for p in started)
+    assert pids(state) == [] and list(state.glob("sentinel-*.pid")) == []
+    for port in [p for sv in servers for p in sv] + sentinels:
+        assert not accepting(port)
+    # bench and deploy refuse a file with sentinels.
+    assert "replicas refuse writes" in run(env, "bench", str(nodes_file), check=False).stderr
+    assert "deploy starts no sentinels" in run(env, "deploy", str(nodes_file), check=False).stderr
+
+
 def test_deploy_over_substitute_ssh(env, tmp_path):
     log = tmp_path / "fake.log"
     for name, body in (("fake-ssh", FAKE_SSH), ("fake-scp", FAKE_SCP)):
@@ -207,7 +260,9 @@ def test_usage_and_bad_nodes(env, tmp_path):
     assert run(env, "local", "x", check=False).returncode == 2
     bad = tmp_path / "bad"
     for text, why in (("", "lists no node"), ("hostonly\n", "not host:port"), ("h:99999\n", "bad port"),
-                      ("h:1 2 3\n", "too many fields"), ("h:1 x\n", "bad Redis port")):
+                      ("h:1 2 3\n", "too many fields"), ("h:1 x\n", "bad Redis port"),
+                      ("h:1\nsentinel\n", "want 'sentinel host:port'"), ("h:1\nsentinel h 2\n", "want 'sentinel host:port'"),
+                      ("h:1\nsentinel h:x\n", "not host:port")):
         bad.write_text(text)
         p = run(env, "stop", str(bad), check=False)
         assert p.returncode == 1 and why in p.stderr, (text, p.stderr)

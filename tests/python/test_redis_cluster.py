@@ -9,16 +9,19 @@ on exactly the node that owns its slot (asked of each node directly);
 MGET of hash-tagged keys; the server's CROSSSLOT for keys of several
 slots; MOVED followed when the client's slot map is wrong; the CLUSTER
 replies through redis-py's parsers; RESP2 and RESP3 (redis-py 8's
-default, with CLIENT SETINFO).
+default, with CLIENT SETINFO). A second cluster adds a replica of each
+node (replicaof lines): redis-py's replica load balancing reads from the
+replicas, which serve it after READONLY, and writes go to the primaries.
 
 No timing is asserted: start-up polls with a generous deadline.
 """
 
 import subprocess
+import time
 
 import pytest
 import redis
-from redis.cluster import RedisCluster
+from redis.cluster import LoadBalancingStrategy, RedisCluster
 from redis.exceptions import ClusterCrossSlotError, MovedError
 
 from conftest import MINIKV_BIN, _free_port, _wait_accepting
@@ -35,12 +38,15 @@ def owner(slot):
 
 
 class Cluster:
-    """Three MiniKV in cluster mode, stopped by PID on close."""
+    """Three MiniKV in cluster mode, and with replicas a replica of each
+    (node-3 of node-0, ...), stopped by PID on close."""
 
-    def __init__(self, tmp):
+    def __init__(self, tmp, replicas=False):
         self.procs = []
+        self.replicas = replicas
+        n = 2 * len(RANGES) if replicas else len(RANGES)
         for _ in range(3):  # a free port may be taken before MiniKV binds it
-            self.ports = [_free_port() for _ in RANGES]
+            self.ports = [_free_port() for _ in range(n)]
             if len(set(self.ports)) == len(self.ports) and self._start(tmp):
                 return
             self.close()
@@ -50,6 +56,8 @@ class Cluster:
         conf = tmp / "cluster.conf"
         lines = ["# name  address  slots"]
         lines += [f"node-{i} 127.0.0.1:{port} {lo}-{hi}" for i, (port, (lo, hi)) in enumerate(zip(self.ports, RANGES))]
+        lines += [f"node-{i} 127.0.0.1:{port} replicaof node-{i - len(RANGES)}"
+                  for i, port in enumerate(self.ports) if i >= len(RANGES)]
         conf.write_text("\n".join(lines) + "\n")
         self.log_paths = []
         for i, port in enumerate(self.ports):
@@ -180,3 +188,55 @@ def test_cluster_replies(cluster, rc):
     assert cluster.node(2).execute_command("READONLY")
     with pytest.raises(redis.ResponseError, match="^SELECT is not allowed in cluster mode$"):
         cluster.node(2).select(1)
+
+
+@pytest.fixture(scope="module")
+def replicated(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("replicated"), replicas=True)
+    yield c
+    c.close()
+
+
+def gets(node):
+    return node.info("commandstats").get("cmdstat_get", {}).get("calls", 0)
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_reads_from_replicas(replicated, protocol):
+    rc = RedisCluster(host="127.0.0.1", port=replicated.ports[0], protocol=protocol, socket_timeout=5,
+                      load_balancing_strategy=LoadBalancingStrategy.ROUND_ROBIN_REPLICAS)
+    try:
+        assert len(rc.get_primaries()) == 3 and len(rc.get_replicas()) == 3, rc.get_nodes()
+        direct = [replicated.node(i) for i in range(6)]
+        keys = [f"r{protocol}:{i}" for i in range(300)]
+        for i, k in enumerate(keys):
+            assert rc.set(k, f"v{i}")
+        # Replication is asynchronous: wait until each replica has the
+        # last key its primary took (a bound only a broken replica hits).
+        for i, k in enumerate(keys):
+            replica = direct[owner(rc.keyslot(k)) + 3]
+            replica.execute_command("READONLY")
+            deadline = time.monotonic() + DEADLINE
+            while replica.get(k) != f"v{i}".encode():
+                assert time.monotonic() < deadline, k
+                time.sleep(0.01)
+        before = [gets(d) for d in direct]
+        for i, k in enumerate(keys):
+            assert rc.get(k) == f"v{i}".encode()
+        after = [gets(d) for d in direct]
+        primary_gets = sum(after[i] - before[i] for i in range(3))
+        replica_gets = sum(after[i] - before[i] for i in range(3, 6))
+        assert replica_gets == len(keys) and primary_gets == 0, (before, after)
+        # A replica's writes go to its primary: without READONLY it
+        # redirects every keyed command there.
+        k = keys[0]
+        slot = rc.keyslot(k)
+        with pytest.raises(MovedError) as moved:
+            replicated.node(owner(slot) + 3).set(k, "x")
+        assert (moved.value.slot_id, moved.value.port) == (slot, replicated.ports[owner(slot)])
+        with pytest.raises(MovedError):
+            replicated.node(owner(slot) + 3).get(k)
+        nodes = rc.cluster_nodes()
+        assert sum("slave" in n["flags"] for n in nodes.values()) == 3, nodes
+    finally:
+        rc.close()

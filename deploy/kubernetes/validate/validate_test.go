@@ -34,6 +34,7 @@ import (
 var bundles = [][]string{
 	{"../statefulset.yaml", "../twemproxy.yaml"},
 	{"../cluster.yaml"},
+	{"../sentinel.yaml"},
 	{"../../kubernetes.yaml"},
 }
 
@@ -271,6 +272,9 @@ func (b *bundle) check() {
 		}
 		if conf, ok := cm.Data["cluster.conf"]; ok {
 			b.checkCluster(name, conf)
+		}
+		if conf, ok := cm.Data["sentinel.conf"]; ok {
+			b.checkSentinel(name, conf)
 		}
 	}
 }
@@ -590,10 +594,11 @@ func (b *bundle) checkTwemproxy(cmName, conf string) {
 }
 
 // checkCluster checks the embedded cluster.conf: each line "node-id
-// host:port slots...", node ids the pods of the StatefulSet that mounts
-// the file (which points --cluster-config at it), addresses those pods'
-// DNS names on their Redis port, and the slot ranges covering 0-16383
-// exactly once.
+// host:port slots..." or "node-id host:port replicaof primary-id", node
+// ids the pods of the StatefulSet that mounts the file (which points
+// --cluster-config at it), addresses those pods' DNS names on their Redis
+// port, each replica's primary a slot-owning line of the file, and the
+// slot ranges covering 0-16383 exactly once.
 func (b *bundle) checkCluster(cmName, conf string) {
 	t := b.t
 	var owner *workload
@@ -633,6 +638,7 @@ func (b *bundle) checkCluster(cmName, conf string) {
 	}
 	var slots [16384]int
 	nodes := map[string]bool{}
+	replicaOf := map[string]string{}
 	for n, line := range strings.Split(conf, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -656,6 +662,14 @@ func (b *bundle) checkCluster(cmName, conf string) {
 		if p, _ := strconv.Atoi(port); int32(p) != containerPort(w.template, "redis") {
 			t.Errorf("cluster.conf line %d: port %s is not the Redis port", n+1, port)
 		}
+		if f[2] == "replicaof" {
+			if len(f) != 4 {
+				t.Errorf("cluster.conf line %d: %q: want node-id host:port replicaof primary-id", n+1, line)
+			} else {
+				replicaOf[f[0]] = f[3]
+			}
+			continue
+		}
 		for _, r := range f[2:] {
 			lo, hi, isRange := strings.Cut(r, "-")
 			if !isRange {
@@ -675,10 +689,119 @@ func (b *bundle) checkCluster(cmName, conf string) {
 	if len(nodes) != owner.replicas {
 		t.Errorf("cluster.conf lists %d nodes, StatefulSet %s has %d replicas", len(nodes), owner.name, owner.replicas)
 	}
+	for r, p := range replicaOf {
+		if _, isReplica := replicaOf[p]; !nodes[p] || isReplica {
+			t.Errorf("cluster.conf: %s is a replica of %s, which is no primary of the file", r, p)
+		}
+	}
 	for s, c := range slots {
 		if c != 1 {
 			t.Errorf("cluster.conf: slot %d is owned %d times (each of 0-16383 must be owned once)", s, c)
 			break
 		}
+	}
+}
+
+// checkSentinel checks the embedded sentinel.conf and the init containers
+// that start from it: the Sentinels' port is their container port; the
+// master they monitor is pod 0 of a StatefulSet in the bundle, on its
+// Redis port, with a quorum that is a majority of the Sentinel pods; the
+// MiniKV pods' init container names that pod as FIRST_PRIMARY, and every
+// init container the same master name and the Sentinels' Service on their
+// port; and the MiniKV container reads the --config the init container
+// writes.
+func (b *bundle) checkSentinel(cmName, conf string) {
+	t := b.t
+	var sentinel *workload
+	for _, w := range b.workloads {
+		for _, v := range w.template.Spec.Volumes {
+			if v.ConfigMap != nil && v.ConfigMap.Name == cmName && slices.ContainsFunc(v.ConfigMap.Items, func(it corev1.KeyToPath) bool { return it.Key == "sentinel.conf" }) {
+				sentinel = w
+			}
+		}
+	}
+	if sentinel == nil || sentinel.sts == nil {
+		t.Errorf("ConfigMap %s: sentinel.conf mounted by no StatefulSet", cmName)
+		return
+	}
+	var name, monitored string
+	var quorum int
+	for line := range strings.SplitSeq(conf, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "port":
+			if p, _ := strconv.Atoi(f[1]); int32(p) != containerPort(sentinel.template, "sentinel") {
+				t.Errorf("sentinel.conf: port %s is not StatefulSet %s's sentinel port", f[1], sentinel.name)
+			}
+		case len(f) == 6 && f[0] == "sentinel" && f[1] == "monitor":
+			name, monitored = f[2], f[3]+":"+f[4]
+			quorum, _ = strconv.Atoi(f[5])
+			w, i, err := b.statefulPod(f[3])
+			if err != nil || i != 0 {
+				t.Errorf("sentinel.conf: monitors %s, which is not pod 0 of a StatefulSet here: %v", f[3], err)
+				continue
+			}
+			if p, _ := strconv.Atoi(f[4]); int32(p) != containerPort(w.template, "redis") {
+				t.Errorf("sentinel.conf: port %s is not %s's Redis port", f[4], w.name)
+			}
+		case len(f) == 4 && f[0] == "sentinel" && f[1] == "monitor":
+			t.Errorf("sentinel.conf: %q: want sentinel monitor NAME HOST PORT QUORUM", line)
+		}
+	}
+	if name == "" {
+		t.Errorf("sentinel.conf: no sentinel monitor line")
+		return
+	}
+	if quorum <= sentinel.replicas/2 || quorum > sentinel.replicas {
+		t.Errorf("sentinel.conf: quorum %d of %d Sentinels is not a majority", quorum, sentinel.replicas)
+	}
+	svc := b.service(sentinel.sts.Spec.ServiceName)
+	wantService := fmt.Sprintf("%s:%d", sentinel.sts.Spec.ServiceName, containerPort(sentinel.template, "sentinel"))
+	inits := 0
+	for _, w := range b.workloads {
+		for _, c := range w.template.Spec.InitContainers {
+			env := map[string]string{}
+			for _, e := range c.Env {
+				env[e.Name] = e.Value
+			}
+			if _, ok := env["SENTINEL_SERVICE"]; !ok {
+				continue
+			}
+			inits++
+			id := fmt.Sprintf("%s %s init container %s", w.kind, w.name, c.Name)
+			if env["MASTER_NAME"] != name {
+				t.Errorf("%s: MASTER_NAME %q, sentinel.conf monitors %q", id, env["MASTER_NAME"], name)
+			}
+			if env["SENTINEL_SERVICE"] != wantService || svc == nil {
+				t.Errorf("%s: SENTINEL_SERVICE %q, want the Sentinels' Service %s", id, env["SENTINEL_SERVICE"], wantService)
+			}
+			if w == sentinel {
+				continue
+			}
+			if env["FIRST_PRIMARY"] != monitored {
+				t.Errorf("%s: FIRST_PRIMARY %q, sentinel.conf monitors %s", id, env["FIRST_PRIMARY"], monitored)
+			}
+			// The role file it writes is the MiniKV container's --config.
+			var roleDir string
+			for _, m := range c.VolumeMounts {
+				if m.MountPath == "/etc/minikv-role" {
+					roleDir = m.Name
+				}
+			}
+			found := false
+			for _, mc := range w.template.Spec.Containers {
+				for _, m := range mc.VolumeMounts {
+					if m.Name == roleDir && slices.Contains(mc.Args, "--config="+m.MountPath+"/minikv.conf") {
+						found = true
+					}
+				}
+			}
+			if roleDir == "" || !found {
+				t.Errorf("%s: its /etc/minikv-role/minikv.conf is no container's --config", id)
+			}
+		}
+	}
+	if inits != 2 {
+		t.Errorf("%d init containers ask the Sentinels, want 2 (the MiniKV pods' and the Sentinels')", inits)
 	}
 }

@@ -36,11 +36,12 @@ type clientState struct {
 
 // clientState flags.
 const (
-	clientMulti   = 1 << iota // x: in MULTI
-	clientPubsub              // P: subscribed
-	clientNoEvict             // e: CLIENT NO-EVICT on
-	clientMonitor             // O: MONITOR on (monitor.go)
-	clientReplica             // S: a replica's link (replication.go)
+	clientMulti    = 1 << iota // x: in MULTI
+	clientPubsub               // P: subscribed
+	clientNoEvict              // e: CLIENT NO-EVICT on
+	clientMonitor              // O: MONITOR on (monitor.go)
+	clientReplica              // S: a replica's link (replication.go)
+	clientReadOnly             // r: READONLY on (cluster.go)
 )
 
 // publishingCommands are the commands after which the connection
@@ -49,7 +50,7 @@ var publishingCommands = map[string]bool{
 	"hello": true, "auth": true, "reset": true, "client|setname": true, "client|no-evict": true,
 	"multi": true, "exec": true, "discard": true, "monitor": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
-	"psync": true, "sync": true,
+	"psync": true, "sync": true, "readonly": true, "readwrite": true,
 }
 
 // publish copies what CLIENT LIST shows of the connection into its
@@ -94,6 +95,9 @@ func (rc *conn) publish() {
 	}
 	if rc.link != nil {
 		f |= clientReplica
+	}
+	if rc.readOnly {
+		f |= clientReadOnly
 	}
 	rc.pub.flags.Store(f)
 	rc.pub.resp3.Store(rc.w.RESP3())
@@ -208,6 +212,9 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 		}
 		if blocked(c) || c.State() == server.StatePaused {
 			flags += "b" // Redis blocks a paused client too
+		}
+		if f&clientReadOnly != 0 {
+			flags += "r"
 		}
 		if f&clientNoEvict != 0 {
 			flags += "e"
@@ -623,6 +630,7 @@ func (rc *conn) resetClient() {
 	}
 	rc.SetMonitorMuted(false)
 	rc.noEvict = false
+	rc.readOnly = false // Redis's RESET clears READONLY too
 	rc.user = ""
 }
 

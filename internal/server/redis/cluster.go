@@ -11,17 +11,24 @@ import (
 )
 
 // Redis Cluster mode over a static slot map (--cluster-config, package
-// cluster): the node answers CLUSTER SLOTS, SHARDS, NODES, INFO, KEYSLOT,
-// MYID, COUNTKEYSINSLOT and GETKEYSINSLOT from the map, and refuses a
-// command whose keys it does not own, as Redis 7.0's getNodeByQuery does:
+// cluster): the node answers CLUSTER SLOTS, SHARDS, NODES, REPLICAS,
+// INFO, KEYSLOT, MYID, COUNTKEYSINSLOT and GETKEYSINSLOT from the map,
+// and refuses a command whose keys it does not own, as Redis 7.0's
+// getNodeByQuery does:
 //
 //	-MOVED <slot> <host>:<port>    the keys' slot belongs to that node
 //	-CROSSSLOT Keys in request don't hash to the same slot
 //
+// A replica of the map (a replicaof line) owns no slots: it replicates
+// its primary with the ordinary replication (the caller starts it, as
+// --replicaof would) and redirects every keyed command to the slot's
+// owner, except the reads of a connection that sent READONLY on its own
+// primary's slots, which it serves (READWRITE undoes it).
+//
 // There is no cluster bus: no gossip, no failover, no resharding, so
-// there is never an -ASK or a -TRYAGAIN, and every node is a master that
-// is always up. Without cluster mode CLUSTER, READONLY, READWRITE and
-// ASKING answer as a Redis started without cluster-enabled does.
+// there is never an -ASK or a -TRYAGAIN, and every node is always up.
+// Without cluster mode CLUSTER, READONLY, READWRITE and ASKING answer as
+// a Redis started without cluster-enabled does.
 
 const (
 	errClusterDisabled = "ERR This instance has cluster support disabled"
@@ -41,12 +48,13 @@ type ClusterConfig struct {
 // clusterState is what the RESP port keeps in cluster mode. The map never
 // changes, so the text replies are built once.
 type clusterState struct {
-	m     *cluster.Map
-	self  *cluster.Node
-	index int // self's index in m.Nodes
-	tls   bool
-	nodes []byte // CLUSTER NODES
-	info  []byte // CLUSTER INFO
+	m       *cluster.Map
+	self    *cluster.Node
+	index   int // self's index in m.Nodes
+	primary int // a replica's primary's index in m.Nodes; -1 on a primary
+	tls     bool
+	nodes   []byte // CLUSTER NODES
+	info    []byte // CLUSTER INFO
 }
 
 // NewCluster returns the Redis protocol for srv's listeners in cluster
@@ -60,7 +68,7 @@ func NewCluster(srv *server.Server, cc ClusterConfig) (*Protocol, error) {
 		return nil, errors.New("redis: cluster mode: this node is not in the slot map")
 	}
 	p := New(srv)
-	cs := &clusterState{m: cc.Map, self: cc.Self, index: index, tls: cc.TLS}
+	cs := &clusterState{m: cc.Map, self: cc.Self, index: index, primary: slices.Index(cc.Map.Nodes, cc.Self.Primary), tls: cc.TLS}
 	cs.nodes = cs.nodesText()
 	cs.info = cs.infoText()
 	p.cluster = cs
@@ -72,6 +80,9 @@ func NewCluster(srv *server.Server, cc ClusterConfig) (*Protocol, error) {
 // redirection: CROSSSLOT if the keys hash to different slots, MOVED to the
 // slot's owner otherwise. No allocation unless it redirects.
 func (rc *conn) routed(cmd *respCommand, argv [][]byte) bool {
+	if rc.master {
+		return true // the stream of this replica's primary: its keys are served here
+	}
 	slot := -1
 	if cmd.keysOf != nil {
 		var buf [8][]byte
@@ -84,7 +95,7 @@ func (rc *conn) routed(cmd *respCommand, argv [][]byte) bool {
 			}
 			slot = s
 		}
-		return rc.ownsSlot(slot)
+		return rc.ownsSlot(slot, cmd.write)
 	}
 	last := cmd.lastKey
 	if last < 0 {
@@ -98,18 +109,29 @@ func (rc *conn) routed(cmd *respCommand, argv [][]byte) bool {
 		}
 		slot = s
 	}
-	return rc.ownsSlot(slot)
+	return rc.ownsSlot(slot, cmd.write)
 }
 
-// ownsSlot reports whether this node serves slot (-1: no key), and
-// answers MOVED if not.
-func (rc *conn) ownsSlot(slot int) bool {
-	cs := rc.p.cluster
-	if slot < 0 || cs.m.OwnerIndex(slot) == cs.index {
+// ownsSlot reports whether this node serves slot (-1: no key) to a
+// command that writes or not, and answers MOVED if not.
+func (rc *conn) ownsSlot(slot int, write bool) bool {
+	if rc.p.cluster.serves(slot, write, rc.readOnly) {
 		return true
 	}
-	rc.w.Error("MOVED " + strconv.Itoa(slot) + " " + cs.m.Owner(slot).Addr)
+	rc.w.Error("MOVED " + strconv.Itoa(slot) + " " + rc.p.cluster.m.Owner(slot).Addr)
 	return false
+}
+
+// serves reports whether this node serves slot (-1: no key) to a command
+// that writes or not, from a connection that sent READONLY or not: its
+// own slots always; on a replica, the reads of a READONLY connection on
+// its primary's slots, as Redis's getNodeByQuery.
+func (cs *clusterState) serves(slot int, write, readOnly bool) bool {
+	if slot < 0 {
+		return true
+	}
+	o := cs.m.OwnerIndex(slot)
+	return o == cs.index || readOnly && !write && o == cs.primary
 }
 
 // clusterCommands are the table entries of CLUSTER and of the three
@@ -133,16 +155,20 @@ func clusterCommands() []respCommand {
 					"Return the node id.", cmdClusterMyID),
 				sub("cluster|nodes", 2, "3.0.0", "Returns the cluster configuration for a node.", "NODES",
 					"Return cluster configuration seen by node.", cmdClusterNodes),
+				sub("cluster|replicas", 3, "5.0.0", "Lists the replica nodes of a master node.", "REPLICAS <node-id>",
+					"Return <node-id> replicas.", cmdClusterReplicas, str("node-id")),
 				sub("cluster|shards", 2, "7.0.0", "Returns the mapping of cluster slots to shards.", "SHARDS",
 					"Return information about slot range mappings and the nodes associated with them.", cmdClusterShards),
 				sub("cluster|slots", 2, "3.0.0", "Returns the mapping of cluster slots to nodes.", "SLOTS",
 					"Return information about slots range mappings.", cmdClusterSlots),
+				// SLAVES is REPLICAS's old name, which HELP does not list.
+				sub("cluster|slaves", 3, "3.0.0", "Lists the replica nodes of a master node.", "", "", cmdClusterReplicas, str("node-id")),
 				help,
 			}},
 		{name: "readonly", arity: 1, flags: fast, group: "cluster", since: "3.0.0", complexity: "O(1)",
-			summary: "Enables read-only queries for a connection to a Redis Cluster replica node.", run: cmdClusterOK},
+			summary: "Enables read-only queries for a connection to a Redis Cluster replica node.", run: cmdReadOnly},
 		{name: "readwrite", arity: 1, flags: fast, group: "cluster", since: "3.0.0", complexity: "O(1)",
-			summary: "Enables read-write queries for a connection to a Redis Cluster replica node.", run: cmdClusterOK},
+			summary: "Enables read-write queries for a connection to a Redis Cluster replica node.", run: cmdReadWrite},
 		{name: "asking", arity: 1, flags: []string{"fast"}, group: "cluster", since: "3.0.0", complexity: "O(1)",
 			summary: "Signals that a cluster client is following an -ASK redirect.", run: cmdClusterOK},
 	}
@@ -157,10 +183,28 @@ func (rc *conn) clusterOn() *clusterState {
 	return rc.p.cluster
 }
 
-// cmdClusterOK is READONLY, READWRITE and ASKING: every node is a master
-// that owns its slots for good, so there is nothing to switch.
+// cmdClusterOK is ASKING: every primary owns its slots for good, so no
+// slot is ever migrating.
 func cmdClusterOK(rc *conn, _ [][]byte) {
 	if rc.clusterOn() != nil {
+		rc.w.OK()
+	}
+}
+
+// cmdReadOnly is READONLY: a replica serves this connection's reads of
+// its primary's slots (ownsSlot). On a primary it only sets the flag, as
+// in Redis.
+func cmdReadOnly(rc *conn, _ [][]byte) {
+	if rc.clusterOn() != nil {
+		rc.readOnly = true
+		rc.w.OK()
+	}
+}
+
+// cmdReadWrite is READWRITE: READONLY undone.
+func cmdReadWrite(rc *conn, _ [][]byte) {
+	if rc.clusterOn() != nil {
+		rc.readOnly = false
 		rc.w.OK()
 	}
 }
@@ -196,10 +240,11 @@ func cmdClusterNodes(rc *conn, _ [][]byte) {
 }
 
 // cmdClusterSlots is CLUSTER SLOTS: one entry per run of consecutive
-// slots with one owner, in slot order, each [first, last, [host, port,
-// id, {}]]. The map is Redis 7's extra networking metadata, which a static
-// map has none of: the host is reported as the file writes it, an IP or a
-// DNS name.
+// slots with one owner, in slot order, each [first, last, primary,
+// replica ...], a node as [host, port, id, {}], its replicas in file
+// order. The map is Redis 7's extra networking metadata, which a static
+// map has none of: the host is reported as the file writes it, an IP or
+// a DNS name.
 func cmdClusterSlots(rc *conn, _ [][]byte) {
 	cs := rc.clusterOn()
 	if cs == nil {
@@ -207,28 +252,34 @@ func cmdClusterSlots(rc *conn, _ [][]byte) {
 	}
 	runs := cs.m.Runs()
 	rc.w.Array(len(runs))
+	node := func(n *cluster.Node) {
+		rc.w.Array(4)
+		rc.w.BulkString(n.Host)
+		rc.w.Int(int64(n.Port))
+		rc.w.BulkString(n.ID)
+		rc.w.Map(0)
+	}
 	for _, r := range runs {
-		rc.w.Array(3)
+		rc.w.Array(3 + len(r.Node.Replicas))
 		rc.w.Int(int64(r.First))
 		rc.w.Int(int64(r.Last))
-		rc.w.Array(4)
-		rc.w.BulkString(r.Node.Host)
-		rc.w.Int(int64(r.Node.Port))
-		rc.w.BulkString(r.Node.ID)
-		rc.w.Map(0)
+		node(r.Node)
+		for _, rep := range r.Node.Replicas {
+			node(rep)
+		}
 	}
 }
 
-// cmdClusterShards is CLUSTER SHARDS: a shard per node, in file order,
-// each its slot ranges as a flat list of first, last pairs, and its one
-// node (Redis 7.0's seven fields).
+// cmdClusterShards is CLUSTER SHARDS: a shard per primary, in file order,
+// each its slot ranges as a flat list of first, last pairs, and its nodes,
+// the primary then its replicas (Redis 7.0's seven fields each).
 func cmdClusterShards(rc *conn, _ [][]byte) {
 	cs := rc.clusterOn()
 	if cs == nil {
 		return
 	}
-	rc.w.Array(len(cs.m.Nodes))
-	for _, n := range cs.m.Nodes {
+	rc.w.Array(len(cs.m.Primaries))
+	for _, n := range cs.m.Primaries {
 		rc.w.Map(2)
 		rc.w.BulkString("slots")
 		rc.w.Array(2 * len(n.Ranges))
@@ -237,26 +288,67 @@ func cmdClusterShards(rc *conn, _ [][]byte) {
 			rc.w.Int(int64(r.Last))
 		}
 		rc.w.BulkString("nodes")
-		rc.w.Array(1)
-		rc.w.Map(7)
-		rc.w.BulkString("id")
-		rc.w.BulkString(n.ID)
-		if cs.tls {
-			rc.w.BulkString("tls-port")
-		} else {
-			rc.w.BulkString("port")
+		rc.w.Array(1 + len(n.Replicas))
+		cs.shardNode(rc, n)
+		for _, rep := range n.Replicas {
+			cs.shardNode(rc, rep)
 		}
-		rc.w.Int(int64(n.Port))
-		rc.w.BulkString("ip")
-		rc.w.BulkString(n.Host)
-		rc.w.BulkString("endpoint")
-		rc.w.BulkString(n.Host)
-		rc.w.BulkString("role")
+	}
+}
+
+// shardNode is one node of CLUSTER SHARDS. Its replication offset is 0:
+// without a cluster bus a node does not know the others' offsets.
+func (cs *clusterState) shardNode(rc *conn, n *cluster.Node) {
+	rc.w.Map(7)
+	rc.w.BulkString("id")
+	rc.w.BulkString(n.ID)
+	if cs.tls {
+		rc.w.BulkString("tls-port")
+	} else {
+		rc.w.BulkString("port")
+	}
+	rc.w.Int(int64(n.Port))
+	rc.w.BulkString("ip")
+	rc.w.BulkString(n.Host)
+	rc.w.BulkString("endpoint")
+	rc.w.BulkString(n.Host)
+	rc.w.BulkString("role")
+	if n.IsReplica() {
+		rc.w.BulkString("replica")
+	} else {
 		rc.w.BulkString("master")
-		rc.w.BulkString("replication-offset")
-		rc.w.Int(0)
-		rc.w.BulkString("health")
-		rc.w.BulkString("online")
+	}
+	rc.w.BulkString("replication-offset")
+	rc.w.Int(0)
+	rc.w.BulkString("health")
+	rc.w.BulkString("online")
+}
+
+// cmdClusterReplicas is CLUSTER REPLICAS node-id (and SLAVES): the
+// CLUSTER NODES line of each replica of that primary, as bulk strings.
+func cmdClusterReplicas(rc *conn, argv [][]byte) {
+	cs := rc.clusterOn()
+	if cs == nil {
+		return
+	}
+	var n *cluster.Node
+	for _, c := range cs.m.Nodes {
+		if c.ID == string(argv[2]) {
+			n = c
+			break
+		}
+	}
+	switch {
+	case n == nil:
+		rc.w.Error("ERR Unknown node " + string(cString(argv[2], 128)))
+		return
+	case n.IsReplica():
+		rc.w.Error("ERR The specified node is not a master")
+		return
+	}
+	rc.w.Array(len(n.Replicas))
+	for _, rep := range n.Replicas {
+		rc.w.BulkString(cs.nodeLine(rep))
 	}
 }
 
@@ -320,33 +412,44 @@ func cmdClusterGetKeysInSlot(rc *conn, argv [][]byte) {
 	keys.write(rc)
 }
 
-// nodesText is CLUSTER NODES: a line per node, in file order, in Redis's
-// format
-//
-//	<id> <host>:<port>@<bus port> <flags> <master> <ping sent> <pong received> <epoch> <link> <slot> ...
-//
-// with bus port 0 (there is no cluster bus), every node a master that is
-// connected, and ping and pong times 0 (no node pings another).
+// nodesText is CLUSTER NODES: a line per node, in file order (nodeLine).
 func (cs *clusterState) nodesText() []byte {
 	var b strings.Builder
 	for _, n := range cs.m.Nodes {
-		flags := "master"
-		if n == cs.self {
-			flags = "myself,master"
-		}
-		b.WriteString(n.ID + " " + n.Addr + "@0 " + flags + " - 0 0 " + strconv.Itoa(n.Epoch) + " connected")
-		for _, r := range n.Ranges {
-			b.WriteString(" " + r.String())
-		}
+		b.WriteString(cs.nodeLine(n))
 		b.WriteByte('\n')
 	}
 	return []byte(b.String())
 }
 
+// nodeLine is n's line of CLUSTER NODES, in Redis's format
+//
+//	<id> <host>:<port>@<bus port> <flags> <master> <ping sent> <pong received> <epoch> <link> <slot> ...
+//
+// with bus port 0 (there is no cluster bus), flags master or slave (with
+// myself for this node), a replica's primary's id as its master ("-" for
+// a primary), every node connected, and ping and pong times 0 (no node
+// pings another).
+func (cs *clusterState) nodeLine(n *cluster.Node) string {
+	flags, master := "master", "-"
+	if n.IsReplica() {
+		flags, master = "slave", n.Primary.ID
+	}
+	if n == cs.self {
+		flags = "myself," + flags
+	}
+	var b strings.Builder
+	b.WriteString(n.ID + " " + n.Addr + "@0 " + flags + " " + master + " 0 0 " + strconv.Itoa(n.Epoch) + " connected")
+	for _, r := range n.Ranges {
+		b.WriteString(" " + r.String())
+	}
+	return b.String()
+}
+
 // infoText is CLUSTER INFO: a cluster that is always ok, every slot
-// assigned, each node its own shard, and no bus messages.
+// assigned, a shard per primary, and no bus messages.
 func (cs *clusterState) infoText() []byte {
-	n := strconv.Itoa(len(cs.m.Nodes))
+	n, size := strconv.Itoa(len(cs.m.Nodes)), strconv.Itoa(len(cs.m.Primaries))
 	var b strings.Builder
 	for _, f := range [][2]string{
 		{"cluster_state", "ok"},
@@ -355,8 +458,8 @@ func (cs *clusterState) infoText() []byte {
 		{"cluster_slots_pfail", "0"},
 		{"cluster_slots_fail", "0"},
 		{"cluster_known_nodes", n},
-		{"cluster_size", n},
-		{"cluster_current_epoch", n},
+		{"cluster_size", size},
+		{"cluster_current_epoch", size},
 		{"cluster_my_epoch", strconv.Itoa(cs.self.Epoch)},
 		{"cluster_stats_messages_sent", "0"},
 		{"cluster_stats_messages_received", "0"},

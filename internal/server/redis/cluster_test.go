@@ -25,13 +25,15 @@ type clusterNode struct {
 	port  int
 	store *store.Store
 	node  *cluster.Node
+	p     *Protocol
 }
 
 // startCluster starts one MiniKV per slot range list (each on its own
 // store and 127.0.0.1 port, RESP only) in cluster mode over one slot map,
-// nodes named n0, n1, ... in that order. The listeners are opened first,
-// so the map names the real ports: no port is guessed. Everything stops
-// when the test ends.
+// nodes named n0, n1, ... in that order. A "range list" of "replicaof nK"
+// makes that node a replica of nK, replicating it as the command's
+// start-up does. The listeners are opened first, so the map names the
+// real ports: no port is guessed. Everything stops when the test ends.
 func startCluster(t testing.TB, cfg server.Config, ranges ...string) ([]*clusterNode, *cluster.Map) {
 	t.Helper()
 	if len(ranges) == 0 {
@@ -60,7 +62,12 @@ func startCluster(t testing.TB, cfg server.Config, ranges ...string) ([]*cluster
 			t.Fatal(err)
 		}
 		s.Serve(ln, p)
-		nodes[i] = &clusterNode{name: m.Nodes[i].Name, addr: ln.Addr().String(), port: m.Nodes[i].Port, store: s.Store, node: m.Nodes[i]}
+		nodes[i] = &clusterNode{name: m.Nodes[i].Name, addr: ln.Addr().String(), port: m.Nodes[i].Port, store: s.Store, node: m.Nodes[i], p: p}
+		if pr := m.Nodes[i].Primary; pr != nil {
+			p.SetReplicaPort(m.Nodes[i].Port)
+			p.Replicate(pr.Host, pr.Port)
+			t.Cleanup(p.promote) // ends the link before the server stops (cleanups run last first)
+		}
 	}
 	return nodes, m
 }

@@ -140,6 +140,7 @@ type conn struct {
 	awaitedShard bool
 	user         string           // the user AUTH or HELLO named; "": default
 	noEvict      bool             // CLIENT NO-EVICT on
+	readOnly     bool             // READONLY on: a cluster replica serves reads of its primary's slots (cluster.go)
 	reply        uint8            // CLIENT REPLY mode (replyOn, ...)
 	muted        bool             // the writer drops what it is given (CLIENT REPLY)
 	pub          clientState      // what CLIENT LIST shows to other connections (client.go)

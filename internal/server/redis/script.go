@@ -545,8 +545,8 @@ func (rc *conn) scriptKeysHere(cmd *respCommand, argv [][]byte) string {
 		slot = s
 	}
 	// Not ownsSlot: that writes MOVED to the client, besides the
-	// script's own reply.
-	if cs := rc.p.cluster; slot >= 0 && cs.m.OwnerIndex(slot) != cs.index {
+	// script's own reply. The caller's READONLY counts, as in Redis.
+	if cs := rc.p.cluster; !rc.master && !cs.serves(slot, cmd.write, rc.readOnly) {
 		return "-ERR Script attempted to access a non local key in a cluster node\r\n"
 	}
 	return ""

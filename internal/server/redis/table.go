@@ -325,6 +325,9 @@ func cmdHelp(rc *conn, argv [][]byte) {
 		lines = append(lines, "(no subcommand)", "    "+c.noSubHelp)
 	}
 	for _, sc := range c.subs {
+		if sc.usage == "" {
+			continue // an old name HELP does not list (CLUSTER SLAVES)
+		}
 		lines = append(lines, sc.usage)
 		for _, h := range strings.Split(sc.help, "\n") {
 			lines = append(lines, "    "+h)

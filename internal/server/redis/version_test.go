@@ -35,8 +35,8 @@ var versionGaps = map[string][]string{
 	"cluster topology is MiniKV's configuration, not CLUSTER commands (docs/scale-out.md)": {
 		"cluster|addslots", "cluster|addslotsrange", "cluster|bumpepoch", "cluster|count-failure-reports",
 		"cluster|delslots", "cluster|delslotsrange", "cluster|failover", "cluster|flushslots", "cluster|forget",
-		"cluster|links", "cluster|meet", "cluster|replicas", "cluster|replicate", "cluster|reset",
-		"cluster|saveconfig", "cluster|set-config-epoch", "cluster|setslot", "cluster|slaves",
+		"cluster|links", "cluster|meet", "cluster|replicate", "cluster|reset",
+		"cluster|saveconfig", "cluster|set-config-epoch", "cluster|setslot",
 		"migrate", "restore-asking"},
 	"debugging internals and modules": {"debug", "pfdebug", "pfselftest", "module", "module|help", "module|list",
 		"module|load", "module|loadex", "module|unload"},
