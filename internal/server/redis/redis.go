@@ -82,6 +82,7 @@ type Protocol struct {
 	repl     primary       // replication as a primary (replication.go)
 	follow   follower      // and as a replica (replica.go)
 	quit     chan struct{} // closed by Close: background goroutines end
+	fo       failover      // a coordinated failover (FAILOVER, failover.go)
 }
 
 // New returns the Redis protocol for srv's listeners.
@@ -399,8 +400,19 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.stash = argv // run by the connection's own goroutine (loop.go)
 		return
 	}
-	if rc.p.srv.Paused() && !rc.waitPause(cmd) {
-		return // killed or shutting down while paused (CLIENT PAUSE)
+	if rc.p.srv.Paused() {
+		if !rc.waitPause(cmd) {
+			return // killed or shutting down while paused (CLIENT PAUSE)
+		}
+		// A FAILOVER's pause ends with this server a replica: a write it
+		// held is refused now, as Redis's processCommand refuses it when
+		// the paused client runs again (failover.go).
+		if (cmd.write || cmd.name == "exec" && rc.multi.active && rc.queueWrites()) && !rc.master {
+			if why := rc.p.srv.WriteRefusal(); why != "" {
+				rc.reject(why)
+				return
+			}
+		}
 	}
 	if rc.multi.active && cmd.noMulti {
 		rc.reject("ERR Command not allowed inside a transaction") // Redis's no_multi: SAVE, SHUTDOWN, PSYNC ...

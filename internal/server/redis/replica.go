@@ -150,6 +150,10 @@ func cmdReplicaOf(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR REPLICAOF not allowed in cluster mode.")
 		return
 	}
+	if p.failingOver() {
+		rc.w.Error("ERR REPLICAOF not allowed while failing over.")
+		return
+	}
 	if is(argv[1], "no") && is(argv[2], "one") {
 		if p.masterLink() != nil {
 			p.promote()
@@ -322,8 +326,11 @@ func (l *masterLink) session() error {
 		replid, off = pr.replid, pr.backlog.End()+1
 	}
 	pr.mu.Unlock()
-	r, err := ask("PSYNC", replid, strconv.FormatInt(off, 10))
+	r, err := ask(p.psyncArgs(replid, off)...) // with FAILOVER during one (failover.go)
 	if err != nil {
+		return err
+	}
+	if err := p.failoverPSyncReply(r); err != nil {
 		return err
 	}
 	switch {
