@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
@@ -483,5 +484,99 @@ func TestFailoverMiniKVPromotesRedis(t *testing.T) {
 	log, _ := os.ReadFile(logf)
 	if !strings.Contains(string(log), "MASTER MODE enabled (failover request") {
 		t.Errorf("redis-server's log does not show the failover request:\n%s", log)
+	}
+}
+
+// TestFlagsReachReplicas: memcached flags set on a MiniKV primary (by
+// gomemcache and a raw connection) are read back the same from a MiniKV
+// replica's memcached port, for items the replica got in its full
+// resync's RDB and items it got on the stream; a redis-server replica of
+// the same primary holds the same values byte for byte and logs no error.
+func TestFlagsReachReplicas(t *testing.T) {
+	p := startRESP(t, server.Config{}, store.Config{})
+	gm := memcache.New(p.addr)
+	raw := dial(t, p.addr)
+	c := dialRESP(t, p.respAddr)
+	set := func(phase string) map[string]uint32 {
+		want := map[string]uint32{}
+		for i := range 50 {
+			k := fmt.Sprintf("%s:gm:%d", phase, i)
+			f := uint32(i * 7919)
+			if i == 49 {
+				f = 1<<32 - 1
+			}
+			if err := gm.Set(&memcache.Item{Key: k, Value: []byte(fmt.Sprint("value ", i)), Flags: f}); err != nil {
+				t.Fatal(err)
+			}
+			want[k] = f
+			k = fmt.Sprintf("%s:raw:%d", phase, i)
+			v := strings.Repeat("x", i)
+			exp := 0
+			if i%3 == 0 {
+				exp = 1000
+			}
+			raw.Send(fmt.Sprintf("set %s %d %d %d\r\n%s\r\n", k, i, exp, len(v), v))
+			if got := raw.Line(); got != "STORED" {
+				t.Fatalf("set %s = %q", k, got)
+			}
+			want[k] = uint32(i)
+		}
+		// A flagged item that a RESP SET then replaces has no flags; an
+		// append keeps them.
+		k := phase + ":reset"
+		raw.Send("set " + k + " 77 0 1\r\na\r\n")
+		raw.Line()
+		c.Do("SET", k, "b")
+		want[k] = 0
+		k = phase + ":append"
+		raw.Send("set " + k + " 88 0 1\r\na\r\nappend " + k + " 0 0 1\r\nb\r\n")
+		raw.Line()
+		raw.Line()
+		want[k] = 88
+		return want
+	}
+	before := set("rdb")
+	logf := t.TempDir() + "/redis.log"
+	redisReplica := startRedisServer(t, "--replicaof", "127.0.0.1", portOf(p.respAddr), "--logfile", logf)
+	r := startRESP(t, server.Config{}, store.Config{})
+	makeReplica(t, r, p.respAddr)
+	waitFor(t, "the Redis replica", func() bool {
+		return infoField(t, redisReplica, "replication", "master_link_status") == "up"
+	})
+	after := set("stream")
+	if got := c.Do("WAIT", "2", "30000"); got != ":2\r\n" {
+		t.Fatalf("WAIT 2 = %q", got)
+	}
+	rm := memcache.New(r.addr)
+	var keys []string
+	for _, want := range []map[string]uint32{before, after} {
+		for k, f := range want {
+			keys = append(keys, k)
+			pi, err := gm.Get(k)
+			if err != nil {
+				t.Fatalf("get %s on the primary: %v", k, err)
+			}
+			ri, err := rm.Get(k)
+			if err != nil {
+				t.Errorf("get %s on the MiniKV replica: %v", k, err)
+				continue
+			}
+			if ri.Flags != f || pi.Flags != f || string(ri.Value) != string(pi.Value) {
+				t.Errorf("%s: primary flags %d %q, replica flags %d %q, want flags %d", k, pi.Flags, pi.Value, ri.Flags, ri.Value, f)
+			}
+		}
+	}
+	sameKeys(t, p.respAddr, redisReplica, keys)
+	log, err := os.ReadFile(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(log), "\n") {
+		if l := strings.ToLower(line); strings.Contains(l, "error") || strings.Contains(l, "unrecognized") || strings.Contains(l, "critical") {
+			t.Errorf("redis-server replica logged: %s", line)
+		}
+	}
+	if !strings.Contains(string(log), "MASTER <-> REPLICA sync: Finished with success") {
+		t.Errorf("redis-server replica's log does not show its sync:\n%s", log)
 	}
 }

@@ -172,6 +172,8 @@ type conn struct {
 	replCapa uint8
 	link     *replicaLink
 	master   bool // the link to this replica's primary (replica.go): its writes are the primary's
+
+	mcFlags uint32 // on the link: memcached flags for the next SET (flags.go)
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,

@@ -434,6 +434,7 @@ func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool) error {
 	p := l.rc.p
 	opt := p.saveOptions() // the function libraries too (persist.go)
 	opt.Aux = [][2]string{{"repl-stream-db", "0"}, {"repl-id", replid}, {"repl-offset", strconv.FormatInt(off, 10)}}
+	opt.Flags = true // memcached flags as AUX fields, which Redis ignores (flags.go)
 	w := outboxWriter{l: l}
 	if eof {
 		mark := newReplID() // 40 random characters, which the RDB's end is unlikely to hold
