@@ -359,6 +359,10 @@ func (l *masterLink) session() error {
 		p.log.Info("full resync from the primary done", "replid", f[1], "offset", start)
 	case strings.HasPrefix(r, "+CONTINUE"):
 		pr.mu.Lock()
+		if pr.backlog == nil { // we asked for a full resync (PSYNC ? -1)
+			pr.mu.Unlock()
+			return fmt.Errorf("primary answered %q to a PSYNC with no history", r)
+		}
 		if f := strings.Fields(r); len(f) == 2 && f[1] != pr.replid {
 			// The primary changed (a failover): its history is ours up to
 			// here, under its new id.
@@ -423,6 +427,9 @@ func (l *masterLink) loadSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Du
 		}
 	default:
 		return fmt.Errorf("primary sent %q for the snapshot", head)
+	}
+	if err := checkSnapshot(f.Name()); err != nil {
+		return err // the data kept: a bad snapshot is refused before the store is emptied (guard.go)
 	}
 	st := l.p.st
 	st.FlushAll(0)
@@ -513,7 +520,7 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 	for {
 		argv, err := rd.Read()
 		if err != nil {
-			return err
+			return streamError(err) // guard.go
 		}
 		if len(argv) == 0 {
 			continue
