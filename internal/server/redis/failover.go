@@ -234,33 +234,15 @@ func (p *Protocol) failoverStep() bool {
 	host, port := fo.host, fo.port
 	fo.mu.Unlock()
 
-	// Every write made before the pause is on the stream before its end
-	// is read: a write that was running when the pause began has its
-	// shard locks, which Exclusive waits for.
+	target := p.caughtUp(host, port, false)
+	if target == nil {
+		return false
+	}
+	// Before the role moves, every write that began before the pause is
+	// on the stream and the target has it: a write that was running when
+	// the pause began holds its shard locks, which Exclusive waits for.
 	_ = p.st.Exclusive(func(*store.Store) error { return nil })
-	p.syncStream()
-	pr := &p.repl
-	pr.mu.Lock()
-	var end int64
-	if pr.backlog != nil {
-		end = pr.backlog.End()
-	}
-	var target *replicaLink
-	for l := range pr.links {
-		if host != "" {
-			if strings.EqualFold(l.ip, host) && l.port == port {
-				target = l
-				break
-			}
-			continue
-		}
-		if l.state.Load() == linkOnline && l.ack.Load() == end {
-			target = l
-			break
-		}
-	}
-	pr.mu.Unlock()
-	if target == nil || target.state.Load() != linkOnline || target.ack.Load() != end {
+	if target = p.caughtUp(host, port, true); target == nil {
 		return false
 	}
 	fo.mu.Lock()
@@ -273,6 +255,32 @@ func (p *Protocol) failoverStep() bool {
 	p.log.Info("Failover target is synced, failing over", "to", net.JoinHostPort(target.ip, strconv.Itoa(target.port)))
 	p.failoverDemote(target.ip, target.port)
 	return true
+}
+
+// caughtUp returns the failover's target (host:port, or when host is ""
+// the first replica found) if it is online and has acknowledged the
+// whole stream, else nil. sync waits for the changes made so far to be
+// on the stream first; without it the check is a cheap first look.
+func (p *Protocol) caughtUp(host string, port int, sync bool) *replicaLink {
+	if sync {
+		p.syncStream()
+	}
+	pr := &p.repl
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	var end int64
+	if pr.backlog != nil {
+		end = pr.backlog.End()
+	}
+	for l := range pr.links {
+		if host != "" && !(strings.EqualFold(l.ip, host) && l.port == port) {
+			continue
+		}
+		if l.state.Load() == linkOnline && l.ack.Load() == end {
+			return l
+		}
+	}
+	return nil
 }
 
 // failoverDemote makes this primary a replica of the failover's target,
