@@ -580,3 +580,55 @@ func TestFlagsReachReplicas(t *testing.T) {
 		t.Errorf("redis-server replica's log does not show its sync:\n%s", log)
 	}
 }
+
+// TestFailoverMiniKVReplicaHeldBack: a MiniKV primary's FAILOVER to a
+// MiniKV replica that cannot apply the stream (its own CLIENT PAUSE
+// WRITE holds its link's writes, as Redis pauses a primary's client too)
+// waits, gives up at its TIMEOUT, is aborted by FAILOVER ABORT, and
+// succeeds once the replica catches up.
+func TestFailoverMiniKVReplicaHeldBack(t *testing.T) {
+	p := startRESP(t, server.Config{}, store.Config{})
+	r := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, p.respAddr)
+	makeReplica(t, r, p.respAddr)
+	rc := dialRESP(t, r.respAddr)
+	if got := rc.Do("CLIENT", "PAUSE", "600000", "WRITE"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE on the replica = %q", got)
+	}
+	c.Do("SET", "k", "1")
+	state := func() string { return infoField(t, p.respAddr, "replication", "master_failover_state") }
+	host, port, _ := net.SplitHostPort(r.respAddr)
+
+	if got := c.Do("FAILOVER", "TO", host, port, "TIMEOUT", "300"); got != "+OK\r\n" {
+		t.Fatalf("FAILOVER TO ... TIMEOUT 300 = %q", got)
+	}
+	waitFor(t, "the timeout", func() bool { return state() == "no-failover" })
+	if got := role(t, p.respAddr); got != "master" {
+		t.Errorf("role after the timeout = %q", got)
+	}
+
+	if got := c.Do("FAILOVER"); got != "+OK\r\n" {
+		t.Fatalf("FAILOVER = %q", got)
+	}
+	if got := state(); got != "waiting-for-sync" {
+		t.Errorf("master_failover_state = %q, want waiting-for-sync", got)
+	}
+	if got := c.Do("FAILOVER", "ABORT"); got != "+OK\r\n" {
+		t.Fatalf("FAILOVER ABORT = %q", got)
+	}
+	if got := state(); got != "no-failover" {
+		t.Errorf("master_failover_state after ABORT = %q", got)
+	}
+	if got := c.Do("SET", "k", "2"); got != "+OK\r\n" {
+		t.Errorf("SET after ABORT = %q", got)
+	}
+
+	rc.Do("CLIENT", "UNPAUSE")
+	if got := c.Do("FAILOVER", "TO", host, port, "TIMEOUT", "60000"); got != "+OK\r\n" {
+		t.Fatalf("FAILOVER TO = %q", got)
+	}
+	waitFor(t, "the failover", func() bool { return role(t, r.respAddr) == "master" && state() == "no-failover" })
+	if got := rc.Do("GET", "k"); got != "$1\r\n2\r\n" {
+		t.Errorf("GET k on the new primary = %q", got)
+	}
+}
