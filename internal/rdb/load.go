@@ -77,7 +77,7 @@ func LoadBytes(data []byte, st *store.Store, opt LoadOptions) (LoadStats, error)
 	stats, err := parse(data, opt, func(k *fileKey) error {
 		if k.v.Kind == store.KindString && k.idle < 0 && k.freq < 0 {
 			// One store call, as SET: most keys of most files.
-			if _, err := st.Store(store.ModeSet, k.key, k.v.Str, 0, k.deadline, 0); err != nil {
+			if _, err := st.Store(store.ModeSet, k.key, k.v.Str, k.flags, k.deadline, 0); err != nil {
 				return fmt.Errorf("rdb: storing key %q: %w", k.key, err)
 			}
 			n++
@@ -148,9 +148,10 @@ func header(data []byte) (int, error) {
 type fileKey struct {
 	key      []byte
 	v        *Value
-	deadline int64 // Unix ms, 0: none
-	idle     int64 // -1: none
-	freq     int   // -1: none
+	deadline int64  // Unix ms, 0: none
+	flags    uint32 // memcached flags (a FlagsAux field before the key)
+	idle     int64  // -1: none
+	freq     int    // -1: none
 }
 
 // parse decodes data and calls fn with each key of database 0 that has
@@ -166,6 +167,7 @@ func parse(data []byte, opt LoadOptions, fn func(*fileKey) error) (LoadStats, er
 	now := time.Now().UnixMilli()
 	var db uint64
 	deadline, idle, freq := int64(0), int64(-1), -1
+	var flags uint32
 	at := func() int { return len(data) - len(r.b) }
 	for {
 		start := at()
@@ -178,7 +180,12 @@ func parse(data []byte, opt LoadOptions, fn func(*fileKey) error) (LoadStats, er
 			return stats, checkTail(data, at(), ver)
 		case opAux:
 			k, v := r.str(), r.str()
-			if r.err == nil {
+			if r.err == nil && string(k) == FlagsAux {
+				// The next key's memcached flags (SaveOptions.Flags).
+				if n, err := strconv.ParseUint(string(v), 10, 32); err == nil {
+					flags = uint32(n)
+				}
+			} else if r.err == nil {
 				stats.Aux[string(k)] = string(v)
 			}
 		case opResizeDB:
@@ -234,11 +241,11 @@ func parse(data []byte, opt LoadOptions, fn func(*fileKey) error) (LoadStats, er
 			case deadline != 0 && deadline <= now:
 				stats.Expired++
 			default:
-				if err := fn(&fileKey{key: key, v: v, deadline: max(deadline, 0), idle: idle, freq: freq}); err != nil {
+				if err := fn(&fileKey{key: key, v: v, deadline: max(deadline, 0), flags: flags, idle: idle, freq: freq}); err != nil {
 					return stats, err
 				}
 			}
-			deadline, idle, freq = 0, -1, -1
+			deadline, idle, freq, flags = 0, -1, -1, 0
 		}
 		if r.err != nil {
 			if len(r.b) == 0 {

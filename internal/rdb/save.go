@@ -56,6 +56,27 @@ type SaveOptions struct {
 	// RDB_OPCODE_FUNCTION2 record apiece before the keys, where Redis
 	// 7.0 writes them. Nil: the file holds no functions.
 	Functions func() [][]byte
+
+	// Flags writes a string's memcached flags, when not zero, as an AUX
+	// field FlagsAux ("minikv-flags" <decimal>) right before the key
+	// (before its EXPIRETIME_MS): replication's full resync, so a MiniKV
+	// replica gets them. Redis's loader takes an AUX field anywhere
+	// between keys and ignores the ones it does not know (at its DEBUG
+	// log level), so redis-server loads such a file as if it had none.
+	Flags bool
+}
+
+// FlagsAux is the AUX field that gives the next key memcached flags
+// (SaveOptions.Flags); a loader applies it to the next key only.
+const FlagsAux = "minikv-flags"
+
+// appendFlags appends the FlagsAux field for flags, if any.
+func appendFlags(b []byte, flags uint32) []byte {
+	if flags == 0 {
+		return b
+	}
+	b = AppendString(append(b, opAux), []byte(FlagsAux))
+	return AppendString(b, strconv.AppendUint(nil, uint64(flags), 10))
 }
 
 // SaveStats describe a saved file.
@@ -78,7 +99,8 @@ type SaveStats struct {
 //	EOF, crc64 of everything before (8 B LE)
 //
 // An object is what DUMP writes for the value (object.go). Memcached
-// flags and CAS tokens have no place in the format and are not saved.
+// flags and CAS tokens have no place in the format and are not saved,
+// unless opt.Flags asks for the flags as AUX fields (FlagsAux).
 //
 // Consistency. Redis forks and writes the child's frozen memory. MiniKV,
 // with the store in memory alone (no --data-dir), takes a point-in-time
@@ -152,9 +174,9 @@ func Save(w io.Writer, st *store.Store, opt SaveOptions) (SaveStats, error) {
 	}
 	var err error
 	if snap != nil {
-		err = snap.write(bw, &stats)
+		err = snap.write(bw, &stats, opt.Flags)
 	} else {
-		err = saveWalk(bw, st, &stats)
+		err = saveWalk(bw, st, &stats, opt.Flags)
 	}
 	if err != nil {
 		return stats, err
@@ -193,6 +215,7 @@ func appendExpire(b []byte, deadline int64) []byte {
 type snapKey struct {
 	key, str []byte
 	deadline int64
+	flags    uint32 // a string's memcached flags
 	obj      []byte // nil for a string
 }
 
@@ -220,7 +243,7 @@ func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, erro
 					colls = append(colls, sk)
 					return true
 				}
-				sk.str = it.Value
+				sk.str, sk.flags = it.Value, it.Flags
 				snap.keys = append(snap.keys, sk)
 				return true
 			})
@@ -251,14 +274,18 @@ func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, erro
 
 // write writes the copied keys, compressing strings as it goes, and lets
 // the collector have each key's references once written.
-func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats) error {
+func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) error {
 	if _, err := bw.Write(dbHeader(int64(len(snap.keys)), snap.expires)); err != nil {
 		return err
 	}
 	var buf []byte
 	for i := range snap.keys {
 		sk := &snap.keys[i]
-		buf = appendExpire(buf[:0], sk.deadline)
+		buf = buf[:0]
+		if flags {
+			buf = appendFlags(buf, sk.flags)
+		}
+		buf = appendExpire(buf, sk.deadline)
 		if sk.obj != nil {
 			buf = append(buf, sk.obj...)
 		} else {
@@ -277,7 +304,7 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats) error {
 const saveWalkBatch = 512
 
 // saveWalk writes the store's keys by a walk over the disk (see Save).
-func saveWalk(bw *bufio.Writer, st *store.Store, stats *SaveStats) error {
+func saveWalk(bw *bufio.Writer, st *store.Store, stats *SaveStats, flags bool) error {
 	n, err := st.Len() // RESIZEDB is a hint: the count before the walk
 	if err != nil {
 		return err
@@ -307,6 +334,11 @@ func saveWalk(bw *bufio.Writer, st *store.Store, stats *SaveStats) error {
 				continue
 			}
 			buf = obj
+			if flags && it.Kind == store.KindString && it.Flags != 0 {
+				if _, err := bw.Write(appendFlags(nil, it.Flags)); err != nil {
+					return err
+				}
+			}
 			if it.Deadline != 0 {
 				stats.Expires++
 				if _, err := bw.Write(appendExpire(nil, it.Deadline)); err != nil {

@@ -273,7 +273,10 @@ func (s *Source) appendWrite(b, key, rec []byte, deadline int64) []byte {
 	if deadline != 0 {
 		ms = strconv.AppendInt(nil, deadline, 10)
 	}
-	if value, _, ok := store.RecordString(rec); ok {
+	if value, flags, ok := store.RecordString(rec); ok {
+		if flags != 0 {
+			b = AppendFlagsHint(b, flags)
+		}
 		if ms != nil {
 			return AppendCommand(b, []byte("SET"), key, value, []byte("PXAT"), ms)
 		}
@@ -298,6 +301,36 @@ func (s *Source) appendWrite(b, key, rec []byte, deadline int64) []byte {
 		return AppendCommand(b, []byte("RESTORE"), key, ms, payload, []byte("REPLACE"), []byte("ABSTTL"))
 	}
 	return AppendCommand(b, []byte("RESTORE"), key, []byte("0"), payload, []byte("REPLACE"))
+}
+
+// FlagsHint begins the argument of the PING that carries a string's
+// memcached flags to MiniKV replicas, right before the string's SET:
+//
+//	PING "minikv:flags 5"
+//	SET key value
+//
+// Redis applies a PING from its primary with no effect and no reply (a
+// primary's replies are dropped), so a Redis replica, whose offsets are
+// the same, ignores it; a MiniKV replica gives the flags to the SET that
+// follows (only that one).
+const FlagsHint = "minikv:flags "
+
+// AppendFlagsHint appends the PING that gives the next SET flags.
+func AppendFlagsHint(b []byte, flags uint32) []byte {
+	return AppendCommand(b, []byte("PING"), strconv.AppendUint([]byte(FlagsHint), uint64(flags), 10))
+}
+
+// ParseFlagsHint returns the flags a PING's argument carries, ok false
+// when it is not a FlagsHint.
+func ParseFlagsHint(arg []byte) (flags uint32, ok bool) {
+	if len(arg) <= len(FlagsHint) || string(arg[:len(FlagsHint)]) != FlagsHint {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(arg[len(FlagsHint):]), 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return uint32(n), true
 }
 
 // AppendCommand appends args as a RESP array of bulk strings: a command

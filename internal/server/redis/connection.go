@@ -13,6 +13,9 @@ import (
 
 // cmdPing is PING [message].
 func cmdPing(rc *conn, argv [][]byte) {
+	if rc.master && len(argv) == 2 {
+		rc.takeFlagsHint(argv[1]) // memcached flags for the next SET (flags.go)
+	}
 	if len(argv) <= 2 && rc.subscribed() && !rc.w.RESP3() {
 		// RESP2 subscribed mode: a reply shaped like a message.
 		rc.w.Array(2)

@@ -82,6 +82,7 @@ type Protocol struct {
 	repl     primary       // replication as a primary (replication.go)
 	follow   follower      // and as a replica (replica.go)
 	quit     chan struct{} // closed by Close: background goroutines end
+	fo       failover      // a coordinated failover (FAILOVER, failover.go)
 }
 
 // New returns the Redis protocol for srv's listeners.
@@ -172,6 +173,8 @@ type conn struct {
 	replCapa uint8
 	link     *replicaLink
 	master   bool // the link to this replica's primary (replica.go): its writes are the primary's
+
+	mcFlags uint32 // on the link: memcached flags for the next SET (flags.go)
 }
 
 // nowMilli is the clock of the batch being served, in Unix milliseconds,
@@ -400,8 +403,19 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.stash = argv // run by the connection's own goroutine (loop.go)
 		return
 	}
-	if rc.p.srv.Paused() && !rc.waitPause(cmd) {
-		return // killed or shutting down while paused (CLIENT PAUSE)
+	if rc.p.srv.Paused() {
+		if !rc.waitPause(cmd) {
+			return // killed or shutting down while paused (CLIENT PAUSE)
+		}
+		// A FAILOVER's pause ends with this server a replica: a write it
+		// held is refused now, as Redis's processCommand refuses it when
+		// the paused client runs again (failover.go).
+		if (cmd.write || cmd.name == "exec" && rc.multi.active && rc.queueWrites()) && !rc.master {
+			if why := rc.p.srv.WriteRefusal(); why != "" {
+				rc.reject(why)
+				return
+			}
+		}
 	}
 	if rc.multi.active && cmd.noMulti {
 		rc.reject("ERR Command not allowed inside a transaction") // Redis's no_multi: SAVE, SHUTDOWN, PSYNC ...

@@ -150,6 +150,10 @@ func cmdReplicaOf(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR REPLICAOF not allowed in cluster mode.")
 		return
 	}
+	if p.failingOver() {
+		rc.w.Error("ERR REPLICAOF not allowed while failing over.")
+		return
+	}
 	if is(argv[1], "no") && is(argv[2], "one") {
 		if p.masterLink() != nil {
 			p.promote()
@@ -322,8 +326,11 @@ func (l *masterLink) session() error {
 		replid, off = pr.replid, pr.backlog.End()+1
 	}
 	pr.mu.Unlock()
-	r, err := ask("PSYNC", replid, strconv.FormatInt(off, 10))
+	r, err := ask(p.psyncArgs(replid, off)...) // with FAILOVER during one (failover.go)
 	if err != nil {
+		return err
+	}
+	if err := p.failoverPSyncReply(r); err != nil {
 		return err
 	}
 	switch {
@@ -352,6 +359,10 @@ func (l *masterLink) session() error {
 		p.log.Info("full resync from the primary done", "replid", f[1], "offset", start)
 	case strings.HasPrefix(r, "+CONTINUE"):
 		pr.mu.Lock()
+		if pr.backlog == nil { // we asked for a full resync (PSYNC ? -1)
+			pr.mu.Unlock()
+			return fmt.Errorf("primary answered %q to a PSYNC with no history", r)
+		}
 		if f := strings.Fields(r); len(f) == 2 && f[1] != pr.replid {
 			// The primary changed (a failover): its history is ours up to
 			// here, under its new id.
@@ -416,6 +427,9 @@ func (l *masterLink) loadSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Du
 		}
 	default:
 		return fmt.Errorf("primary sent %q for the snapshot", head)
+	}
+	if err := checkSnapshot(f.Name()); err != nil {
+		return err // the data kept: a bad snapshot is refused before the store is emptied (guard.go)
 	}
 	st := l.p.st
 	st.FlushAll(0)
@@ -506,7 +520,7 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 	for {
 		argv, err := rd.Read()
 		if err != nil {
-			return err
+			return streamError(err) // guard.go
 		}
 		if len(argv) == 0 {
 			continue

@@ -175,7 +175,7 @@ func (p *Protocol) pingReplicas() {
 		p.repl.mu.Lock()
 		n, src := len(p.repl.links), p.repl.src
 		p.repl.mu.Unlock()
-		if n > 0 && src != nil {
+		if n > 0 && src != nil && !p.failingOver() { // Redis sends none during a failover
 			src.Ping()
 		}
 	}
@@ -240,10 +240,17 @@ func cmdReplconf(rc *conn, argv [][]byte) {
 
 // cmdSync is SYNC, the protocol before PSYNC: a full resync without the
 // +FULLRESYNC line.
-func cmdSync(rc *conn, _ [][]byte) { rc.psync(nil, 0, false) }
+func cmdSync(rc *conn, argv [][]byte) {
+	if rc.psyncFailover(argv) {
+		rc.psync(nil, 0, false)
+	}
+}
 
 // cmdPSync is PSYNC replid offset.
 func cmdPSync(rc *conn, argv [][]byte) {
+	if !rc.psyncFailover(argv) { // PSYNC ... FAILOVER (failover.go)
+		return
+	}
 	off, ok := resp.ParseInt(argv[2])
 	if !ok {
 		off = -1
@@ -427,6 +434,7 @@ func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool) error {
 	p := l.rc.p
 	opt := p.saveOptions() // the function libraries too (persist.go)
 	opt.Aux = [][2]string{{"repl-stream-db", "0"}, {"repl-id", replid}, {"repl-offset", strconv.FormatInt(off, 10)}}
+	opt.Flags = true // memcached flags as AUX fields, which Redis ignores (flags.go)
 	w := outboxWriter{l: l}
 	if eof {
 		mark := newReplID() // 40 random characters, which the RDB's end is unlikely to hold
@@ -574,7 +582,7 @@ func cmdWait(rc *conn, argv [][]byte) {
 		rc.w.Int(got)
 		return
 	}
-	if src != nil {
+	if src != nil && !p.failingOver() { // a failover keeps the stream still
 		src.GetAck() // replicas answer with their offset at once
 	}
 	var deadline <-chan time.Time
@@ -630,7 +638,7 @@ func (p *Protocol) replicationInfo(field func(k string, v any)) {
 		b.WriteString(",offset=" + strconv.FormatInt(l.ack.Load(), 10) + ",lag=" + strconv.FormatInt(now-l.ackAt.Load(), 10))
 		field("slave"+strconv.Itoa(i), b.String())
 	}
-	field("master_failover_state", "no-failover")
+	field("master_failover_state", p.failoverState())
 	field("master_replid", replid)
 	field("master_replid2", replid2)
 	var end, start, hist int64

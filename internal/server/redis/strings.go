@@ -157,7 +157,7 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 		case flags&optXX != 0:
 			mode = store.ModeReplace
 		}
-		_, err := st.Store(mode, key, value, 0, deadline, 0)
+		_, err := st.Store(mode, key, value, rc.nextFlags(), deadline, 0)
 		switch {
 		case err == nil:
 			rc.notifySet(key, deadline)

@@ -262,6 +262,7 @@ func init() {
 	table = append(table, clusterCommands()...)     // cluster.go
 	table = append(table, scriptCommands()...)      // script.go
 	table = append(table, replicationCommands()...) // replication.go
+	table = append(table, failoverCommands()...)    // failover.go
 	finishCommands(table)                           // Redis 7.0's flags, key specs and docs; command numbers (ops.go)
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {

@@ -20,7 +20,6 @@ import (
 // does not serve, each group with the reason.
 var versionGaps = map[string][]string{
 	"the Lua debugger (not planned: docs/redis.md, Scripting)": {"script|debug"},
-	"replication (issue 39)":                                   {"failover"},
 	"streams (issue 40)": {"xack", "xadd", "xautoclaim", "xclaim", "xdel", "xgroup", "xgroup|create",
 		"xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy", "xgroup|help", "xgroup|setid",
 		"xinfo", "xinfo|consumers", "xinfo|groups", "xinfo|help", "xinfo|stream", "xlen", "xpending", "xrange",
