@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/minikv/minikv/internal/store"
@@ -52,18 +53,75 @@ type KeyEventSink func(flags, class EventClass, event string, key []byte)
 
 // keyEvents is the Server's notification state.
 type keyEvents struct {
-	flags atomic.Uint32 // as configured
-	on    atomic.Uint32 // the classes published: flags, or 0 without K or E
-	sink  atomic.Pointer[KeyEventSink]
+	mu       sync.Mutex    // one setEvents at a time
+	flags    atomic.Uint32 // as configured
+	notify   atomic.Uint32 // the classes published: flags, or 0 without K or E
+	on       atomic.Uint32 // the classes reported at all: notify's, and TrackedEvents while tracking
+	tracking atomic.Bool   // a client tracks keys (SetTracking)
+	sink     atomic.Pointer[KeyEventSink]
+	track    atomic.Pointer[TrackingSink]
 }
+
+// TrackedEvents are the classes of the changes that invalidate a key a
+// client caches (Redis's signalModifiedKey, and expiry and eviction):
+// every change, not a miss nor a creation (its write reports itself).
+const TrackedEvents = EventGeneric | EventString | EventList | EventSet | EventHash | EventZSet |
+	EventExpired | EventEvicted | EventStream | EventModule
+
+// TrackingSink is told of every change of a key while a client tracks
+// keys (client-side caching), with the connection that made it (origin,
+// the port's own value; nil for the store's expiry and eviction and the
+// memcached port), and of every flush (key nil). It runs as KeyEventSink
+// does.
+type TrackingSink func(origin any, key []byte)
 
 // KeyEvent reports that a command changed key, with Redis's event name
 // and class; it publishes it when that class is on. Cheap when off: one
 // atomic load.
 func (s *Server) KeyEvent(class EventClass, event string, key []byte) {
 	if EventClass(s.events.on.Load())&class != 0 {
+		s.keyEventBy(nil, class, event, key)
+	}
+}
+
+// KeyEventBy is KeyEvent for a change the connection origin made (a
+// port's own connection value), which client tracking tells apart.
+func (s *Server) KeyEventBy(origin any, class EventClass, event string, key []byte) {
+	if EventClass(s.events.on.Load())&class != 0 {
+		s.keyEventBy(origin, class, event, key)
+	}
+}
+
+func (s *Server) keyEventBy(origin any, class EventClass, event string, key []byte) {
+	if EventClass(s.events.notify.Load())&class != 0 {
 		s.publishKeyEvent(class, event, key)
 	}
+	if class&TrackedEvents != 0 && s.events.tracking.Load() {
+		if fn := s.events.track.Load(); fn != nil {
+			(*fn)(origin, key)
+		}
+	}
+}
+
+// Flushed reports that every key was flushed (FLUSHALL from either port,
+// a replica's full resync), for client tracking; origin as in KeyEventBy.
+func (s *Server) Flushed(origin any) {
+	if s.events.tracking.Load() {
+		if fn := s.events.track.Load(); fn != nil {
+			(*fn)(origin, nil)
+		}
+	}
+}
+
+// SetTrackingSink installs the function told of changes while tracking
+// is on (SetTracking).
+func (s *Server) SetTrackingSink(fn TrackingSink) { s.events.track.Store(&fn) }
+
+// SetTracking turns the reporting of every change to the tracking sink on
+// or off: on while any client tracks keys.
+func (s *Server) SetTracking(on bool) {
+	s.events.tracking.Store(on)
+	s.setEvents(EventClass(s.events.flags.Load()))
 }
 
 // KeyEventsOn reports whether any of the classes is published, for a port
@@ -95,12 +153,21 @@ func (s *Server) KeyEvents() EventClass { return EventClass(s.events.flags.Load(
 // notify-keyspace-events). As in Redis, nothing is published unless K or
 // E is among them. The store is asked for the events it reports only
 // while their class is on.
-func (s *Server) SetKeyEvents(flags EventClass) {
-	on := flags
+func (s *Server) SetKeyEvents(flags EventClass) { s.setEvents(flags) }
+
+func (s *Server) setEvents(flags EventClass) {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	notify := flags
 	if flags&(EventKeyspace|EventKeyevent) == 0 {
-		on = 0
+		notify = 0
+	}
+	on := notify
+	if s.events.tracking.Load() {
+		on |= TrackedEvents
 	}
 	s.events.flags.Store(uint32(flags))
+	s.events.notify.Store(uint32(notify))
 	s.events.on.Store(uint32(on))
 	var mask store.Event
 	if on&EventExpired != 0 {

@@ -307,6 +307,7 @@ func (c *conn) flushAllCmd(req *memcache.Request) {
 		at = store.Deadline(req.Exptime, now)
 	}
 	c.st.FlushAll(at)
+	c.p.srv.Flushed(nil) // RESP clients tracking keys: every key is invalid
 	c.reply(req, memcache.OK)
 }
 

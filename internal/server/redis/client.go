@@ -24,14 +24,15 @@ import (
 // other connections. Its serving goroutine writes it (publish); any
 // goroutine reads it.
 type clientState struct {
-	name  atomic.Pointer[string]
-	user  atomic.Pointer[string] // "default" when nil
-	flags atomic.Uint32          // clientMulti, ...
-	multi atomic.Int32           // commands queued in MULTI
-	sub   atomic.Int32           // channels subscribed
-	psub  atomic.Int32           // patterns subscribed
-	ssub  atomic.Int32           // shard channels subscribed
-	resp3 atomic.Bool
+	name    atomic.Pointer[string]
+	user    atomic.Pointer[string]  // "default" when nil
+	flags   atomic.Uint32           // clientMulti, ...
+	multi   atomic.Int32            // commands queued in MULTI
+	sub     atomic.Int32            // channels subscribed
+	psub    atomic.Int32            // patterns subscribed
+	ssub    atomic.Int32            // shard channels subscribed
+	tracker atomic.Pointer[tracker] // CLIENT TRACKING's settings; nil: off (tracking.go)
+	resp3   atomic.Bool
 }
 
 // clientState flags.
@@ -193,7 +194,7 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	}
 	num := func(k string, n int64) { field(k, strconv.FormatInt(n, 10)) }
 	idle := int64(now.Sub(c.LastCommand()) / time.Second)
-	flags, name, multi, sub, psub, ssub, resp3 := "m", "", int64(-1), int64(0), int64(0), int64(0), int64(0)
+	flags, name, multi, sub, psub, ssub, resp3, redir := "m", "", int64(-1), int64(0), int64(0), int64(0), int64(0), int64(-1)
 	if rc := ci.rc; rc != nil {
 		f := rc.pub.flags.Load()
 		flags = ""
@@ -212,6 +213,16 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 		}
 		if blocked(c) || c.State() == server.StatePaused {
 			flags += "b" // Redis blocks a paused client too
+		}
+		if tr := rc.pub.tracker.Load(); tr != nil {
+			flags += "t"
+			if tr.broken.Load() {
+				flags += "R"
+			}
+			if tr.bcast {
+				flags += "B"
+			}
+			redir = int64(tr.redirect)
 		}
 		if f&clientReadOnly != 0 {
 			flags += "r"
@@ -278,7 +289,7 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	}
 	field("cmd", cmd)
 	field("user", ci.user())
-	num("redir", -1)
+	num("redir", redir)
 	num("resp", resp3)
 	return b
 }
@@ -667,6 +678,10 @@ func cmdClientSetInfo(rc *conn, argv [][]byte) {
 // MiniKV has.
 var clientHelp = []string{
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CACHING (YES|NO)",
+	"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+	"GETREDIR",
+	"    Return the client ID we are redirecting to when tracking is enabled.",
 	"GETNAME",
 	"    Return the name of the current connection.",
 	"ID",
@@ -703,6 +718,11 @@ var clientHelp = []string{
 	"    Set client meta attr. Options are LIB-NAME and LIB-VER.",
 	"UNBLOCK <clientid> [TIMEOUT|ERROR]",
 	"    Unblock the specified blocked client.",
+	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+	"         [OPTIN] [OPTOUT] [NOLOOP]",
+	"    Control server assisted client side caching.",
+	"TRACKINGINFO",
+	"    Report tracking status for the current connection.",
 	"NO-EVICT (ON|OFF)",
 	"    Protect current client connection from eviction.",
 	"HELP",

@@ -287,6 +287,9 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 	argv = rc.argv // a copy if the command waited (beforeWait)
 	fed := rc.fed
 	rc.running, rc.argv, rc.fed = outer, outerArgv, false
+	if rc.trackPending() {
+		rc.afterTracked(cmd, argv, outer != nil) // tracking.go
+	}
 	end := ops.now()
 	d := max(ops.clock.ns(end-start-rc.waited), 0)
 	rc.t0, rc.waited = end, 0

@@ -95,7 +95,8 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("client_recent_max_input_buffer", 0)
 		field("client_recent_max_output_buffer", 0)
 		field("blocked_clients", p.blocked.n.Load())
-		field("tracking_clients", 0)
+		trkClients, _, _, _ := rc.p.tracking.info()
+		field("tracking_clients", trkClients)
 		field("clients_in_timeout_table", p.blocked.timed.Load())
 		field("total_blocking_keys", p.blocked.keyCount())
 	case "memory":
@@ -169,6 +170,10 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("pubsub_patterns", patterns)
 		field("pubsubshard_channels", shards)
 		field("latest_fork_usec", 0)
+		_, trkKeys, trkItems, trkPrefixes := rc.p.tracking.info()
+		field("tracking_total_keys", trkKeys)
+		field("tracking_total_items", trkItems)
+		field("tracking_total_prefixes", trkPrefixes)
 		t, other := rc.p.ops.stats.totals(false)
 		field("unexpected_error_replies", 0) // replication and AOF loading: none here
 		field("total_error_replies", errorReplies(&t, other))

@@ -413,5 +413,6 @@ func cmdFlushAll(rc *conn, argv [][]byte) {
 	}
 	rc.Count(server.StatCmdFlush)
 	rc.st.FlushAll(time.Now().UnixMilli())
+	rc.p.srv.Flushed(rc) // client tracking: every key is invalid (tracking.go)
 	rc.w.OK()
 }

@@ -46,7 +46,7 @@ func (rc *conn) Pending() []byte { return rc.r.Pending() }
 // the loop, which is lent to them (script.go).
 func needsGoroutine(c *respCommand) bool {
 	switch c.name {
-	case "subscribe", "psubscribe", "ssubscribe", "monitor", "psync", "sync", "wait":
+	case "subscribe", "psubscribe", "ssubscribe", "monitor", "psync", "sync", "wait", "client|tracking":
 		return true
 	}
 	return slices.Contains(c.flags, "blocking")
@@ -73,7 +73,7 @@ func (rc *conn) resume() (server.Result, error) {
 // run long, inside an EXEC that has no stand-in to rescue the loop).
 func (rc *conn) queueNeedsGoroutine() bool {
 	for _, argv := range rc.multi.queue {
-		if c := rc.lookup(argv[0]); c != nil && (c.detach && !slices.Contains(c.flags, "blocking") || c.script) {
+		if c := rc.queuedCommand(argv); c != nil && (c.detach && !slices.Contains(c.flags, "blocking") || c.script) {
 			return true
 		}
 	}

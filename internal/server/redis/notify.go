@@ -24,7 +24,7 @@ import (
 // notify reports that the running command changed key (Redis's
 // notifyKeyspaceEvent).
 func (rc *conn) notify(class server.EventClass, event string, key []byte) {
-	rc.p.srv.KeyEvent(class, event, key)
+	rc.p.srv.KeyEventBy(rc, class, event, key)
 }
 
 // keymiss reports a read of a missing key ("m"): for the commands whose
@@ -37,7 +37,7 @@ func (rc *conn) keymiss(key []byte) {
 // which Redis publishes after the command's own event.
 func (rc *conn) notifyEmptied(key []byte, emptied bool) {
 	if emptied {
-		rc.p.srv.KeyEvent(server.EventGeneric, "del", key)
+		rc.p.srv.KeyEventBy(rc, server.EventGeneric, "del", key)
 	}
 }
 
@@ -47,9 +47,9 @@ func (rc *conn) notifyEmptied(key []byte, emptied bool) {
 func (rc *conn) notifyStored(class server.EventClass, event string, dst []byte, stored, cleared bool) {
 	switch {
 	case stored:
-		rc.p.srv.KeyEvent(class, event, dst)
+		rc.p.srv.KeyEventBy(rc, class, event, dst)
 	case cleared:
-		rc.p.srv.KeyEvent(server.EventGeneric, "del", dst)
+		rc.p.srv.KeyEventBy(rc, server.EventGeneric, "del", dst)
 	}
 }
 

@@ -68,6 +68,7 @@ type cmdStat struct {
 	noMonitor bool // "admin" or "skip_monitor": MONITOR does not show it
 	noSlowlog bool // "skip_slowlog" (EXEC: its commands are logged instead)
 	keyspace  bool // "readonly", "write" or "may_replicate": refused to a MONITOR connection
+	tracked   bool // "readonly" and not a script nor pub/sub: a tracking client's read remembers its keys (tracking.go)
 }
 
 // allCommands lists the table's commands and subcommands by number.
@@ -84,6 +85,7 @@ func finishCommands(table []respCommand) {
 			noMonitor: slices.Contains(c.flags, "admin") || slices.Contains(c.flags, "skip_monitor"),
 			noSlowlog: slices.Contains(c.flags, "skip_slowlog"),
 			keyspace:  slices.Contains(c.flags, "readonly") || slices.Contains(c.flags, "write") || slices.Contains(c.flags, "may_replicate"),
+			tracked:   slices.Contains(c.flags, "readonly") && !c.script && !slices.Contains(c.flags, "pubsub"),
 		}
 		allCommands = append(allCommands, c)
 	}

@@ -112,6 +112,19 @@ type hub struct {
 	shards   map[string][]*subscriber // shard channel -> its subscribers (SSUBSCRIBE)
 	patterns []*patternSubs           // in the order they were first subscribed
 	patIndex map[string]*patternSubs  // pattern -> its entry in patterns
+	ids      map[uint64]*subscriber   // connection ID -> its state, once it subscribed (client tracking's REDIRECT)
+}
+
+// byID returns the Outbox of the connection id if it ever subscribed
+// (nil otherwise), its protocol, and whether it is subscribed now.
+func (h *hub) byID(id uint64) (out *server.Outbox, resp3, subscribed bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s := h.ids[id]
+	if s == nil {
+		return nil, false, false
+	}
+	return s.out, s.resp3, s.total() > 0
 }
 
 // patternSubs is one pattern and the connections subscribed to it.
@@ -167,6 +180,13 @@ func (rc *conn) refusedWhileSubscribed(cmd *respCommand) bool {
 func (rc *conn) subscriber() *subscriber {
 	if rc.sub == nil {
 		rc.sub = &subscriber{conn: rc.Conn, out: rc.StartOutbox(), resp3: rc.w.RESP3()}
+		h := &rc.p.pubsub
+		h.mu.Lock()
+		if h.ids == nil {
+			h.ids = make(map[uint64]*subscriber)
+		}
+		h.ids[rc.ID()] = rc.sub
+		h.mu.Unlock()
 	}
 	return rc.sub
 }
@@ -176,6 +196,13 @@ func (rc *conn) subscriber() *subscriber {
 // stops its Outbox.
 func (rc *conn) Close() error {
 	rc.leavePubsub()
+	if rc.sub != nil {
+		h := &rc.p.pubsub
+		h.mu.Lock()
+		delete(h.ids, rc.ID())
+		h.mu.Unlock()
+	}
+	rc.disableTracking() // tracking.go
 	rc.stopMonitor()
 	rc.endLink()                        // replication.go
 	rc.p.ops.stats.unregister(rc.stats) // cmdstats.go
@@ -710,6 +737,7 @@ func cmdReset(rc *conn, _ [][]byte) {
 	rc.multi = multiState{}
 	rc.watched = nil
 	rc.leavePubsub()
+	rc.disableTracking() // tracking.go
 	rc.stopMonitor()
 	if rc.sub != nil {
 		rc.SetIdleExempt(false)

@@ -60,7 +60,8 @@ type Protocol struct {
 	// cluster is the slot map in cluster mode (NewCluster), else nil.
 	cluster *clusterState
 
-	pubsub hub // channels and patterns (pubsub.go)
+	pubsub   hub      // channels and patterns (pubsub.go)
+	tracking tracking // client-side caching (tracking.go)
 
 	blocked *blockedSet // clients blocked in BLPOP and the like (blocking.go)
 
@@ -101,6 +102,8 @@ func New(srv *server.Server) *Protocol {
 	p.ops.init()
 	p.initPersistence()
 	srv.SetKeyEventSink(p.publishKeyEvent)
+	p.tracking.init()
+	srv.SetTrackingSink(p.invalidate) // tracking.go
 	return p
 }
 
@@ -142,6 +145,8 @@ type conn struct {
 	user         string           // the user AUTH or HELLO named; "": default
 	noEvict      bool             // CLIENT NO-EVICT on
 	readOnly     bool             // READONLY on: a cluster replica serves reads of its primary's slots (cluster.go)
+	trk          *tracker         // CLIENT TRACKING on (tracking.go); nil: off
+	trkState     trackState       // tracking.go
 	reply        uint8            // CLIENT REPLY mode (replyOn, ...)
 	muted        bool             // the writer drops what it is given (CLIENT REPLY)
 	pub          clientState      // what CLIENT LIST shows to other connections (client.go)

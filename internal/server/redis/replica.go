@@ -433,6 +433,7 @@ func (l *masterLink) loadSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Du
 	}
 	st := l.p.st
 	st.FlushAll(0)
+	l.p.srv.Flushed(nil)  // clients tracking keys: every key is invalid
 	l.p.functions.Flush() // the primary's libraries replace ours, as Redis's replica does
 	l.p.saveFunctions()
 	stats, err := rdb.LoadFile(f.Name(), st, rdb.LoadOptions{Function: l.p.loadRDBFunction})

@@ -263,7 +263,12 @@ func init() {
 	table = append(table, scriptCommands()...)      // script.go
 	table = append(table, replicationCommands()...) // replication.go
 	table = append(table, failoverCommands()...)    // failover.go
-	finishCommands(table)                           // Redis 7.0's flags, key specs and docs; command numbers (ops.go)
+	for i := range table {
+		if table[i].name == "client" {
+			table[i].subs = append(table[i].subs, trackingCommands()...) // tracking.go
+		}
+	}
+	finishCommands(table) // Redis 7.0's flags, key specs and docs; command numbers (ops.go)
 	respCommands = make(map[string]*respCommand, len(table))
 	for i := range table {
 		c := &table[i]
@@ -277,6 +282,7 @@ func init() {
 			sc.publishes = publishingCommands[sc.name]
 			sc.group, sc.noAuth = c.group, c.noAuth
 			sc.denyOOM = slices.Contains(sc.flags, "denyoom")
+			sc.detach = needsGoroutine(sc)
 			setScriptFlags(sc)
 		}
 	}
