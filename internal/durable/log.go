@@ -431,6 +431,16 @@ func (l *Log) Hold() {
 	l.mu.Unlock()
 }
 
+// Join begins a section nested in one its caller holds open (Hold),
+// without waiting: a Sync waiting for the sections to end waits for the
+// open one, which ends only after this one, so a nested Hold that waited
+// for that Sync would never return. Release ends it.
+func (l *Log) Join() {
+	l.mu.Lock()
+	l.holds++
+	l.mu.Unlock()
+}
+
 // Release ends a Hold section.
 func (l *Log) Release() {
 	l.mu.Lock()

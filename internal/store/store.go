@@ -78,6 +78,7 @@ type core struct {
 
 	// Durable mode (disk.go): nil disk means a plain cache.
 	disk       Disk
+	outerHolds atomic.Int32 // Hold sections open, in which Tx sections nest (tx.go)
 	ds         diskState
 	diskHits   atomic.Uint64 // lookups that found an item on disk, not in memory
 	diskErrors atomic.Uint64 // disk reads that failed (read as misses)

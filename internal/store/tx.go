@@ -103,9 +103,15 @@ func (s *Store) unheld(fn func() error) error {
 // function is called: for a caller that must make several changes atomic
 // on disk (a replica applying its primary's command and recording its
 // offset with SetAux). Nothing in the section may wait for a Sync.
+//
+// The sections of the calls made inside it nest in it: on a Disk that
+// can (Join), they begin without waiting for a Sync that waits for this
+// section to end.
 func (s *Store) Hold() (release func()) {
 	f := s.holdDisk()
+	s.outerHolds.Add(1)
 	return func() {
+		s.outerHolds.Add(-1)
 		if s.disk != nil {
 			s.disk.Release()
 		}
@@ -115,13 +121,24 @@ func (s *Store) Hold() (release func()) {
 	}
 }
 
+// diskJoiner is a Disk whose sections can nest in an open one without
+// waiting (durable.Log.Join).
+type diskJoiner interface{ Join() }
+
 // holdDisk begins a Tx's section on the Disk, which commits its changes
 // in one batch (Disk.Hold), and on the Feed, which it returns; the Tx's
 // end releases both once every change is queued (the Feed it held, even
 // if another was attached meanwhile).
 func (s *Store) holdDisk() Feed {
 	if s.disk != nil {
-		s.disk.Hold()
+		if j, ok := s.disk.(diskJoiner); ok && s.outerHolds.Load() > 0 {
+			// A section is open (Hold): this one may be inside it, and
+			// must not wait for a Sync that waits for it. Any other
+			// section joining meanwhile costs that Sync a little wait.
+			j.Join()
+		} else {
+			s.disk.Hold()
+		}
 	}
 	f := s.feeder()
 	if f != nil {

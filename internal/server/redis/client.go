@@ -40,6 +40,7 @@ const (
 	clientNoEvict             // e: CLIENT NO-EVICT on
 	clientMonitor             // O: MONITOR on (monitor.go)
 	clientReplica             // S: a replica's link (replication.go)
+	clientMaster              // M: the link to this replica's primary (replica.go)
 )
 
 // publishingCommands are the commands after which the connection
@@ -93,6 +94,9 @@ func (rc *conn) publish() {
 	if rc.link != nil {
 		f |= clientReplica
 	}
+	if rc.master {
+		f |= clientMaster
+	}
 	rc.pub.flags.Store(f)
 	rc.pub.resp3.Store(rc.w.RESP3())
 }
@@ -135,6 +139,9 @@ type clientInfo struct {
 }
 
 func (ci clientInfo) typ() int {
+	if ci.rc != nil && ci.rc.pub.flags.Load()&clientMaster != 0 {
+		return typeMaster
+	}
 	if ci.rc != nil && ci.rc.pub.flags.Load()&clientReplica != 0 {
 		return typeReplica
 	}
@@ -145,6 +152,9 @@ func (ci clientInfo) typ() int {
 }
 
 func (ci clientInfo) user() string {
+	if ci.rc != nil && ci.rc.pub.flags.Load()&clientMaster != 0 {
+		return "(superuser)" // Redis's master client runs as no user
+	}
 	if ci.rc != nil {
 		if u := ci.rc.pub.user.Load(); u != nil && *u != "" {
 			return *u
@@ -193,6 +203,9 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 		flags = ""
 		if f&clientReplica != 0 {
 			flags += "S"
+		}
+		if f&clientMaster != 0 {
+			flags += "M"
 		}
 		if f&clientMonitor != 0 {
 			flags += "O"
