@@ -231,6 +231,7 @@ func (p *Protocol) promote() {
 		end = pr.backlog.End()
 	}
 	pr.replid2, pr.second, pr.replid = pr.replid, end+1, newReplID()
+	pr.alone = time.Now().Unix() // the old primary's replicas have repl-backlog-ttl to come, as in Redis
 	pr.mu.Unlock()
 	p.attachSource()
 	p.log.Info("promoted to primary", "replid", pr.replid, "replid2", pr.replid2, "offset", end)
