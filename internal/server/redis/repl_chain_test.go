@@ -595,10 +595,13 @@ func (lp *linkProxy) cut(down bool) {
 // drops, and while it is down the primary writes more than its backlog
 // (repl-backlog-size 16kb) holds; when the link comes back the replica's
 // PSYNC cannot continue, it resyncs fully (sync_full and
-// sync_partial_err grow), and every key ends the same.
+// sync_partial_err grow), and every key ends the same. A replica of the
+// replica, whose history the full resync replaced, is disconnected and
+// resyncs from it, and ends the same too.
 func TestReplicaResyncAfterBacklogOverflow(t *testing.T) {
-	p := startRESP(t, server.Config{}, store.Config{})
-	r := startRESP(t, server.Config{}, store.Config{})
+	p := startRESP(t, server.Config{Logger: testLogger(t, "P")}, store.Config{})
+	r := startRESP(t, server.Config{Logger: testLogger(t, "R")}, store.Config{})
+	r2 := startRESP(t, server.Config{Logger: testLogger(t, "R2")}, store.Config{})
 	pc := dialRESP(t, p.respAddr)
 	if got := pc.Do("CONFIG", "SET", "repl-backlog-size", "16kb"); got != "+OK\r\n" {
 		t.Fatal(got)
@@ -610,6 +613,8 @@ func TestReplicaResyncAfterBacklogOverflow(t *testing.T) {
 	lp := startLinkProxy(t, p.respAddr)
 	replicaOf(t, r.respAddr, lp.addr)
 	linkUp(t, r.respAddr)
+	replicaOf(t, r2.respAddr, r.respAddr)
+	linkUp(t, r2.respAddr)
 	if err := w.write(300); err != nil {
 		t.Fatal(err)
 	}
@@ -632,8 +637,12 @@ func TestReplicaResyncAfterBacklogOverflow(t *testing.T) {
 	if err := w.write(200); err != nil {
 		t.Fatal(err)
 	}
-	caughtUp(t, p.respAddr, r.respAddr)
+	caughtUp(t, p.respAddr, r.respAddr, r2.respAddr)
 	sameKeys(t, p.respAddr, r.respAddr, replKeys())
+	sameKeys(t, p.respAddr, r2.respAddr, replKeys())
+	if got := infoField(t, r.respAddr, "stats", "sync_full"); got != "2" {
+		t.Errorf("the replica counts sync_full %q, want 2 (its replica's first sync and its resync after its own)", got)
+	}
 }
 
 // TestDurableReplication: a durable MiniKV primary (--data-dir, here its
