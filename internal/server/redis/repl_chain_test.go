@@ -464,6 +464,22 @@ func TestReplicaLinkIsAClient(t *testing.T) {
 		t.Errorf("CLIENT KILL ID %s (the link) = %q", id, got)
 	}
 	waitFor(t, "a second partial resync", func() bool { return infoField(t, p.respAddr, "stats", "sync_partial_ok") == "2" })
+	// INFO's connected_clients counts the link and not the replicas, as
+	// redis-server's does: on each server, CLIENT LIST's lines (the
+	// replica's link and the test's connections) and INFO's own
+	// connection, without the replica's link on the primary. Polled:
+	// connections the test closed may still be counted for a moment.
+	counted := func(addr string, links int) bool {
+		c := dialRESP(t, addr)
+		defer c.Conn.Close()
+		lines := len(listLines(c.Do("CLIENT", "LIST")))
+		m := regexp.MustCompile(`connected_clients:(\d+)`).FindStringSubmatch(c.Do("INFO", "clients"))
+		return m != nil && m[1] == strconv.Itoa(lines-links)
+	}
+	waitFor(t, "the replica's connected_clients to count its link", func() bool { return counted(r.respAddr, 0) })
+	waitFor(t, "the primary's connected_clients not to count its replica", func() bool { return counted(p.respAddr, 1) })
+	waitFor(t, "redis-server's replica, the same", func() bool { return counted(redisReplica, 0) })
+	waitFor(t, "redis-server's primary, the same", func() bool { return counted(redisPrimary, 1) })
 	// A primary has no master link.
 	if got := pc.Do("CLIENT", "KILL", "TYPE", "master"); got != ":0\r\n" {
 		t.Errorf("CLIENT KILL TYPE master on the primary = %q", got)

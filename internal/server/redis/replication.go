@@ -256,6 +256,19 @@ func (pr *primary) replOffsetLocked() int64 {
 	return pr.offset
 }
 
+// connectedClients is INFO's connected_clients, counted as Redis counts
+// it: the connections of both ports (conns), without this server's
+// replicas, with the link to its primary while it is up.
+func (p *Protocol) connectedClients(conns int64) int64 {
+	p.repl.mu.Lock()
+	conns -= int64(len(p.repl.links))
+	p.repl.mu.Unlock()
+	if l := p.masterLink(); l != nil && l.state.Load() == linkConnected {
+		conns++
+	}
+	return max(conns, 0)
+}
+
 // disconnectReplicas closes every replica's link, as Redis's
 // disconnectSlaves: when this server starts following a primary, or its
 // history changes (a full resync, a new replication id), its replicas
