@@ -527,6 +527,21 @@ func TestReplBacklogTTL(t *testing.T) {
 	if got := infoField(t, p.respAddr, "replication", "master_replid"); got == replid {
 		t.Errorf("master_replid %q unchanged once the backlog is freed", got)
 	}
+	// redis-server, the same steps: the same fields once it freed its
+	// backlog.
+	rp := startRedisServer(t, "--repl-diskless-sync-delay", "0", "--repl-backlog-ttl", "1")
+	_, rpPort, _ := net.SplitHostPort(rp)
+	rr := startRedisServer(t, "--replicaof", "127.0.0.1", rpPort)
+	dialRESP(t, rp).Do("SET", "a", "1")
+	caughtUp(t, rp, rr)
+	dialRESP(t, rr).Do("REPLICAOF", "NO", "ONE")
+	waitFor(t, "redis-server to free its backlog", func() bool { return infoField(t, rp, "replication", "repl_backlog_active") == "0" })
+	for _, k := range []string{"repl_backlog_first_byte_offset", "repl_backlog_histlen", "master_replid2", "second_repl_offset", "connected_slaves"} {
+		if got, want := infoField(t, p.respAddr, "replication", k), infoField(t, rp, "replication", k); got != want {
+			t.Errorf("%s = %q once the backlog is freed, redis-server's %q", k, got, want)
+		}
+	}
+
 	// Writes are not streamed to a backlog that is not there.
 	pc.Do("SET", "c", "3")
 	if got := infoField(t, p.respAddr, "replication", "master_repl_offset"); got != off {
