@@ -321,6 +321,22 @@ func TestChainedReplicasFullResync(t *testing.T) {
 	caughtUp(t, p.respAddr, r2.respAddr, redisReplica)
 	sameKeys(t, p.respAddr, r2.respAddr, keys)
 	sameKeys(t, p.respAddr, redisReplica, keys)
+
+	// R1 drops both its replicas' links; both continue from its backlog.
+	if got := dialRESP(t, r1.respAddr).Do("CLIENT", "KILL", "TYPE", "replica"); got != ":2\r\n" {
+		t.Errorf("CLIENT KILL TYPE replica on R1 = %q", got)
+	}
+	if err := w.write(200); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "both partial resyncs", func() bool { return infoField(t, r1.respAddr, "stats", "sync_partial_ok") == "3" })
+	caughtUp(t, p.respAddr, r1.respAddr, r2.respAddr, redisReplica)
+	for _, r := range []string{r1.respAddr, r2.respAddr, redisReplica} {
+		sameKeys(t, p.respAddr, r, keys)
+	}
+	if got := infoField(t, r1.respAddr, "stats", "sync_full"); got != "2" {
+		t.Errorf("R1 counts sync_full %q after the partial resyncs, want still 2", got)
+	}
 }
 
 // TestRedisPrimaryChainedMiniKV: redis-server primary, MiniKV R1, MiniKV
