@@ -12,6 +12,7 @@ import "sync"
 type Backlog struct {
 	mu   sync.Mutex // protects what follows
 	buf  []byte
+	base int64         // the offset it began at: it never holds bytes before
 	end  int64         // offset just past the last byte appended
 	wake chan struct{} // closed (and replaced) when bytes are appended
 }
@@ -19,7 +20,7 @@ type Backlog struct {
 // NewBacklog returns an empty backlog of size bytes whose next byte is
 // offset start.
 func NewBacklog(size int, start int64) *Backlog {
-	return &Backlog{buf: make([]byte, max(size, 1)), end: start, wake: make(chan struct{})}
+	return &Backlog{buf: make([]byte, max(size, 1)), base: start, end: start, wake: make(chan struct{})}
 }
 
 // Append adds b at the end of the stream.
@@ -56,7 +57,11 @@ func (bl *Backlog) End() int64 {
 func (bl *Backlog) Start() int64 {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
-	return max(bl.end-int64(len(bl.buf)), 0)
+	return bl.startLocked()
+}
+
+func (bl *Backlog) startLocked() int64 {
+	return max(bl.end-int64(len(bl.buf)), bl.base, 0)
 }
 
 // Size is the ring's capacity in bytes.
@@ -67,7 +72,7 @@ func (bl *Backlog) Size() int { return len(bl.buf) }
 func (bl *Backlog) Holds(off int64) bool {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
-	return off <= bl.end && off >= bl.end-int64(len(bl.buf)) && off >= 0
+	return off <= bl.end && off >= bl.startLocked()
 }
 
 // ReadAt appends to dst the bytes from offset off on, at most max of
@@ -79,7 +84,7 @@ func (bl *Backlog) ReadAt(dst []byte, off int64, limit int) (out []byte, next in
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	n := int64(len(bl.buf))
-	if off > bl.end || off < bl.end-n || off < 0 {
+	if off > bl.end || off < bl.startLocked() {
 		return dst, off, nil, false
 	}
 	if off == bl.end {

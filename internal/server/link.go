@@ -10,8 +10,10 @@ import (
 // (a replica's link to its primary), for a protocol handler that runs the
 // commands the link reads: the handler gets the Conn's counters, identity
 // and write path as any client's. The core does not serve it (no read
-// loop, deadlines or idle timeout, no slot among max-connections, not
-// listed by CLIENT LIST): the link reads nc itself and closes it.
+// loop, deadlines or idle timeout, no slot among max-connections): the
+// link reads nc itself and closes it. ListLinkConn lists it among the
+// connections (CLIENT LIST, CLIENT KILL), as Redis lists its primary's
+// link.
 func (s *Server) NewLinkConn(nc net.Conn, proto Protocol) *Conn {
 	c := &Conn{srv: s, nc: nc, raddr: nc.RemoteAddr(), laddr: nc.LocalAddr(), proto: proto,
 		id: s.nextConnID.Add(1), created: time.Now(), authed: true, idleExempt: true}
@@ -21,6 +23,30 @@ func (s *Server) NewLinkConn(nc net.Conn, proto Protocol) *Conn {
 	c.ctl.init(nc)
 	return c
 }
+
+// ListLinkConn lists c, a NewLinkConn whose handler is h, among the
+// server's connections (EachConn: CLIENT LIST shows it, CLIENT KILL
+// closes its socket) until unlist is called, when its counters join
+// the closed connections'. It takes no slot among max-connections and
+// Shutdown does not wait for it.
+func (s *Server) ListLinkConn(c *Conn, h Handler) (unlist func()) {
+	c.ctl.handler.Store(&h)
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		if _, ok := s.conns[c]; ok {
+			delete(s.conns, c)
+			s.closed.addFrom(&c.stats)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Ran stamps the time of the link's last command (CLIENT LIST's idle):
+// the core stamps its own connections' as it reads them.
+func (c *Conn) Ran() { c.lastCmd.Store(time.Now().UnixNano()) }
 
 // writeGate decides whether clients' writes are taken, on every port: a
 // replica refuses them (replica-read-only), a primary with too few

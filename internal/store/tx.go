@@ -105,6 +105,10 @@ func (s *Store) unheld(fn func() error) error {
 // function is called: for a caller that must make several changes atomic
 // on disk (a replica applying its primary's command and recording its
 // offset with SetAux). Nothing in the section may wait for a Sync.
+//
+// The sections of the calls made inside it nest in it: they begin
+// without waiting for a Sync that waits for this section to end
+// (Disk.HoldCalls).
 func (s *Store) Hold() (release func()) {
 	if s.disk != nil {
 		s.disk.HoldCalls()

@@ -43,6 +43,7 @@ const (
 	clientMonitor              // O: MONITOR on (monitor.go)
 	clientReplica              // S: a replica's link (replication.go)
 	clientReadOnly             // r: READONLY on (cluster.go)
+	clientMaster               // M: the link to this replica's primary (replica.go)
 )
 
 // publishingCommands are the commands after which the connection
@@ -100,6 +101,9 @@ func (rc *conn) publish() {
 	if rc.readOnly {
 		f |= clientReadOnly
 	}
+	if rc.master {
+		f |= clientMaster
+	}
 	rc.pub.flags.Store(f)
 	rc.pub.resp3.Store(rc.w.RESP3())
 }
@@ -142,6 +146,9 @@ type clientInfo struct {
 }
 
 func (ci clientInfo) typ() int {
+	if ci.rc != nil && ci.rc.pub.flags.Load()&clientMaster != 0 {
+		return typeMaster
+	}
 	if ci.rc != nil && ci.rc.pub.flags.Load()&clientReplica != 0 {
 		return typeReplica
 	}
@@ -152,6 +159,9 @@ func (ci clientInfo) typ() int {
 }
 
 func (ci clientInfo) user() string {
+	if ci.rc != nil && ci.rc.pub.flags.Load()&clientMaster != 0 {
+		return "(superuser)" // Redis's master client runs as no user
+	}
 	if ci.rc != nil {
 		if u := ci.rc.pub.user.Load(); u != nil && *u != "" {
 			return *u
@@ -200,6 +210,9 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 		flags = ""
 		if f&clientReplica != 0 {
 			flags += "S"
+		}
+		if f&clientMaster != 0 {
+			flags += "M"
 		}
 		if f&clientMonitor != 0 {
 			flags += "O"

@@ -428,7 +428,10 @@ func (p *Protocol) rewriteConfig(rc *conn) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	type item struct{ key, value, def string }
+	type item struct {
+		key, value, def string
+		drop            bool // at its default, its line goes (replicaof)
+	}
 	var items []item
 	byKey := make(map[string]int)
 	for _, c := range configParams {
@@ -447,6 +450,11 @@ func (p *Protocol) rewriteConfig(rc *conn) error {
 		byKey[it.key] = len(items)
 		items = append(items, it)
 	}
+	// A replica's primary, as Redis's rewriteConfigReplicaOfOption
+	// writes it (the --replicaof flag's HOST:PORT), so a restarted
+	// replica follows it again; a primary's file loses the line.
+	byKey["replicaof"] = len(items)
+	items = append(items, item{key: "replicaof", value: p.replicaOfValue(), drop: true})
 	line := func(it item) string {
 		v := it.value
 		if v == "" || strings.ContainsAny(v, " \t#") {
@@ -469,7 +477,9 @@ func (p *Protocol) rewriteConfig(rc *conn) error {
 				out = append(out, l)
 			case !done[items[i].key]:
 				done[items[i].key] = true
-				out = append(out, line(items[i]))
+				if !items[i].drop || items[i].value != items[i].def {
+					out = append(out, line(items[i]))
+				}
 			}
 		}
 	}

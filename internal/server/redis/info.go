@@ -89,7 +89,7 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("minikv_version", server.Release)
 		field("memcached_version", server.Version)
 	case "clients":
-		field("connected_clients", s.CurrConns())
+		field("connected_clients", p.connectedClients(s.CurrConns()))
 		field("cluster_connections", 0)
 		field("maxclients", p.srv.MaxConns())
 		field("client_recent_max_input_buffer", 0)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -81,6 +82,13 @@ type follower struct {
 	mu   sync.Mutex  // protects link
 	link *masterLink // nil: a primary
 
+	// applyMu is held while one command of the primary's stream is
+	// applied and counted into the offset and the backlog, and while a
+	// full resync's snapshot replaces the store: a full resync served to
+	// a replica of this replica holds it to take the store at an offset
+	// (psync).
+	applyMu sync.Mutex
+
 	readOnly     atomic.Bool  // replica-read-only
 	staleRefused atomic.Bool  // replica-serve-stale-data no
 	priority     atomic.Int64 // replica-priority
@@ -136,7 +144,16 @@ func (p *Protocol) Replicate(host string, port int) {
 	p.follow.start(p, host, port)
 }
 
-// replicaLink returns the link to the primary, or nil on a primary.
+// replicaOfValue is the primary followed, as --replicaof's HOST:PORT,
+// or "" on a primary.
+func (p *Protocol) replicaOfValue() string {
+	if l := p.masterLink(); l != nil {
+		return net.JoinHostPort(l.host, strconv.Itoa(l.port))
+	}
+	return ""
+}
+
+// masterLink returns the link to the primary, or nil on a primary.
 func (p *Protocol) masterLink() *masterLink {
 	p.follow.mu.Lock()
 	defer p.follow.mu.Unlock()
@@ -187,6 +204,7 @@ func (f *follower) start(p *Protocol, host string, port int) {
 	} else {
 		p.detachSource() // a primary no longer: the stream now comes from the new primary
 	}
+	p.disconnectReplicas() // they resync with this server once it has synced, as Redis's replicas do
 	p.updateGate()
 	p.log.Info("replicating", "primary", net.JoinHostPort(host, strconv.Itoa(port)))
 	go l.run()
@@ -217,6 +235,7 @@ func (p *Protocol) promote() {
 		end = pr.backlog.End()
 	}
 	pr.replid2, pr.second, pr.replid = pr.replid, end+1, newReplID()
+	pr.alone = time.Now().Unix() // the old primary's replicas have repl-backlog-ttl to come, as in Redis
 	pr.mu.Unlock()
 	p.attachSource()
 	p.log.Info("promoted to primary", "replid", pr.replid, "replid2", pr.replid2, "offset", end)
@@ -344,17 +363,33 @@ func (l *masterLink) session() error {
 			return fmt.Errorf("malformed reply to PSYNC: %q", r)
 		}
 		l.state.Store(linkSync)
-		if err := l.loadSnapshot(nc, br, timeout); err != nil {
+		path, err := l.readSnapshot(nc, br, timeout)
+		if path != "" {
+			defer os.Remove(path)
+		}
+		if err != nil {
 			return err
 		}
-		pr.mu.Lock()
-		pr.replid, pr.replid2, pr.second = f[1], "0000000000000000000000000000000000000000", -1
-		pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), start)
-		pr.mu.Unlock()
-		l.offset.Store(start)
-		l.readOffset.Store(start)
-		if p.st.Durable() {
-			p.saveReplState(f[1], start)
+		// The store, the backlog and the offset change together: no
+		// replica of this one takes a snapshot meanwhile, and those
+		// following the old history must resync.
+		p.follow.applyMu.Lock()
+		p.disconnectReplicas()
+		err = l.loadSnapshot(path)
+		if err == nil {
+			pr.mu.Lock()
+			pr.replid, pr.replid2, pr.second = f[1], "0000000000000000000000000000000000000000", -1
+			pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), start)
+			pr.mu.Unlock()
+			l.offset.Store(start)
+			l.readOffset.Store(start)
+			if p.st.Durable() {
+				p.saveReplState(f[1], start)
+			}
+		}
+		p.follow.applyMu.Unlock()
+		if err != nil {
+			return err
 		}
 		p.log.Info("full resync from the primary done", "replid", f[1], "offset", start)
 	case strings.HasPrefix(r, "+CONTINUE"):
@@ -363,13 +398,18 @@ func (l *masterLink) session() error {
 			pr.mu.Unlock()
 			return fmt.Errorf("primary answered %q to a PSYNC with no history", r)
 		}
+		newID := false
 		if f := strings.Fields(r); len(f) == 2 && f[1] != pr.replid {
 			// The primary changed (a failover): its history is ours up to
 			// here, under its new id.
 			pr.replid2, pr.second, pr.replid = pr.replid, off, f[1]
+			newID = true
 		}
 		start := pr.backlog.End()
 		pr.mu.Unlock()
+		if newID {
+			p.disconnectReplicas() // they learn the new id, and continue (replid2), as Redis's do
+		}
 		l.offset.Store(start)
 		l.readOffset.Store(start)
 		p.log.Info("partial resync from the primary", "offset", start)
@@ -396,39 +436,44 @@ func readReplyLine(br *bufio.Reader) (string, error) {
 	}
 }
 
-// loadSnapshot reads the RDB of a full resync ($EOF:<mark> ... <mark>, or
-// $<length> and that many bytes) into a temporary file, then empties the
-// store and loads the file into it.
-func (l *masterLink) loadSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Duration) error {
+// readSnapshot reads the RDB of a full resync ($EOF:<mark> ... <mark>, or
+// $<length> and that many bytes) into a temporary file, whose path it
+// returns (the caller removes it).
+func (l *masterLink) readSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Duration) (string, error) {
 	_ = nc.SetReadDeadline(time.Now().Add(timeout))
 	head, err := readReplyLine(br)
 	if err != nil {
-		return err
+		return "", err
 	}
 	f, err := os.CreateTemp("", "minikv-replica-*.rdb")
 	if err != nil {
-		return err
+		return "", err
 	}
-	defer os.Remove(f.Name())
 	defer f.Close()
 	rd := &deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}
 	switch {
 	case strings.HasPrefix(head, "$EOF:") && len(head) == 5+40:
 		if err := copyUntilMark(f, br, []byte(head[5:]), nc, timeout, &l.lastIO); err != nil {
-			return err
+			return f.Name(), err
 		}
 	case strings.HasPrefix(head, "$"):
 		n, err := strconv.ParseInt(head[1:], 10, 64)
 		if err != nil || n < 0 {
-			return fmt.Errorf("malformed snapshot header %q", head)
+			return f.Name(), fmt.Errorf("malformed snapshot header %q", head)
 		}
 		if _, err := io.CopyN(f, rd, n); err != nil {
-			return err
+			return f.Name(), err
 		}
 	default:
-		return fmt.Errorf("primary sent %q for the snapshot", head)
+		return f.Name(), fmt.Errorf("primary sent %q for the snapshot", head)
 	}
-	if err := checkSnapshot(f.Name()); err != nil {
+	return f.Name(), f.Close()
+}
+
+// loadSnapshot empties the store and loads the primary's RDB at path
+// into it.
+func (l *masterLink) loadSnapshot(path string) error {
+	if err := checkSnapshot(path); err != nil {
 		return err // the data kept: a bad snapshot is refused before the store is emptied (guard.go)
 	}
 	st := l.p.st
@@ -436,7 +481,7 @@ func (l *masterLink) loadSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Du
 	l.p.srv.Flushed(nil)  // clients tracking keys: every key is invalid
 	l.p.functions.Flush() // the primary's libraries replace ours, as Redis's replica does
 	l.p.saveFunctions()
-	stats, err := rdb.LoadFile(f.Name(), st, rdb.LoadOptions{Function: l.p.loadRDBFunction})
+	stats, err := rdb.LoadFile(path, st, rdb.LoadOptions{Function: l.p.loadRDBFunction})
 	if err != nil {
 		return fmt.Errorf("loading the primary's snapshot: %w", err)
 	}
@@ -499,15 +544,24 @@ func copyUntilMark(w io.Writer, br *bufio.Reader, mark []byte, nc net.Conn, time
 
 // stream applies the primary's commands until the link fails or closes.
 // Each command is run as the primary's client (its replies dropped,
-// read-only and memory refusals not applied), and its bytes are counted
-// into the offset and copied into this server's backlog.
+// read-only and memory refusals not applied), which CLIENT LIST shows
+// with flag M and CLIENT KILL TYPE master closes, as Redis's; its bytes
+// are counted into the offset and copied into this server's backlog.
+// A transaction's commands (MULTI ... EXEC) are counted together once
+// EXEC has run, as Redis counts them: the offset never stands inside
+// one, so a snapshot taken at it (psync) holds all of it or none.
 func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration) error {
 	p := l.p
 	mc := p.NewHandler(p.srv.NewLinkConn(nc, p)).(*conn)
 	mc.master = true
 	mc.mute()
+	mc.publish()
+	unlist := p.srv.ListLinkConn(mc.Conn, mc)
+	defer unlist()
+	defer mc.Close() // its command statistics join the closed connections'
 	ackDone := make(chan struct{})
 	defer close(ackDone)
+	l.sendAck() // at once, as Redis's replica: a primary that sent a diskless snapshot streams after it
 	go l.ackLoop(ackDone)
 	rd := resp.NewReader(&deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}, server.ReadBufSize, 0)
 	// Every bulk is kept whole, however long: the offset counts the
@@ -526,8 +580,10 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 		if len(argv) == 0 {
 			continue
 		}
-		raw = replication.AppendCommand(raw[:0], argv...)
-		l.readOffset.Add(int64(len(raw)))
+		n := len(raw)
+		raw = replication.AppendCommand(raw, argv...)
+		l.readOffset.Add(int64(len(raw) - n))
+		p.follow.applyMu.Lock()
 		var release func()
 		if durable {
 			release = p.st.Hold() // the command's changes and the offset after it: one batch on disk
@@ -537,16 +593,23 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 		} else {
 			mc.newBatch()
 			mc.dispatch(argv)
+			mc.Ran()
 		}
-		p.repl.mu.Lock()
-		bl := p.repl.backlog
-		p.repl.mu.Unlock()
-		bl.Append(raw)
-		off := l.offset.Add(int64(len(raw)))
+		if !mc.multi.active {
+			p.repl.mu.Lock()
+			bl := p.repl.backlog
+			p.repl.mu.Unlock()
+			bl.Append(raw)
+			off := l.offset.Add(int64(len(raw)))
+			raw = raw[:0]
+			if durable {
+				p.saveReplState(replid, off)
+			}
+		}
 		if durable {
-			p.saveReplState(replid, off)
 			release()
 		}
+		p.follow.applyMu.Unlock()
 	}
 }
 
@@ -709,6 +772,19 @@ func replicationConfigParams() []*configParam {
 	add([]string{"masterauth"}, "", g, s)
 	g, s = secret(func(p *Protocol) *atomic.Pointer[string] { return &p.follow.masterUser })
 	add([]string{"masteruser"}, "", g, s)
+	// CONFIG GET replicaof is "host port" on a replica, "" on a primary;
+	// REPLICAOF changes it, CONFIG SET does not (Redis: immutable).
+	// CONFIG REWRITE writes it as --replicaof HOST:PORT (config.go).
+	replicaOf := func(rc *conn) string {
+		if l := rc.p.masterLink(); l != nil {
+			return l.host + " " + strconv.Itoa(l.port)
+		}
+		return ""
+	}
+	params = append(params, &configParam{name: "replicaof", get: replicaOf, noRewrite: true},
+		&configParam{name: "slaveof", get: replicaOf, noRewrite: true})
+	g, s = num(func(p *Protocol) *atomic.Int64 { return &p.repl.backlogTTL }, 0, math.MaxInt64)
+	add([]string{"repl-backlog-ttl"}, "3600", g, s)
 	params = append(params, &configParam{name: "repl-backlog-size", def: "1048576",
 		get: func(rc *conn) string { return itoa64(rc.p.repl.backlogSize.Load()) },
 		set: memConfig(16<<10, 1<<40, func(p *Protocol, v int64) string {

@@ -43,14 +43,20 @@ import (
 
 // primary is the Protocol's replication state as a primary.
 type primary struct {
+	// feedMu serialises making and freeing the backlog and attaching
+	// and detaching the Source (before mu).
+	feedMu sync.Mutex
+
 	mu      sync.Mutex // protects what follows
 	replid  string     // master_replid
 	replid2 string     // master_replid2: the replid of the primary this one followed
 	second  int64      // second_repl_offset: the last offset replid2 is good for, -1 none
 	backlog *replication.Backlog
+	offset  int64 // master_repl_offset while there is no backlog (freed by repl-backlog-ttl)
 	src     *replication.Source
 	links   map[*replicaLink]struct{}
-	pinging bool // pingReplicas runs
+	alone   int64 // Unix s since when no replica is connected (repl-backlog-ttl)
+	pinging bool  // replCron runs
 
 	backlogSize atomic.Int64 // repl-backlog-size, bytes
 	minReplicas atomic.Int64 // min-replicas-to-write
@@ -58,6 +64,7 @@ type primary struct {
 	good        atomic.Int64 // replicas online with an ACK within minLag, at goodAt
 	goodAt      atomic.Int64 // Unix s of that count
 	pingPeriod  atomic.Int64 // repl-ping-replica-period, seconds
+	backlogTTL  atomic.Int64 // repl-backlog-ttl, seconds; 0: never freed
 
 	fullSyncs  atomic.Int64 // sync_full
 	partialOK  atomic.Int64 // sync_partial_ok
@@ -81,6 +88,9 @@ type replicaLink struct {
 	ack   atomic.Int64 // the offset it last acknowledged
 	ackAt atomic.Int64 // when (Unix s)
 	done  chan struct{}
+
+	acked    chan struct{} // closed at its first REPLCONF ACK
+	ackedOne sync.Once
 }
 
 const (
@@ -108,6 +118,8 @@ func (pr *primary) init() {
 	pr.backlogSize.Store(1 << 20)
 	pr.minLag.Store(10)
 	pr.pingPeriod.Store(10)
+	pr.backlogTTL.Store(3600)
+	pr.alone = time.Now().Unix()
 }
 
 // ensureBacklog creates the backlog and attaches the Source to the store,
@@ -117,13 +129,16 @@ func (pr *primary) init() {
 func (p *Protocol) ensureBacklog() (*replication.Backlog, *replication.Source) {
 	replica := p.masterLink() != nil
 	pr := &p.repl
+	pr.feedMu.Lock()
+	defer pr.feedMu.Unlock()
 	pr.mu.Lock()
 	if pr.backlog == nil {
-		pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), 0)
+		pr.backlog = replication.NewBacklog(int(pr.backlogSize.Load()), pr.offset)
 	}
+	pr.alone = time.Now().Unix() // a replica is coming: repl-backlog-ttl counts again
 	pr.mu.Unlock()
 	if !replica {
-		p.attachSource()
+		p.attachSourceLocked()
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -134,6 +149,12 @@ func (p *Protocol) ensureBacklog() (*replication.Backlog, *replication.Source) {
 // backlog from its end on: once on a primary, and again when a replica is
 // promoted.
 func (p *Protocol) attachSource() {
+	p.repl.feedMu.Lock()
+	defer p.repl.feedMu.Unlock()
+	p.attachSourceLocked()
+}
+
+func (p *Protocol) attachSourceLocked() {
 	pr := &p.repl
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -144,13 +165,19 @@ func (p *Protocol) attachSource() {
 	p.st.SetFeed(pr.src)
 	if !pr.pinging {
 		pr.pinging = true
-		go p.pingReplicas()
+		go p.replCron()
 	}
 }
 
 // detachSource stops streaming the store's changes: the server becomes a
 // replica, whose stream is its primary's.
 func (p *Protocol) detachSource() {
+	p.repl.feedMu.Lock()
+	defer p.repl.feedMu.Unlock()
+	p.detachSourceLocked()
+}
+
+func (p *Protocol) detachSourceLocked() {
 	pr := &p.repl
 	pr.mu.Lock()
 	src := pr.src
@@ -162,22 +189,100 @@ func (p *Protocol) detachSource() {
 	}
 }
 
-// pingReplicas streams a PING every repl-ping-replica-period while
-// replicas are connected, as Redis's replicationCron does, so a replica
-// sees its link alive when nothing is written.
-func (p *Protocol) pingReplicas() {
+// replCron is replication's once-a-second work on a primary, as Redis's
+// replicationCron: a PING on the stream every repl-ping-replica-period
+// while replicas are connected, so a replica sees its link alive when
+// nothing is written, and the backlog freed once no replica has been
+// connected for repl-backlog-ttl seconds.
+func (p *Protocol) replCron() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var sincePing int64
 	for {
 		select {
-		case <-time.After(time.Duration(p.repl.pingPeriod.Load()) * time.Second):
+		case <-t.C:
 		case <-p.quit:
 			return
 		}
-		p.repl.mu.Lock()
-		n, src := len(p.repl.links), p.repl.src
-		p.repl.mu.Unlock()
-		if n > 0 && src != nil && !p.failingOver() { // Redis sends none during a failover
-			src.Ping()
+		if sincePing++; sincePing >= p.repl.pingPeriod.Load() {
+			sincePing = 0
+			p.repl.mu.Lock()
+			n, src := len(p.repl.links), p.repl.src
+			p.repl.mu.Unlock()
+			if n > 0 && src != nil && !p.failingOver() { // Redis sends none during a failover
+				src.Ping()
+			}
 		}
+		p.freeIdleBacklog()
+	}
+}
+
+// freeIdleBacklog frees a primary's backlog (and stops streaming the
+// store's changes) once no replica has been connected for
+// repl-backlog-ttl seconds, as Redis does: the replication id changes,
+// and replid2 is cleared, so a replica that comes back later resyncs
+// fully; master_repl_offset stays where it was, and the next backlog
+// goes on from it.
+func (p *Protocol) freeIdleBacklog() {
+	pr := &p.repl
+	ttl := pr.backlogTTL.Load()
+	if ttl <= 0 || p.masterLink() != nil {
+		return
+	}
+	pr.feedMu.Lock()
+	defer pr.feedMu.Unlock()
+	pr.mu.Lock()
+	idle := pr.backlog != nil && len(pr.links) == 0 && time.Now().Unix()-pr.alone >= ttl
+	pr.mu.Unlock()
+	if !idle || p.masterLink() != nil {
+		return
+	}
+	p.detachSourceLocked() // the changes queued are in the backlog once it returns
+	pr.mu.Lock()
+	pr.offset = pr.backlog.End()
+	pr.backlog = nil
+	pr.replid, pr.replid2, pr.second = newReplID(), "0000000000000000000000000000000000000000", -1
+	off := pr.offset
+	pr.mu.Unlock()
+	p.log.Info("replication backlog freed: no replica for repl-backlog-ttl", "ttl_s", ttl, "offset", off)
+}
+
+// replOffsetLocked is master_repl_offset: the backlog's end, or where the
+// freed one ended.
+func (pr *primary) replOffsetLocked() int64 {
+	if pr.backlog != nil {
+		return pr.backlog.End()
+	}
+	return pr.offset
+}
+
+// connectedClients is INFO's connected_clients, counted as Redis counts
+// it: the connections of both ports (conns), without this server's
+// replicas, with the link to its primary while it is up.
+func (p *Protocol) connectedClients(conns int64) int64 {
+	p.repl.mu.Lock()
+	conns -= int64(len(p.repl.links))
+	p.repl.mu.Unlock()
+	if l := p.masterLink(); l != nil && l.state.Load() == linkConnected {
+		conns++
+	}
+	return max(conns, 0)
+}
+
+// disconnectReplicas closes every replica's link, as Redis's
+// disconnectSlaves: when this server starts following a primary, or its
+// history changes (a full resync, a new replication id), its replicas
+// must ask again, and learn the new id.
+func (p *Protocol) disconnectReplicas() {
+	pr := &p.repl
+	pr.mu.Lock()
+	links := make([]*replicaLink, 0, len(pr.links))
+	for l := range pr.links {
+		links = append(links, l)
+	}
+	pr.mu.Unlock()
+	for _, l := range links {
+		l.rc.Kill()
 	}
 }
 
@@ -225,6 +330,7 @@ func cmdReplconf(rc *conn, argv [][]byte) {
 					l.ack.Store(off)
 				}
 				l.ackAt.Store(time.Now().Unix())
+				l.ackedOne.Do(func() { close(l.acked) })
 			}
 			return
 		case is(opt, "getack"):
@@ -267,9 +373,25 @@ func (rc *conn) psync(replid []byte, off int64, psync bool) {
 		return // already a replica: Redis ignores it too
 	}
 	p := rc.p
-	if l := p.masterLink(); l != nil && l.state.Load() != linkConnected {
-		rc.w.Error("NOMASTERLINK Can't SYNC while not connected with my master")
-		return
+	// On a replica the applier stops between two of the primary's
+	// commands (follow.applyMu) while the offset is picked and the link
+	// registered, and on a full resync until the snapshot is taken: the
+	// snapshot is the store at exactly the offset it names, and the
+	// stream from there is the primary's, as this server copied it into
+	// its backlog.
+	var release func()
+	if ml := p.masterLink(); ml != nil {
+		if ml.state.Load() == linkConnected {
+			p.follow.applyMu.Lock()
+			release = sync.OnceFunc(p.follow.applyMu.Unlock)
+		}
+		if ml.state.Load() != linkConnected || p.masterLink() != ml {
+			if release != nil {
+				release()
+			}
+			rc.w.Error("NOMASTERLINK Can't SYNC while not connected with my master")
+			return
+		}
 	}
 	bl, src := p.ensureBacklog()
 	pr := &p.repl
@@ -283,14 +405,8 @@ func (rc *conn) psync(replid []byte, off int64, psync bool) {
 	}
 	replidNow := pr.replid
 	pr.mu.Unlock()
-	if !partial && src == nil {
-		// A replica's snapshot would have to match its primary's offset
-		// exactly; chained replicas resync fully from the primary.
-		rc.w.Error("ERR a MiniKV replica serves partial resyncs only: point a new replica at the primary")
-		return
-	}
 
-	l := &replicaLink{rc: rc, ip: rc.replicaIP(), port: rc.replPort, done: make(chan struct{})}
+	l := &replicaLink{rc: rc, ip: rc.replicaIP(), port: rc.replPort, done: make(chan struct{}), acked: make(chan struct{})}
 	l.ackAt.Store(time.Now().Unix())
 	rc.SetIdleExempt(true)
 	l.out = rc.StartOutbox()
@@ -308,8 +424,10 @@ func (rc *conn) psync(replid []byte, off int64, psync bool) {
 			pr.partialErr.Add(1)
 		}
 		pr.fullSyncs.Add(1)
-		src.Reselect() // the stream after the snapshot begins with SELECT 0
-		src.Sync()
+		if src != nil {
+			src.Reselect() // the stream after the snapshot begins with SELECT 0
+			src.Sync()
+		}
 		from = bl.End()
 		if psync {
 			rc.w.Simple("FULLRESYNC " + replidNow + " " + strconv.FormatInt(from, 10))
@@ -321,7 +439,11 @@ func (rc *conn) psync(replid []byte, off int64, psync bool) {
 	pr.mu.Lock()
 	pr.links[l] = struct{}{}
 	pr.mu.Unlock()
-	go l.run(!partial, from, replidNow, rc.replCapa&capaEOF != 0)
+	if partial && release != nil {
+		release()
+		release = nil
+	}
+	go l.run(bl, !partial, from, replidNow, rc.replCapa&capaEOF != 0, release)
 }
 
 // replicaIP is the address a replica is shown and reached at: the one it
@@ -347,6 +469,9 @@ func (rc *conn) endLink() {
 	pr := &rc.p.repl
 	pr.mu.Lock()
 	delete(pr.links, l)
+	if len(pr.links) == 0 {
+		pr.alone = time.Now().Unix()
+	}
 	pr.mu.Unlock()
 }
 
@@ -383,24 +508,40 @@ func (l *replicaLink) wait() error {
 }
 
 // run is the link's goroutine: the snapshot on a full resync, then the
-// stream from offset from, until the connection ends. A replica further
-// behind than the backlog holds is disconnected, and resyncs.
-func (l *replicaLink) run(full bool, from int64, replid string, eof bool) {
+// stream from offset from of backlog bl, until the connection ends. A
+// replica further behind than the backlog holds is disconnected, and
+// resyncs. On a replica, release lets the applier go on (psync): the
+// snapshot calls it once it has the store at offset from.
+func (l *replicaLink) run(bl *replication.Backlog, full bool, from int64, replid string, eof bool, release func()) {
 	rc := l.rc
 	p := rc.p
 	if full {
 		l.state.Store(linkSendBulk)
-		if err := l.sendSnapshot(from, replid, eof); err != nil {
+		err := l.sendSnapshot(from, replid, eof, release)
+		if release != nil {
+			release()
+		}
+		if err != nil {
 			if !errors.Is(err, errLinkClosed) {
 				p.log.Warn("replica full resync failed", "conn_id", rc.ID(), "err", err)
 			}
 			rc.Kill()
 			return
 		}
+		if eof {
+			// A replica reading a diskless snapshot looks for the end
+			// mark at the end of what it has read: the stream waits
+			// until it has loaded the snapshot and acknowledged, as
+			// Redis's primary waits (repl_start_cmd_stream_on_ack).
+			select {
+			case <-l.acked:
+			case <-l.done:
+				return
+			}
+		}
 		l.state.Store(linkOnline)
 		p.log.Info("replica synchronized", "conn_id", rc.ID(), "addr", net.JoinHostPort(l.ip, strconv.Itoa(l.port)), "offset", from)
 	}
-	bl := p.repl.backlog
 	off := from
 	for {
 		data, next, more, ok := bl.ReadAt(nil, off, 1<<20)
@@ -430,13 +571,24 @@ func (l *replicaLink) run(full bool, from int64, replid string, eof bool) {
 // sendSnapshot sends the RDB of a full resync: streamed between two EOF
 // marks to a replica that can read that (capa eof, as Redis's diskless
 // sync does), else with its length first, from a temporary file.
-func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool) error {
+//
+// On a replica (release not nil) the snapshot must be the store at
+// offset off exactly, and the applier waits until it is taken: in memory
+// mode until rdb.Save's copy (AtSnapshot), in durable mode, where Save
+// walks the disk and is not one instant, until the whole file is written
+// to a temporary file; the primary's stream waits meanwhile, in this
+// server's socket buffers and the primary's output buffer.
+func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool, release func()) error {
 	p := l.rc.p
 	opt := p.saveOptions() // the function libraries too (persist.go)
 	opt.Aux = [][2]string{{"repl-stream-db", "0"}, {"repl-id", replid}, {"repl-offset", strconv.FormatInt(off, 10)}}
 	opt.Flags = true // memcached flags as AUX fields, which Redis ignores (flags.go)
 	w := outboxWriter{l: l}
-	if eof {
+	walkHeld := release != nil && p.st.Durable()
+	if release != nil && !walkHeld {
+		opt.AtSnapshot = func() [][2]string { release(); return nil }
+	}
+	if eof && !walkHeld {
 		mark := newReplID() // 40 random characters, which the RDB's end is unlikely to hold
 		if _, err := io.WriteString(w, "$EOF:"+mark+"\r\n"); err != nil {
 			return err
@@ -453,7 +605,11 @@ func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool) error {
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	if _, err := rdb.Save(f, p.st, opt); err != nil {
+	_, err = rdb.Save(f, p.st, opt)
+	if walkHeld {
+		release()
+	}
+	if err != nil {
 		return err
 	}
 	size, err := f.Seek(0, io.SeekCurrent)
@@ -463,10 +619,22 @@ func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(w, "$"+strconv.FormatInt(size, 10)+"\r\n"); err != nil {
+	mark := ""
+	if eof {
+		mark = newReplID()
+		_, err = io.WriteString(w, "$EOF:"+mark+"\r\n")
+	} else {
+		_, err = io.WriteString(w, "$"+strconv.FormatInt(size, 10)+"\r\n")
+	}
+	if err != nil {
 		return err
 	}
-	_, err = io.CopyBuffer(w, f, make([]byte, 256<<10))
+	if _, err = io.CopyBuffer(w, f, make([]byte, 256<<10)); err != nil {
+		return err
+	}
+	if mark != "" {
+		_, err = io.WriteString(w, mark)
+	}
 	return err
 }
 
@@ -560,10 +728,7 @@ func cmdWait(rc *conn, argv [][]byte) {
 	p.syncStream()
 	pr := &p.repl
 	pr.mu.Lock()
-	var target int64
-	if pr.backlog != nil {
-		target = pr.backlog.End()
-	}
+	target := pr.replOffsetLocked()
 	src := pr.src
 	pr.mu.Unlock()
 	acked := func() int64 {
@@ -618,7 +783,7 @@ func (p *Protocol) replicationInfo(field func(k string, v any)) {
 	for l := range pr.links {
 		links = append(links, l)
 	}
-	replid, replid2, second, bl := pr.replid, pr.replid2, pr.second, pr.backlog
+	replid, replid2, second, bl, end := pr.replid, pr.replid2, pr.second, pr.backlog, pr.replOffsetLocked()
 	pr.mu.Unlock()
 	if l := p.masterLink(); l != nil {
 		field("role", "slave")
@@ -641,10 +806,10 @@ func (p *Protocol) replicationInfo(field func(k string, v any)) {
 	field("master_failover_state", p.failoverState())
 	field("master_replid", replid)
 	field("master_replid2", replid2)
-	var end, start, hist int64
+	var first, hist int64 // Redis prints 0 for the first byte while it has no backlog
 	if bl != nil {
-		end, start = bl.End(), bl.Start()
-		hist = end - start
+		first = bl.Start() + 1
+		hist = bl.End() - bl.Start()
 	}
 	field("master_repl_offset", end)
 	field("second_repl_offset", second)
@@ -654,7 +819,7 @@ func (p *Protocol) replicationInfo(field func(k string, v any)) {
 	}
 	field("repl_backlog_active", active)
 	field("repl_backlog_size", pr.backlogSize.Load())
-	field("repl_backlog_first_byte_offset", start+1)
+	field("repl_backlog_first_byte_offset", first)
 	field("repl_backlog_histlen", hist)
 }
 
@@ -677,10 +842,7 @@ func cmdRole(rc *conn, _ [][]byte) {
 	pr := &rc.p.repl
 	rc.p.syncStream()
 	pr.mu.Lock()
-	var end int64
-	if pr.backlog != nil {
-		end = pr.backlog.End()
-	}
+	end := pr.replOffsetLocked()
 	links := make([]*replicaLink, 0, len(pr.links))
 	for l := range pr.links {
 		if l.state.Load() == linkOnline {
