@@ -257,6 +257,7 @@ func init() {
 	table = append(table, pubsubCommands()...)      // pubsub.go
 	table = append(table, objectCommands()...)      // object.go
 	table = append(table, memoryCommands()...)      // memory.go
+	table = append(table, lolwutCommands()...)      // lolwut.go
 	table = append(table, dumpCommands()...)        // dump.go
 	table = append(table, sortCommands()...)        // sort.go
 	table = append(table, clusterCommands()...)     // cluster.go
