@@ -302,11 +302,11 @@ func cmdGeoHash(rc *conn, argv [][]byte) {
 
 // The search variants (georadiusGeneric's flags).
 const (
-	geoFromCoords = 1 << iota // GEORADIUS: the centre is given
-	geoFromMember             // GEORADIUSBYMEMBER: the centre is a member
-	geoNoStore                // the _RO forms
-	geoSearchCmd              // GEOSEARCH and GEOSEARCHSTORE's syntax
-	geoSearchStore            // GEOSEARCHSTORE
+	geoFromCoords  = 1 << iota // GEORADIUS: the centre is given
+	geoFromMember              // GEORADIUSBYMEMBER: the centre is a member
+	geoNoStore                 // the _RO forms
+	geoSearchCmd               // GEOSEARCH and GEOSEARCHSTORE's syntax
+	geoSearchStore             // GEOSEARCHSTORE
 )
 
 // Orders.

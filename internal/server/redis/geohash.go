@@ -15,9 +15,9 @@ import (
 // Every step is done in the same float64 operations, in the same order,
 // as the C code, so positions, cells and search areas come out bit for
 // bit; explicit float64 conversions keep the compiler from fusing a
-// multiply and an add that C computes with two roundings. Distances use
-// Go's math.Sin, Cos and Asin where Redis calls glibc's; see
-// docs/redis.md (Geo) for what that may change.
+// multiply and an add that C computes with two roundings. Sines, cosines
+// and arcsines are rounded to the nearest double as glibc's are
+// (geomath.go).
 
 const (
 	geoLongMin  = -180.0
@@ -256,8 +256,8 @@ func geoBounds(s *geoShape) [4]float64 {
 		height, width = s.conversion*(s.height/2), s.conversion*(s.width/2)
 	}
 	latDelta := geoRadDeg(height / geoEarthR)
-	lonDeltaTop := geoRadDeg(width / geoEarthR / math.Cos(geoDegRad(s.lat+latDelta)))
-	lonDeltaBottom := geoRadDeg(width / geoEarthR / math.Cos(geoDegRad(s.lat-latDelta)))
+	lonDeltaTop := geoRadDeg(width / geoEarthR / geoCos(geoDegRad(s.lat+latDelta)))
+	lonDeltaBottom := geoRadDeg(width / geoEarthR / geoCos(geoDegRad(s.lat-latDelta)))
 	var b [4]float64
 	if s.lat < 0 {
 		b[0], b[2] = s.lon-lonDeltaBottom, s.lon+lonDeltaBottom
@@ -323,10 +323,10 @@ func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 	lon1r := geoDegRad(lon1)
 	lat2r := geoDegRad(lat2)
 	lon2r := geoDegRad(lon2)
-	u := math.Sin((lat2r - lat1r) / 2)
-	v := math.Sin((lon2r - lon1r) / 2)
-	a := float64(u*u) + float64(float64(math.Cos(lat1r)*math.Cos(lat2r)*v)*v)
-	return 2.0 * geoEarthR * math.Asin(math.Sqrt(a))
+	u := geoSin((lat2r - lat1r) / 2)
+	v := geoSin((lon2r - lon1r) / 2)
+	a := float64(u*u) + float64(float64(geoCos(lat1r)*geoCos(lat2r)*v)*v)
+	return 2.0 * geoEarthR * geoAsin(math.Sqrt(a))
 }
 
 // geoWithin is geoWithinShape: whether the point of score is in s, with
