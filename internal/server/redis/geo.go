@@ -560,9 +560,10 @@ func geoSortPoints(p []geoPoint, order int, n int) {
 	pqsort(p, c, 0, n-1)
 }
 
-// pqsort is Redis's pqsort (the NetBSD qsort, Bentley and McIlroy's,
-// made to sort only what overlaps the ranks lrange..rrange), over
-// elements rather than bytes.
+// pqsort is Redis 7.0's pqsort (the NetBSD qsort, Bentley and
+// McIlroy's, made to sort only what overlaps the ranks lrange..rrange,
+// without the later switch to insertion sort after a partition that
+// swapped nothing), over elements rather than bytes.
 func pqsort(p []geoPoint, cmpf func(a, b *geoPoint) int, lrange, rrange int) {
 	pqsortRange(p, 0, len(p), cmpf, lrange, rrange)
 }
@@ -602,7 +603,6 @@ func pqsortRange(p []geoPoint, a, n int, cmpf func(a, b *geoPoint) int, lr, rr i
 	}
 	outside := func(s, k int) bool { return lr < s && rr < s || lr >= s+k && rr >= s+k }
 	for {
-		swapped := false
 		if n < 7 {
 			insertion()
 			return
@@ -628,7 +628,6 @@ func pqsortRange(p []geoPoint, a, n int, cmpf func(a, b *geoPoint) int, lr, rr i
 					break
 				}
 				if r == 0 {
-					swapped = true
 					swap(pa, pb)
 					pa++
 				}
@@ -640,7 +639,6 @@ func pqsortRange(p []geoPoint, a, n int, cmpf func(a, b *geoPoint) int, lr, rr i
 					break
 				}
 				if r == 0 {
-					swapped = true
 					swap(pc, pd)
 					pd--
 				}
@@ -650,13 +648,8 @@ func pqsortRange(p []geoPoint, a, n int, cmpf func(a, b *geoPoint) int, lr, rr i
 				break
 			}
 			swap(pb, pc)
-			swapped = true
 			pb++
 			pc--
-		}
-		if !swapped {
-			insertion()
-			return
 		}
 		pn := a + n
 		r := min(pa-a, pb-pa)
