@@ -738,12 +738,11 @@ func (rc *conn) geoSearch(argv [][]byte, src int, flags int) {
 			keys = append(keys, argv[i+1])
 		}
 	}
-	missing, stored, cleared := false, 0, false
+	stored, cleared := 0, false
 	err := rc.st.Tx(keys, func(tx *store.Tx) error {
 		if err := tx.ZSet(argv[src], &z, false); err != nil {
 			return err
 		}
-		missing = !z.Exists()
 		n, errMsg = geoSearchRun(argv, flags, &z, &q, &res)
 		tx.DoneZSet(&z)
 		if errMsg != "" || q.store == nil {
@@ -765,9 +764,6 @@ func (rc *conn) geoSearch(argv [][]byte, src int, flags int) {
 		cleared, err = zstore(tx, q.store, &zr, n)
 		return err
 	})
-	if missing {
-		rc.keymiss(argv[src])
-	}
 	switch {
 	case err != nil:
 		rc.storeError(err)

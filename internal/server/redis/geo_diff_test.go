@@ -210,3 +210,27 @@ func TestGeoDifferential(t *testing.T) {
 		})
 	}
 }
+
+// The geo commands' keyspace events (GEOADD publishes ZADD's, the stores
+// georadiusstore and geosearchstore, or del when nothing is stored), key
+// misses included, and the keys COMMAND GETKEYS finds in their calls.
+func init() {
+	notifySessions = append(notifySessions,
+		notifySession{name: "geo", in: mb("GEOADD", "g", "1", "1", "a", "2", "2", "b") + mb("GEOADD", "g", "1", "1", "a") +
+			mb("GEOADD", "g", "CH", "1.5", "1", "a") + mb("GEOADD", "g", "500", "1", "x") + mb("GEOADD", "n", "XX", "1", "1", "a") +
+			mb("GEORADIUS", "g", "1", "1", "500", "km", "STORE", "d") + mb("GEORADIUS", "g", "1", "1", "500", "km", "STOREDIST", "d") +
+			mb("GEORADIUS", "g", "50", "50", "1", "km", "STORE", "d") + mb("GEORADIUS", "g", "50", "50", "1", "km", "STORE", "d") +
+			mb("GEOSEARCHSTORE", "e", "g", "FROMMEMBER", "a", "BYRADIUS", "500", "km") + mb("GEOSEARCHSTORE", "e", "nope", "FROMMEMBER", "a", "BYRADIUS", "1", "km") +
+			mb("GEORADIUSBYMEMBER", "g", "b", "1000", "km", "STORE", "f") + mb("GEORADIUSBYMEMBER", "nope", "b", "1000", "km", "STORE", "f")},
+		notifySession{name: "geo key misses", flags: "Em", in: mb("GEOPOS", "nope", "a") + mb("GEOHASH", "nope", "a") + mb("GEODIST", "nope", "a", "b") +
+			mb("GEORADIUS", "nope", "1", "1", "1", "km") + mb("GEORADIUS_RO", "nope", "1", "1", "1", "km") + mb("GEOSEARCH", "nope", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "km") +
+			mb("GEOSEARCHSTORE", "d", "nope", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "km") + mb("GEORADIUSBYMEMBER", "nope", "a", "1", "km", "STORE", "d")},
+	)
+	geoSessions = append(geoSessions, respSession{name: "geo getkeys", in: mb("COMMAND", "GETKEYSANDFLAGS", "georadius", "k", "1", "1", "1", "km", "STORE", "d") +
+		mb("COMMAND", "GETKEYSANDFLAGS", "georadius", "k", "1", "1", "1", "km", "STORE", "d", "STOREDIST", "e") +
+		mb("COMMAND", "GETKEYSANDFLAGS", "georadius", "k", "1", "1", "1", "km", "STOREDIST", "e", "COUNT", "3") +
+		mb("COMMAND", "GETKEYSANDFLAGS", "georadiusbymember", "k", "m", "1", "km", "STORE", "d") + mb("COMMAND", "GETKEYS", "georadius", "k", "1", "1", "1", "km") +
+		mb("COMMAND", "GETKEYS", "georadius", "k", "1", "1", "1", "km", "STORE") + mb("COMMAND", "GETKEYSANDFLAGS", "geosearchstore", "d", "s", "FROMMEMBER", "m", "BYRADIUS", "1", "km") +
+		mb("COMMAND", "GETKEYS", "geoadd", "k", "1", "1", "m") + mb("COMMAND", "GETKEYS", "geosearch", "k", "FROMMEMBER", "m", "BYRADIUS", "1", "km") +
+		mb("COMMAND", "INFO", "geoadd", "georadius", "geosearchstore") + mb("COMMAND", "DOCS", "geosearch", "georadius_ro")})
+}
