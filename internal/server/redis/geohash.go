@@ -225,6 +225,9 @@ type geoShape struct {
 	lon, lat              float64
 	conversion            float64
 	radius, width, height float64
+	// The centre in radians and its latitude's cosine, set by geoWithin.
+	prepared                       bool
+	lonr, latr, cosLat, cosLatFast float64
 }
 
 // geoEstimateSteps is geohashEstimateStepsByRadius.
@@ -319,29 +322,67 @@ func geoAreas(s *geoShape) (geoHash, [8]geoHash) {
 // geoDistance is geohashGetDistance of Redis 7.0: the haversine formula
 // on a sphere of Redis's earth radius.
 func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
-	lat1r := geoDegRad(lat1)
-	lon1r := geoDegRad(lon1)
-	lat2r := geoDegRad(lat2)
-	lon2r := geoDegRad(lon2)
+	lat1r, lat2r := geoDegRad(lat1), geoDegRad(lat2)
+	return geoHaversine(geoDegRad(lon1), lat1r, geoDegRad(lon2), lat2r, geoCos(lat1r), geoCos(lat2r))
+}
+
+// geoHaversine is geoDistance from radians, the latitudes' cosines
+// given (a search computes its centre's once).
+func geoHaversine(lon1r, lat1r, lon2r, lat2r, cos1, cos2 float64) float64 {
 	u := geoSin((lat2r - lat1r) / 2)
 	v := geoSin((lon2r - lon1r) / 2)
-	a := float64(u*u) + float64(float64(geoCos(lat1r)*geoCos(lat2r)*v)*v)
+	a := float64(u*u) + float64(float64(cos1*cos2*v)*v)
 	return 2.0 * geoEarthR * geoAsin(math.Sqrt(a))
 }
 
+// geoClearlyOver reports whether a distance computed with the math
+// package's sine, cosine and arcsine (a few ulps from the rounded ones)
+// is past limit by far more than that error: then the exact distance is
+// past it too, and the point is left out without computing it.
+func geoClearlyOver(fast, limit float64) bool {
+	return fast > limit*(1+1e-9)+1e-9
+}
+
+// geoHaversineFast is geoHaversine with the math package's functions.
+func geoHaversineFast(lon1r, lat1r, lon2r, lat2r, cos1, cos2 float64) float64 {
+	u := math.Sin((lat2r - lat1r) / 2)
+	v := math.Sin((lon2r - lon1r) / 2)
+	return 2.0 * geoEarthR * math.Asin(math.Sqrt(u*u+cos1*cos2*v*v))
+}
+
 // geoWithin is geoWithinShape: whether the point of score is in s, with
-// its position and its distance from s's centre in meters.
+// its position and its distance from s's centre in meters. The box test
+// measures along the point's parallel and along its meridian first, as
+// Redis 7.0 does. A point clearly outside by a quick estimate is left
+// out before the exact computation.
 func geoWithin(s *geoShape, score float64) (lon, lat, dist float64, ok bool) {
 	lon, lat = geoDecodeScore(score)
+	if !s.prepared {
+		s.lonr, s.latr = geoDegRad(s.lon), geoDegRad(s.lat)
+		s.cosLat = geoCos(s.latr)
+		s.cosLatFast = math.Cos(s.latr)
+		s.prepared = true
+	}
+	lonr, latr := geoDegRad(lon), geoDegRad(lat)
+	cosFast := math.Cos(latr)
 	if s.kind == geoCircle {
-		dist = geoDistance(s.lon, s.lat, lon, lat)
-		return lon, lat, dist, !(dist > s.radius*s.conversion)
+		limit := s.radius * s.conversion
+		if geoClearlyOver(geoHaversineFast(s.lonr, s.latr, lonr, latr, s.cosLatFast, cosFast), limit) {
+			return lon, lat, 0, false
+		}
+		dist = geoHaversine(s.lonr, s.latr, lonr, latr, s.cosLat, geoCos(latr))
+		return lon, lat, dist, !(dist > limit)
 	}
 	w, h := s.width*s.conversion, s.height*s.conversion
-	lonDist := geoDistance(lon, lat, s.lon, lat)
-	latDist := geoDistance(lon, lat, lon, s.lat)
+	if geoClearlyOver(geoHaversineFast(lonr, latr, s.lonr, latr, cosFast, cosFast), w/2) ||
+		geoClearlyOver(geoHaversineFast(lonr, latr, lonr, s.latr, cosFast, s.cosLatFast), h/2) {
+		return lon, lat, 0, false
+	}
+	cosLat := geoCos(latr)
+	lonDist := geoHaversine(lonr, latr, s.lonr, latr, cosLat, cosLat)
+	latDist := geoHaversine(lonr, latr, lonr, s.latr, cosLat, s.cosLat)
 	if lonDist > w/2 || latDist > h/2 {
 		return lon, lat, 0, false
 	}
-	return lon, lat, geoDistance(s.lon, s.lat, lon, lat), true
+	return lon, lat, geoHaversine(s.lonr, s.latr, lonr, latr, s.cosLat, cosLat), true
 }

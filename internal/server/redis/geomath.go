@@ -10,9 +10,9 @@ import (
 // rather than Go's math package, which may be an ulp or two off: a
 // distance redis-server prints with 17 digits (STOREDIST scores, a point
 // just at a radius) then comes out the same. They work in double-double
-// arithmetic (a value as an unevaluated sum hi+lo, about 106 bits):
-// reduction by pi/2 held in three doubles, Taylor series past 2^-110,
-// and a Newton step for the arcsine. Beyond geoTrigMax (only the
+// arithmetic (a value as an unevaluated sum hi+lo, about 106 bits, of
+// which some 100 are kept): reduction by pi/64 held in three doubles, a
+// table and short series, and a Newton step for the arcsine. Beyond geoTrigMax (only the
 // bounding box of an absurd radius gets there) and for non-finite input
 // they defer to the math package.
 
@@ -57,98 +57,116 @@ func ddMulF(a dd, b float64) dd {
 
 func (a dd) neg() dd { return dd{-a.hi, -a.lo} }
 
-// geoTrigMax bounds the arguments reduced here: k*pi/2 with k below 2^20
-// keeps the reduction exact enough.
+// geoTrigMax bounds the arguments reduced here: k*pi/64 with k below
+// 2^24 keeps the reduction exact enough.
 const geoTrigMax = 1 << 19
 
+// The reduction: x = k*h + r with h = pi/64 (in three doubles) and
+// |r| <= h/2, then sin and cos of k*h from a table of the first quadrant
+// (k mod 32) turned by its quadrant (k div 32), and the angle sum with
+// short series for r, their leading terms in double-double.
 var (
-	ddPio2         [3]float64 // pi/2 = [0]+[1]+[2]
-	ddPio2Pair     dd
-	ddSinC, ddCosC []dd // -1/3!, 1/5!, ...; -1/2!, 1/4!, ...
+	ddH        [3]float64 // pi/64 = [0]+[1]+[2]
+	ddHPair    dd
+	ddSinTab   [32]dd // sin(i*pi/64)
+	ddCosTab   [32]dd // cos(i*pi/64)
+	ddPio2Pair dd     // pi/2, and the rest of it
+	ddPio2Lo   float64
+	ddC3       dd // -1/6
 )
 
 func init() {
-	const pio2 = "1.570796326794896619231321691639751442098584699687552910487472296153908203143104499314017412671058534"
-	v, _, _ := big.ParseFloat(pio2, 10, 300, big.ToNearestEven)
-	rest := new(big.Float).SetPrec(300).Set(v)
-	for i := range ddPio2 {
-		ddPio2[i], _ = rest.Float64()
-		rest.Sub(rest, new(big.Float).SetFloat64(ddPio2[i]))
-	}
-	ddPio2Pair = dd{ddPio2[0], ddPio2[1]}
-	toDD := func(x *big.Float) dd {
-		hi, _ := x.Float64()
-		lo, _ := new(big.Float).SetPrec(300).Sub(x, new(big.Float).SetFloat64(hi)).Float64()
-		return dd{hi, lo}
-	}
-	fact := new(big.Float).SetPrec(300).SetInt64(1)
-	for n := 1; n <= 36; n++ {
-		fact.Mul(fact, new(big.Float).SetInt64(int64(n)))
-		inv := new(big.Float).SetPrec(300).Quo(new(big.Float).SetPrec(300).SetInt64(1), fact)
-		if (n/2)%2 == 1 {
-			inv.Neg(inv)
-		}
-		if n == 1 {
-			continue
-		}
-		if n%2 == 1 {
-			ddSinC = append(ddSinC, toDD(inv)) // 1/3!, 1/5!, ... with signs
-		} else {
-			ddCosC = append(ddCosC, toDD(inv)) // 1/2!, 1/4!, ...
+	const pi = "3.14159265358979323846264338327950288419716939937510582097494459230781640628620899862803482534211706798214808651"
+	const prec = 320
+	bf := func() *big.Float { return new(big.Float).SetPrec(prec) }
+	piF, _, _ := big.ParseFloat(pi, 10, prec, big.ToNearestEven)
+	split := func(v *big.Float, parts []float64) {
+		rest := bf().Set(v)
+		for i := range parts {
+			parts[i], _ = rest.Float64()
+			rest.Sub(rest, bf().SetFloat64(parts[i]))
 		}
 	}
+	toDD := func(v *big.Float) dd {
+		var p [2]float64
+		split(v, p[:])
+		return dd{p[0], p[1]}
+	}
+	h := bf().Quo(piF, bf().SetInt64(64))
+	split(h, ddH[:])
+	ddHPair = dd{ddH[0], ddH[1]}
+	var pio2 [3]float64
+	split(bf().Quo(piF, bf().SetInt64(2)), pio2[:])
+	ddPio2Pair, ddPio2Lo = dd{pio2[0], pio2[1]}, pio2[2]
+	for i := range 32 {
+		x := bf().Mul(h, bf().SetInt64(int64(i)))
+		x2 := bf().Mul(x, x)
+		sin, cos := bf(), bf()
+		for _, c := range []struct {
+			sum, term *big.Float
+			n         int64
+		}{{sin, bf().Set(x), 1}, {cos, bf().SetInt64(1), 0}} {
+			term := c.term
+			for n := c.n; n < 80; n += 2 {
+				c.sum.Add(c.sum, term)
+				term = bf().Mul(term, x2)
+				term.Quo(term, bf().SetInt64(-(n+1)*(n+2)))
+			}
+		}
+		ddSinTab[i], ddCosTab[i] = toDD(sin), toDD(cos)
+	}
+	ddC3 = toDD(bf().Quo(bf().SetInt64(-1), bf().SetInt64(6)))
 }
 
-// ddSinCosReduced returns sin r and cos r for |r| <= pi/4.
-func ddSinCosReduced(r dd) (sin, cos dd) {
-	r2 := ddMul(r, r)
-	s := ddSinC[len(ddSinC)-1]
-	for i := len(ddSinC) - 2; i >= 0; i-- {
-		s = ddAdd(ddSinC[i], ddMul(r2, s))
-	}
-	sin = ddAdd(r, ddMul(r, ddMul(r2, s)))
-	c := ddCosC[len(ddCosC)-1]
-	for i := len(ddCosC) - 2; i >= 0; i-- {
-		c = ddAdd(ddCosC[i], ddMul(r2, c))
-	}
-	cos = ddAdd(dd{1, 0}, ddMul(r2, c))
-	return sin, cos
-}
-
-// ddSinCos is sin x and cos x in double-double, |x| < geoTrigMax.
+// ddSinCos is sin x and cos x in double-double, 0 <= x < geoTrigMax.
 func ddSinCos(x float64) (sin, cos dd) {
-	k := math.Round(x / ddPio2[0])
+	k := math.Round(x / ddH[0])
 	r := dd{x, 0}
 	if k != 0 {
-		r = ddAdd(r, ddMulF(ddPio2Pair, k).neg())
-		r = ddAdd(r, dd{-k * ddPio2[2], 0})
+		r = ddAdd(r, ddMulF(ddHPair, k).neg())
+		r = ddAdd(r, dd{-k * ddH[2], 0})
 	}
-	s, c := ddSinCosReduced(r)
-	switch int64(k) & 3 {
-	case 0:
-		return s, c
+	// sin r = r + r*r2*(-1/6 + r2*p), cos r = 1 + r2*(-1/2 + r2*q), the
+	// tails p and q in double: they weigh under 2^-25 of the result.
+	r2 := ddMul(r, r)
+	z := r2.hi
+	p := 1.0/120 + z*(-1.0/5040+z*(1.0/362880+z*(-1.0/39916800)))
+	q := 1.0/24 + z*(-1.0/720+z*(1.0/40320+z*(-1.0/3628800)))
+	sr := ddAdd(r, ddMul(r, ddMul(r2, ddAdd(ddC3, dd{z * p, 0}))))
+	cr := ddAdd(dd{1, 0}, ddMul(r2, ddAdd(dd{-0.5, 0}, dd{z * q, 0})))
+	i := int64(k)
+	s, c := ddSinTab[i&31], ddCosTab[i&31]
+	// sin(a+r) = sin a cos r + cos a sin r; cos(a+r) = cos a cos r - sin a sin r
+	sin = ddAdd(ddMul(s, cr), ddMul(c, sr))
+	cos = ddAdd(ddMul(c, cr), ddMul(s, sr).neg())
+	switch (i >> 5) & 3 {
 	case 1:
-		return c, s.neg()
+		sin, cos = cos, sin.neg()
 	case 2:
-		return s.neg(), c.neg()
-	default:
-		return c.neg(), s
+		sin, cos = sin.neg(), cos.neg()
+	case 3:
+		sin, cos = cos.neg(), sin
 	}
+	return sin, cos
 }
 
 func geoSin(x float64) float64 {
 	if x == 0 || math.IsNaN(x) || math.Abs(x) >= geoTrigMax {
 		return math.Sin(x)
 	}
-	s, _ := ddSinCos(x)
-	return s.hi + s.lo
+	s, _ := ddSinCos(math.Abs(x))
+	v := s.hi + s.lo
+	if x < 0 {
+		v = -v
+	}
+	return v
 }
 
 func geoCos(x float64) float64 {
 	if math.IsNaN(x) || math.Abs(x) >= geoTrigMax {
 		return math.Cos(x)
 	}
-	_, c := ddSinCos(x)
+	_, c := ddSinCos(math.Abs(x))
 	return c.hi + c.lo
 }
 
@@ -189,6 +207,6 @@ func geoAsin(y float64) float64 {
 		a = ddAdd(a, dd{s.lo / math.Sqrt(1-s.hi*s.hi), 0})
 	}
 	r := ddAdd(ddPio2Pair, ddMulF(a, 2).neg())
-	r = ddAdd(r, dd{ddPio2[2], 0})
+	r = ddAdd(r, dd{ddPio2Lo, 0})
 	return r.hi + r.lo
 }
