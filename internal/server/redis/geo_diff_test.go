@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
@@ -233,4 +234,37 @@ func init() {
 		mb("COMMAND", "GETKEYS", "georadius", "k", "1", "1", "1", "km", "STORE") + mb("COMMAND", "GETKEYSANDFLAGS", "geosearchstore", "d", "s", "FROMMEMBER", "m", "BYRADIUS", "1", "km") +
 		mb("COMMAND", "GETKEYS", "geoadd", "k", "1", "1", "m") + mb("COMMAND", "GETKEYS", "geosearch", "k", "FROMMEMBER", "m", "BYRADIUS", "1", "km") +
 		mb("COMMAND", "INFO", "geoadd", "georadius", "geosearchstore") + mb("COMMAND", "DOCS", "geosearch", "georadius_ro")})
+}
+
+// TestGeoClusterDifferential checks the geo commands' keys in cluster
+// mode against a one-node redis-server cluster: a destination in another
+// slot than the source is -CROSSSLOT, found as Redis's key specs find it
+// (the first STORE and the first STOREDIST from the options on).
+func TestGeoClusterDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	rc := dialRESP(t, redisAddr)
+	rc.Expect(multibulk("CLUSTER", "ADDSLOTSRANGE", "0", "16383"), "+OK\r\n")
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rc.Do("CLUSTER", "INFO"), "cluster_state:ok"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server never reached cluster_state:ok: %q", rc.Do("CLUSTER", "INFO"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	nodes, _ := startCluster(t, server.Config{}, "0-16383")
+	mc := dialRESP(t, nodes[0].addr)
+	sessions := [][]string{
+		{"GEOADD", "{g}a", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"},
+		{"GEORADIUS", "{g}a", "15", "37", "200", "km", "STORE", "{g}d"}, {"GEORADIUS", "{g}a", "15", "37", "200", "km", "STORE", "other"},
+		{"GEORADIUS", "{g}a", "15", "37", "200", "km", "STOREDIST", "other"}, {"GEORADIUS", "{g}a", "15", "37", "200", "km", "STORE", "{g}d", "STOREDIST", "x"},
+		{"GEORADIUS", "{g}a", "15", "37", "200", "km", "STORE"}, {"GEORADIUS_RO", "{g}a", "15", "37", "200", "km", "STORE", "other"},
+		{"GEORADIUSBYMEMBER", "{g}a", "Palermo", "200", "km", "STORE", "other"}, {"GEORADIUSBYMEMBER", "{g}a", "Palermo", "200", "km", "STOREDIST", "{g}e"},
+		{"GEOSEARCHSTORE", "other", "{g}a", "FROMMEMBER", "Palermo", "BYRADIUS", "200", "km"},
+		{"GEOSEARCHSTORE", "{g}f", "{g}a", "FROMMEMBER", "Palermo", "BYRADIUS", "200", "km", "STOREDIST"},
+		{"ZRANGE", "{g}f", "0", "-1"}, {"GEOPOS", "{g}a", "Palermo"}, {"GEODIST", "{g}a", "Palermo", "Catania"},
+	}
+	for _, args := range sessions {
+		if want, got := rc.Do(args...), mc.Do(args...); got != want {
+			t.Errorf("%q: MiniKV %q, redis-server %q", args, got, want)
+		}
+	}
 }
