@@ -1,6 +1,8 @@
 package redis
 
 import (
+	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // geoSessions are the geo sessions of the differential test, each run in
@@ -266,5 +269,66 @@ func TestGeoClusterDifferential(t *testing.T) {
 		if want, got := rc.Do(args...), mc.Do(args...); got != want {
 			t.Errorf("%q: MiniKV %q, redis-server %q", args, got, want)
 		}
+	}
+}
+
+// TestGeoRedisReplica: a redis-server replica of MiniKV receives the geo
+// writes (GEOADD, the STORE forms) as the sorted set changes they are,
+// and answers the geo reads on them as MiniKV does.
+func TestGeoRedisReplica(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	_, port, _ := net.SplitHostPort(rs.respAddr)
+	c := dialRESP(t, rs.respAddr)
+	c.Do("GEOADD", "{r}a", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania")
+	replica := startRedisServer(t, "--replicaof", "127.0.0.1", port)
+	waitFor(t, "the replica's link", func() bool { return infoField(t, replica, "replication", "master_link_status") == "up" })
+	c.Do("GEOADD", "{r}a", "12.5", "41.9", "Rome", "-122.27652", "37.805186", "Oakland")
+	c.Do("GEORADIUS", "{r}a", "15", "37", "1000", "km", "STORE", "{r}s")
+	c.Do("GEOSEARCHSTORE", "{r}d", "{r}a", "FROMMEMBER", "Rome", "BYRADIUS", "800", "km", "STOREDIST")
+	c.Do("GEORADIUSBYMEMBER", "{r}a", "Rome", "1", "m", "STORE", "{r}s2")
+	waitFor(t, "the replica to catch up", func() bool {
+		off := infoField(t, rs.respAddr, "replication", "master_repl_offset")
+		return off != "0" && infoField(t, replica, "replication", "slave_repl_offset") == off
+	})
+	sameKeys(t, rs.respAddr, replica, []string{"{r}a", "{r}s", "{r}d", "{r}s2"})
+	rc := dialRESP(t, replica)
+	for _, args := range [][]string{{"GEOPOS", "{r}a", "Palermo", "Oakland"}, {"GEOHASH", "{r}a", "Rome"},
+		{"GEOSEARCH", "{r}a", "FROMLONLAT", "15", "37", "BYBOX", "2000", "2000", "km", "WITHDIST", "WITHCOORD", "ASC"}} {
+		if want, got := rc.Do(args...), c.Do(args...); got != want {
+			t.Errorf("%q: MiniKV %q, its Redis replica %q", args, got, want)
+		}
+	}
+}
+
+// TestGeoDurableRestart: in durable mode the geo writes (GEOADD, the
+// STORE forms) are sorted set changes the log keeps, and after a restart
+// the geo reads answer as before it.
+func TestGeoDurableRestart(t *testing.T) {
+	mem := vfs.NewMem()
+	reads := [][]string{{"GEOPOS", "a", "Palermo", "Rome"}, {"GEOSEARCH", "a", "FROMMEMBER", "Rome", "BYRADIUS", "900", "km", "WITHDIST", "WITHHASH"},
+		{"ZRANGE", "s", "0", "-1", "WITHSCORES"}, {"ZRANGE", "d", "0", "-1", "WITHSCORES"}, {"GEODIST", "a", "Palermo", "Catania", "km"}}
+	var before []string
+	for life := range 2 {
+		t.Run(fmt.Sprint("life", life), func(t *testing.T) {
+			_, _, addr := startDurableOnMem(t, mem)
+			c := dialRESP(t, addr)
+			if life == 0 {
+				c.Do("GEOADD", "a", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania", "12.5", "41.9", "Rome")
+				c.Do("GEORADIUS", "a", "15", "37", "1000", "km", "STORE", "s")
+				c.Do("GEOSEARCHSTORE", "d", "a", "FROMMEMBER", "Rome", "BYRADIUS", "800", "km", "STOREDIST")
+				for _, r := range reads {
+					before = append(before, c.Do(r...))
+				}
+				if !strings.Contains(before[1], "Palermo") || !strings.HasPrefix(before[3], "*4\r\n") {
+					t.Fatalf("the writes did not land: %q", before)
+				}
+				return
+			}
+			for i, r := range reads {
+				if got := c.Do(r...); got != before[i] {
+					t.Errorf("%q after the restart: %q, before it %q", r, got, before[i])
+				}
+			}
+		})
 	}
 }
