@@ -319,7 +319,7 @@ func TestGeoDurableRestart(t *testing.T) {
 				for _, r := range reads {
 					before = append(before, c.Do(r...))
 				}
-				if !strings.Contains(before[1], "Palermo") || !strings.HasPrefix(before[3], "*4\r\n") {
+				if !strings.Contains(before[1], "Palermo") || !strings.HasPrefix(before[3], "*6\r\n") {
 					t.Fatalf("the writes did not land: %q", before)
 				}
 				return
