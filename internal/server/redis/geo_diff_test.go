@@ -332,3 +332,33 @@ func TestGeoDurableRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestGeoMiniKVFollowsRedis: MiniKV replicating a redis-server applies
+// the geo writes of Redis's stream (GEOADD comes as ZADD; GEORADIUS ...
+// STORE, GEORADIUSBYMEMBER ... STOREDIST and GEOSEARCHSTORE come as
+// themselves) and ends with the same keys.
+func TestGeoMiniKVFollowsRedis(t *testing.T) {
+	primary := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	p := dialRESP(t, primary)
+	p.Do("GEOADD", "a", "13.361389", "38.115556", "Palermo")
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	host, port, _ := net.SplitHostPort(primary)
+	if got := c.Do("REPLICAOF", host, port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF = %q", got)
+	}
+	waitFor(t, "the link to the primary", func() bool { return infoField(t, rs.respAddr, "replication", "master_link_status") == "up" })
+	p.Do("GEOADD", "a", "15.087269", "37.502669", "Catania", "12.5", "41.9", "Rome")
+	p.Do("GEORADIUS", "a", "15", "37", "1000", "km", "STORE", "s")
+	p.Do("GEORADIUSBYMEMBER", "a", "Rome", "800", "km", "STOREDIST", "t", "DESC", "COUNT", "2")
+	p.Do("GEOSEARCHSTORE", "d", "a", "FROMMEMBER", "Rome", "BYBOX", "2000", "2000", "km", "STOREDIST")
+	p.Do("GEOSEARCHSTORE", "e", "a", "FROMMEMBER", "Rome", "BYRADIUS", "1", "m")
+	waitFor(t, "MiniKV to catch up", func() bool {
+		off := infoField(t, primary, "replication", "master_repl_offset")
+		return infoField(t, rs.respAddr, "replication", "slave_repl_offset") == off
+	})
+	sameKeys(t, primary, rs.respAddr, []string{"a", "s", "t", "d", "e"})
+	if got := c.Do("ZCARD", "d"); got != ":3\r\n" {
+		t.Errorf("ZCARD d on MiniKV = %q, want 3", got)
+	}
+}
