@@ -184,7 +184,7 @@ func geoBigSession(key string, n int) string {
 		mb("GEOSEARCH", key, "FROMMEMBER", "p155", "BYBOX", "300", "900", "mi", "WITHDIST", "ASC") +
 		mb("GEOSEARCH", key, "FROMLONLAT", "-5", "42", "BYRADIUS", "3000", "km", "COUNT", "50", "ANY", "ASC", "WITHDIST") +
 		mb("GEOSEARCHSTORE", key+":d", key, "FROMLONLAT", "-5", "42", "BYRADIUS", "300", "km", "STOREDIST") + mb("OBJECT", "ENCODING", key+":d") +
-		mb("ZRANGE", key+":d", "0", "-1") + mb("GEOSEARCHSTORE", key+":e", key, "FROMLONLAT", "-5", "42", "BYRADIUS", "3000", "km") +
+		mb("ZRANGE", key+":d", "0", "-1", "WITHSCORES") + mb("GEOSEARCHSTORE", key+":e", key, "FROMLONLAT", "-5", "42", "BYRADIUS", "3000", "km") +
 		mb("OBJECT", "ENCODING", key+":e") + mb("ZCARD", key+":e") + mb("GEOHASH", key, "p0", "p399", "p200") + mb("GEOPOS", key, "p0", "p399") +
 		mb("GEODIST", key, "p0", "p399", "km"))
 	return b.String()

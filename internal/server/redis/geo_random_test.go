@@ -10,9 +10,8 @@ package redis
 //	go test -count=1 -run TestGeoRandomDifferential ./internal/server/redis -args -geo.seed N
 //
 // STOREDIST is stored but its scores are read back rounded (ZRANGE
-// without scores, GEO replies with 4 decimals): glibc's asin is not
-// correctly rounded in near-ties, so a 17-digit distance may differ in
-// its last digit (docs/redis.md, Geo).
+// without scores, GEO replies with 4 decimals): over about 1 598 km a
+// 17-digit distance may differ in its last digit (docs/redis.md, Geo).
 
 import (
 	"flag"

@@ -5,11 +5,12 @@ import (
 	"math/big"
 )
 
-// Sine, cosine and arcsine rounded to the nearest double, as glibc's
-// (whose results are correctly rounded but for extremely rare cases)
-// rather than Go's math package, which may be an ulp or two off: a
-// distance redis-server prints with 17 digits (STOREDIST scores, a point
-// just at a radius) then comes out the same. They work in double-double
+// Sine, cosine and arcsine as close to glibc's as can be had, rather than
+// Go's math package, which may be an ulp or two off: a distance
+// redis-server prints with 17 digits (STOREDIST scores, a point just at a
+// radius) then comes out the same. The arcsine below 1/8 is glibc's own
+// evaluation; the rest are rounded to the nearest double, as glibc's
+// almost always are. They work in double-double
 // arithmetic (a value as an unevaluated sum hi+lo, about 106 bits, of
 // which some 100 are kept): reduction by pi/64 held in three doubles, a
 // table and short series, and a Newton step for the arcsine. Beyond geoTrigMax (only the
@@ -170,6 +171,15 @@ func geoCos(x float64) float64 {
 	return c.hi + c.lo
 }
 
+// glibcAsinF are f1 ... f6 of glibc's asin for 2^-26 <= |x| < 1/8, as
+// bits (minimax-adjusted Taylor coefficients: about 1/6, 3/40, 15/336,
+// ...).
+var glibcAsinF = [6]float64{
+	math.Float64frombits(0x3fc55555555554f9), math.Float64frombits(0x3fb333333336127d),
+	math.Float64frombits(0x3fa6db6dae42c0e4), math.Float64frombits(0x3f9f1c7e04f4ad99),
+	math.Float64frombits(0x3f96e442c822d419), math.Float64frombits(0x3f9292d80f453c72),
+}
+
 // ddAsinSmall is asin y in double-double for 0 <= y <= 0.75: a Newton
 // step from math.Asin's value.
 func ddAsinSmall(y float64) dd {
@@ -189,6 +199,17 @@ func geoAsin(y float64) float64 {
 		return y
 	case y < 0:
 		return -geoAsin(-y)
+	case y < 0x1p-26:
+		return y
+	case y < 0.125:
+		// glibc's own evaluation here (e_asin.c, as its FMA build runs
+		// on x86-64 CPUs that have FMA): a degree-13 odd polynomial
+		// with its coefficients, fused multiply-adds and all, so the
+		// result is glibc's to the bit (checked against libm on 2
+		// million arguments), not merely the nearest double.
+		x2 := y * y
+		p := math.FMA(math.FMA(math.FMA(math.FMA(math.FMA(glibcAsinF[5], x2, glibcAsinF[4]), x2, glibcAsinF[3]), x2, glibcAsinF[2]), x2, glibcAsinF[1]), x2, glibcAsinF[0])
+		return math.FMA(p, x2*y, y)
 	case y <= 0.5:
 		r := ddAsinSmall(y)
 		return r.hi + r.lo
