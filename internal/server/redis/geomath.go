@@ -10,12 +10,12 @@ import (
 // redis-server prints with 17 digits (STOREDIST scores, a point just at a
 // radius) then comes out the same. The arcsine below 1/8 is glibc's own
 // evaluation; the rest are rounded to the nearest double, as glibc's
-// almost always are. They work in double-double
-// arithmetic (a value as an unevaluated sum hi+lo, about 106 bits, of
-// which some 100 are kept): reduction by pi/64 held in three doubles, a
-// table and short series, and a Newton step for the arcsine. Beyond geoTrigMax (only the
-// bounding box of an absurd radius gets there) and for non-finite input
-// they defer to the math package.
+// almost always are, computed in double-double arithmetic (a value as an
+// unevaluated sum hi+lo, about 106 bits, of which some 100 are kept):
+// reduction by pi/64 held in three doubles, a table and short series,
+// and a Newton step for the arcsine. Beyond geoTrigMax (only the bounding
+// box of an absurd radius gets there) and for non-finite input they
+// defer to the math package.
 
 type dd struct{ hi, lo float64 }
 
