@@ -24,8 +24,6 @@ var versionGaps = map[string][]string{
 		"xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy", "xgroup|help", "xgroup|setid",
 		"xinfo", "xinfo|consumers", "xinfo|groups", "xinfo|help", "xinfo|stream", "xlen", "xpending", "xrange",
 		"xread", "xreadgroup", "xrevrange", "xsetid", "xtrim"},
-	"geo (issue 40)": {"geoadd", "geodist", "geohash", "geopos", "georadius", "georadius_ro", "georadiusbymember",
-		"georadiusbymember_ro", "geosearch", "geosearchstore"},
 	"databases (issue 40)": {"move", "swapdb"},
 	"ACL users (issue 40)": {"acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
 		"acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami"},

@@ -1,0 +1,57 @@
+#!/bin/bash
+# GEOADD and GEOSEARCH on MiniKV and on redis-server, side by side with
+# the same client (redis-benchmark, 50 connections), three runs each,
+# alternating: requests per second and the server's CPU per request
+# (utime+stime from /proc). docs/benchmarks.md quotes its medians.
+#
+#   GEOADD geo:add 13.361389 38.115556 m:__rand_int__ (100 000 members)
+#   GEOSEARCH geo:pts FROMLONLAT 13.4 38.1 BYRADIUS 2 km ASC COUNT 10 WITHDIST,
+#     geo:pts holding 100 000 points spread uniformly over 2 x 2 degrees
+#     around it (about 30 within the radius, a few hundred in the cells read)
+#
+#   make build && P=16 scripts/bench-geo.sh && P=1 N=60000 scripts/bench-geo.sh
+set -eu
+P=${P:-16}
+N=${N:-200000}
+MINIKV=${MINIKV:-bin/minikv}
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
+points=$(mktemp)
+trap 'rm -f "$points"' EXIT
+python3 - "$points" <<'PY'
+import random, sys
+r = random.Random(1)
+with open(sys.argv[1], "w") as f:
+    for i in range(0, 100000, 500):
+        args = ["GEOADD", "geo:pts"]
+        for j in range(i, i + 500):
+            args += ["%.6f" % (12.4 + 2 * r.random()), "%.6f" % (37.1 + 2 * r.random()), "p%d" % j]
+        f.write("*%d\r\n" % len(args) + "".join("$%d\r\n%s\r\n" % (len(a), a) for a in args))
+PY
+run() { # srv port pid name command...
+	local srv=$1 port=$2 pid=$3 name=$4
+	shift 4
+	redis-benchmark -p "$port" -n 20000 -r 100000 -P "$P" -c 50 -q "$@" >/dev/null 2>&1
+	c0=$(cpu "$pid")
+	rps=$(redis-benchmark -p "$port" -n "$N" -r 100000 -P "$P" -c 50 -q "$@" 2>/dev/null |
+		tr '\r' '\n' | awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}' | tail -1)
+	c1=$(cpu "$pid")
+	echo "$srv $name P=$P rps=$rps cpu_us_per_req=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc)"
+}
+for _ in 1 2 3; do
+	for srv in redis minikv; do
+		port=$(free_port)
+		if [ "$srv" = redis ]; then
+			redis-server --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
+		else
+			"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= >/dev/null 2>&1 &
+		fi
+		pid=$!
+		sleep 0.4
+		redis-cli -p "$port" --pipe <"$points" >/dev/null
+		run "$srv" "$port" "$pid" geoadd GEOADD geo:add 13.361389 38.115556 m:__rand_int__
+		run "$srv" "$port" "$pid" geosearch GEOSEARCH geo:pts FROMLONLAT 13.4 38.1 BYRADIUS 2 km ASC COUNT 10 WITHDIST
+		kill "$pid"
+		wait "$pid" 2>/dev/null || true
+	done
+done
