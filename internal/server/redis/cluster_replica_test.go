@@ -65,6 +65,8 @@ func TestClusterReplicaRouting(t *testing.T) {
 	p := dialRESP(t, nodes[0].addr)
 	p.Expect(multibulk("SET", k, "v1"), "+OK\r\n")
 	p.Expect(multibulk("RPUSH", tagOf(k)+"l", "a", "b"), ":2\r\n")
+	// Both writes on the replica before it is read (they raced the reads).
+	waitReply(t, p, []string{"WAIT", "1", "1000"}, ":1\r\n")
 
 	r := dialRESP(t, nodes[3].addr)
 	for _, tc := range []struct {
