@@ -47,7 +47,7 @@ start() {
 		redis-server --port "$port" --dir "$dir" --save '' --appendonly no --repl-diskless-sync-delay 0 \
 			${of:+--replicaof 127.0.0.1 "$of"} >"$dir/log" 2>&1 &
 	else
-		"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= ${of:+--replicaof "127.0.0.1:$of"} >"$dir/log" 2>&1 &
+		"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= -m 4096 ${of:+--replicaof "127.0.0.1:$of"} >"$dir/log" 2>&1 &
 	fi
 	pid=$!
 	pids+=("$pid")

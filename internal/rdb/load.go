@@ -115,6 +115,17 @@ func Check(data []byte) (LoadStats, error) {
 	return stats, err
 }
 
+// CheckSum checks data's header and the crc64 that ends an RDB file of
+// version 5 on, and reports whether the file carries one (0: written with
+// rdbchecksum off, not checked).
+func CheckSum(data []byte) (summed bool, err error) {
+	if err := checkSum(data); err != nil {
+		return false, err
+	}
+	ver, _ := header(data)
+	return ver >= 5 && binary.LittleEndian.Uint64(data[len(data)-8:]) != 0, nil
+}
+
 // checkSum checks the header and the crc64 that ends a file of version 5
 // on (0: written with rdbchecksum off, not checked).
 func checkSum(data []byte) error {

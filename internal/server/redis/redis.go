@@ -474,14 +474,23 @@ func (rc *conn) Keys(keys [][]byte) [][]byte {
 	if rc.r.ReadyIsAll() {
 		return keys // one request (P=1): nothing to prefetch ahead of it
 	}
-	buf := rc.r.Pending()
+	keys, _ = rc.keysIn(rc.r.Pending(), keys)
+	return keys
+}
+
+// keysIn appends to keys (up to its capacity) the keys of the complete
+// requests at the start of buf, and returns them with the number of
+// requests it looked at.
+func (rc *conn) keysIn(buf []byte, keys [][]byte) ([][]byte, int) {
 	var argv [16][]byte
+	reqs := 0
 	for len(keys) < cap(keys) {
 		n, rest, ok := resp.Next(buf, argv[:])
 		if !ok {
 			break
 		}
 		buf = rest
+		reqs++
 		cmd := rc.lookup(argv[0])
 		if cmd == nil || cmd.firstKey <= 0 && cmd.keysOf == nil || !cmd.arityOK(n) {
 			continue
@@ -509,7 +518,7 @@ func (rc *conn) Keys(keys [][]byte) [][]byte {
 			keys = append(keys, argv[i])
 		}
 	}
-	return keys
+	return keys, reqs
 }
 
 func isAttack(name []byte) bool {

@@ -19,6 +19,7 @@ import (
 	"github.com/minikv/minikv/internal/rdb"
 	"github.com/minikv/minikv/internal/replication"
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
 )
 
 // The replica side of Redis's replication protocol (issue 39): REPLICAOF
@@ -473,7 +474,11 @@ func (l *masterLink) readSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Du
 // loadSnapshot empties the store and loads the primary's RDB at path
 // into it.
 func (l *masterLink) loadSnapshot(path string) error {
-	if err := checkSnapshot(path); err != nil {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := checkSnapshot(data); err != nil {
 		return err // the data kept: a bad snapshot is refused before the store is emptied (guard.go)
 	}
 	st := l.p.st
@@ -481,7 +486,7 @@ func (l *masterLink) loadSnapshot(path string) error {
 	l.p.srv.Flushed(nil)  // clients tracking keys: every key is invalid
 	l.p.functions.Flush() // the primary's libraries replace ours, as Redis's replica does
 	l.p.saveFunctions()
-	stats, err := rdb.LoadFile(path, st, rdb.LoadOptions{Function: l.p.loadRDBFunction})
+	stats, err := rdb.LoadBytes(data, st, rdb.LoadOptions{Function: l.p.loadRDBFunction})
 	if err != nil {
 		return fmt.Errorf("loading the primary's snapshot: %w", err)
 	}
@@ -572,6 +577,9 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 	p.repl.mu.Lock()
 	replid := p.repl.replid
 	p.repl.mu.Unlock()
+	var prefetch [store.MaxPrefetch][]byte
+	ahead := 0 // commands read whose keys were prefetched
+	applied := 0
 	for {
 		argv, err := rd.Read()
 		if err != nil {
@@ -579,6 +587,21 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 		}
 		if len(argv) == 0 {
 			continue
+		}
+		if ahead > 0 {
+			ahead--
+		} else if p.st.PrefetchPays() {
+			// The commands buffered behind this one: their lookups'
+			// cache misses overlap, as a client's pipeline's do
+			// (server.Conn.prefetchBatch). Applying the stream one
+			// lookup miss at a time made a replica lag its primary
+			// under load (docs/benchmarks.md).
+			ks, n := mc.keysIn(rd.Pending(), prefetch[:0])
+			if len(ks) > 1 {
+				p.st.Prefetch(ks)
+			}
+			clear(ks)
+			ahead = n
 		}
 		n := len(raw)
 		raw = replication.AppendCommand(raw, argv...)
@@ -593,7 +616,9 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 		} else {
 			mc.newBatch()
 			mc.dispatch(argv)
-			mc.Ran()
+			if applied++; applied&255 == 0 || rd.Buffered() == 0 {
+				mc.Ran() // CLIENT LIST's idle: a clock read per command cost 7 % of applying SETs
+			}
 		}
 		if !mc.multi.active {
 			p.repl.mu.Lock()
