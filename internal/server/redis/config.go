@@ -74,6 +74,7 @@ func init() {
 	configParams = append(configParams, encodingConfigParams()...)
 	configParams = append(configParams, notifyConfigParam())
 	configParams = append(configParams, trackingConfigParam())        // tracking.go
+	configParams = append(configParams, acceptedConfigParams()...)    // config_accepted.go
 	configParams = append(configParams, opsConfigParams()...)         // ops.go
 	configParams = append(configParams, scriptConfigParams()...)      // script.go
 	configParams = append(configParams, persistConfigParams()...)     // persist.go

@@ -67,8 +67,9 @@ type Protocol struct {
 
 	ops opsState // commandstats, errorstats, SLOWLOG, LATENCY, MONITOR (ops.go)
 
-	configMu   sync.Mutex // serialises CONFIG SET and REWRITE (config.go)
-	configFile string     // what CONFIG REWRITE rewrites (SetConfigFile); "": none
+	configMu   sync.Mutex     // serialises CONFIG SET and REWRITE (config.go)
+	accepted   acceptedValues // the values of the parameters MiniKV keeps without using (config_accepted.go)
+	configFile string         // what CONFIG REWRITE rewrites (SetConfigFile); "": none
 
 	scripts       *script.Engine    // the script cache and Lua states (script.go)
 	functions     *script.Functions // the function libraries (function.go)
