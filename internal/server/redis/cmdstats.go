@@ -283,8 +283,8 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 	rc.prevErrs = rc.errs
 	outer, outerArgv := rc.running, rc.argv // EXEC, running its commands
 	rc.running, rc.argv = cmd, argv
-	cmd.run(rc, argv)
-	argv = rc.argv // a copy if the command waited (beforeWait)
+	cmd.run(rc, dbArgv(cmd, argv, rc.db)) // the keys as the store names them (db.go)
+	argv = rc.argv                        // a copy if the command waited (beforeWait)
 	fed := rc.fed
 	rc.running, rc.argv, rc.fed = outer, outerArgv, false
 	if rc.trackPending() {

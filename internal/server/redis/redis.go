@@ -154,6 +154,7 @@ type conn struct {
 	stash        [][]byte         // a request an event loop left for the connection's goroutine (loop.go)
 	loan         *server.LoopLoan // the event loop lent to the script running (script.go); nil: none
 
+	db       int        // the selected database (SELECT; db.go)
 	keysArgv [16][]byte // Keys: a request's arguments for its command's keysOf
 	keysBuf  [8][]byte  // Keys: what keysOf returns
 
@@ -460,7 +461,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 	if cmd.write && rc.p.blocked.n.Load() != 0 {
 		// Some client is blocked: serve it if this command gave its key
 		// elements (blocking.go). Nobody blocked: one load and no more.
-		rc.p.wakeKeysOf(cmd, argv)
+		rc.p.wakeKeysOf(cmd, argv, rc.db)
 	}
 }
 
