@@ -292,7 +292,7 @@ func TestClusterDisabled(t *testing.T) {
 	c.Expect(multibulk("CLUSTER", "FOO"), "-ERR unknown subcommand 'FOO'. Try CLUSTER HELP.\r\n")
 	c.Expect(multibulk("CLUSTER"), "-ERR wrong number of arguments for 'cluster' command\r\n")
 	c.Expect(multibulk("CLUSTER", "INFO", "x"), "-ERR wrong number of arguments for 'cluster|info' command\r\n")
-	c.Expect(multibulk("SELECT", "1"), "-ERR DB index is out of range\r\n")
+	c.Expect(multibulk("SELECT", "16"), "-ERR DB index is out of range\r\n")
 	c.Expect(multibulk("MGET", "a", "b"), "*2\r\n$-1\r\n$-1\r\n")
 }
 

@@ -119,11 +119,15 @@ const scratchDB = store.MaxDBs - 1
 // of the databases, else "DB index is out of range".
 func (rc *conn) parseDB(arg []byte, msg string) (int, bool) {
 	n, ok := resp.ParseInt(arg)
-	if !ok || n < math32Min || n > math32Max {
-		if msg == "" {
-			msg = errNotInt
-		}
+	switch {
+	case msg != "" && (!ok || n < math32Min || n > math32Max):
 		rc.w.Error(msg)
+		return 0, false
+	case !ok:
+		rc.w.Error(errNotInt)
+		return 0, false
+	case n < math32Min || n > math32Max:
+		rc.w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return 0, false
 	}
 	if n < 0 || n >= int64(rc.p.databases()) {

@@ -86,31 +86,37 @@ func (rc *conn) rename(src, dst []byte, nx bool) {
 func cmdCopy(rc *conn, argv [][]byte) {
 	src, dst := argv[1], argv[2]
 	replace := false
+	dstDB := rc.db
 	for i := 3; i < len(argv); i++ {
 		switch {
 		case is(argv[i], "replace"):
 			replace = true
 		case is(argv[i], "db") && i+1 < len(argv):
 			i++
-			db, ok := rc.parseInt(argv[i])
+			n, ok := rc.parseInt(argv[i])
 			if !ok {
 				return
 			}
-			if db != 0 && rc.p.cluster != nil {
-				rc.w.Error("ERR Copying to another database is not allowed in cluster mode")
+			if n < math32Min || n > math32Max {
+				rc.w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 				return
 			}
-			if db < 0 || db >= int64(rc.p.databases()) {
+			if n < 0 || n >= int64(rc.p.databases()) {
 				rc.w.Error(errDBRange)
 				return
 			}
-			if dstDB := int(db); dstDB != rc.db {
-				dst = store.DBKey(nil, dstDB, userKey(dst)) // the key of the destination's database (db.go)
-			}
+			dstDB = int(n)
 		default:
 			rc.w.Error(errSyntax)
 			return
 		}
+	}
+	if dstDB != rc.db {
+		if rc.p.cluster != nil {
+			rc.w.Error("ERR Copying to another database is not allowed in cluster mode")
+			return
+		}
+		dst = store.DBKey(nil, dstDB, userKey(dst)) // the key of the destination's database (db.go)
 	}
 	if bytes.Equal(src, dst) {
 		rc.w.Error("ERR source and destination objects are the same")
