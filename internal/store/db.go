@@ -18,6 +18,12 @@ const DBMark = 0xFF
 // MaxDBs is how many databases the encoding can name.
 const MaxDBs = 256
 
+// ScratchDB is the last number, never a served database: where the RESP
+// port's SWAPDB parks a database's keys while it renames the other's,
+// with the store held. Its changes are transient, and the replication
+// stream leaves them out (the keys' final places are streamed).
+const ScratchDB = MaxDBs - 1
+
 // DBKey appends to dst the store's key for key in database db.
 func DBKey(dst []byte, db int, key []byte) []byte {
 	if db == 0 && (len(key) == 0 || key[0] != DBMark) {

@@ -35,6 +35,14 @@ func (p *Protocol) databases() int {
 	return defaultDatabases
 }
 
+// servedDatabases is how many databases hold keys: one in cluster mode.
+func (p *Protocol) servedDatabases() int {
+	if p.cluster != nil {
+		return 1
+	}
+	return p.databases()
+}
+
 // dbArgv returns argv with its keys as the store names them in database
 // db: argv itself when none needs a change (database 0, no key that
 // begins with store.DBMark). A script's keys (EVAL, FCALL) are left as
@@ -112,7 +120,7 @@ func userKey(k []byte) []byte {
 
 // scratchDB is where SWAPDB parks a database's keys while it moves the
 // other's: a number --databases never offers.
-const scratchDB = store.MaxDBs - 1
+const scratchDB = store.ScratchDB
 
 // parseDB reads a database number as Redis's getIntFromObjectOrReply: an
 // integer in int32's range, else msg ("" for Redis's own), and then one
