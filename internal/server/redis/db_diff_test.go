@@ -154,3 +154,43 @@ func mustDial(t *testing.T, addr string) net.Conn {
 
 var _ = io.EOF
 var _ = bytes.Equal
+
+// TestDatabasesMemcachedPort: the memcached port serves database 0,
+// including keys that begin with the store's database mark (0xFF), which
+// it gives back as sent.
+func TestDatabasesMemcachedPort(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	mc := dial(t, rs.addr)
+	c := dialRESP(t, rs.respAddr)
+	mc.Send("set mk 0 0 2\r\nm0\r\n")
+	if got := mc.Line(); got != "STORED" {
+		t.Fatalf("set = %q", got)
+	}
+	mc.Send("ms /wFr 2 b\r\nff\r\n") // base64 of "\xff\x01k"
+	if got := mc.Line(); got != "HD" {
+		t.Fatalf("ms of a 0xFF key = %q", got)
+	}
+	c.Expect(mb("GET", "mk"), "$2\r\nm0\r\n")
+	c.Expect(mb("GET", "\xff\x01k"), "$2\r\nff\r\n")
+	c.Expect(mb("SELECT", "1"), "+OK\r\n")
+	c.Expect(mb("GET", "mk"), "$-1\r\n")
+	c.Expect(mb("GET", "k"), "$-1\r\n") // not database 1's "k"
+	c.Expect(mb("SET", "k", "db1"), "+OK\r\n")
+	c.Expect(mb("SET", "mk", "db1"), "+OK\r\n")
+	mc.Send("get mk k\r\n")
+	for _, want := range []string{"VALUE mk 0 2", "m0", "END"} {
+		if got := mc.Line(); got != want {
+			t.Fatalf("get: %q, want %q", got, want)
+		}
+	}
+	mc.Send("mg /wFr b k v\r\n")
+	if got := mc.Line(); got != "VA 2 k/wFr b" {
+		t.Fatalf("mg = %q", got)
+	}
+	if got := mc.Line(); got != "ff" {
+		t.Fatalf("mg value = %q", got)
+	}
+	c.Expect(mb("DBSIZE"), ":2\r\n")
+	c.Expect(mb("SELECT", "0"), "+OK\r\n")
+	c.Expect(mb("DBSIZE"), ":2\r\n")
+}

@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minikv/minikv/internal/durable"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // dbState describes databases 0 to 15 of the server at addr: each
@@ -189,5 +192,56 @@ func TestDatabasesReplication(t *testing.T) {
 	want = dbState(t, primary)
 	if got := dbState(t, mk.respAddr); got != want {
 		t.Fatalf("the MiniKV replica holds\n%s\nredis-server\n%s", got, want)
+	}
+}
+
+// TestDatabasesDurable: in durable mode each database's keys survive a
+// restart (the store's keys carry their database), and DBSIZE, KEYS,
+// SCAN, FLUSHDB and SWAPDB work over the disk.
+func TestDatabasesDurable(t *testing.T) {
+	fs := vfs.NewMem()
+	open := func() (string, func()) {
+		l, err := durable.Open("/data", lsm.Options{FS: fs, Sync: lsm.SyncAlways})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := store.Open(store.Config{MaxItemSize: 1 << 20}, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := servertest.StartOn(t, server.Config{}, st)
+		return s.Listen(t, New(s.Server)), func() { s.Stop(t); _ = l.Close() }
+	}
+	addr, stop := open()
+	c := dialRESP(t, addr)
+	fillDBs(c, "d")
+	c.Do("SELECT", "4")
+	c.Do("SET", "gone", "1")
+	c.Do("SWAPDB", "4", "5")
+	c.Do("SELECT", "5")
+	c.Do("SET", "gone2", "1")
+	c.Do("FLUSHDB")
+	c.Do("SELECT", "6")
+	c.Do("SET", "six", "6")
+	want := dbState(t, addr)
+	if !strings.Contains(want, "db6 \"six\"") || strings.Contains(want, "gone") {
+		t.Fatalf("state before the restart: %s", want)
+	}
+	if got := c.Do("DBSIZE"); got != ":1\r\n" {
+		t.Errorf("DBSIZE of database 6 = %q, want :1", got)
+	}
+	stop()
+	addr, stop = open()
+	defer stop()
+	if got := dbState(t, addr); got != want {
+		t.Fatalf("after the restart\n%s\nwant\n%s", got, want)
+	}
+	c = dialRESP(t, addr)
+	c.Do("SELECT", "3")
+	if got := c.Do("DBSIZE"); got != ":8\r\n" {
+		t.Errorf("DBSIZE of database 3 after the restart = %q, want :8", got)
+	}
+	if got := c.Do("INFO", "keyspace"); !strings.Contains(got, "db3:keys=8,expires=1,avg_ttl=0\r\n") || !strings.Contains(got, "db15:keys=7,expires=1,") {
+		t.Errorf("INFO keyspace = %q", got)
 	}
 }
