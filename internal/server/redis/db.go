@@ -30,7 +30,7 @@ const defaultDatabases = 16
 // cluster mode's terms (SELECT n refused there).
 func (p *Protocol) databases() int {
 	if n := p.cfg.Databases; n > 0 {
-		return min(n, store.MaxDBs)
+		return min(n, store.ScratchDB) // 255 is SWAPDB's scratch
 	}
 	return defaultDatabases
 }

@@ -21,7 +21,8 @@ var dbSessions = []respSession{
 	{name: "select", in: mb("SET", "a", "0") + mb("SELECT", "3") + mb("GET", "a") + mb("SET", "a", "3") + mb("GET", "a") +
 		mb("DBSIZE") + mb("SELECT", "0") + mb("GET", "a") + mb("DBSIZE") + mb("SELECT", "16") + mb("SELECT", "-1") +
 		mb("SELECT", "15") + mb("GET", "a") + mb("SELECT", "x") + mb("SELECT", "3") + mb("EXISTS", "a") + mb("DEL", "a") +
-		mb("SELECT", "0") + mb("EXISTS", "a") + mb("CONFIG", "GET", "databases")},
+		mb("SELECT", "0") + mb("EXISTS", "a") + mb("CONFIG", "GET", "databases") +
+		mb("SELECT", "3") + mb("SET", "r", "3") + mb("RESET") + mb("GET", "r")},
 	{name: "move", in: mb("SET", "k", "v", "EXAT", "4102444800") + mb("MOVE", "k", "1") + mb("MOVE", "k", "1") + mb("EXISTS", "k") +
 		mb("SELECT", "1") + mb("GET", "k") + mb("EXPIRETIME", "k") + mb("MOVE", "k", "1") + mb("MOVE", "k", "16") +
 		mb("MOVE", "k", "-1") + mb("MOVE", "k", "x") + mb("MOVE", "k", "99999999999") + mb("SELECT", "0") + mb("SET", "k", "other") +
