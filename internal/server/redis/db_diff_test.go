@@ -63,6 +63,14 @@ var dbSessions = []respSession{
 	{name: "script select", in: mb("SELECT", "1") + mb("SET", "k", "one") + mb("SELECT", "0") + mb("SET", "k", "zero") +
 		mb("EVAL", "redis.call('SELECT', 1); return redis.call('GET', KEYS[1])", "1", "k") + mb("GET", "k") +
 		mb("EVAL", "redis.call('SET', KEYS[1], 'x'); return redis.call('DBSIZE')", "1", "sk") + mb("SELECT", "1") + mb("EXISTS", "sk")},
+	{name: "multi-key commands", in: mb("SET", "a", "0") + mb("SELECT", "2") + mb("SET", "a", "foobar") + mb("SET", "b", "foobaz") +
+		mb("BITOP", "AND", "d", "a", "b") + mb("GET", "d") + mb("PFADD", "p", "x", "y") + mb("PFCOUNT", "p") +
+		mb("SADD", "s1", "a", "b") + mb("SADD", "s2", "b", "c") + mb("SINTERCARD", "2", "s1", "s2") +
+		mb("SINTERSTORE", "s3", "s1", "s2") + mb("SMOVE", "s1", "s4", "a") + mb("LCS", "a", "b") + mb("EXISTS", "a", "b", "d", "zz") +
+		mb("GEOADD", "g", "13.36", "38.11", "pal") + mb("GEOSEARCHSTORE", "g2", "g", "FROMLONLAT", "13", "38", "BYRADIUS", "200", "km") +
+		mb("ZUNIONSTORE", "zu", "2", "g", "g2") + mb("ZRANGE", "zu", "0", "-1") + mb("RPUSH", "l", "1", "2") + mb("LMOVE", "l", "l2", "LEFT", "RIGHT") +
+		mb("OBJECT", "ENCODING", "a") + mb("RENAME", "a", "a2") + mb("GET", "a2") + mb("MSET", "m1", "1", "m2", "2") + mb("MGET", "m1", "m2", "a") +
+		mb("SELECT", "0") + mb("GET", "a") + mb("EXISTS", "d", "p", "s3", "g2", "zu", "l2", "m1", "a2") + mb("DBSIZE")},
 	{name: "ff keys", in: mb("SET", "\xffk", "0") + mb("SET", "\xff\x01k", "01") + mb("SELECT", "1") + mb("SET", "k", "1") +
 		mb("DBSIZE") + mb("KEYS", "*") + mb("SELECT", "0") + mb("DBSIZE") + mb("GET", "\xffk") + mb("GET", "\xff\x01k") +
 		mb("SCAN", "0", "MATCH", "\xff\x01*", "COUNT", "1000") + mb("MOVE", "\xffk", "1") + mb("SELECT", "1") + mb("GET", "\xffk") + mb("DBSIZE")},
@@ -194,4 +202,39 @@ func TestDatabasesMemcachedPort(t *testing.T) {
 	c.Expect(mb("DBSIZE"), ":2\r\n")
 	c.Expect(mb("SELECT", "0"), "+OK\r\n")
 	c.Expect(mb("DBSIZE"), ":2\r\n")
+}
+
+// TestDatabasesBlockingAndMonitor: a client blocked on a key of database
+// 3 is served by a push to that key in database 3, not by one to the
+// same name in database 0; MONITOR shows each command's database.
+func TestDatabasesBlockingAndMonitor(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	mon := dialRESP(t, rs.respAddr)
+	mon.Expect(mb("MONITOR"), "+OK\r\n")
+	a, b := dialRESP(t, rs.respAddr), dialRESP(t, rs.respAddr)
+	a.Expect(mb("SELECT", "3"), "+OK\r\n")
+	a.Send(mb("BLPOP", "q", "0"))
+	waitFor(t, "the BLPOP to block", func() bool { return strings.Contains(b.Do("CLIENT", "LIST"), "cmd=blpop") })
+	b.Expect(mb("RPUSH", "q", "zero"), ":1\r\n") // database 0's q
+	b.Expect(mb("SELECT", "3"), "+OK\r\n")
+	b.Expect(mb("RPUSH", "q", "three"), ":1\r\n")
+	if got := a.Reply(); got != "*2\r\n$1\r\nq\r\n$5\r\nthree\r\n" {
+		t.Fatalf("BLPOP in database 3 = %q", got)
+	}
+	b.Expect(mb("SELECT", "0"), "+OK\r\n")
+	b.Expect(mb("LRANGE", "q", "0", "-1"), "*1\r\n$4\r\nzero\r\n")
+	seen := map[string]bool{}
+	for len(seen) < 3 {
+		line := mon.Reply()
+		switch {
+		case strings.Contains(line, ` [0 `) && strings.Contains(line, `"RPUSH" "q" "zero"`):
+			seen["rpush 0"] = true
+		case strings.Contains(line, ` [3 `) && strings.Contains(line, `"RPUSH" "q" "three"`):
+			seen["rpush 3"] = true
+		case strings.Contains(line, ` [3 `) && strings.Contains(line, `"SELECT" "3"`):
+			seen["select 3"] = true
+		case strings.Contains(line, `"RPUSH"`):
+			t.Fatalf("MONITOR line with the wrong database: %q", line)
+		}
+	}
 }
