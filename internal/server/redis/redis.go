@@ -472,8 +472,11 @@ func (rc *conn) lookup(name []byte) *respCommand { return lookupCommand(name) }
 // the positions the command table gives, for the store to prefetch.
 // Arguments past the first 16 of a request are not looked at.
 func (rc *conn) Keys(keys [][]byte) [][]byte {
-	if rc.r.ReadyIsAll() {
-		return keys // one request (P=1): nothing to prefetch ahead of it
+	if rc.r.ReadyIsAll() || rc.db != 0 {
+		// One request (P=1): nothing to prefetch ahead of it. Another
+		// database than 0: the store's keys are not the arguments
+		// (db.go), and prefetching the arguments would miss.
+		return keys
 	}
 	keys, _ = rc.keysIn(rc.r.Pending(), keys)
 	return keys

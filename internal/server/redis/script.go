@@ -252,7 +252,10 @@ func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args
 		}
 		rc.st, rc.nowMs = v, v.Now() // time stands still in a script (store.Store.Now)
 		db := rc.db                  // a SELECT in the script is the script's own, as in Redis 7.0
-		defer func() { rc.st, rc.nowMs, rc.db = base, now, db }()
+		defer func() {
+			rc.st, rc.nowMs, rc.db = base, now, db
+			rc.pub.db.Store(int32(db))
+		}()
 		opt := script.Options{RESP3: rc.w.RESP3(), ReadOnly: ro}
 		var after time.Duration
 		var rs script.Rescuer
