@@ -433,7 +433,7 @@ func saveError(err error) string {
 func cmdFlushAll(rc *conn, argv [][]byte) { rc.flush(argv, true) }
 
 // cmdFlushDB is FLUSHDB [ASYNC|SYNC]: the selected database's keys, each
-// deleted (or, when no other database holds a key, FLUSHALL's flush).
+// deleted with the store held (db.go).
 func cmdFlushDB(rc *conn, argv [][]byte) { rc.flush(argv, false) }
 
 func (rc *conn) flush(argv [][]byte, all bool) {
