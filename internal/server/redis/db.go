@@ -106,6 +106,17 @@ func dbArgv(cmd *respCommand, argv [][]byte, db int) [][]byte {
 	return out
 }
 
+// mayNeedDBKey is call's quick test for database 0: false when the one
+// key of a single-key command does not begin with store.DBMark (GET,
+// SET ...), so dbArgv is not called.
+func mayNeedDBKey(cmd *respCommand, argv [][]byte) bool {
+	if cmd.lastKey != cmd.firstKey || cmd.firstKey >= len(argv) {
+		return true // dbArgv looks
+	}
+	k := argv[cmd.firstKey]
+	return len(k) > 0 && k[0] == store.DBMark
+}
+
 // sameSlice reports whether a and b are the same bytes of memory (a key
 // keysOf returned is one of the arguments).
 func sameSlice(a, b []byte) bool {
