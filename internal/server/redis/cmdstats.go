@@ -288,7 +288,7 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 		run = dbArgv(cmd, argv, rc.db) // the keys as the store names them (db.go)
 	}
 	cmd.run(rc, run)
-	argv = rc.argv                        // a copy if the command waited (beforeWait)
+	argv = rc.argv // a copy if the command waited (beforeWait)
 	fed := rc.fed
 	rc.running, rc.argv, rc.fed = outer, outerArgv, false
 	if rc.trackPending() {
