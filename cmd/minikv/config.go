@@ -32,6 +32,7 @@ type config struct {
 	Verbose         int
 	DisableCAS      bool
 	DisableFlushAll bool
+	Databases       int
 	ReqsPerEvent    int
 	EventLoops      int
 	NoIOURing       bool
@@ -202,6 +203,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	integer(&cfg.UDPPort, "udp-port", "U", 0, "UDP port; only 0 (off) is accepted: MiniKV never serves UDP")
 	boolean(&cfg.DisableCAS, "disable-cas", "C", "disable use of CAS")
 	boolean(&cfg.DisableFlushAll, "disable-flush-all", "F", "disable flush_all command")
+	integer(&cfg.Databases, "databases", "", 16, "number of Redis databases (SELECT 0..n-1), 1 to 255; the memcached port serves database 0")
 	integer(&cfg.ReqsPerEvent, "reqs-per-event", "R", 20, "max pipelined requests answered before a flush")
 	integer(&cfg.EventLoops, "event-loops", "", -1, "serve plain TCP connections from this many event loops (Linux; -1: one per two CPUs, at least one; 0: a goroutine per connection)")
 	boolean(&cfg.NoIOURing, "no-io-uring", "", "event loops write each connection's replies with write(2), not one io_uring submission per pass")
@@ -407,6 +409,9 @@ func (c *config) validate() error {
 	}
 	if c.MaxConns <= 0 {
 		errs = append(errs, errors.New("max connections must be positive"))
+	}
+	if c.Databases < 1 || c.Databases > 255 {
+		errs = append(errs, fmt.Errorf("--databases %d: must be 1 to 255", c.Databases))
 	}
 	if c.Fsync != "always" && c.Fsync != "everysec" && c.Fsync != "no" {
 		errs = append(errs, fmt.Errorf("--fsync %q: must be always, everysec or no", c.Fsync))

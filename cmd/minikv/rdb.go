@@ -45,7 +45,7 @@ func startRDB(p *redis.Protocol, cfg *config, log *slog.Logger) error {
 		"rdb_version", stats.Version, "redis_ver", stats.Aux["redis-ver"],
 		"took", time.Since(start).Round(time.Millisecond).String())
 	for db, n := range stats.OtherDBs {
-		log.Warn("keys of another database not loaded: MiniKV serves database 0 only", "db", db, "keys", n)
+		log.Warn("keys of a database past --databases (or of a database other than 0 in cluster mode) not loaded", "db", db, "keys", n)
 	}
 	if stats.Functions > 0 {
 		log.Info("function libraries loaded from the RDB file", "libraries", stats.Functions)

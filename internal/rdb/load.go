@@ -18,6 +18,9 @@ type LoadOptions struct {
 	// each library's code, as FUNCTION LOAD would. Nil: the records are
 	// skipped and counted (LoadStats.Functions), so the caller can warn.
 	Function func(code []byte) error
+	// Databases is how many databases are stored (0: one, database 0);
+	// the keys of the others are skipped and counted.
+	Databases int
 }
 
 // LoadStats describe a loaded file.
@@ -25,7 +28,7 @@ type LoadStats struct {
 	Version   int               // the file's RDB version
 	Keys      int64             // keys stored
 	Expired   int64             // keys not stored: their deadline had passed
-	OtherDBs  map[uint64]int64  // keys of databases other than 0, not stored, by database
+	OtherDBs  map[uint64]int64  // keys of databases past LoadOptions.Databases, not stored, by database
 	Functions int               // function libraries (skipped when there is no hook)
 	Aux       map[string]string // the AUX fields (redis-ver, ctime, repl-id, ...)
 }
@@ -56,9 +59,9 @@ func Load(r io.Reader, st *store.Store, opt LoadOptions) (LoadStats, error) {
 // Redis skips them when it loads as a primary. LRU idle times and LFU
 // counters set the keys' access state, as RESTORE's IDLETIME and FREQ.
 //
-// MiniKV serves one database: the keys of database 0 are stored, those of
-// others skipped and counted in LoadStats.OtherDBs (for the caller to
-// warn about; Redis's SELECT is not served). Streams and module types are
+// The keys of databases 0 to opt.Databases-1 are stored under their
+// database's store key (store.DBKey), those of others skipped and counted
+// in LoadStats.OtherDBs (for the caller to warn about). Streams and module types are
 // refused (ErrStream, ErrModule), naming the key.
 //
 // The checksum (from version 5 on, unless the writer had rdbchecksum off)
@@ -294,7 +297,7 @@ func parse(data []byte, opt LoadOptions, fn func(*fileKey) error) (LoadStats, er
 				return stats, fmt.Errorf("%w: the value of key %q (type %d) at byte %d", err, key, op, start)
 			}
 			switch {
-			case db != 0:
+			case db >= uint64(max(opt.Databases, 1)) || db >= store.MaxDBs-1:
 				if stats.OtherDBs == nil {
 					stats.OtherDBs = map[uint64]int64{}
 				}
@@ -302,6 +305,9 @@ func parse(data []byte, opt LoadOptions, fn func(*fileKey) error) (LoadStats, er
 			case deadline != 0 && deadline <= now:
 				stats.Expired++
 			default:
+				if store.DBKeyNeeded(int(db), key) {
+					key = store.DBKey(nil, int(db), key)
+				}
 				if err := fn(&fileKey{key: key, v: v, deadline: max(deadline, 0), flags: flags, idle: idle, freq: freq}); err != nil {
 					return stats, err
 				}

@@ -53,7 +53,8 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 	head := func(typ byte) []byte {
 		h := append(b, typ)
 		if withKey {
-			h = AppendString(h, key)
+			_, k := store.SplitDBKey(key) // the key as its database names it
+			h = AppendString(h, k)
 		}
 		return h
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -194,9 +195,10 @@ func Save(w io.Writer, st *store.Store, opt SaveOptions) (SaveStats, error) {
 	return stats, nil
 }
 
-// dbHeader is SELECTDB 0 and RESIZEDB keys, expires.
-func dbHeader(keys, expires int64) []byte {
-	b := []byte{opSelectDB, 0, opResizeDB}
+// dbHeader is SELECTDB db and RESIZEDB keys, expires.
+func dbHeader(db int, keys, expires int64) []byte {
+	b := AppendLen([]byte{opSelectDB}, uint64(db))
+	b = append(b, opResizeDB)
 	b = AppendLen(b, uint64(keys))
 	return AppendLen(b, uint64(expires))
 }
@@ -275,12 +277,42 @@ func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, erro
 // write writes the copied keys, compressing strings as it goes, and lets
 // the collector have each key's references once written.
 func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) error {
-	if _, err := bw.Write(dbHeader(int64(len(snap.keys)), snap.expires)); err != nil {
-		return err
+	// Each database's keys after its SELECTDB (store.DBKey): in the
+	// order of the walk when every key is database 0's, as usual.
+	var keys, expires [store.MaxDBs]int64
+	sorted := true
+	last := 0
+	for i := range snap.keys {
+		db, _ := store.SplitDBKey(snap.keys[i].key)
+		keys[db]++
+		if snap.keys[i].deadline != 0 {
+			expires[db]++
+		}
+		sorted = sorted && db >= last
+		last = db
+	}
+	if !sorted {
+		slices.SortStableFunc(snap.keys, func(a, b snapKey) int {
+			da, _ := store.SplitDBKey(a.key)
+			db, _ := store.SplitDBKey(b.key)
+			return da - db
+		})
+	}
+	if len(snap.keys) == 0 {
+		if _, err := bw.Write(dbHeader(0, 0, 0)); err != nil {
+			return err
+		}
 	}
 	var buf []byte
+	cur := -1
 	for i := range snap.keys {
 		sk := &snap.keys[i]
+		if db, _ := store.SplitDBKey(sk.key); db != cur {
+			cur = db
+			if _, err := bw.Write(dbHeader(db, keys[db], expires[db])); err != nil {
+				return err
+			}
+		}
 		buf = buf[:0]
 		if flags {
 			buf = appendFlags(buf, sk.flags)
@@ -289,7 +321,8 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) erro
 		if sk.obj != nil {
 			buf = append(buf, sk.obj...)
 		} else {
-			buf = AppendString(AppendString(append(buf, typeString), sk.key), sk.str)
+			_, k := store.SplitDBKey(sk.key)
+			buf = AppendString(AppendString(append(buf, typeString), k), sk.str)
 		}
 		if _, err := bw.Write(buf); err != nil {
 			return err
@@ -309,9 +342,10 @@ func saveWalk(bw *bufio.Writer, st *store.Store, stats *SaveStats, flags bool) e
 	if err != nil {
 		return err
 	}
-	if _, err := bw.Write(dbHeader(n, 0)); err != nil {
+	if _, err := bw.Write(dbHeader(0, n, 0)); err != nil {
 		return err
 	}
+	cur := 0 // the disk's key order keeps each database's keys together (store.DBKey)
 	var names [][]byte
 	var buf []byte
 	cursor := uint64(0)
@@ -324,6 +358,12 @@ func saveWalk(bw *bufio.Writer, st *store.Store, stats *SaveStats, flags bool) e
 			return err
 		}
 		for _, k := range names {
+			if db, _ := store.SplitDBKey(k); db != cur {
+				cur = db
+				if _, err := bw.Write(AppendLen([]byte{opSelectDB}, uint64(db))); err != nil {
+					return err
+				}
+			}
 			// The deadline goes before the object: the object is built
 			// after it, and the expiry patched in once the item is known.
 			obj, it, ok, err := appendObject(buf[:0], st, k, true)

@@ -40,6 +40,7 @@ type Source struct {
 
 	// The encoder's own state.
 	selected bool         // SELECT 0 was streamed since the last Reselect
+	db       int          // the database the stream last selected
 	scratch  *store.Store // where a collection's record becomes a value to encode
 	fence    uint64       // the last FlushAll's: records at or below it are obsolete
 	depth    int          // open sections
@@ -214,7 +215,20 @@ func (s *Source) encodeQueued(q *queue) {
 		}
 		if !s.selected {
 			s.out = AppendCommand(s.out, []byte("SELECT"), []byte("0"))
-			s.selected = true
+			s.selected, s.db = true, 0
+		}
+		if e.op == opWrite || e.op == opDelete {
+			// The store's key names its database (store.DBKey): a SELECT
+			// when it is not the one selected, as Redis streams one.
+			db, k := store.SplitDBKey(key)
+			if db == store.ScratchDB {
+				continue // SWAPDB's transient keys: their final places follow
+			}
+			if db != s.db {
+				s.group = AppendCommand(s.group, []byte("SELECT"), strconv.AppendInt(nil, int64(db), 10))
+				s.db = db
+			}
+			key = k
 		}
 		n := len(s.group)
 		switch e.op {

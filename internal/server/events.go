@@ -13,7 +13,7 @@ import (
 // port: the same names for its set, delete, incr, touch), the store
 // reports expiry, eviction and key creation on its own (store.SetNotify),
 // and the sink that SetKeyEventSink installs publishes them: the RESP
-// port's pub/sub hub, on __keyspace@0__:<key> and __keyevent@0__:<event>.
+// port's pub/sub hub, on __keyspace@<db>__:<key> and __keyevent@<db>__:<event>.
 // Ports know nothing of each other; they share this.
 //
 // Off (the default), KeyEvent is one atomic load and a test, allocates
@@ -25,8 +25,8 @@ import (
 type EventClass uint32
 
 const (
-	EventKeyspace EventClass = 1 << iota // K: publish on __keyspace@0__:<key>
-	EventKeyevent                        // E: publish on __keyevent@0__:<event>
+	EventKeyspace EventClass = 1 << iota // K: publish on __keyspace@<db>__:<key>
+	EventKeyevent                        // E: publish on __keyevent@<db>__:<event>
 	EventGeneric                         // g: DEL, EXPIRE, RENAME, ...
 	EventString                          // $
 	EventList                            // l

@@ -70,7 +70,11 @@ func (c *Conn) StopMonitor() {
 
 // FeedMonitors sends every monitor the line for a command of c with
 // arguments args (each monitor's own commands included, as in Redis).
-func (c *Conn) FeedMonitors(args [][]byte) {
+func (c *Conn) FeedMonitors(args [][]byte) { c.FeedMonitorsIn(0, args) }
+
+// FeedMonitorsIn is FeedMonitors for a command run in database db (the
+// number Redis shows before the client's address).
+func (c *Conn) FeedMonitorsIn(db int, args [][]byte) {
 	h := &c.srv.monitors
 	if h.n.Load() == 0 {
 		return
@@ -82,7 +86,9 @@ func (c *Conn) FeedMonitors(args [][]byte) {
 	b = append(b, '.')
 	b = strconv.AppendInt(b, int64(1000000+now.Nanosecond()/1000), 10)
 	b = append(b[:len(b)-7], b[len(b)-6:]...) // the microseconds in 6 digits
-	b = append(b, " [0 "...)
+	b = append(b, " ["...)
+	b = strconv.AppendInt(b, int64(db), 10)
+	b = append(b, ' ')
 	b = append(b, c.nc.RemoteAddr().String()...)
 	b = append(b, "] "...)
 	for i, a := range args {

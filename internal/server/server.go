@@ -40,6 +40,7 @@ type Config struct {
 	ReqsPerEvent    int               // flush after this many pipelined requests; default 20
 	DisableCAS      bool              // -C: report CAS 0, cas behaves as without tokens
 	DisableFlushAll bool              // -F: flush_all is refused
+	Databases       int               // the RESP port's databases (SELECT 0..n-1); default 16, at most 255
 	ShutdownTimeout time.Duration     // default 10s
 	Threads         int               // reported in stats (memcached -t)
 	Verbosity       int               // verbosity level (memcached -v)

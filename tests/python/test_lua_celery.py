@@ -41,9 +41,9 @@ def _wait_for_line(path, text, proc, timeout=WAIT):
 @pytest.fixture
 def celery_env(lua_target, monkeypatch):
     env = {
+        # Celery's usual layout: the broker in database 0, the results in 1.
         "MINIKV_CELERY_BROKER": lua_target.url(0),
-        # One database for both, as MiniKV serves only database 0.
-        "MINIKV_CELERY_BACKEND": lua_target.url(0),
+        "MINIKV_CELERY_BACKEND": lua_target.url(1),
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -114,6 +114,15 @@ def test_celery_worker_tasks_results_chord(celery_env, worker, lua_target):
         # The scripts ran: the chord's counter, the restore mutex's release.
         stats = broker.info("commandstats")
         assert stats.get("cmdstat_evalsha", {}).get("calls", 0) >= 10, stats
+        # The results went to database 1, the broker's keys stayed in 0.
+        results = lua_target.client(db=1)
+        try:
+            assert results.keys("celery-task-meta-*"), results.keys("*")
+            assert not results.exists("unacked", "celery", "_kombu.binding.celery")
+        finally:
+            results.close()
+        assert not broker.keys("celery-task-meta-*")
+        assert broker.exists("_kombu.binding.celery") == 1
     finally:
         broker.close()
 

@@ -182,7 +182,7 @@ def test_server_commands(r):
     assert docs[b"get"][b"group"] == b"string"
     assert r.execute_command("SELECT", "0") in (True, b"OK", "OK")
     with pytest.raises(redis.ResponseError, match="DB index is out of range"):
-        r.execute_command("SELECT", "1")
+        r.execute_command("SELECT", "16")
     with pytest.raises(redis.ResponseError, match="unknown command 'FOO', with args beginning with: 'a' "):
         r.execute_command("FOO", "a")
     with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'get' command"):

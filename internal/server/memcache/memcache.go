@@ -154,6 +154,14 @@ func (c *conn) run(req *memcache.Request) (server.Result, error) {
 // reports false when the connection must close.
 func (c *conn) dispatch(req *memcache.Request) bool {
 	w := c.w
+	for i, k := range req.Keys {
+		if len(k) > 0 && k[0] == store.DBMark {
+			// The memcached port serves the Redis port's database 0,
+			// whose keys that begin with DBMark the store holds escaped
+			// (store.DBKey); replies give the key back as sent.
+			req.Keys[i] = store.DBKey(nil, 0, k)
+		}
+	}
 	switch req.Command {
 	case memcache.CmdGet, memcache.CmdGets, memcache.CmdMget:
 		c.getCmd(req, w)
@@ -216,7 +224,7 @@ func (c *conn) getCmd(req *memcache.Request, w *memcache.Writer) {
 			return
 		}
 		c.Count(server.StatGetHits)
-		w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
+		w.Value(userKey(key), it.Flags, it.Value, c.casOut(it.CAS), withCAS)
 	}
 	w.Line(memcache.End)
 }
@@ -238,7 +246,7 @@ func (c *conn) gatCmd(req *memcache.Request, w *memcache.Writer) {
 		}
 		c.Count(server.StatTouchHits)
 		c.touchEvent(key, deadline)
-		w.Value(key, it.Flags, it.Value, c.casOut(it.CAS), withCAS)
+		w.Value(userKey(key), it.Flags, it.Value, c.casOut(it.CAS), withCAS)
 	}
 	w.Line(memcache.End)
 }
@@ -497,4 +505,10 @@ func (c *conn) touchEvent(key []byte, deadline int64) {
 	} else {
 		c.p.srv.KeyEvent(server.EventGeneric, "persist", key)
 	}
+}
+
+// userKey is the key a client sent for the store's key k (database 0's).
+func userKey(k []byte) []byte {
+	_, key := store.SplitDBKey(k)
+	return key
 }

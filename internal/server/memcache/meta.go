@@ -24,10 +24,10 @@ func metaKey(w *memcache.Writer, m *memcache.Meta, key []byte, binary bool) {
 		w.MetaToken('k', m.RawKey)
 		w.MetaFlag('b')
 	case binary:
-		w.MetaBase64('k', key)
+		w.MetaBase64('k', userKey(key))
 		w.MetaFlag('b')
 	default:
-		w.MetaToken('k', key)
+		w.MetaToken('k', userKey(key))
 	}
 }
 

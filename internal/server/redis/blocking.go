@@ -181,25 +181,25 @@ func (rc *conn) writeBlockResult(b *blockCall, r *blockResult) {
 	switch b.op {
 	case opBPop:
 		rc.w.Array(2)
-		rc.w.Bulk(r.key)
+		rc.w.Bulk(userKey(r.key))
 		rc.w.Bulk(r.elem(0))
 	case opBMove:
 		rc.w.Bulk(r.elem(0))
 	case opBMPop:
 		rc.w.Array(2)
-		rc.w.Bulk(r.key)
+		rc.w.Bulk(userKey(r.key))
 		rc.w.Array(len(r.ends))
 		for i := range r.ends {
 			rc.w.Bulk(r.elem(i))
 		}
 	case opBZPop:
 		rc.w.Array(3)
-		rc.w.Bulk(r.key)
+		rc.w.Bulk(userKey(r.key))
 		rc.w.Bulk(r.elem(0))
 		rc.w.Double(r.scores[0])
 	case opBZMPop:
 		rc.w.Array(2)
-		rc.w.Bulk(r.key)
+		rc.w.Bulk(userKey(r.key))
 		rc.w.Array(len(r.ends))
 		for i := range r.ends {
 			rc.w.Array(2)
@@ -340,9 +340,12 @@ func (bs *blockedSet) byClient(id uint64) *waiter {
 
 // wakeKeysOf serves the waiters on the keys of a write command that just
 // ran (argv), as Redis serves the keys a command made ready.
-func (p *Protocol) wakeKeysOf(cmd *respCommand, argv [][]byte) {
+func (p *Protocol) wakeKeysOf(cmd *respCommand, argv [][]byte, db int) {
 	var buf [8][]byte
 	for _, k := range cmd.keys(argv, buf[:0]) {
+		if store.DBKeyNeeded(db, k) {
+			k = store.DBKey(nil, db, k)
+		}
 		p.wake(k)
 	}
 }

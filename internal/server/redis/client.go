@@ -33,6 +33,7 @@ type clientState struct {
 	ssub    atomic.Int32            // shard channels subscribed
 	tracker atomic.Pointer[tracker] // CLIENT TRACKING's settings; nil: off (tracking.go)
 	resp3   atomic.Bool
+	db      atomic.Int32 // the selected database (SELECT)
 }
 
 // clientState flags.
@@ -280,7 +281,11 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	num("age", int64(now.Sub(c.Created())/time.Second))
 	num("idle", idle)
 	field("flags", flags)
-	num("db", 0)
+	db := int64(0) // a memcached connection serves database 0
+	if ci.rc != nil {
+		db = int64(ci.rc.pub.db.Load())
+	}
+	num("db", db)
 	num("sub", sub)
 	num("psub", psub)
 	num("ssub", ssub)

@@ -205,6 +205,9 @@ func TestClusterRedirects(t *testing.T) {
 	c.Expect(multibulk("SELECT", "0"), "+OK\r\n")
 	c.Expect(multibulk("SELECT", "1"), "-ERR SELECT is not allowed in cluster mode\r\n")
 	c.Expect(multibulk("SELECT", "x"), "-"+errNotInt+"\r\n")
+	c.Expect(multibulk("MOVE", local, "1"), "-ERR MOVE is not allowed in cluster mode\r\n")
+	c.Expect(multibulk("SWAPDB", "0", "1"), "-ERR SWAPDB is not allowed in cluster mode\r\n")
+	c.Expect(multibulk("COPY", local, local, "DB", "1"), "-ERR Copying to another database is not allowed in cluster mode\r\n")
 	for _, cmd := range []string{"READONLY", "READWRITE", "ASKING"} {
 		c.Expect(multibulk(cmd), "+OK\r\n")
 	}
@@ -292,7 +295,7 @@ func TestClusterDisabled(t *testing.T) {
 	c.Expect(multibulk("CLUSTER", "FOO"), "-ERR unknown subcommand 'FOO'. Try CLUSTER HELP.\r\n")
 	c.Expect(multibulk("CLUSTER"), "-ERR wrong number of arguments for 'cluster' command\r\n")
 	c.Expect(multibulk("CLUSTER", "INFO", "x"), "-ERR wrong number of arguments for 'cluster|info' command\r\n")
-	c.Expect(multibulk("SELECT", "1"), "-ERR DB index is out of range\r\n")
+	c.Expect(multibulk("SELECT", "16"), "-ERR DB index is out of range\r\n")
 	c.Expect(multibulk("MGET", "a", "b"), "*2\r\n$-1\r\n$-1\r\n")
 }
 

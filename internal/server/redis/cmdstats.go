@@ -283,7 +283,11 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 	rc.prevErrs = rc.errs
 	outer, outerArgv := rc.running, rc.argv // EXEC, running its commands
 	rc.running, rc.argv = cmd, argv
-	cmd.run(rc, argv)
+	run := argv
+	if cmd.firstKey > 0 && (rc.db != 0 || mayNeedDBKey(cmd, argv)) || cmd.keysOf != nil {
+		run = dbArgv(cmd, argv, rc.db) // the keys as the store names them (db.go)
+	}
+	cmd.run(rc, run)
 	argv = rc.argv // a copy if the command waited (beforeWait)
 	fed := rc.fed
 	rc.running, rc.argv, rc.fed = outer, outerArgv, false

@@ -113,7 +113,7 @@ func serverConfigParams() []*configParam {
 			set:     intConfig(1, math.MaxUint32, setMaxclients),
 			fileKey: "max-connections", fileValue: func(p *Protocol) string { return strconv.Itoa(p.srv.MaxConns()) }, def: "1024"},
 		fixed("appendonly", "no"),
-		fixed("databases", "1"),
+		{name: "databases", get: func(rc *conn) string { return strconv.Itoa(rc.p.databases()) }, noRewrite: true},
 		{name: "port", get: func(rc *conn) string { return itoa64(int64(localPort(rc.LocalAddr()))) }, noRewrite: true},
 		{name: "proto-max-bulk-len", get: func(rc *conn) string { return itoa64(rc.p.protoMaxBulk.Load()) },
 			set: setProtoMaxBulkLen, def: itoa64(resp.MaxBulkLen)},

@@ -46,7 +46,8 @@ func cmdQuit(rc *conn, _ [][]byte) {
 	rc.quit = true
 }
 
-// cmdSelect is SELECT index: MiniKV has one database, 0.
+// cmdSelect is SELECT index: 0 to databases-1 (db.go); database 0 only
+// in cluster mode.
 func cmdSelect(rc *conn, argv [][]byte) {
 	n, ok := resp.ParseInt(argv[1])
 	if !ok {
@@ -61,12 +62,16 @@ func cmdSelect(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR SELECT is not allowed in cluster mode")
 		return
 	}
-	if n != 0 {
-		rc.w.Error("ERR DB index is out of range")
+	if n < 0 || n >= int64(rc.p.databases()) {
+		rc.w.Error(errDBRange)
 		return
 	}
+	rc.db = int(n)
+	rc.pub.db.Store(int32(n)) // CLIENT LIST's db=
 	rc.w.OK()
 }
+
+const errDBRange = "ERR DB index is out of range"
 
 const (
 	math32Min = -1 << 31

@@ -287,7 +287,6 @@ var respKnownDiffs = map[string]struct {
 	minikv     string
 	closed     bool
 }{
-	"select 1": {"one database", "-ERR DB index is out of range\r\n$7\r\n__end__\r\n", false},
 	"client setinfo": {"CLIENT SETINFO (Redis 7.2) on a 7.0 server",
 		"+OK\r\n+OK\r\n$7\r\n__end__\r\n", false},
 	"multibulk count cap": {"multibulk count capped at 1048576",
@@ -302,7 +301,6 @@ var respKnownDiffs = map[string]struct {
 
 // respDiffOnlySessions are the sessions of respKnownDiffs.
 var respDiffOnlySessions = []respSession{
-	{name: "select 1", in: mb("SELECT", "1")},
 	{name: "client setinfo", in: mb("CLIENT", "SETINFO", "LIB-NAME", "x") + mb("CLIENT", "SETINFO", "LIB-VER", "1")},
 	{name: "multibulk count cap", in: "*1048577\r\n"},
 	{name: "bulk without CRLF", in: "*1\r\n$4\r\nPINGxx"},

@@ -21,7 +21,9 @@
 //	         │  mode (--cluster-config) keys of another node's slot get
 //	         │  -MOVED and keys of several slots -CROSSSLOT (cluster.go)
 //	         ▼
-//	         the command's function, named in its table entry:
+//	         call: the keys rewritten into the selected database's
+//	         │  store keys (db.go), then the command's function, named in
+//	         │  its table entry:
 //	         │
 //	         ├─ GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX MGET
 //	         │  MSET MSETNX                                       strings.go
@@ -32,6 +34,7 @@
 //	         │  RANDOMKEY DBSIZE FLUSHDB FLUSHALL BGREWRITEAOF       keys.go
 //	         ├─ SAVE BGSAVE LASTSAVE, save points (internal/rdb)      persist.go
 //	         ├─ PING ECHO HELLO AUTH QUIT SELECT CLIENT TIME         connection.go
+//	         ├─ MOVE SWAPDB, FLUSHDB's walk                        db.go
 //	         ├─ INFO CONFIG                                         info.go
 //	         ├─ CLUSTER READONLY READWRITE ASKING                   cluster.go
 //	         ├─ EVAL EVALSHA EVAL_RO EVALSHA_RO SCRIPT              script.go

@@ -199,9 +199,13 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 	case "cluster":
 		field("cluster_enabled", b2i(p.cluster != nil))
 	case "keyspace":
-		// In durable mode this walks the disk (store.Count).
-		if n, exp, err := rc.st.Count(); err == nil && n > 0 {
-			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n, exp)
+		// One walk over the store (in durable mode, the disk): store.CountDBs.
+		if c, err := rc.st.CountDBs(); err == nil {
+			for db, n := range c.Items {
+				if n > 0 {
+					fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", db, n, c.Expires[db])
+				}
+			}
 		}
 	}
 }

@@ -260,7 +260,7 @@ func cmdKeys(rc *conn, argv [][]byte) {
 		g = compileGlob(p)
 	}
 	var keys keyList
-	err := rc.st.Keys(func(k []byte) {
+	err := rc.st.DBKeys(rc.db, func(k []byte) {
 		if g == nil || g.match(k) {
 			keys.add(k)
 		}
@@ -313,8 +313,12 @@ func cmdScan(rc *conn, argv [][]byte) {
 		i += 2
 	}
 	var keys keyList
+	db := rc.db
 	next, err := rc.st.ScanKeys(cursor, int(min(count, math.MaxInt32)), func(k []byte) {
-		if g == nil || g.match(k) {
+		if !store.InDB(k, db) {
+			return // another database's (db.go)
+		}
+		if _, k = store.SplitDBKey(k); g == nil || g.match(k) {
 			keys.add(k)
 		}
 	})
@@ -324,7 +328,7 @@ func cmdScan(rc *conn, argv [][]byte) {
 	}
 	if typ != nil {
 		keys = keys.filter(func(k []byte) bool {
-			it, ok := rc.st.Peek(k)
+			it, ok := rc.st.Peek(store.DBKey(nil, db, k))
 			return ok && is(typ, it.Kind.String())
 		})
 	}
@@ -357,25 +361,49 @@ func parseCursor(b []byte) (uint64, bool) {
 	return n, true
 }
 
-// cmdRandomKey is RANDOMKEY.
+// cmdRandomKey is RANDOMKEY: a random key of the selected database.
 func cmdRandomKey(rc *conn, _ [][]byte) {
-	if k, ok := rc.st.RandomKey(); ok {
+	if k, ok := rc.randomKey(); ok {
 		rc.w.Bulk(k)
 	} else {
 		rc.w.Null()
 	}
 }
 
-// cmdDBSize is DBSIZE: items held, including expired ones not yet
-// reclaimed (as Redis counts keys not yet expired by its cycle); in
-// durable mode the live items on disk, counted by one walk over it.
+// randomKey picks a key of rc's database: the store's random key, when a
+// few tries find one of the database, or else the first one a walk finds.
+func (rc *conn) randomKey() ([]byte, bool) {
+	for range 8 {
+		k, ok := rc.st.RandomKey()
+		if !ok {
+			return nil, false
+		}
+		if store.InDB(k, rc.db) {
+			return userKey(k), true
+		}
+	}
+	var key []byte
+	found := false
+	err := rc.st.DBKeys(rc.db, func(k []byte) {
+		if !found {
+			key, found = append([]byte{}, k...), true
+		}
+	})
+	return key, found && err == nil
+}
+
+// cmdDBSize is DBSIZE: the selected database's items, including expired
+// ones not yet reclaimed (as Redis counts keys not yet expired by its
+// cycle); in durable mode the live items on disk, counted by one walk
+// over it. With more than one database, it counts by a walk over the
+// store (store.CountDBs).
 func cmdDBSize(rc *conn, _ [][]byte) {
-	n, err := rc.st.Len()
+	c, err := rc.st.CountDBs()
 	if err != nil {
 		rc.w.Error("ERR " + err.Error())
 		return
 	}
-	rc.w.Int(n)
+	rc.w.Int(c.Items[rc.db])
 }
 
 // cmdBGRewriteAOF is BGREWRITEAOF: in durable mode, a full compaction of
@@ -400,9 +428,15 @@ func saveError(err error) string {
 	return "ERR " + err.Error()
 }
 
-// cmdFlushAll is FLUSHALL [ASYNC|SYNC] and FLUSHDB [ASYNC|SYNC]: both
-// flush everything, at once (the store's flush is already O(shards)).
-func cmdFlushAll(rc *conn, argv [][]byte) {
+// cmdFlushAll is FLUSHALL [ASYNC|SYNC]: every database, at once (the
+// store's flush is already O(shards)).
+func cmdFlushAll(rc *conn, argv [][]byte) { rc.flush(argv, true) }
+
+// cmdFlushDB is FLUSHDB [ASYNC|SYNC]: the selected database's keys, each
+// deleted with the store held (db.go).
+func cmdFlushDB(rc *conn, argv [][]byte) { rc.flush(argv, false) }
+
+func (rc *conn) flush(argv [][]byte, all bool) {
 	if len(argv) > 2 || len(argv) == 2 && !is(argv[1], "sync") && !is(argv[1], "async") {
 		rc.w.Error(errSyntax)
 		return
@@ -412,7 +446,12 @@ func cmdFlushAll(rc *conn, argv [][]byte) {
 		return
 	}
 	rc.Count(server.StatCmdFlush)
-	rc.st.FlushAll(time.Now().UnixMilli())
+	if all {
+		rc.st.FlushAll(time.Now().UnixMilli())
+	} else if err := rc.flushDB(rc.db); err != nil {
+		rc.storeError(err)
+		return
+	}
 	rc.p.srv.Flushed(rc) // client tracking: every key is invalid (tracking.go)
 	rc.w.OK()
 }

@@ -22,6 +22,12 @@ func keyspaceCommands() []respCommand {
 		two("copy", -3, "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
 			"Copies the value of a key to a new key.",
 			[]docArg{key("source"), key("destination"), opt(tokArg("DB", "destination-db", "integer")), opt(token("REPLACE"))}, cmdCopy),
+		{name: "move", arity: 3, flags: []string{"write", "fast"}, firstKey: 1, lastKey: 1, step: 1, group: "generic",
+			since: "1.0.0", complexity: "O(1)", summary: "Moves a key to another database.",
+			args: []docArg{key("key"), integ("db")}, run: cmdMove},
+		{name: "swapdb", arity: 3, flags: []string{"write", "fast"}, group: "server",
+			since: "4.0.0", complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+			summary: "Swaps two Redis databases.", args: []docArg{integ("index1"), integ("index2")}, run: cmdSwapDB},
 		{name: "touch", arity: -2, flags: []string{"readonly", "fast"}, firstKey: 1, lastKey: -1, step: 1, group: "generic",
 			since: "3.2.1", complexity: "O(N) where N is the number of keys that will be touched.",
 			summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
@@ -77,28 +83,40 @@ func (rc *conn) rename(src, dst []byte, nx bool) {
 }
 
 // cmdCopy is COPY source destination [DB destination-db] [REPLACE].
-// MiniKV has one database, 0.
 func cmdCopy(rc *conn, argv [][]byte) {
 	src, dst := argv[1], argv[2]
 	replace := false
+	dstDB := rc.db
 	for i := 3; i < len(argv); i++ {
 		switch {
 		case is(argv[i], "replace"):
 			replace = true
 		case is(argv[i], "db") && i+1 < len(argv):
 			i++
-			db, ok := rc.parseInt(argv[i])
+			n, ok := rc.parseInt(argv[i])
 			if !ok {
 				return
 			}
-			if db != 0 {
-				rc.w.Error("ERR DB index is out of range")
+			if n < math32Min || n > math32Max {
+				rc.w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 				return
 			}
+			if n < 0 || n >= int64(rc.p.databases()) {
+				rc.w.Error(errDBRange)
+				return
+			}
+			dstDB = int(n)
 		default:
 			rc.w.Error(errSyntax)
 			return
 		}
+	}
+	if dstDB != rc.db {
+		if rc.p.cluster != nil {
+			rc.w.Error("ERR Copying to another database is not allowed in cluster mode")
+			return
+		}
+		dst = store.DBKey(nil, dstDB, userKey(dst)) // the key of the destination's database (db.go)
 	}
 	if bytes.Equal(src, dst) {
 		rc.w.Error("ERR source and destination objects are the same")

@@ -625,7 +625,7 @@ func cmdLMPop(rc *conn, argv [][]byte) {
 			popped = true
 			n := int(min(count, int64(l.Len())))
 			rc.w.Array(2)
-			rc.w.Bulk(k)
+			rc.w.Bulk(userKey(k))
 			rc.w.Array(n)
 			for range n {
 				v, _ := l.Pop(left, rc.scratch[:0])

@@ -41,4 +41,4 @@ func (rc *conn) stopMonitor() {
 }
 
 // feedMonitors shows a command that ran to the monitors.
-func (rc *conn) feedMonitors(argv [][]byte) { rc.FeedMonitors(redactedArgs(argv)) }
+func (rc *conn) feedMonitors(argv [][]byte) { rc.FeedMonitorsIn(rc.db, redactedArgs(argv)) }

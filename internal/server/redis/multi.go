@@ -187,6 +187,7 @@ func cmdExec(rc *conn, _ [][]byte) {
 		return
 	}
 	base := rc.st
+	dbs := make([]int, len(m.queue))
 	rc.HoldWrites() // the replies leave once the changes are durable (server.Conn.HoldWrites)
 	defer rc.ReleaseWrites()
 	_ = base.Exclusive(func(v *store.Store) error {
@@ -200,7 +201,8 @@ func cmdExec(rc *conn, _ [][]byte) {
 		rc.st, rc.nowMs = v, v.Now() // deadlines from the instant the store's clock stands at
 		defer func() { rc.st, rc.nowMs = base, 0 }()
 		rc.w.Array(len(m.queue))
-		for _, argv := range m.queue {
+		for i, argv := range m.queue {
+			dbs[i] = rc.db // a queued SELECT changes it for what follows
 			rc.runQueued(argv)
 		}
 		return nil
@@ -209,9 +211,9 @@ func cmdExec(rc *conn, _ [][]byte) {
 	if rc.p.blocked.n.Load() != 0 {
 		// The transaction's pushes serve blocked clients now that it is
 		// over, as in Redis (blocking.go).
-		for _, argv := range m.queue {
+		for i, argv := range m.queue {
 			if cmd := rc.queuedCommand(argv); cmd.write {
-				rc.p.wakeKeysOf(cmd, argv)
+				rc.p.wakeKeysOf(cmd, argv, dbs[i])
 			}
 		}
 	}

@@ -1,13 +1,16 @@
 package redis
 
 import (
+	"strconv"
+
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
 )
 
 // Keyspace notifications (Redis 7.0's notify.c): with
 // notify-keyspace-events set, every change a command makes to a key is
-// published on __keyspace@0__:<key> (the message is the event's name) and
-// on __keyevent@0__:<event> (the message is the key), through the pub/sub
+// published on __keyspace@<db>__:<key> (the message is the event's name) and
+// on __keyevent@<db>__:<event> (the message is the key), through the pub/sub
 // hub like any PUBLISH.
 //
 // Each write command reports its changes with rc.notify, under Redis's
@@ -86,12 +89,17 @@ func (p *Protocol) notifyBlockPop(b *blockCall, r *blockResult) {
 // block.
 func (p *Protocol) publishKeyEvent(flags, _ server.EventClass, event string, key []byte) {
 	var buf [128]byte
+	db, key := store.SplitDBKey(key) // the store's key: its database, then the client's key (db.go)
 	if flags&server.EventKeyspace != 0 {
-		ch := append(append(buf[:0], "__keyspace@0__:"...), key...)
+		ch := append(buf[:0], "__keyspace@"...)
+		ch = strconv.AppendInt(ch, int64(db), 10)
+		ch = append(append(ch, "__:"...), key...)
 		p.pubsub.publish(ch, []byte(event))
 	}
 	if flags&server.EventKeyevent != 0 {
-		ch := append(append(buf[:0], "__keyevent@0__:"...), event...)
+		ch := append(buf[:0], "__keyevent@"...)
+		ch = strconv.AppendInt(ch, int64(db), 10)
+		ch = append(append(ch, "__:"...), event...)
 		p.pubsub.publish(ch, key)
 	}
 }

@@ -126,7 +126,7 @@ func (p *Protocol) SavePointsSet() bool {
 // Its function libraries are loaded as FUNCTION LOAD REPLACE loads them
 // (function.go: the file's win over libraries of the same name).
 func (p *Protocol) LoadRDB(path string) (rdb.LoadStats, error) {
-	stats, err := rdb.LoadFile(path, p.st, rdb.LoadOptions{Function: p.loadRDBFunction})
+	stats, err := rdb.LoadFile(path, p.st, rdb.LoadOptions{Function: p.loadRDBFunction, Databases: p.servedDatabases()})
 	ps := &p.persist
 	ps.mu.Lock()
 	ps.loadedKeys, ps.loadExpired = stats.Keys, stats.Expired

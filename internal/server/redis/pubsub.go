@@ -48,7 +48,7 @@ import (
 // Outbox's lock while taking hub.mu.
 //
 // Keyspace notifications (notify-keyspace-events, notify.go) publish
-// through hub.publish on __keyspace@0__:<key> and __keyevent@0__:<event>,
+// through hub.publish on __keyspace@<db>__:<key> and __keyevent@<db>__:<event>,
 // from the write commands of both ports, the expiry sweeper and eviction;
 // they may publish with store shard locks held, which is safe because
 // nothing here takes a store lock.
@@ -744,6 +744,8 @@ func cmdReset(rc *conn, _ [][]byte) {
 	}
 	rc.setRESP3(false)
 	rc.name = ""
+	rc.db = 0 // database 0 again, as Redis's RESET
+	rc.pub.db.Store(0)
 	rc.resetClient()
 	rc.ResetAuth()
 	rc.r.SetUnauthenticated(!rc.Authed())

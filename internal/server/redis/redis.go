@@ -155,6 +155,7 @@ type conn struct {
 	stash        [][]byte         // a request an event loop left for the connection's goroutine (loop.go)
 	loan         *server.LoopLoan // the event loop lent to the script running (script.go); nil: none
 
+	db       int        // the selected database (SELECT; db.go)
 	keysArgv [16][]byte // Keys: a request's arguments for its command's keysOf
 	keysBuf  [8][]byte  // Keys: what keysOf returns
 
@@ -461,7 +462,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 	if cmd.write && rc.p.blocked.n.Load() != 0 {
 		// Some client is blocked: serve it if this command gave its key
 		// elements (blocking.go). Nobody blocked: one load and no more.
-		rc.p.wakeKeysOf(cmd, argv)
+		rc.p.wakeKeysOf(cmd, argv, rc.db)
 	}
 }
 
@@ -472,8 +473,11 @@ func (rc *conn) lookup(name []byte) *respCommand { return lookupCommand(name) }
 // the positions the command table gives, for the store to prefetch.
 // Arguments past the first 16 of a request are not looked at.
 func (rc *conn) Keys(keys [][]byte) [][]byte {
-	if rc.r.ReadyIsAll() {
-		return keys // one request (P=1): nothing to prefetch ahead of it
+	if rc.r.ReadyIsAll() || rc.db != 0 {
+		// One request (P=1): nothing to prefetch ahead of it. Another
+		// database than 0: the store's keys are not the arguments
+		// (db.go), and prefetching the arguments would miss.
+		return keys
 	}
 	keys, _ = rc.keysIn(rc.r.Pending(), keys)
 	return keys

@@ -46,7 +46,7 @@ func TestRESPTranscripts(t *testing.T) {
 		{"ping arity", "PING a b\r\n", []string{"-ERR wrong number of arguments for 'ping' command\r\n"}, false},
 		{"syntax", "SET a b XX NX\r\n", []string{"-ERR syntax error\r\n"}, false},
 		{"not int", "INCRBY a x\r\n", []string{"-ERR value is not an integer or out of range\r\n"}, false},
-		{"select", "SELECT 1\r\nSELECT 0\r\nSELECT x\r\n", []string{"-ERR DB index is out of range\r\n", "+OK\r\n", "-ERR value is not an integer or out of range\r\n"}, false},
+		{"select", "SELECT 16\r\nSELECT 0\r\nSELECT x\r\n", []string{"-ERR DB index is out of range\r\n", "+OK\r\n", "-ERR value is not an integer or out of range\r\n"}, false},
 		{"auth", "AUTH pw\r\n", []string{"-" + errNoPassword + "\r\n"}, false},
 		{"hello bad", "HELLO x\r\nHELLO 4\r\n", []string{"-ERR Protocol version is not an integer or out of range\r\n", "-NOPROTO unsupported protocol version\r\n"}, false},
 		{"quit", "QUIT\r\nPING\r\n", []string{"+OK\r\n"}, true},

@@ -486,7 +486,7 @@ func (l *masterLink) loadSnapshot(path string) error {
 	l.p.srv.Flushed(nil)  // clients tracking keys: every key is invalid
 	l.p.functions.Flush() // the primary's libraries replace ours, as Redis's replica does
 	l.p.saveFunctions()
-	stats, err := rdb.LoadBytes(data, st, rdb.LoadOptions{Function: l.p.loadRDBFunction})
+	stats, err := rdb.LoadBytes(data, st, rdb.LoadOptions{Function: l.p.loadRDBFunction, Databases: l.p.servedDatabases()})
 	if err != nil {
 		return fmt.Errorf("loading the primary's snapshot: %w", err)
 	}

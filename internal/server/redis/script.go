@@ -251,7 +251,11 @@ func (rc *conn) runScript(s *script.Script, f *script.Function, argv, keys, args
 			v = v.AllowOOM()
 		}
 		rc.st, rc.nowMs = v, v.Now() // time stands still in a script (store.Store.Now)
-		defer func() { rc.st, rc.nowMs = base, now }()
+		db := rc.db                  // a SELECT in the script is the script's own, as in Redis 7.0
+		defer func() {
+			rc.st, rc.nowMs, rc.db = base, now, db
+			rc.pub.db.Store(int32(db))
+		}()
 		opt := script.Options{RESP3: rc.w.RESP3(), ReadOnly: ro}
 		var after time.Duration
 		var rs script.Rescuer
@@ -305,7 +309,7 @@ func (rc *conn) wakeScriptWrites() {
 		return
 	}
 	for _, w := range h.woken {
-		rc.p.wakeKeysOf(w.cmd, w.argv)
+		rc.p.wakeKeysOf(w.cmd, w.argv, w.db)
 	}
 	h.woken = nil
 }
@@ -444,6 +448,7 @@ type scriptHost struct {
 type wokenWrite struct {
 	cmd  *respCommand
 	argv [][]byte
+	db   int // the database it ran in
 }
 
 func (rc *conn) scriptHost() *scriptHost {
@@ -502,7 +507,7 @@ func (h *scriptHost) Call(argv [][]byte, resp3 bool) []byte {
 		h.wrote = true
 		h.run.NoteWrite()
 		if rc.p.blocked.n.Load() != 0 {
-			h.woken = append(h.woken, wokenWrite{cmd: cmd, argv: copyArgv(argv)})
+			h.woken = append(h.woken, wokenWrite{cmd: cmd, argv: copyArgv(argv), db: rc.db})
 		}
 	}
 	h.buf.Reset()

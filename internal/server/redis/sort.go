@@ -73,6 +73,7 @@ func cmdSortRO(rc *conn, argv [][]byte) { rc.sort(argv, true) }
 
 // sortOpts are a SORT's parsed options.
 type sortOpts struct {
+	db                    int // the selected database: where BY and GET look keys up
 	desc, alpha, dontsort bool
 	start, count          int64
 	by                    []byte
@@ -88,7 +89,7 @@ type sortItem struct {
 }
 
 func (rc *conn) sort(argv [][]byte, readonly bool) {
-	o := sortOpts{count: -1}
+	o := sortOpts{count: -1, db: rc.db}
 	for j := 2; j < len(argv); j++ {
 		left := len(argv) - j - 1
 		a := argv[j]
@@ -162,7 +163,7 @@ func (rc *conn) sort(argv [][]byte, readonly bool) {
 				rc.w.Bulk(it.elem)
 			}
 			for _, g := range o.gets {
-				v, ok := sortLookup(st, g, it.elem)
+				v, ok := sortLookup(st, rc.db, g, it.elem)
 				if ok {
 					rc.w.Bulk(v)
 				} else {
@@ -288,7 +289,7 @@ func sortScores(st *store.Store, items []sortItem, o *sortOpts) bool {
 		it := &items[i]
 		v := it.elem
 		if o.by != nil {
-			bv, found := sortLookup(st, o.by, it.elem)
+			bv, found := sortLookup(st, o.db, o.by, it.elem)
 			if !found {
 				continue
 			}
@@ -365,7 +366,7 @@ func sortItems(items []sortItem, o *sortOpts) {
 // first '*' of the pattern is replaced by the element, and the key's
 // string value is read, or, when "->field" follows the '*', the field of
 // the hash under the key. A pattern without '*' reads nothing.
-func sortLookup(st *store.Store, pattern, elem []byte) ([]byte, bool) {
+func sortLookup(st *store.Store, db int, pattern, elem []byte) ([]byte, bool) {
 	if string(pattern) == "#" {
 		return elem, true
 	}
@@ -381,6 +382,9 @@ func sortLookup(st *store.Store, pattern, elem []byte) ([]byte, bool) {
 	}
 	key := make([]byte, 0, len(pattern)+len(elem))
 	key = append(append(append(key, pattern[:star]...), elem...), post...)
+	if store.DBKeyNeeded(db, key) {
+		key = store.DBKey(nil, db, key) // the selected database's key (db.go)
+	}
 	if field == nil {
 		it, ok := st.Get(key) // a read, as Redis's lookupKeyRead (a miss is a "keymiss")
 		if !ok || it.Kind != store.KindString {
@@ -413,7 +417,7 @@ func (rc *conn) sortStore(st *store.Store, items []sortItem, o *sortOpts) error 
 			vals = append(vals, it.elem)
 		}
 		for _, g := range o.gets {
-			v, _ := sortLookup(st, g, it.elem)
+			v, _ := sortLookup(st, rc.db, g, it.elem)
 			vals = append(vals, v)
 		}
 	}

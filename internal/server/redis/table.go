@@ -151,7 +151,7 @@ func init() {
 		{name: "dbsize", arity: 1, flags: r, group: "server", since: "1.0.0", complexity: "O(1)",
 			summary: "Returns the number of keys in the database.", run: cmdDBSize},
 		{name: "flushdb", arity: -1, flags: w, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
-			summary: "Remove all keys from the current database.", args: []docArg{oneOf("flush-type", true, token("ASYNC"), token("SYNC"))}, run: cmdFlushAll},
+			summary: "Remove all keys from the current database.", args: []docArg{oneOf("flush-type", true, token("ASYNC"), token("SYNC"))}, run: cmdFlushDB},
 		{name: "save", arity: 1, flags: []string{"admin", "noscript", "no_async_loading", "no_multi"}, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",
 			summary: "Synchronously saves the database(s) to disk.", run: cmdSave},
 		{name: "bgsave", arity: -1, flags: []string{"admin", "noscript", "no_async_loading"}, group: "server", since: "1.0.0", complexity: "O(N) where N is the total number of keys in all databases",

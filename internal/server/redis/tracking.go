@@ -456,6 +456,7 @@ func (p *Protocol) invalidate(origin any, key []byte) {
 		t.items = 0
 		return
 	}
+	key = userKey(key) // the store's key: tracking names keys without their database, as Redis (db.go)
 	t.invalidateLocked(self, false, string(key), key)
 	if len(t.prefixes) == 0 {
 		return

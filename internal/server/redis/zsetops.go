@@ -485,7 +485,7 @@ func cmdZMPop(rc *conn, argv [][]byte) {
 			}
 			popped = true
 			rc.w.Array(2)
-			rc.w.Bulk(k)
+			rc.w.Bulk(userKey(k))
 			rc.zpopLocked(&z, count, maxSide, true)
 			from, emptied = k, z.Len() == 0
 			return nil

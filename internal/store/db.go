@@ -1,0 +1,105 @@
+package store
+
+// Databases (Redis's SELECT 0..n) are folded into the key: the store
+// itself knows nothing of them, so every operation, eviction, expiry,
+// the memory accounting, the durable records and the change feed work on
+// a database's keys unchanged. A key of database 0 is stored as it is,
+// unless it begins with DBMark; every other key is stored behind two
+// bytes, DBMark and the database number:
+//
+//	database 0, key "k"        ->  "k"             (what db 0 always paid)
+//	database 0, key "\xffk"    ->  "\xff\x00\xffk" (escaped: rare)
+//	database 3, key "k"        ->  "\xff\x03k"
+//
+// So the encoding is unambiguous, database 0 pays nothing for it but one
+// byte test, and a database holds at most 256 numbers (0..255).
+const DBMark = 0xFF
+
+// MaxDBs is how many databases the encoding can name.
+const MaxDBs = 256
+
+// ScratchDB is the last number, never a served database: where the RESP
+// port's SWAPDB parks a database's keys while it renames the other's,
+// with the store held. Its changes are transient, and the replication
+// stream leaves them out (the keys' final places are streamed).
+const ScratchDB = MaxDBs - 1
+
+// DBKey appends to dst the store's key for key in database db.
+func DBKey(dst []byte, db int, key []byte) []byte {
+	if db == 0 && (len(key) == 0 || key[0] != DBMark) {
+		return append(dst, key...)
+	}
+	dst = append(dst, DBMark, byte(db))
+	return append(dst, key...)
+}
+
+// DBKeyNeeded reports whether DBKey(nil, db, key) differs from key.
+func DBKeyNeeded(db int, key []byte) bool {
+	return db != 0 || len(key) > 0 && key[0] == DBMark
+}
+
+// SplitDBKey returns the database and the key a store's key k names.
+// A key of the form DBMark with nothing after it is database 0's.
+func SplitDBKey(k []byte) (db int, key []byte) {
+	if len(k) < 2 || k[0] != DBMark {
+		return 0, k
+	}
+	return int(k[1]), k[2:]
+}
+
+// InDB reports whether the store's key k is of database db.
+func InDB(k []byte, db int) bool {
+	if len(k) < 2 || k[0] != DBMark {
+		return db == 0
+	}
+	return int(k[1]) == db
+}
+
+// DBCounts are the items of each database and how many of them have a
+// deadline (Redis's DBSIZE and INFO keyspace lines).
+type DBCounts struct {
+	Items, Expires [MaxDBs]int64
+}
+
+// CountDBs counts the items of every database: one walk over the store,
+// a shard at a time (in durable mode, over the disk, as Count does).
+func (s *Store) CountDBs() (c DBCounts, err error) {
+	if s.disk != nil {
+		clk := s.clock()
+		s.pollFlush(&clk)
+		err = s.diskScan(nil, func(key, rec []byte, deadline int64) bool {
+			if s.liveRecord(rec, deadline, &clk) {
+				db, _ := SplitDBKey(key)
+				c.Items[db]++
+				if deadline != 0 {
+					c.Expires[db]++
+				}
+			}
+			return true
+		})
+		return c, err
+	}
+	for i := range s.shards {
+		s.ScanItems(i, func(key []byte, it Item) bool {
+			db, _ := SplitDBKey(key)
+			c.Items[db]++
+			if it.Deadline != 0 {
+				c.Expires[db]++
+			}
+			return true
+		})
+	}
+	return c, nil
+}
+
+// DBKeys calls fn with the key (as the database names it, without the
+// database's prefix) of every live item of database db, under the rules
+// of Keys.
+func (s *Store) DBKeys(db int, fn func(key []byte)) error {
+	return s.Keys(func(k []byte) {
+		if InDB(k, db) {
+			_, key := SplitDBKey(k)
+			fn(key)
+		}
+	})
+}
