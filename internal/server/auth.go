@@ -3,6 +3,8 @@ package server
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+
+	"github.com/minikv/minikv/internal/server/acl"
 )
 
 // AuthRequired reports whether connections must authenticate before their
@@ -34,3 +36,19 @@ func (s *Server) CheckUser(user, pass []byte) bool {
 	}
 	return ok == 1
 }
+
+// newACL makes the user table: the default user has the auth token as
+// its password (nopass without one), as Redis's requirepass.
+func newACL(cfg Config) *acl.Users {
+	var pass []byte
+	if len(cfg.AuthToken) > 0 {
+		pass = cfg.AuthToken
+	}
+	return acl.NewUsers(pass)
+}
+
+// ACL is the server's user table, shared by both ports.
+func (s *Server) ACL() *acl.Users { return s.acl }
+
+// ACLFile is the aclfile setting ("" when none).
+func (s *Server) ACLFile() string { return s.cfg.ACLFile }

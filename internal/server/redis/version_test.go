@@ -25,8 +25,6 @@ var versionGaps = map[string][]string{
 		"xinfo", "xinfo|consumers", "xinfo|groups", "xinfo|help", "xinfo|stream", "xlen", "xpending", "xrange",
 		"xread", "xreadgroup", "xrevrange", "xsetid", "xtrim"},
 	"databases (issue 40)": {"move", "swapdb"},
-	"ACL users (issue 40)": {"acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
-		"acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami"},
 	"cluster topology is MiniKV's configuration, not CLUSTER commands (docs/scale-out.md)": {
 		"cluster|addslots", "cluster|addslotsrange", "cluster|bumpepoch", "cluster|count-failure-reports",
 		"cluster|delslots", "cluster|delslotsrange", "cluster|failover", "cluster|flushslots", "cluster|forget",
