@@ -3,14 +3,17 @@ package server
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"slices"
 
 	"github.com/minikv/minikv/internal/server/acl"
 )
 
 // AuthRequired reports whether connections must authenticate before their
-// first command: an auth token or auth users are configured.
+// first command: the default ACL user has a password (the auth token,
+// requirepass) or is off (memcached -Y users without a token), as Redis's
+// authRequired.
 func (s *Server) AuthRequired() bool {
-	return len(s.cfg.AuthToken) > 0 || len(s.cfg.AuthUsers) > 0
+	return s.acl.AuthRequired()
 }
 
 // CheckToken reports whether tok is the configured auth token (false when
@@ -38,14 +41,65 @@ func (s *Server) CheckUser(user, pass []byte) bool {
 }
 
 // newACL makes the user table: the default user has the auth token as
-// its password (nopass without one), as Redis's requirepass.
-func newACL(cfg Config) *acl.Users {
+// its password (nopass without one), as Redis's requirepass; each user of
+// memcached's -Y file is an ACL user with its password and every
+// permission, and with such users and no token the default user is off
+// (every connection authenticates, as memcached -Y wants).
+func newACL(s *Server) *acl.Users {
+	cfg := s.cfg
 	var pass []byte
 	if len(cfg.AuthToken) > 0 {
 		pass = cfg.AuthToken
 	}
-	return acl.NewUsers(pass)
+	us := acl.NewUsers(pass)
+	names := make([]string, 0, len(cfg.AuthUsers))
+	for u := range cfg.AuthUsers {
+		names = append(names, u)
+	}
+	slices.Sort(names)
+	for _, u := range names {
+		if u == "default" {
+			us.SetUser(u, []string{"resetpass", ">" + cfg.AuthUsers[u]})
+			continue
+		}
+		if msg := us.SetUser(u, []string{"on", ">" + cfg.AuthUsers[u], "~*", "&*", "+@all"}); msg != "" {
+			s.log.Warn("auth user not usable as an ACL user", "user", u, "err", msg)
+		}
+	}
+	if len(cfg.AuthUsers) > 0 && len(cfg.AuthToken) == 0 {
+		if _, ok := cfg.AuthUsers["default"]; !ok {
+			us.SetUser("default", []string{"off", "resetpass"})
+		}
+	}
+	us.OnRemove = s.killUsers
+	return us
 }
+
+// killUsers closes the connections of removed ACL users (ACL DELUSER,
+// ACL LOAD), except keep, which closes after its reply.
+func (s *Server) killUsers(removed []*acl.User, keep any) {
+	var kill []*Conn
+	s.EachConn(func(c *Conn) { // under the server's lock, which Kill takes
+		if c != keep && slices.Contains(removed, c.aclUser.Load()) {
+			kill = append(kill, c)
+		}
+	})
+	for _, c := range kill {
+		c.Kill()
+	}
+}
+
+// ACLUser is the ACL user the connection authenticated as (the default
+// user until it does).
+func (c *Conn) ACLUser() *acl.User {
+	if u := c.aclUser.Load(); u != nil {
+		return u
+	}
+	return c.srv.acl.Default()
+}
+
+// SetACLUser makes the connection u's (nil: the default user's).
+func (c *Conn) SetACLUser(u *acl.User) { c.aclUser.Store(u) }
 
 // ACL is the server's user table, shared by both ports.
 func (s *Server) ACL() *acl.Users { return s.acl }

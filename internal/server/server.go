@@ -139,7 +139,7 @@ func New(cfg Config, st *store.Store) *Server {
 		conns:   make(map[*Conn]struct{}),
 		closing: make(chan struct{}),
 	}
-	s.acl = newACL(cfg)
+	s.acl = newACL(s)
 	s.live.init(&cfg)
 	if cfg.NotifyKeyspaceEvents != 0 {
 		s.SetKeyEvents(cfg.NotifyKeyspaceEvents)

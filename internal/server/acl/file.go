@@ -9,7 +9,7 @@ import (
 // LoadFile is ACL LOAD (and aclfile at start): every line of the file is
 // "user <name> <rules...>" or blank; when any line is bad nothing
 // changes and the error lists every problem, in Redis's words.
-func (us *Users) LoadFile(path string) string {
+func (us *Users) LoadFile(path string, keep any) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("Error loading ACLs, opening file '%s': %s", path, errnoText(err))
@@ -18,7 +18,7 @@ func (us *Users) LoadFile(path string) string {
 	if errs != "" {
 		return errs + "WARNING: ACL errors detected, no change to the previously active ACL rules was performed"
 	}
-	us.Replace(users)
+	us.Replace(users, keep)
 	return ""
 }
 

@@ -44,8 +44,9 @@ type Users struct {
 	logMax int
 
 	// OnRemove, when set, is called (without locks held) with users ACL
-	// DELUSER or ACL LOAD removed: their connections must close.
-	OnRemove func(removed []*User)
+	// DELUSER or ACL LOAD removed: their connections must close, except
+	// keep (the connection asking, which closes after its reply).
+	OnRemove func(removed []*User, keep any)
 }
 
 // NewUsers is a table with the default user only: on, nopass, ~* &*
@@ -151,7 +152,7 @@ func (us *Users) SetUser(name string, ops []string) string {
 
 // DelUser is ACL DELUSER: how many of the named users existed and were
 // removed. The default user cannot be removed.
-func (us *Users) DelUser(names []string) (int, string) {
+func (us *Users) DelUser(names []string, keep any) (int, string) {
 	if slices.Contains(names, "default") {
 		return 0, "The 'default' user cannot be removed"
 	}
@@ -167,7 +168,7 @@ func (us *Users) DelUser(names []string) (int, string) {
 	cb := us.OnRemove
 	us.mu.Unlock()
 	if cb != nil && len(removed) > 0 {
-		cb(removed)
+		cb(removed, keep)
 	}
 	return len(removed), ""
 }
@@ -224,7 +225,7 @@ func (us *Users) Authenticate(name, pass []byte) *User {
 // Replace swaps in a whole new table (ACL LOAD): users absent from the
 // new one are removed (their connections close); the default user keeps
 // its identity and takes the new rules.
-func (us *Users) Replace(users map[string]*Rules) {
+func (us *Users) Replace(users map[string]*Rules, keep any) {
 	us.mu.Lock()
 	var removed []*User
 	next := map[string]*User{}
@@ -259,7 +260,7 @@ func (us *Users) Replace(users map[string]*Rules) {
 	cb := us.OnRemove
 	us.mu.Unlock()
 	if cb != nil && len(removed) > 0 {
-		cb(removed)
+		cb(removed, keep)
 	}
 }
 

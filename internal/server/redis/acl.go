@@ -124,12 +124,15 @@ func cmdACLDelUser(rc *conn, argv [][]byte) {
 	for _, a := range argv[2:] {
 		names = append(names, string(a))
 	}
-	n, msg := rc.p.srv.ACL().DelUser(names)
+	n, msg := rc.p.srv.ACL().DelUser(names, rc.Conn)
 	if msg != "" {
 		aclError(rc, msg)
 		return
 	}
 	rc.w.Int(int64(n))
+	if rc.ACLUser().Deleted() {
+		rc.quit = true // its own user: closed after the reply, as Redis
+	}
 }
 
 func cmdACLGetUser(rc *conn, argv [][]byte) {
@@ -186,7 +189,7 @@ func cmdACLUsers(rc *conn, _ [][]byte) {
 }
 
 func cmdACLWhoami(rc *conn, _ [][]byte) {
-	rc.w.BulkString(rc.userName())
+	rc.w.BulkString(rc.ACLUser().Name)
 }
 
 const genpassMaxBits = 4096
@@ -267,11 +270,14 @@ func cmdACLLoad(rc *conn, _ [][]byte) {
 		rc.w.Error(errNoACLFile)
 		return
 	}
-	if msg := loadACLFile(rc.p.srv.ACL(), path); msg != "" {
+	if msg := rc.p.srv.ACL().LoadFile(path, rc.Conn); msg != "" {
 		aclError(rc, msg)
 		return
 	}
 	rc.w.OK()
+	if rc.ACLUser().Deleted() {
+		rc.quit = true
+	}
 }
 
 func cmdACLSave(rc *conn, _ [][]byte) {
@@ -280,7 +286,7 @@ func cmdACLSave(rc *conn, _ [][]byte) {
 		rc.w.Error(errNoACLFile)
 		return
 	}
-	if err := saveACLFile(rc.p.srv.ACL(), path); err != nil {
+	if err := rc.p.srv.ACL().SaveFile(path); err != nil {
 		rc.p.log.Warn("ACL SAVE failed", "path", path, "err", err)
 		rc.w.Error("ERR There was an error trying to save the ACLs. Please check the server logs for more information")
 		return
@@ -371,6 +377,62 @@ func (c *respCommand) aclCmd() *acl.Command {
 // aclFile is the aclfile setting ("" when none).
 func (p *Protocol) aclFile() string { return p.srv.ACLFile() }
 
-func loadACLFile(us *acl.Users, path string) string { return us.LoadFile(path) }
+// aclPermit checks a call against the connection's user's rules (the
+// caller has seen they are not unlimited). A denial is logged and
+// refused with Redis's -NOPERM text; the command never runs.
+func (rc *conn) aclPermit(r *acl.Rules, cmd *respCommand, argv [][]byte) bool {
+	reason, idx := aclCheck(r, cmd, argv)
+	if reason == acl.OK {
+		return true
+	}
+	ctx := acl.CtxTopLevel
+	if rc.multi.active {
+		ctx = acl.CtxMulti
+	}
+	rc.aclLog(reason, ctx, cmd, argv, idx)
+	switch reason {
+	case acl.DeniedCommand:
+		rc.reject("NOPERM this user has no permissions to run the '" + cmd.name + "' command")
+	case acl.DeniedKey:
+		rc.reject("NOPERM this user has no permissions to access one of the keys used as arguments")
+	default:
+		rc.reject("NOPERM this user has no permissions to access one of the channels used as arguments")
+	}
+	return false
+}
 
-func saveACLFile(us *acl.Users, path string) error { return us.SaveFile(path) }
+// aclLog adds an ACL LOG entry for a denied call of the connection.
+func (rc *conn) aclLog(reason, ctx int, cmd *respCommand, argv [][]byte, idx int) {
+	obj := cmd.name
+	if reason != acl.DeniedCommand {
+		obj = string(argv[idx])
+	}
+	rc.p.srv.ACL().AddLog(reason, ctx, obj, rc.ACLUser().Name, rc.clientInfoLine(argv))
+}
+
+// clientInfoLine is the connection's CLIENT INFO line, for the ACL log.
+func (rc *conn) clientInfoLine(argv [][]byte) string {
+	ci := clientInfo{c: rc.Conn, rc: rc, addr: rc.RemoteAddr().String(), laddr: rc.LocalAddr().String()}
+	return string(ci.line(nil, rc, argv, time.Now()))
+}
+
+// scriptACL is redis.call's check (Redis's scriptVerifyACL): the error
+// reply, or nil.
+func (rc *conn) scriptACL(cmd *respCommand, argv [][]byte) []byte {
+	r := rc.ACLUser().Rules()
+	if r.Unlimited || rc.master {
+		return nil
+	}
+	reason, idx := aclCheck(r, cmd, argv)
+	if reason == acl.OK {
+		return nil
+	}
+	rc.aclLog(reason, acl.CtxLua, cmd, argv, idx)
+	switch reason {
+	case acl.DeniedCommand:
+		return []byte("-ERR The user executing the script can't run this command or subcommand\r\n")
+	case acl.DeniedKey:
+		return []byte("-ERR The user executing the script can't access at least one of the keys mentioned in the command arguments\r\n")
+	}
+	return []byte("-ERR The user executing the script can't publish to the channel mentioned in the command\r\n")
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
@@ -77,6 +78,23 @@ var aclSessions = []respSession{
 		mb("ACL", "DRYRUN", "d1", "client", "list") + mb("ACL", "DRYRUN", "d1", "nosuch") + mb("ACL", "DRYRUN", "nosuch", "get") +
 		mb("ACL", "DRYRUN", "d1", "auth", "x") + mb("ACL", "DRYRUN", "d1", "get") + mb("ACL", "DRYRUN", "default", "get", "x") +
 		mb("ACL", "DELUSER", "d1")},
+	{name: "enforcement", in: mb("ACL", "SETUSER", "n1", "on", ">pw", "~a*", "%R~r*", "%W~w*", "&ch*", "+get", "+set", "+publish",
+		"+psubscribe", "+multi", "+exec", "+discard", "+del", "+eval", "+ping", "+copy", "+mget", "+acl|whoami", "+select|0", "+config|get") +
+		mb("SET", "r1", "v") + mb("AUTH", "n1", "pw") + mb("ACL", "WHOAMI") + mb("GET", "a1") + mb("GET", "b1") + mb("SET", "r1", "v") +
+		mb("GET", "r1") + mb("SET", "w1", "v") + mb("GET", "w1") + mb("SET", "w1", "v", "GET") + mb("DEL", "a1", "b1") + mb("MGET", "a1", "r1", "w1") +
+		mb("COPY", "r1", "w2") + mb("COPY", "w1", "r2") + mb("FLUSHALL") + mb("CONFIG", "GET", "appendonly") + mb("CONFIG", "SET", "x", "y") +
+		mb("ACL", "USERS") + mb("SELECT", "0") + mb("SELECT", "1") + mb("PUBLISH", "ch1", "m") + mb("PUBLISH", "x", "m") +
+		mb("PSUBSCRIBE", "x*") + mb("PSUBSCRIBE", "ch*", "y") + mb("NOSUCH") + mb("GET") + mb("PING") +
+		mb("MULTI") + mb("GET", "a1") + mb("GET", "b1") + mb("EXEC") + mb("MULTI") + mb("FLUSHALL") + mb("DISCARD") +
+		mb("EVAL", "return redis.call('get', 'a1')", "0") + mb("EVAL", "return redis.call('get', 'b1')", "0") +
+		mb("EVAL", "return redis.pcall('flushall')", "0") + mb("EVAL", "return redis.pcall('publish', 'x', 'm')", "0") +
+		mb("AUTH", "n1", "wrong") + mb("ACL", "WHOAMI") + mb("AUTH", "nosuch", "x") + mb("AUTH", "x") + mb("AUTH", "default", "any") +
+		mb("ACL", "WHOAMI") + mb("DEL", "r1", "w1") + mb("ACL", "DELUSER", "n1")},
+	{name: "auth states", in: mb("ACL", "SETUSER", "n2", ">pw", "+@all", "~*") + mb("AUTH", "n2", "pw") + mb("ACL", "SETUSER", "n2", "on") +
+		mb("AUTH", "n2", "pw") + mb("ACL", "WHOAMI") + mb("ACL", "SETUSER", "n2", "-get") + mb("GET", "x") + mb("ACL", "SETUSER", "n2", "off") +
+		mb("GET", "x") + mb("SET", "x", "1") + mb("DEL", "x") + mb("RESET") + mb("ACL", "WHOAMI") + mb("AUTH", "n2", "pw") +
+		mb("ACL", "SETUSER", "n3", "on", "nopass", "+@all", "~*") + mb("AUTH", "n3", "whatever") + mb("ACL", "WHOAMI") +
+		mb("ACL", "DELUSER", "n2") + mb("ACL", "DELUSER", "n3") + mb("PING")},
 }
 
 // normalizeACLRules sorts the single-command rules of every command
@@ -186,5 +204,92 @@ func TestACLCatGenpassDifferential(t *testing.T) {
 	}
 	if a, b := m.do(t, "ACL", "GENPASS"), m.do(t, "ACL", "GENPASS"); a == b || len(a) != len("$64\r\n")+64+2 {
 		t.Errorf("ACL GENPASS twice: %q %q", a, b)
+	}
+}
+
+// TestACLLogDifferential compares ACL LOG's entries after the same
+// denials on both servers: every field but age-seconds and client-info
+// (ids and addresses differ), which must still name the user and command.
+func TestACLLogDifferential(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	run := func(addr string) []string {
+		admin, c := dialCmd(t, addr, false), dialCmd(t, addr, false)
+		admin.do(t, "ACL", "LOG", "RESET")
+		admin.do(t, "ACL", "SETUSER", "lg", "on", ">pw", "~a*", "&ch", "+get", "+publish", "+multi", "+exec", "+eval", "+hello")
+		c.do(t, "AUTH", "lg", "nope")
+		c.do(t, "AUTH", "nosuch", "nope")
+		c.do(t, "HELLO", "2", "AUTH", "lg", "nope")
+		c.do(t, "AUTH", "lg", "pw")
+		for range 3 {
+			c.do(t, "GET", "b1")
+		}
+		c.do(t, "SET", "a1", "v")
+		c.do(t, "PUBLISH", "x", "m")
+		c.do(t, "MULTI")
+		c.do(t, "GET", "zz")
+		c.do(t, "EXEC")
+		c.do(t, "EVAL", "return redis.pcall('get', 'q')", "0")
+		c.do(t, "CONFIG", "GET", "x")
+		log := admin.do(t, "ACL", "LOG")
+		if n := admin.do(t, "ACL", "LOG", "2"); !strings.HasPrefix(n, "*2\r\n") {
+			t.Errorf("ACL LOG 2: %q", n)
+		}
+		admin.do(t, "ACL", "DELUSER", "lg")
+		lines := strings.Split(log, "\r\n")
+		var out []string
+		for i := 0; i < len(lines); i++ {
+			switch lines[i] {
+			case "age-seconds":
+				i += 2
+				if !strings.HasPrefix(lines[i-1], "$") && !strings.HasPrefix(lines[i-1], ",") {
+					t.Errorf("age-seconds: %q", lines[i-1])
+				}
+			case "client-info":
+				if ci := lines[i+2]; !strings.Contains(ci, "user=") || !strings.Contains(ci, " cmd=") {
+					t.Errorf("client-info %q", ci)
+				}
+				i += 2
+			default:
+				out = append(out, lines[i])
+			}
+		}
+		return out
+	}
+	want, got := run(redisAddr), run(rs.respAddr)
+	if !slices.Equal(want, got) {
+		t.Errorf("ACL LOG:\nredis  %q\nminikv %q", want, got)
+	}
+}
+
+// TestACLDelUserClosesConnections checks that ACL DELUSER closes the
+// connections of the user it removes (the caller's after its reply),
+// and that a disabled user's connection keeps working, as in Redis.
+func TestACLDelUserClosesConnections(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	admin := dialCmd(t, rs.respAddr, false)
+	admin.do(t, "ACL", "SETUSER", "k1", "on", "nopass", "+@all", "~*")
+	c1, c2 := dialCmd(t, rs.respAddr, false), dialCmd(t, rs.respAddr, false)
+	c1.do(t, "AUTH", "k1", "x")
+	c2.do(t, "AUTH", "k1", "x")
+	if r := c2.do(t, "ACL", "SETUSER", "k1", "off"); r != "+OK\r\n" {
+		t.Fatalf("SETUSER off: %q", r)
+	}
+	if r := c1.do(t, "PING"); r != "+PONG\r\n" {
+		t.Fatalf("an off user's connection: %q", r)
+	}
+	if r := c2.do(t, "ACL", "DELUSER", "k1"); r != ":1\r\n" {
+		t.Fatalf("DELUSER: %q", r)
+	}
+	for _, c := range []*cmdConn{c1, c2} {
+		_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.nc.Write([]byte(mb("PING"))); err == nil {
+			if r, err := readRESPReply(c.br); err == nil {
+				t.Errorf("connection of a deleted user still served: %q", r)
+			}
+		}
+	}
+	if r := admin.do(t, "PING"); r != "+PONG\r\n" {
+		t.Errorf("admin: %q", r)
 	}
 }

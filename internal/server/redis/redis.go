@@ -353,6 +353,12 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.reject("NOAUTH Authentication required.")
 		return
 	}
+	// ACL: a user without every command, key and channel has the call
+	// checked (acl.go); the default user of a server without ACL rules
+	// costs this one test.
+	if r := rc.ACLUser().Rules(); !r.Unlimited && !rc.master && !rc.aclPermit(r, cmd, argv) {
+		return
+	}
 	if r := rc.p.scripts.Running(); r != nil && !rc.awaitScript(r, cmd) {
 		return // BUSY (script.go)
 	}
