@@ -59,10 +59,17 @@ func (us *Users) parseFile(path, data string) (map[string]*Rules, string) {
 		if bad >= 0 {
 			fmt.Fprintf(&errs, "%s:%d: Unmatched parenthesis in selector definition.", path, n)
 		}
+		syntaxErr := false
 		for _, op := range ops {
 			op = strings.Trim(op, "\t\r\n")
-			if err := r.Apply(op); err != nil {
+			switch err := r.Apply(op); {
+			case err == errUnknown:
+				// Redis names the rule of a missing command (no secret
+				// in it), and reports only a line's first other error.
+				fmt.Fprintf(&errs, "%s:%d: Error in applying operation '%s': %s. ", path, n, cstr(op), err.Error())
+			case err != nil && !syntaxErr:
 				fmt.Fprintf(&errs, "%s:%d: %s. ", path, n, err.Error())
+				syntaxErr = true
 			}
 		}
 	}

@@ -36,6 +36,7 @@ func newUser(name string, r *Rules) *User {
 type Users struct {
 	mu        sync.Mutex
 	users     map[string]*User
+	reqPass   string // requirepass as last set
 	def       *User
 	pubsubAll bool // acl-pubsub-default allchannels
 
@@ -59,6 +60,7 @@ func NewUsers(defaultPass []byte) *Users {
 		_ = r.Apply(">" + string(defaultPass))
 	}
 	us.def = newUser("default", r)
+	us.reqPass = string(defaultPass)
 	us.users["default"] = us.def
 	return us
 }
@@ -178,6 +180,7 @@ func (us *Users) DelUser(names []string, keep any) (int, string) {
 func (us *Users) SetDefaultPassword(pass []byte) {
 	us.mu.Lock()
 	defer us.mu.Unlock()
+	us.reqPass = string(pass)
 	r := us.def.Rules().Clone()
 	_ = r.Apply("resetpass")
 	if pass != nil {
@@ -187,6 +190,13 @@ func (us *Users) SetDefaultPassword(pass []byte) {
 	}
 	r.finish()
 	us.def.rules.Store(r)
+}
+
+// RequirePass is requirepass as last set ("" when never, or nopass).
+func (us *Users) RequirePass() string {
+	us.mu.Lock()
+	defer us.mu.Unlock()
+	return us.reqPass
 }
 
 // AuthRequired reports whether a new connection must authenticate: the

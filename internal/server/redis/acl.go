@@ -6,6 +6,7 @@ package redis
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -435,4 +436,44 @@ func (rc *conn) scriptACL(cmd *respCommand, argv [][]byte) []byte {
 		return []byte("-ERR The user executing the script can't access at least one of the keys mentioned in the command arguments\r\n")
 	}
 	return []byte("-ERR The user executing the script can't publish to the channel mentioned in the command\r\n")
+}
+
+// aclConfigParams are the ACL's CONFIG parameters: requirepass (the
+// default user's password, as Redis's ACLUpdateDefaultUserPassword: ""
+// makes it nopass), aclfile (immutable), acllog-max-len and
+// acl-pubsub-default (the channels of users created from now on).
+func aclConfigParams() []*configParam {
+	return []*configParam{
+		{name: "requirepass", get: func(rc *conn) string { return rc.p.srv.ACL().RequirePass() },
+			set: func(p *Protocol, v []byte) (func() string, string) {
+				return func() string {
+					if len(v) == 0 {
+						p.srv.ACL().SetDefaultPassword(nil)
+					} else {
+						p.srv.ACL().SetDefaultPassword(v)
+					}
+					return ""
+				}, ""
+			}, noRewrite: true},
+		{name: "aclfile", get: func(rc *conn) string { return rc.p.aclFile() }, noRewrite: true},
+		{name: "acllog-max-len", get: func(rc *conn) string { return itoa64(int64(rc.p.srv.ACL().LogMax())) },
+			set: intConfig(0, math.MaxInt64, func(p *Protocol, v int64) string {
+				p.srv.ACL().SetLogMax(int(min(v, math.MaxInt32)))
+				return ""
+			}), def: "128"},
+		{name: "acl-pubsub-default", get: func(rc *conn) string {
+			if rc.p.srv.ACL().PubsubDefault() {
+				return "allchannels"
+			}
+			return "resetchannels"
+		}, set: func(p *Protocol, v []byte) (func() string, string) {
+			switch {
+			case is(v, "allchannels"):
+				return func() string { p.srv.ACL().SetPubsubDefault(true); return "" }, ""
+			case is(v, "resetchannels"):
+				return func() string { p.srv.ACL().SetPubsubDefault(false); return "" }, ""
+			}
+			return nil, "argument(s) must be one of the following: allchannels, resetchannels"
+		}, def: "resetchannels"},
+	}
 }

@@ -9,6 +9,8 @@ package redis
 // in acl_test.go.
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -292,4 +294,78 @@ func TestACLDelUserClosesConnections(t *testing.T) {
 	if r := admin.do(t, "PING"); r != "+PONG\r\n" {
 		t.Errorf("admin: %q", r)
 	}
+}
+
+// TestACLFileDifferential runs ACL LOAD and ACL SAVE on both servers
+// over the same file: the errors of a bad file, what a good one loads,
+// what SAVE writes, and the ACL CONFIG parameters.
+func TestACLFileDifferential(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.acl")
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := "user default on nopass ~* &* +@all\nuser f1 on #" + strings.Repeat("a", 64) + " ~k* &c -@all +get\n\n  user f2 off resetchannels -@all +@hash (~x* +set)\n"
+	write(good)
+	redisAddr := startRedisServer(t, "--aclfile", path)
+	rs := startRESP(t, server.Config{ACLFile: path}, store.Config{})
+	if msg := rs.srv.ACL().LoadFile(path, nil); msg != "" {
+		t.Fatal(msg)
+	}
+	r, m := dialCmd(t, redisAddr, false), dialCmd(t, rs.respAddr, false)
+	same := func(args ...string) {
+		t.Helper()
+		if want, got := r.do(t, args...), m.do(t, args...); want != got {
+			t.Errorf("%q: redis %q, minikv %q", args, want, got)
+		}
+	}
+	same("ACL", "LIST")
+	same("CONFIG", "GET", "aclfile")
+	same("CONFIG", "SET", "aclfile", "/x")
+	same("CONFIG", "GET", "acllog-max-len")
+	same("CONFIG", "SET", "acllog-max-len", "-1")
+	same("CONFIG", "SET", "acl-pubsub-default", "x")
+	same("CONFIG", "GET", "acl-pubsub-default")
+	for _, bad := range []string{
+		"user x on\nbogus line\nuser y +nosuch\nuser z ~a b\nuser x\n",
+		"user\n",
+		"user a (~x +get\n",
+		"user b %RX~a >p\n",
+		"# comment\n",
+	} {
+		write(bad)
+		same("ACL", "LOAD")
+		same("ACL", "LIST")
+	}
+	write(good + "user f3 on nopass ~* +@all\n")
+	same("ACL", "LOAD")
+	same("ACL", "LIST")
+	same("ACL", "SETUSER", "f4", "on", ">pw", "%R~r*", "&ch", "+@read", "-@all", "+get")
+	same("ACL", "SAVE")
+	saved, _ := os.ReadFile(path)
+	m.do(t, "ACL", "SAVE")
+	mine, _ := os.ReadFile(path)
+	if string(saved) != string(mine) {
+		t.Errorf("ACL SAVE: redis wrote %q, minikv %q", saved, mine)
+	}
+	same("CONFIG", "SET", "acl-pubsub-default", "allchannels")
+	same("ACL", "SETUSER", "f5")
+	same("ACL", "GETUSER", "f5")
+	same("CONFIG", "SET", "acl-pubsub-default", "resetchannels")
+	same("CONFIG", "SET", "requirepass", "sekret")
+	same("CONFIG", "GET", "requirepass")
+	same("ACL", "GETUSER", "default")
+	r2, m2 := dialCmd(t, redisAddr, false), dialCmd(t, rs.respAddr, false)
+	if want, got := r2.do(t, "GET", "x"), m2.do(t, "GET", "x"); want != got {
+		t.Errorf("after requirepass: redis %q, minikv %q", want, got)
+	}
+	if want, got := r2.do(t, "AUTH", "sekret"), m2.do(t, "AUTH", "sekret"); want != got {
+		t.Errorf("AUTH: redis %q, minikv %q", want, got)
+	}
+	same("CONFIG", "SET", "requirepass", "")
+	same("ACL", "GETUSER", "default")
+	write("")
+	same("ACL", "LOAD")
+	same("ACL", "LIST")
 }
