@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"slices"
 
 	"github.com/minikv/minikv/internal/server/acl"
@@ -16,28 +14,24 @@ func (s *Server) AuthRequired() bool {
 	return s.acl.AuthRequired()
 }
 
-// CheckToken reports whether tok is the configured auth token (false when
-// none is). It compares in constant time, and both sides are hashed first
-// so the comparison does not leak the token's length either.
-func (s *Server) CheckToken(tok []byte) bool {
-	if len(s.cfg.AuthToken) == 0 {
-		return false
-	}
-	a, b := sha256.Sum256(tok), sha256.Sum256(s.cfg.AuthToken)
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+// TokenConfigured reports whether the default user has a password (the
+// auth token, or requirepass set since): what memcached's "auth <token>"
+// checks against.
+func (s *Server) TokenConfigured() bool {
+	r := s.acl.Default().Rules()
+	return !r.NoPass && len(r.Passwords()) > 0
 }
 
-// CheckUser reports whether user and pass are one of the configured auth
-// users (memcached's -Y file). It compares against every user, always, so
-// the time taken does not tell which user names exist.
-func (s *Server) CheckUser(user, pass []byte) bool {
-	hu, hp := sha256.Sum256(user), sha256.Sum256(pass)
-	ok := 0
-	for u, p := range s.cfg.AuthUsers {
-		wu, wp := sha256.Sum256([]byte(u)), sha256.Sum256([]byte(p))
-		ok |= subtle.ConstantTimeCompare(hu[:], wu[:]) & subtle.ConstantTimeCompare(hp[:], wp[:])
-	}
-	return ok == 1
+// CheckToken reports whether tok is a password of the default user
+// (false when it has none). Hashes are compared in constant time.
+func (s *Server) CheckToken(tok []byte) bool {
+	return s.TokenConfigured() && s.acl.Authenticate([]byte("default"), tok) != nil
+}
+
+// CheckUser authenticates an ACL user (memcached's -Y handshake): the
+// user, or nil.
+func (s *Server) CheckUser(user, pass []byte) *acl.User {
+	return s.acl.Authenticate(user, pass)
 }
 
 // newACL makes the user table: the default user has the auth token as

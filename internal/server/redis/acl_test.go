@@ -1,0 +1,66 @@
+package redis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// TestACLMemcachedPort checks the memcached port against the ACL: -Y
+// users are ACL users, the handshake logs in as one, its commands are
+// checked as their Redis counterparts on their keys (docs/redis.md, ACL),
+// denials are logged, and "auth <token>" follows requirepass.
+func TestACLMemcachedPort(t *testing.T) {
+	rs := startRESP(t, server.Config{AuthToken: []byte("tok"), AuthUsers: map[string]string{"alice": "pw"}}, store.Config{})
+	admin := dialCmd(t, rs.respAddr, false)
+	if r := admin.do(t, "AUTH", "tok"); r != "+OK\r\n" {
+		t.Fatalf("AUTH: %q", r)
+	}
+	if r := admin.do(t, "ACL", "USERS"); r != "*2\r\n$5\r\nalice\r\n$7\r\ndefault\r\n" {
+		t.Fatalf("ACL USERS: %q", r)
+	}
+	admin.do(t, "ACL", "SETUSER", "alice", "resetkeys", "-@all", "+get", "+set", "~a*", "%R~r*")
+	admin.do(t, "ACL", "LOG", "RESET")
+	admin.do(t, "SET", "r1", "x")
+
+	mc := dial(t, rs.addr)
+	mc.Expect("set x 0 0 8\r\nalice no\r\n", "CLIENT_ERROR authentication failure")
+	mc.Expect("set x 0 0 8\r\nalice pw\r\n", "STORED")
+	mc.Expect("set a1 0 0 1\r\nv\r\n", "STORED")
+	mc.Expect("get a1\r\n", "VALUE a1 0 1", "v", "END")
+	mc.Expect("get r1\r\n", "VALUE r1 0 1", "x", "END")
+	mc.Expect("get b1\r\n", "CLIENT_ERROR NOPERM this user has no permissions to access one of the keys used as arguments")
+	mc.Expect("get a1 b1\r\n", "CLIENT_ERROR NOPERM this user has no permissions to access one of the keys used as arguments")
+	mc.Expect("set r1 0 0 1\r\nv\r\n", "CLIENT_ERROR NOPERM this user has no permissions to access one of the keys used as arguments")
+	mc.Expect("delete a1\r\n", "CLIENT_ERROR NOPERM this user has no permissions to run the 'del' command")
+	mc.Expect("incr a1 1\r\n", "CLIENT_ERROR NOPERM this user has no permissions to run the 'incrby' command")
+	mc.Expect("flush_all\r\n", "CLIENT_ERROR NOPERM this user has no permissions to run the 'flushall' command")
+	mc.Send("version\r\n")
+	if l := mc.Line(); !strings.HasPrefix(l, "VERSION ") {
+		t.Errorf("version: %q", l)
+	}
+	if r := admin.do(t, "GET", "r1"); r != "$1\r\nx\r\n" {
+		t.Errorf("a denied set reached the store: r1 = %q", r)
+	}
+	log := admin.do(t, "ACL", "LOG")
+	for _, want := range []string{"$8\r\nflushall\r\n", "$6\r\nincrby\r\n", "$3\r\ndel\r\n", "$2\r\nr1\r\n", "$2\r\nb1\r\n", "$5\r\nalice\r\n", "$4\r\nauth\r\n"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("ACL LOG lacks %q: %q", want, log)
+		}
+	}
+	// "auth <token>" is the default user's password: requirepass changes it.
+	admin.do(t, "CONFIG", "SET", "requirepass", "new")
+	tc := dial(t, rs.addr)
+	tc.Expect("auth new\r\n", "AUTHENTICATED")
+	tc.Expect("set b1 0 0 1\r\nv\r\n", "STORED")
+	old := dial(t, rs.addr)
+	old.Expect("auth tok\r\n", "CLIENT_ERROR auth failed")
+	// ACL DELUSER closes the user's memcached connections too.
+	admin.do(t, "ACL", "DELUSER", "alice")
+	if !mc.Closed(10 * time.Second) {
+		t.Error("a deleted user's memcached connection stays open")
+	}
+}
