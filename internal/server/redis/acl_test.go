@@ -1,12 +1,14 @@
 package redis
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // TestACLMemcachedPort checks the memcached port against the ACL: -Y
@@ -62,5 +64,45 @@ func TestACLMemcachedPort(t *testing.T) {
 	admin.do(t, "ACL", "DELUSER", "alice")
 	if !mc.Closed(10 * time.Second) {
 		t.Error("a deleted user's memcached connection stays open")
+	}
+}
+
+// TestACLGoRedis logs in with go-redis's Username/Password (HELLO 3 AUTH
+// on RESP3, AUTH user pass on RESP2) and runs allowed and denied
+// commands through it, with its own ACL helpers.
+func TestACLGoRedis(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	admin := goredis.NewClient(&goredis.Options{Addr: rs.respAddr, MaxRetries: -1})
+	t.Cleanup(func() { admin.Close() })
+	ctx := context.Background()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "gr", "on", ">s3cret", "~app:*", "+@read", "+@write", "+@connection", "-flushall").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range []int{2, 3} {
+		c := goredis.NewClient(&goredis.Options{Addr: rs.respAddr, Username: "gr", Password: "s3cret", Protocol: proto, MaxRetries: -1})
+		if err := c.Set(ctx, "app:1", "v", 0).Err(); err != nil {
+			t.Fatalf("RESP%d set: %v", proto, err)
+		}
+		if v, err := c.Get(ctx, "app:1").Result(); err != nil || v != "v" {
+			t.Fatalf("RESP%d get: %q %v", proto, v, err)
+		}
+		if err := c.Get(ctx, "other").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM this user has no permissions to access one of the keys") {
+			t.Errorf("RESP%d denied key: %v", proto, err)
+		}
+		if err := c.FlushAll(ctx).Err(); err == nil || err.Error() != "NOPERM this user has no permissions to run the 'flushall' command" {
+			t.Errorf("RESP%d denied command: %v", proto, err)
+		}
+		if who, err := c.Do(ctx, "ACL", "WHOAMI").Result(); err == nil || who != nil {
+			t.Errorf("RESP%d ACL WHOAMI (not allowed): %v %v", proto, who, err)
+		}
+		c.Close()
+		bad := goredis.NewClient(&goredis.Options{Addr: rs.respAddr, Username: "gr", Password: "nope", Protocol: proto, MaxRetries: -1})
+		if err := bad.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
+			t.Errorf("RESP%d wrong password: %v", proto, err)
+		}
+		bad.Close()
+	}
+	if n, err := admin.Exists(ctx, "other").Result(); err != nil || n != 0 {
+		t.Errorf("exists other: %d %v", n, err)
 	}
 }
