@@ -477,3 +477,23 @@ func aclConfigParams() []*configParam {
 		}, def: "resetchannels"},
 	}
 }
+
+// aclRecheck is EXEC's check of a queued call against the rules as they
+// are now (Redis's execCommand): a denial is that call's reply.
+func (rc *conn) aclRecheck(r *acl.Rules, cmd *respCommand, argv [][]byte) bool {
+	reason, idx := aclCheck(r, cmd, argv)
+	if reason == acl.OK {
+		return true
+	}
+	rc.aclLog(reason, acl.CtxMulti, cmd, argv, idx)
+	why := "no permission to execute the command or subcommand"
+	switch reason {
+	case acl.DeniedKey:
+		why = "no permission to touch the specified keys"
+	case acl.DeniedChannel:
+		why = "no permission to access one of the channels used as arguments"
+	}
+	rc.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
+		"This command is no longer allowed for the following reason: " + why)
+	return false
+}

@@ -97,6 +97,10 @@ var aclSessions = []respSession{
 		mb("GET", "x") + mb("SET", "x", "1") + mb("DEL", "x") + mb("RESET") + mb("ACL", "WHOAMI") + mb("AUTH", "n2", "pw") +
 		mb("ACL", "SETUSER", "n3", "on", "nopass", "+@all", "~*") + mb("AUTH", "n3", "whatever") + mb("ACL", "WHOAMI") +
 		mb("ACL", "DELUSER", "n2") + mb("ACL", "DELUSER", "n3") + mb("PING")},
+	{name: "rules changed before exec", in: mb("ACL", "SETUSER", "x1", "on", "nopass", "~*", "&*", "+@all") + mb("AUTH", "x1", "p") +
+		mb("MULTI") + mb("ACL", "SETUSER", "x1", "-get", "resetkeys", "~k1", "resetchannels") + mb("GET", "k1") + mb("SET", "k2", "v") +
+		mb("SET", "k1", "v") + mb("PUBLISH", "c", "m") + mb("EXEC") + mb("AUTH", "default", "x") + mb("GET", "k1") + mb("DEL", "k1") +
+		mb("ACL", "DELUSER", "x1")},
 }
 
 // normalizeACLRules sorts the single-command rules of every command
