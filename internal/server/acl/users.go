@@ -48,6 +48,12 @@ type Users struct {
 	// DELUSER or ACL LOAD removed: their connections must close, except
 	// keep (the connection asking, which closes after its reply).
 	OnRemove func(removed []*User, keep any)
+
+	// OnChannelsChanged, when set, is called (without locks held) after
+	// ACL SETUSER changed an existing user whose rules no longer allow
+	// every channel: its subscribers to channels it may no longer use
+	// must close (Redis's ACLKillPubsubClientsIfNeeded).
+	OnChannelsChanged func(u *User)
 }
 
 // NewUsers is a table with the default user only: on, nopass, ~* &*
@@ -146,8 +152,13 @@ func (us *Users) SetUser(name string, ops []string) string {
 	r.finish()
 	if u == nil {
 		us.users[name] = newUser(name, r)
-	} else {
-		u.rules.Store(r)
+		return ""
+	}
+	u.rules.Store(r)
+	if cb := us.OnChannelsChanged; cb != nil && !r.AllChannels() {
+		us.mu.Unlock()
+		cb(u)
+		us.mu.Lock() // for the deferred unlock
 	}
 	return ""
 }
@@ -381,3 +392,42 @@ func (us *Users) ResetLog() {
 // AllCommands reports whether the root selector has +@all and nothing
 // taken away: what a command outside Redis's table needs.
 func (r *Rules) AllCommands() bool { return r.root.allCommands }
+
+// SetChannelsHook sets OnChannelsChanged.
+func (us *Users) SetChannelsHook(f func(u *User)) {
+	us.mu.Lock()
+	us.OnChannelsChanged = f
+	us.mu.Unlock()
+}
+
+// AllChannels reports whether some selector allows every channel.
+func (r *Rules) AllChannels() bool {
+	if r.root.allChannels {
+		return true
+	}
+	for _, s := range r.selectors {
+		if s.allChannels {
+			return true
+		}
+	}
+	return false
+}
+
+// ChannelAllowed reports whether a subscription may stay: ch matches one
+// of the rules' channel patterns (as a glob; literally for a pattern
+// subscription), as Redis's ACLCheckChannelAgainstList over every
+// selector's channels.
+func (r *Rules) ChannelAllowed(ch []byte, literal bool) bool {
+	if r.AllChannels() {
+		return true
+	}
+	if r.root.channelOK(ch, literal) {
+		return true
+	}
+	for _, s := range r.selectors {
+		if s.channelOK(ch, literal) {
+			return true
+		}
+	}
+	return false
+}

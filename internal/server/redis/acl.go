@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
+	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/server/acl"
 )
 
@@ -496,4 +497,35 @@ func (rc *conn) aclRecheck(r *acl.Rules, cmd *respCommand, argv [][]byte) bool {
 	rc.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
 		"This command is no longer allowed for the following reason: " + why)
 	return false
+}
+
+// killRevokedSubscribers closes u's subscribers that hold a channel,
+// pattern or shard channel u's rules no longer allow (ACL SETUSER).
+func (p *Protocol) killRevokedSubscribers(u *acl.User) {
+	r := u.Rules()
+	var kill []*server.Conn
+	seen := map[*server.Conn]bool{}
+	check := func(subs []*subscriber, name []byte, literal bool) {
+		for _, s := range subs {
+			if !seen[s.conn] && s.conn.ACLUser() == u && !r.ChannelAllowed(name, literal) {
+				seen[s.conn] = true
+				kill = append(kill, s.conn)
+			}
+		}
+	}
+	h := &p.pubsub
+	h.mu.RLock()
+	for ch, subs := range h.channels {
+		check(subs, []byte(ch), false)
+	}
+	for ch, subs := range h.shards {
+		check(subs, []byte(ch), false)
+	}
+	for _, ps := range h.patterns {
+		check(ps.subs, ps.pattern, true)
+	}
+	h.mu.RUnlock()
+	for _, c := range kill {
+		c.Kill()
+	}
 }

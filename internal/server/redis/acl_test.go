@@ -106,3 +106,41 @@ func TestACLGoRedis(t *testing.T) {
 		t.Errorf("exists other: %d %v", n, err)
 	}
 }
+
+// TestACLRevokedChannelsCloseSubscribers checks that ACL SETUSER taking
+// a channel away closes the user's subscribers to it (Redis's
+// ACLKillPubsubClientsIfNeeded) and leaves the others.
+func TestACLRevokedChannelsCloseSubscribers(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	admin := dialCmd(t, rs.respAddr, false)
+	admin.do(t, "ACL", "SETUSER", "ps", "on", "nopass", "+@all", "~*", "resetchannels", "&a*", "&b")
+	subA, subB, pat := dialCmd(t, rs.respAddr, false), dialCmd(t, rs.respAddr, false), dialCmd(t, rs.respAddr, false)
+	for _, c := range []*cmdConn{subA, subB, pat} {
+		c.do(t, "AUTH", "ps", "x")
+	}
+	subA.do(t, "SUBSCRIBE", "a1")
+	subB.do(t, "SUBSCRIBE", "b")
+	pat.do(t, "PSUBSCRIBE", "a*")
+	if r := subB.do(t, "SUBSCRIBE", "c"); !strings.HasPrefix(r, "-NOPERM") {
+		t.Fatalf("SUBSCRIBE c: %q", r)
+	}
+	admin.do(t, "ACL", "SETUSER", "ps", "resetchannels", "&b", "&a1")
+	for name, c := range map[string]*cmdConn{"subscriber to a1": subA, "subscriber to b": subB} {
+		c.do(t, "PING")
+		_ = name
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_ = pat.nc.SetReadDeadline(time.Now().Add(time.Second))
+		_, _ = pat.nc.Write([]byte(mb("PING")))
+		if _, err := readRESPReply(pat.br); err != nil {
+			break // closed: the pattern a* is no longer allowed literally
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pattern subscriber stays open")
+		}
+	}
+	if r := admin.do(t, "PUBSUB", "NUMSUB", "a1", "b"); r != "*4\r\n$2\r\na1\r\n:1\r\n$1\r\nb\r\n:1\r\n" {
+		t.Errorf("NUMSUB: %q", r)
+	}
+}

@@ -103,7 +103,8 @@ func New(srv *server.Server) *Protocol {
 	p.initPersistence()
 	srv.SetKeyEventSink(p.publishKeyEvent)
 	p.tracking.init()
-	srv.SetTrackingSink(p.invalidate) // tracking.go
+	srv.SetTrackingSink(p.invalidate)                   // tracking.go
+	srv.ACL().SetChannelsHook(p.killRevokedSubscribers) // acl.go
 	return p
 }
 
