@@ -529,3 +529,21 @@ func (p *Protocol) killRevokedSubscribers(u *acl.User) {
 		c.Kill()
 	}
 }
+
+// CheckCmd is redis.acl_check_cmd: whether the script's user may run
+// the call (Redis's lookupCommand then ACLCheckAllUserCommandPerm).
+func (h *scriptHost) CheckCmd(argv [][]byte) (known, allowed bool) {
+	cmd := lookupCommand(argv[0])
+	if cmd != nil && len(cmd.subs) > 0 && len(argv) > 1 {
+		cmd = cmd.subcommand(argv[1])
+	}
+	if cmd == nil {
+		return false, false
+	}
+	r := h.rc.ACLUser().Rules()
+	if r.Unlimited {
+		return true, true
+	}
+	reason, _ := aclCheck(r, cmd, argv)
+	return true, reason == acl.OK
+}

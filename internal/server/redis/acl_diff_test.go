@@ -90,6 +90,9 @@ var aclSessions = []respSession{
 		mb("MULTI") + mb("GET", "a1") + mb("GET", "b1") + mb("EXEC") + mb("MULTI") + mb("FLUSHALL") + mb("DISCARD") +
 		mb("EVAL", "return redis.call('get', 'a1')", "0") + mb("EVAL", "return redis.call('get', 'b1')", "0") +
 		mb("EVAL", "return redis.pcall('flushall')", "0") + mb("EVAL", "return redis.pcall('publish', 'x', 'm')", "0") +
+		mb("EVAL", "return {redis.acl_check_cmd('get', 'a1'), redis.acl_check_cmd('get', 'b1'), redis.acl_check_cmd('flushall'), "+
+			"redis.acl_check_cmd('config', 'get', 'x'), redis.acl_check_cmd('config', 'set', 'x', 'y'), redis.acl_check_cmd('publish', 'ch1', 'm')}", "0") +
+		mb("EVAL", "return redis.acl_check_cmd('nosuch')", "0") + mb("EVAL", "return redis.acl_check_cmd('config', 'nosuch')", "0") +
 		mb("AUTH", "n1", "wrong") + mb("ACL", "WHOAMI") + mb("AUTH", "nosuch", "x") + mb("AUTH", "x") + mb("AUTH", "default", "any") +
 		mb("ACL", "WHOAMI") + mb("DEL", "r1", "w1") + mb("ACL", "DELUSER", "n1")},
 	{name: "auth states", in: mb("ACL", "SETUSER", "n2", ">pw", "+@all", "~*") + mb("AUTH", "n2", "pw") + mb("ACL", "SETUSER", "n2", "on") +
