@@ -44,6 +44,7 @@ type config struct {
 	ShutdownTimeout time.Duration
 	AuthTokenFile   string
 	AuthFile        string
+	ACLFile         string
 	TLSCert         string
 	TLSKey          string
 	InsecureRemote  bool
@@ -215,6 +216,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	dur(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for connections to finish")
 	str(&cfg.AuthTokenFile, "auth-token-file", "", "", "file holding the auth token for both ports (or set MINIKV_AUTH_TOKEN)")
 	str(&cfg.AuthFile, "auth-file", "Y", "", "memcached-style user:pass file for the text protocol's set-handshake")
+	str(&cfg.ACLFile, "aclfile", "", "", "Redis ACL file: its users are loaded at start and by ACL LOAD, written by ACL SAVE (both ports)")
 	str(&cfg.TLSCert, "tls-cert", "", "", "TLS certificate (PEM); with --tls-key, both ports speak TLS 1.2+")
 	str(&cfg.TLSKey, "tls-key", "", "", "TLS private key (PEM)")
 	boolean(&cfg.InsecureRemote, "insecure-allow-remote", "", "allow a non-loopback listen address without an auth token")

@@ -144,6 +144,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		PubsubOutputLimit: pubsubLimit(cfg.PubsubLimit.bytes),
 		AuthToken:         sec.token,
 		AuthUsers:         sec.users,
+		ACLFile:           cfg.ACLFile,
 		ReqsPerEvent:      cfg.ReqsPerEvent,
 		EventLoops:        eventLoops(cfg.EventLoops),
 		NoIOURing:         cfg.NoIOURing,
@@ -158,6 +159,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:            log,
 	}, st)
 	srv.SetKeyEvents(notifyEvents(cfg.NotifyEvents)) // Redis's notify-keyspace-events
+	if cfg.ACLFile != "" {
+		if msg := srv.ACL().LoadFile(cfg.ACLFile, nil); msg != "" {
+			return fmt.Errorf("aclfile: %s", msg) // Redis refuses to start too
+		}
+	}
 
 	var respProto server.Protocol = redis.New(srv)
 	if clusterCfg.Map != nil {

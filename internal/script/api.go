@@ -233,8 +233,9 @@ func (st *state) setResp(L *lua.LState) int {
 	return 0
 }
 
-// aclCheckCmd is redis.acl_check_cmd. MiniKV has one user, allowed
-// every command: a command that exists is permitted.
+// aclCheckCmd is redis.acl_check_cmd: whether the script's user may run
+// the command with these arguments. A host with ACLs answers through
+// CheckCmd; one without permits every command that exists.
 func (st *state) aclCheckCmd(L *lua.LState) int {
 	if st.host == nil {
 		return raise(L, "redis.acl_check_cmd can only be called inside a script invocation")
@@ -242,6 +243,20 @@ func (st *state) aclCheckCmd(L *lua.LState) int {
 	n := L.GetTop()
 	if n == 0 {
 		return raise(L, "Please specify at least one argument for this redis lib call")
+	}
+	if c, ok := st.host.(interface {
+		CheckCmd(argv [][]byte) (known, allowed bool)
+	}); ok {
+		argv := make([][]byte, n)
+		for i := range n {
+			argv[i] = []byte(lua.LVAsString(L.Get(i + 1)))
+		}
+		known, allowed := c.CheckCmd(argv)
+		if !known {
+			return raise(L, "Invalid command passed to redis.acl_check_cmd()")
+		}
+		L.Push(lua.LBool(allowed))
+		return 1
 	}
 	name := lua.LVAsString(L.Get(1))
 	if c, ok := st.host.(interface{ Known(name string) bool }); ok && !c.Known(name) {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/minikv/minikv/internal/server/acl"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -34,11 +35,12 @@ type Conn struct {
 	id           uint64
 	proto        Protocol
 	created      time.Time
-	lastCmd      atomic.Int64  // Unix ns of the last complete command
-	tcp          bool          // nc is a plain TCP socket (not TLS): rawIn counts its bytes
-	rawIn        atomic.Uint64 // bytes read from the socket (InputMark); unlike stats, never reset
-	servedIn     atomic.Uint64 // rawIn when every complete request read so far was served
-	monitorMuted atomic.Bool   // no monitor lines to it (CLIENT REPLY OFF)
+	lastCmd      atomic.Int64             // Unix ns of the last complete command
+	tcp          bool                     // nc is a plain TCP socket (not TLS): rawIn counts its bytes
+	rawIn        atomic.Uint64            // bytes read from the socket (InputMark); unlike stats, never reset
+	servedIn     atomic.Uint64            // rawIn when every complete request read so far was served
+	monitorMuted atomic.Bool              // no monitor lines to it (CLIENT REPLY OFF)
+	aclUser      atomic.Pointer[acl.User] // the ACL user it authenticated as; nil: the default user
 	stats        counters
 	blocked      atomic.Pointer[Waiter] // the blocking command it waits in (block.go); nil: none
 	ctl          connControl            // kill, pause, what CLIENT LIST shows (client.go)

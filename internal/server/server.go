@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/minikv/minikv/internal/server/acl"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -37,6 +38,7 @@ type Config struct {
 	WriteTimeout    time.Duration     // a reply write must make progress within this; default 30s, <0 = never
 	AuthToken       []byte            // when set, "auth <token>" (memcached) / AUTH (RESP) must come first
 	AuthUsers       map[string]string // memcached -Y: user -> password for the set-handshake
+	ACLFile         string            // aclfile: the ACL users, loaded at start, ACL LOAD and ACL SAVE
 	ReqsPerEvent    int               // flush after this many pipelined requests; default 20
 	DisableCAS      bool              // -C: report CAS 0, cas behaves as without tokens
 	DisableFlushAll bool              // -F: flush_all is refused
@@ -102,6 +104,8 @@ type Server struct {
 	events keyEvents // keyspace notifications (events.go)
 
 	monitors monitorHub // MONITOR connections (monitor.go)
+
+	acl *acl.Users // the ACL users of both ports (auth.go)
 }
 
 // New returns a Server over st.
@@ -136,6 +140,7 @@ func New(cfg Config, st *store.Store) *Server {
 		conns:   make(map[*Conn]struct{}),
 		closing: make(chan struct{}),
 	}
+	s.acl = newACL(s)
 	s.live.init(&cfg)
 	if cfg.NotifyKeyspaceEvents != 0 {
 		s.SetKeyEvents(cfg.NotifyKeyspaceEvents)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/minikv/minikv/internal/protocol/memcache"
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/acl"
 )
 
 // preAuthMaxValue is the largest data block a memcached connection that
@@ -35,23 +36,23 @@ func (c *conn) maxValueLen(keyLen int) int {
 //     which keeps the connection open.
 func (c *conn) preAuthMemcache(req *memcache.Request, readErr error, w *memcache.Writer) bool {
 	cfg := &c.p.cfg
-	token := len(cfg.AuthToken) > 0
+	token := c.p.srv.TokenConfigured()
 	if readErr == nil {
 		switch {
 		case req.Command == memcache.CmdAuth:
 			return c.authCommand(req, w)
-		case req.Command == memcache.CmdSet && len(cfg.AuthUsers) > 0:
+		case req.Command == memcache.CmdSet && (len(cfg.AuthUsers) > 0 || len(c.p.srv.ACL().Names()) > 1):
 			c.Count(server.StatAuthCmds)
 			f := bytes.Fields(req.Value)
 			switch {
 			case len(f) < 2:
 				c.Count(server.StatAuthErrors)
 				w.Line("CLIENT_ERROR bad authentication token format")
-			case c.p.srv.CheckUser(f[0], f[1]):
-				c.SetAuthed()
+			case c.authUser(f[0], f[1]):
 				w.Line(memcache.Stored)
 			default:
 				c.Count(server.StatAuthErrors)
+				c.p.srv.ACL().AddLog(acl.DeniedAuth, acl.CtxTopLevel, "set", string(f[0]), c.aclClientInfo())
 				w.Line("CLIENT_ERROR authentication failure")
 			}
 			return true
@@ -75,7 +76,7 @@ func (c *conn) preAuthMemcache(req *memcache.Request, readErr error, w *memcache
 // authCommand answers "auth <token>" (before or after authenticating).
 func (c *conn) authCommand(req *memcache.Request, w *memcache.Writer) bool {
 	c.Count(server.StatAuthCmds)
-	if len(c.p.cfg.AuthToken) == 0 {
+	if !c.p.srv.TokenConfigured() {
 		c.Count(server.StatAuthErrors)
 		w.Line(memcache.ClientErrorAuthNotConfigured)
 		return false
@@ -86,6 +87,18 @@ func (c *conn) authCommand(req *memcache.Request, w *memcache.Writer) bool {
 		return false
 	}
 	c.SetAuthed()
+	c.SetACLUser(nil) // the default user's password
 	w.Line(memcache.Authenticated)
+	return true
+}
+
+// authUser authenticates the -Y handshake's user as an ACL user.
+func (c *conn) authUser(user, pass []byte) bool {
+	u := c.p.srv.CheckUser(user, pass)
+	if u == nil {
+		return false
+	}
+	c.SetAuthed()
+	c.SetACLUser(u)
 	return true
 }

@@ -116,6 +116,9 @@ func (c *conn) Serve() (server.Result, error) {
 // run runs a parsed request (Serve's second half).
 func (c *conn) run(req *memcache.Request) (server.Result, error) {
 	c.SetCommand(&commandNames[req.Command])
+	if r := c.ACLUser().Rules(); !r.Unlimited && !c.aclPermit(r, req, c.w) {
+		return server.Served, nil // acl.go
+	}
 	if c.p.srv.Paused() {
 		if c.InLoop() {
 			// An event loop must not wait: the connection leaves it with

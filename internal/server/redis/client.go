@@ -475,11 +475,7 @@ func cmdClientKill(rc *conn, argv [][]byte) {
 // knownUser reports whether name is a user CLIENT KILL USER may name:
 // "default", or one of the -Y file's users.
 func (p *Protocol) knownUser(name []byte) bool {
-	if string(name) == "default" {
-		return true
-	}
-	_, ok := p.cfg.AuthUsers[string(name)]
-	return ok
+	return p.srv.ACL().Get(string(name)) != nil
 }
 
 // cmdClientPause is CLIENT PAUSE timeout [WRITE|ALL]: until timeout
@@ -661,6 +657,7 @@ func (rc *conn) resetClient() {
 	rc.noEvict = false
 	rc.readOnly = false // Redis's RESET clears READONLY too
 	rc.user = ""
+	rc.SetACLUser(nil) // the default user
 }
 
 // CLIENT's other subcommands.

@@ -79,6 +79,7 @@ func init() {
 	configParams = append(configParams, scriptConfigParams()...)      // script.go
 	configParams = append(configParams, persistConfigParams()...)     // persist.go
 	configParams = append(configParams, replicationConfigParams()...) // replica.go
+	configParams = append(configParams, aclConfigParams()...)         // acl.go
 	configByName = make(map[string]*configParam, len(configParams))
 	for _, c := range configParams {
 		if configByName[c.name] != nil {
@@ -117,7 +118,6 @@ func serverConfigParams() []*configParam {
 		{name: "port", get: func(rc *conn) string { return itoa64(int64(localPort(rc.LocalAddr()))) }, noRewrite: true},
 		{name: "proto-max-bulk-len", get: func(rc *conn) string { return itoa64(rc.p.protoMaxBulk.Load()) },
 			set: setProtoMaxBulkLen, def: itoa64(resp.MaxBulkLen)},
-		fixed("requirepass", ""),
 		fixed("hz", "10"),
 		fixed("io-threads", "1"),
 		{name: "cluster-enabled", get: func(rc *conn) string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/acl"
 )
 
 // Connection commands of the RESP port: PING, ECHO, HELLO, AUTH, QUIT,
@@ -88,43 +89,50 @@ func cmdAuth(rc *conn, argv [][]byte) {
 	switch len(argv) {
 	case 2:
 		rc.Count(server.StatAuthCmds)
-		if !rc.p.srv.AuthRequired() {
+		if rc.p.srv.ACL().Default().Rules().NoPass {
 			rc.Count(server.StatAuthErrors)
 			rc.w.Error(errNoPassword)
 			return
 		}
-		rc.authenticate([]byte("default"), argv[1])
+		rc.authenticate([]byte("default"), argv[1], argv)
 	case 3:
 		rc.Count(server.StatAuthCmds)
-		rc.authenticate(argv[1], argv[2])
+		rc.authenticate(argv[1], argv[2], argv)
 	default:
 		rc.w.Error(errSyntax)
 	}
 }
 
-// checkAuth reports whether user and password pass.
-func (rc *conn) checkAuth(user, pass []byte) bool {
-	s := rc.p.srv
-	if !s.AuthRequired() {
-		return string(user) == "default" // the default user has no password
+// checkAuth checks user and password against the ACL users
+// (ACLAuthenticateUser): on success the connection is that user's; a
+// failure is logged (ACL LOG's "auth" entries, object argv[0]).
+func (rc *conn) checkAuth(user, pass []byte, argv [][]byte) bool {
+	u := rc.p.srv.ACL().Authenticate(user, pass)
+	if u == nil {
+		ctx := acl.CtxTopLevel
+		if rc.multi.active {
+			ctx = acl.CtxMulti
+		}
+		rc.p.srv.ACL().AddLog(acl.DeniedAuth, ctx, string(argv[0]), string(user), rc.clientInfoLine(argv))
+		return false
 	}
-	ok := string(user) == "default" && s.CheckToken(pass)
-	if len(rc.p.cfg.AuthUsers) > 0 && s.CheckUser(user, pass) {
-		ok = true
+	rc.SetAuthed()
+	rc.r.SetUnauthenticated(false)
+	rc.SetACLUser(u)
+	rc.user = u.Name
+	if u == rc.p.srv.ACL().Default() {
+		rc.user = ""
 	}
-	return ok
+	return true
 }
 
 // authenticate checks user and password and replies OK or WRONGPASS.
-func (rc *conn) authenticate(user, pass []byte) {
-	if !rc.checkAuth(user, pass) {
+func (rc *conn) authenticate(user, pass []byte, argv [][]byte) {
+	if !rc.checkAuth(user, pass, argv) {
 		rc.Count(server.StatAuthErrors)
 		rc.w.Error(errWrongPass)
 		return
 	}
-	rc.SetAuthed()
-	rc.r.SetUnauthenticated(false)
-	rc.user = string(user)
 	rc.w.OK()
 }
 
@@ -166,14 +174,11 @@ func cmdHello(rc *conn, argv [][]byte) {
 	}
 	if user != nil {
 		rc.Count(server.StatAuthCmds)
-		if !rc.checkAuth(user, pass) {
+		if !rc.checkAuth(user, pass, argv) {
 			rc.Count(server.StatAuthErrors)
 			rc.w.Error(errWrongPass)
 			return
 		}
-		rc.SetAuthed()
-		rc.r.SetUnauthenticated(false)
-		rc.user = string(user)
 	}
 	if !rc.Authed() {
 		rc.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")

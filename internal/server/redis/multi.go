@@ -223,6 +223,9 @@ func cmdExec(rc *conn, _ [][]byte) {
 // queued.
 func (rc *conn) runQueued(argv [][]byte) {
 	cmd := rc.queuedCommand(argv)
+	if r := rc.ACLUser().Rules(); !r.Unlimited && !rc.master && !rc.aclRecheck(r, cmd, argv) {
+		return // the rules changed since it was queued (acl.go)
+	}
 	rc.call(cmd, argv) // cmdstats.go
 }
 

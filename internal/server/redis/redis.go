@@ -104,7 +104,8 @@ func New(srv *server.Server) *Protocol {
 	p.initPersistence()
 	srv.SetKeyEventSink(p.publishKeyEvent)
 	p.tracking.init()
-	srv.SetTrackingSink(p.invalidate) // tracking.go
+	srv.SetTrackingSink(p.invalidate)                   // tracking.go
+	srv.ACL().SetChannelsHook(p.killRevokedSubscribers) // acl.go
 	return p
 }
 
@@ -353,6 +354,12 @@ func (rc *conn) dispatch(argv [][]byte) {
 	// As in Redis, unknown commands and arity are reported before auth.
 	if !rc.Authed() && !cmd.noAuth {
 		rc.reject("NOAUTH Authentication required.")
+		return
+	}
+	// ACL: a user without every command, key and channel has the call
+	// checked (acl.go); the default user of a server without ACL rules
+	// costs this one test.
+	if r := rc.ACLUser().Rules(); !r.Unlimited && !rc.master && !rc.aclPermit(r, cmd, argv) {
 		return
 	}
 	if r := rc.p.scripts.Running(); r != nil && !rc.awaitScript(r, cmd) {

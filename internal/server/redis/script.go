@@ -482,6 +482,9 @@ func (h *scriptHost) Call(argv [][]byte, resp3 bool) []byte {
 	if cmd.noScript {
 		return []byte(errScriptDenied)
 	}
+	if msg := rc.scriptACL(cmd, argv); msg != nil {
+		return msg // acl.go
+	}
 	if cmd.write || cmd.mayReplicate {
 		if h.ro {
 			return []byte(errScriptWrite)

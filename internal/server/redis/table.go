@@ -237,6 +237,7 @@ func init() {
 					"Rewrite the configuration file.", cmdConfigRewrite),
 				helpSub("config"),
 			}},
+		aclCommand(),     // acl.go
 		commandCommand(), // command.go
 		slowlogCommand(), // slowlog.go
 		latencyCommand(), // latency.go

@@ -24,8 +24,6 @@ var versionGaps = map[string][]string{
 		"xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy", "xgroup|help", "xgroup|setid",
 		"xinfo", "xinfo|consumers", "xinfo|groups", "xinfo|help", "xinfo|stream", "xlen", "xpending", "xrange",
 		"xread", "xreadgroup", "xrevrange", "xsetid", "xtrim"},
-	"ACL users (issue 40)": {"acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
-		"acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami"},
 	"cluster topology is MiniKV's configuration, not CLUSTER commands (docs/scale-out.md)": {
 		"cluster|addslots", "cluster|addslotsrange", "cluster|bumpepoch", "cluster|count-failure-reports",
 		"cluster|delslots", "cluster|delslotsrange", "cluster|failover", "cluster|flushslots", "cluster|forget",
