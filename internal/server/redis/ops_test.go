@@ -33,6 +33,7 @@ func dispatchConn(p *Protocol) *conn {
 	p.ops.update(func(s *opsSettings) { s.slowlogSlower = -1 })
 	rc := &conn{Conn: new(server.Conn), p: p, st: p.st, stats: p.ops.stats.register()}
 	rc.SetAuthed()
+	rc.SetACLUser(p.srv.ACL().Default()) // a bare server.Conn has no server to ask
 	rc.r = resp.NewReader(strings.NewReader(""), server.ReadBufSize, 1<<20)
 	rc.w = resp.NewWriter(io.Discard, server.WriteBufSize)
 	rc.w.SetErrorHook(rc.countError)
