@@ -1,109 +1,11 @@
 package acl
 
-// glob is Redis's stringmatchlen as a compiled pattern: the Redis
-// package's matcher (internal/server/redis/glob.go), which backtracks only
-// to the last '*' so no pattern takes exponential time.
-type glob struct {
-	toks  []globTok
-	empty bool // the pattern has no bytes
-}
+import globs "github.com/minikv/minikv/internal/glob"
 
-type globTok struct {
-	kind   byte // '*', '?', '[' or 'c' (a literal byte)
-	c      byte
-	negate bool
-	set    []byte // '[' members: pairs lo,hi (a single byte is c,c)
-}
+// glob is a compiled Redis glob pattern (internal/glob), under the names
+// this package's callers use.
+type glob globs.Pattern
 
-func compileGlob(p []byte) *glob {
-	g := &glob{empty: len(p) == 0}
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '*':
-			// Runs of '*' match as one.
-			if n := len(g.toks); n == 0 || g.toks[n-1].kind != '*' {
-				g.toks = append(g.toks, globTok{kind: '*'})
-			}
-		case '?':
-			g.toks = append(g.toks, globTok{kind: '?'})
-		case '[':
-			t := globTok{kind: '['}
-			i++
-			if i < len(p) && p[i] == '^' {
-				t.negate = true
-				i++
-			}
-			for ; i < len(p) && p[i] != ']'; i++ {
-				switch {
-				case p[i] == '\\' && i+1 < len(p):
-					i++
-					t.set = append(t.set, p[i], p[i])
-				case i+2 < len(p) && p[i+1] == '-':
-					lo, hi := p[i], p[i+2]
-					if lo > hi {
-						lo, hi = hi, lo
-					}
-					t.set = append(t.set, lo, hi)
-					i += 2
-				default:
-					t.set = append(t.set, p[i], p[i])
-				}
-			}
-			// An unterminated class takes the rest of the pattern, as in
-			// Redis.
-			g.toks = append(g.toks, t)
-		case '\\':
-			if i+1 < len(p) {
-				i++
-			}
-			g.toks = append(g.toks, globTok{kind: 'c', c: p[i]})
-		default:
-			g.toks = append(g.toks, globTok{kind: 'c', c: p[i]})
-		}
-	}
-	return g
-}
+func compileGlob(p []byte) *glob { return (*glob)(globs.Compile(p)) }
 
-func (t *globTok) matchByte(c byte) bool {
-	switch t.kind {
-	case '?':
-		return true
-	case 'c':
-		return t.c == c
-	}
-	in := false
-	for i := 0; i < len(t.set); i += 2 {
-		if t.set[i] <= c && c <= t.set[i+1] {
-			in = true
-			break
-		}
-	}
-	return in != t.negate
-}
-
-func (g *glob) match(s []byte) bool {
-	if len(s) == 0 {
-		return g.empty
-	}
-	p, i := 0, 0
-	star, mark := -1, 0 // last '*' token and the key position it resumes from
-	for i < len(s) {
-		switch {
-		case p < len(g.toks) && g.toks[p].kind == '*':
-			star, mark = p, i
-			p++
-		case p < len(g.toks) && g.toks[p].matchByte(s[i]):
-			p++
-			i++
-		case star >= 0:
-			mark++
-			p, i = star+1, mark
-		default:
-			return false
-		}
-	}
-	for p < len(g.toks) && g.toks[p].kind == '*' {
-		p++
-	}
-	return p == len(g.toks)
-}
+func (g *glob) match(s []byte) bool { return (*globs.Pattern)(g).Match(s) }
