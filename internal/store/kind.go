@@ -17,9 +17,10 @@ const (
 	KindList
 	KindSet
 	KindZSet
+	KindStream
 )
 
-var kindNames = [...]string{"string", "hash", "list", "set", "zset"}
+var kindNames = [...]string{"string", "hash", "list", "set", "zset", "stream"}
 
 // String is the kind's name in Redis's TYPE reply.
 func (k Kind) String() string {

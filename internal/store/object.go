@@ -117,6 +117,8 @@ func decodeFlat(m *bigMem, seed maphash.Seed, k Kind, b []byte) (object, error) 
 		return zsetFromFlat(m, seed, b)
 	case KindList:
 		return quicklistFromFlat(b)
+	case KindStream:
+		return streamFromFlat(b)
 	}
 	return nil, errFlat
 }

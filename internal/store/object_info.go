@@ -60,6 +60,8 @@ func encodingName(k Kind, enc uint8, v []byte) string {
 			return encNameQuicklist
 		case KindZSet:
 			return encNameSkiplist
+		case KindStream:
+			return "stream"
 		default: // hash, set
 			return encNameHashtable
 		}

@@ -54,6 +54,7 @@ const (
 	opBMPop                 // BLMPOP: key, [element ...]
 	opBZPop                 // BZPOPMIN, BZPOPMAX: key, member, score
 	opBZMPop                // BZMPOP: key, [[member, score] ...]
+	opXRead                 // XREAD, XREADGROUP: stream.go
 )
 
 // blockCall is what a blocking command asks for.
@@ -63,7 +64,8 @@ type blockCall struct {
 	left   bool  // lists: pop the head; sorted sets: pop the max
 	count  int64 // elements or members per pop
 	dst    []byte
-	toLeft bool // BLMOVE: push onto the destination's head
+	toLeft bool       // BLMOVE: push onto the destination's head
+	stream *xreadCall // XREAD, XREADGROUP
 }
 
 // zset reports whether the call pops sorted sets.
@@ -79,6 +81,7 @@ type blockResult struct {
 	errMsg   string // an error reply (WRONGTYPE at BLMOVE's destination, UNBLOCKED)
 	timedOut bool   // CLIENT UNBLOCK ... TIMEOUT: the timeout's reply
 	emptied  bool   // the pop emptied key, which is gone (keyspace notifications)
+	stream   *streamResult
 }
 
 func (r *blockResult) reset() {
@@ -179,6 +182,8 @@ func (rc *conn) writeBlockResult(b *blockCall, r *blockResult) {
 		return
 	}
 	switch b.op {
+	case opXRead:
+		rc.writeStreamResult(r.stream)
 	case opBPop:
 		rc.w.Array(2)
 		rc.w.Bulk(userKey(r.key))
@@ -331,6 +336,21 @@ func (bs *blockedSet) first(key []byte) *waiter {
 	return nil
 }
 
+// waiting returns the commands on key that may still be claimed, in
+// arrival order.
+func (bs *blockedSet) waiting(key []byte) []*waiter {
+	sh := bs.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var out []*waiter
+	for _, w := range sh.keys[string(key)] {
+		if w.sw.Waiting() {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // byClient returns the command client id is blocked in, if any.
 func (bs *blockedSet) byClient(id uint64) *waiter {
 	bs.idMu.Lock()
@@ -356,6 +376,16 @@ func (p *Protocol) wake(key []byte) {
 	var more [][]byte
 	for {
 		w := p.blocked.first(key)
+		if w != nil && w.call.op == opXRead {
+			// A stream's entries stay for every reader: serve each
+			// waiter that has something to read, in order.
+			for _, sw := range p.blocked.waiting(key) {
+				if sw.call.op == opXRead && p.serveStream(sw, key) {
+					sw.sw.Deliver()
+				}
+			}
+			w = nil
+		}
 		if w != nil {
 			has, served := p.serve(w, key)
 			if served {

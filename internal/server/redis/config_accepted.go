@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 )
@@ -106,6 +107,22 @@ var acceptedConfigs = []acceptedConfig{
 type acceptedValues struct {
 	mu sync.Mutex
 	m  map[string]string
+
+	// The two that streams use (stream.go), read on every XADD: set+1,
+	// so 0 means the default.
+	streamNodeBytes, streamNodeEntries atomic.Int64
+}
+
+// streamNodeLimits are stream-node-max-bytes and stream-node-max-entries.
+func (a *acceptedValues) streamNodeLimits() (maxBytes, maxEntries int64) {
+	maxBytes, maxEntries = 4096, 100
+	if v := a.streamNodeBytes.Load(); v > 0 {
+		maxBytes = v - 1
+	}
+	if v := a.streamNodeEntries.Load(); v > 0 {
+		maxEntries = v - 1
+	}
+	return maxBytes, maxEntries
 }
 
 func (a *acceptedValues) get(name, def string) string {
@@ -124,6 +141,14 @@ func (a *acceptedValues) set(name, v string) {
 		a.m = make(map[string]string)
 	}
 	a.m[name] = v
+	switch name {
+	case "stream-node-max-bytes":
+		n, _ := strconv.ParseInt(v, 10, 64)
+		a.streamNodeBytes.Store(n + 1)
+	case "stream-node-max-entries":
+		n, _ := strconv.ParseInt(v, 10, 64)
+		a.streamNodeEntries.Store(n + 1)
+	}
 }
 
 // acceptedConfigParams are the table's CONFIG parameters, and two with a

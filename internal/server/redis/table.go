@@ -254,6 +254,7 @@ func init() {
 	table = append(table, lcsCommands()...)
 	table = append(table, zsetCommands()...)
 	table = append(table, geoCommands()...) // geo.go
+	table = append(table, streamCommands()...) // stream.go
 	table = append(table, keyspaceCommands()...)
 	table = append(table, multiCommands()...)
 	table = append(table, pubsubCommands()...)      // pubsub.go
