@@ -52,8 +52,8 @@ type stream struct {
 	maxDeleted   StreamID
 	entriesAdded uint64
 	groups       []*StreamCG // by name
-	lpBytes      int64               // the nodes' listpacks' capacities
-	groupBytes   int64               // what the groups hold, estimated
+	lpBytes      int64       // the nodes' listpacks' capacities
+	groupBytes   int64       // what the groups hold, estimated
 }
 
 func (o *stream) size() int64 {
@@ -61,7 +61,7 @@ func (o *stream) size() int64 {
 }
 
 // len is 1 more than the entries: a stream with no entries is a key still.
-func (o *stream) len() int  { return int(min(o.length, math.MaxInt32)) + 1 }
+func (o *stream) len() int { return int(min(o.length, math.MaxInt32)) + 1 }
 func (o *stream) reclaim() {}
 func (o *stream) free()    {}
 

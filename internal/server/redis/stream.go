@@ -3,8 +3,8 @@ package redis
 import (
 	"bytes"
 	"errors"
-	"slices"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 

@@ -253,7 +253,7 @@ func init() {
 	table = append(table, hllCommands()...)
 	table = append(table, lcsCommands()...)
 	table = append(table, zsetCommands()...)
-	table = append(table, geoCommands()...) // geo.go
+	table = append(table, geoCommands()...)    // geo.go
 	table = append(table, streamCommands()...) // stream.go
 	table = append(table, keyspaceCommands()...)
 	table = append(table, multiCommands()...)
