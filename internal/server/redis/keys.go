@@ -453,5 +453,6 @@ func (rc *conn) flush(argv [][]byte, all bool) {
 		return
 	}
 	rc.p.srv.Flushed(rc) // client tracking: every key is invalid (tracking.go)
+	rc.p.wakeStreamReaders()  // XREADGROUP waiters lost their stream (stream.go)
 	rc.w.OK()
 }
