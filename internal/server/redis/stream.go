@@ -48,10 +48,10 @@ func streamCommands() []respCommand {
 
 // Errors of the stream commands, as Redis 7.0 words them.
 const (
-	errStreamID       = "ERR Invalid stream ID specified as stream command argument"
-	errXAddSmaller    = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
-	errXAddZero       = "ERR The ID specified in XADD must be greater than 0-0"
-	errStreamExhaust  = "ERR The stream has exhausted the last possible ID, unable to add more items"
+	errStreamID      = "ERR Invalid stream ID specified as stream command argument"
+	errXAddSmaller   = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+	errXAddZero      = "ERR The ID specified in XADD must be greater than 0-0"
+	errStreamExhaust = "ERR The stream has exhausted the last possible ID, unable to add more items"
 )
 
 // parseStreamID is Redis's streamGenericParseIDOrReply: "ms-seq", or "ms"
