@@ -336,7 +336,7 @@ func TestLoadRefuses(t *testing.T) {
 		{"version 12", []byte("REDIS0012\xff"), "can't handle RDB format version"},
 		{"a flipped bit", flip, "wrong checksum"},
 		{"cut short", good[:len(good)-20], "wrong checksum"},
-		{"a stream", stream, "streams are not supported"},
+		{"a cut stream", stream, "bad data format"},
 		{"a module type", fileOf(9, []byte{typeModule2}, "m", ""), "module data types"},
 	} {
 		st := store.New(store.Config{MemoryLimit: 8 << 20})

@@ -61,8 +61,8 @@ func Load(r io.Reader, st *store.Store, opt LoadOptions) (LoadStats, error) {
 //
 // The keys of databases 0 to opt.Databases-1 are stored under their
 // database's store key (store.DBKey), those of others skipped and counted
-// in LoadStats.OtherDBs (for the caller to warn about). Streams and module types are
-// refused (ErrStream, ErrModule), naming the key.
+// in LoadStats.OtherDBs (for the caller to warn about). Module types are
+// refused (ErrModule), naming the key.
 //
 // The checksum (from version 5 on, unless the writer had rdbchecksum off)
 // is checked before st is touched, so a damaged file stores nothing. Each
@@ -290,7 +290,7 @@ func parse(data []byte, opt LoadOptions, fn func(*fileKey) error) (LoadStats, er
 				break
 			}
 			v, err := r.value(op)
-			if errors.Is(err, ErrStream) || errors.Is(err, ErrModule) {
+			if errors.Is(err, ErrModule) {
 				return stats, fmt.Errorf("%w (key %q)", err, key)
 			}
 			if err != nil {

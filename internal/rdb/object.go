@@ -123,6 +123,14 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 			})
 			return nil
 		})
+	case store.KindStream:
+		var s store.Stream
+		err = st.ViewStream(key, &s, func() error {
+			if found = s.Exists(); found {
+				p = appendStream(head(typeStreamLP2), s.Export()) // stream.go
+			}
+			return nil
+		})
 	default:
 		return nil, false, errors.New("DUMP of a " + it.Kind.String() + " value is not supported")
 	}
@@ -218,8 +226,10 @@ func (v *Value) Build(tx *store.Tx, key []byte) error {
 		}
 		tx.DoneZSet(&z)
 		return nil
+	case store.KindStream:
+		return tx.RestoreStream(key, v.Stream)
 	default:
-		// DecodeValue makes only the five kinds above.
+		// DecodeValue makes only the six kinds above.
 		return errors.New("rdb: a " + v.Kind.String() + " value cannot be built")
 	}
 }

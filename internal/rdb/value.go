@@ -293,11 +293,12 @@ func (r *reader) double() float64 {
 // Value is a decoded object: a DUMP payload's, or one key's in a file.
 type Value struct {
 	Kind   store.Kind
-	Str    []byte    // a string's bytes
-	typ    byte      // the RDB type it was read as
-	lp     []byte    // a hash's listpack as sent, to be stored as it is
-	elems  [][]byte  // hash: field, value, ...; set, zset: members; list: elements
-	scores []float64 // zset: the members' scores
+	Str    []byte             // a string's bytes
+	Stream *store.StreamValue // a stream, checked whole (store.ValidateStream)
+	typ    byte               // the RDB type it was read as
+	lp     []byte             // a hash's listpack as sent, to be stored as it is
+	elems  [][]byte           // hash: field, value, ...; set, zset: members; list: elements
+	scores []float64          // zset: the members' scores
 }
 
 // DecodeValue decodes an object (a type byte, then the object, as DUMP
@@ -370,7 +371,8 @@ func (r *reader) value(typ byte) (*Value, error) {
 			v.elems = append(v.elems, r.listpack(s)...)
 		}
 	case typeStreamLP, typeStreamLP2, typeStreamLP3:
-		return nil, ErrStream
+		v.Kind = store.KindStream
+		v.Stream = r.stream(typ) // stream.go
 	case typeModulePreGA, typeModule2:
 		return nil, ErrModule
 	default:
@@ -381,17 +383,14 @@ func (r *reader) value(typ byte) (*Value, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if v.Kind != store.KindString && !v.valid() {
+	if v.Kind != store.KindString && v.Kind != store.KindStream && !v.valid() {
 		return nil, ErrBadData
 	}
 	return v, nil
 }
 
-// Errors for what MiniKV does not hold: streams and module types.
-var (
-	ErrStream = errors.New("rdb: streams are not supported by MiniKV")
-	ErrModule = errors.New("rdb: module data types are not supported by MiniKV")
-)
+// ErrModule is the error of what MiniKV does not hold: module types.
+var ErrModule = errors.New("rdb: module data types are not supported by MiniKV")
 
 // zsetPairs reads a sorted set's member, score pairs from a listpack's or
 // ziplist's entries (the score in its string form).
