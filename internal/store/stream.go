@@ -282,7 +282,6 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		lp = lpAppendIntEntry(lp, 0)
 		o.nodes = append(o.nodes, StreamNode{Master: id, LP: lp})
 		nd = &o.nodes[len(o.nodes)-1]
-		o.lpBytes += int64(cap(lp))
 		flags = streamFlagSameFields
 	} else {
 		lp := nd.LP
@@ -306,8 +305,9 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		}
 		nd.LP = lp
 	}
+	// nd.LP is not counted in lpBytes here (a new node's never was, an
+	// old one's was taken off): the final listpack is counted below.
 	lp := nd.LP
-	o.lpBytes -= int64(cap(lp))
 	lp = lpAppendIntEntry(lp, flags)
 	lp = lpAppendIntEntry(lp, int64(id.Ms-nd.Master.Ms))
 	lp = lpAppendIntEntry(lp, int64(id.Seq-nd.Master.Seq))
