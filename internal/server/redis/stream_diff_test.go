@@ -40,6 +40,7 @@ import (
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -772,5 +773,87 @@ func plausibleTime(t *testing.T, addr string, at time.Time) {
 	t.Helper()
 	if d := time.Since(at); d < -24*time.Hour || d > 24*time.Hour {
 		t.Errorf("%s: time field %v is not near now", addr, at)
+	}
+}
+
+// TestStreamDumpRestoreAcross moves streams both ways with DUMP and
+// RESTORE: redis-server's payloads restored in MiniKV and MiniKV's in
+// redis-server, and the stream reads the same on both sides after, and
+// goes on the same (XADD, XREADGROUP, XACK). The streams: entries with
+// the same fields and with other fields (the listpacks' master entry
+// flags), integers and long values, deleted entries, over 100 entries
+// (several listpacks), XSETID's counters, consumer groups with pending
+// entries, consumers without, and an empty stream with a group.
+func TestStreamDumpRestoreAcross(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	peer := streamPeer(t)
+	setup := func(c *servertest.RESPClient) {
+		c.Expect(mb("FLUSHALL"), "+OK\r\n")
+		for i := 1; i <= 8; i++ {
+			c.Do("XADD", "s1", fmt.Sprintf("%d-%d", i, i%3), "name", "v"+strconv.Itoa(i), "n", strconv.Itoa(i*1000-3))
+		}
+		c.Do("XADD", "s1", "9-0", "other", strings.Repeat("long ", 40), "n", "-9223372036854775808", "x", "")
+		c.Do("XDEL", "s1", "2-2", "5-2")
+		c.Do("XGROUP", "CREATE", "s1", "g1", "0")
+		c.Do("XGROUP", "CREATE", "s1", "g2", "4-1", "ENTRIESREAD", "3")
+		c.Do("XREADGROUP", "GROUP", "g1", "alice", "COUNT", "3", "STREAMS", "s1", ">")
+		c.Do("XREADGROUP", "GROUP", "g1", "bob", "COUNT", "2", "STREAMS", "s1", ">")
+		c.Do("XCLAIM", "s1", "g1", "carol", "0", "3-0", "RETRYCOUNT", "4", "JUSTID")
+		c.Do("XACK", "s1", "g1", "1-1")
+		c.Do("XGROUP", "CREATECONSUMER", "s1", "g2", "idle")
+		for i := 1; i <= 260; i++ {
+			c.Do("XADD", "s2", fmt.Sprintf("%d-0", i), "f", strconv.Itoa(i))
+		}
+		c.Do("XTRIM", "s2", "MAXLEN", "~", "150")
+		c.Do("XDEL", "s2", "200-0")
+		c.Do("XSETID", "s2", "999-9", "ENTRIESADDED", "300", "MAXDELETEDID", "500-0")
+		c.Do("XGROUP", "CREATE", "s2", "g", "0")
+		c.Do("XREADGROUP", "GROUP", "g", "c", "COUNT", "120", "STREAMS", "s2", ">")
+		c.Do("XGROUP", "CREATE", "s3", "g", "$", "MKSTREAM")
+		c.Do("XADD", "s4", "5-5", "a", "1")
+		c.Do("XDEL", "s4", "5-5")
+	}
+	keys := []string{"s1", "s2", "s3", "s4"}
+	reads := func(k string) [][]string {
+		return [][]string{{"XRANGE", k, "-", "+"}, {"XINFO", "STREAM", k}, {"XINFO", "GROUPS", k}, {"XPENDING", k, "g1"},
+			{"XPENDING", k, "g1", "-", "+", "100"}, {"XPENDING", k, "g", "-", "+", "100", "c"}, {"XPENDING", k, "g2"}, {"TYPE", k},
+			{"XLEN", k}}
+	}
+	then := [][]string{{"XADD", "s1", "10-0", "name", "v10", "n", "1"}, {"XREADGROUP", "GROUP", "g1", "dave", "STREAMS", "s1", ">"},
+		{"XREADGROUP", "GROUP", "g2", "idle", "STREAMS", "s1", ">"}, {"XACK", "s1", "g1", "3-0", "4-1"}, {"XPENDING", "s1", "g1"},
+		{"XINFO", "GROUPS", "s1"}, {"XADD", "s2", "999-9", "f", "x"}, {"XADD", "s2", "1000-0", "f", "x"}, {"XINFO", "STREAM", "s2"},
+		{"XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s2", ">"}, {"XADD", "s3", "1-1", "a", "b"},
+		{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s3", ">"}, {"XADD", "s4", "5-5", "a", "1"}, {"XADD", "s4", "5-6", "a", "1"}}
+	compare := func(t *testing.T, a, b *servertest.RESPClient, args []string) {
+		t.Helper()
+		lower := append([]string{strings.ToLower(args[0])}, args[1:]...)
+		if ra, rb := streamMask(lower, a.Do(args...)), streamMask(lower, b.Do(args...)); ra != rb {
+			t.Errorf("%s: source %q, restored %q", randLine(args), clip(ra), clip(rb))
+		}
+	}
+	for _, dir := range []struct{ name, from, to string }{{"redis to peer", redisAddr, peer}, {"peer to redis", peer, redisAddr}} {
+		t.Run(dir.name, func(t *testing.T) {
+			src, dst := dialRESP(t, dir.from), dialRESP(t, dir.to)
+			setup(src)
+			dst.Expect(mb("FLUSHALL"), "+OK\r\n")
+			for _, k := range keys {
+				payload := src.Do("DUMP", k)
+				if !strings.HasPrefix(payload, "$") || payload == "$-1\r\n" {
+					t.Fatalf("DUMP %s on %s = %q", k, dir.from, clip(payload))
+				}
+				body := payload[strings.Index(payload, "\r\n")+2 : len(payload)-2]
+				if got := dst.Do("RESTORE", k, "0", body); got != "+OK\r\n" {
+					t.Fatalf("RESTORE %s on %s of %s's payload = %q", k, dir.to, dir.from, got)
+				}
+			}
+			for _, k := range keys {
+				for _, args := range reads(k) {
+					compare(t, src, dst, args)
+				}
+			}
+			for _, args := range then {
+				compare(t, src, dst, args)
+			}
+		})
 	}
 }
