@@ -670,6 +670,19 @@ func cmdXRead(rc *conn, argv [][]byte) {
 	n := (len(argv) - streamsAt) / 2
 	c.keys = argv[streamsAt : streamsAt+n]
 	c.ids = make([]store.StreamID, n)
+	if n == 1 && rc.p.blocked.n.Load() == 0 {
+		switch rc.xreadOne(&c, argv[streamsAt+1], xgroup) {
+		case xreadReplied:
+			return
+		case xreadNothing:
+			if timeout < 0 || rc.inExec() {
+				rc.w.NullArray()
+				return
+			}
+			rc.blockStream(name, &c, timeout)
+			return
+		}
+	}
 	for j := 0; j < n; j++ {
 		key, arg := c.keys[j], argv[streamsAt+n+j]
 		var st store.Stream
@@ -736,6 +749,133 @@ func cmdXRead(rc *conn, argv [][]byte) {
 		return
 	}
 	rc.blockStream(name, &c, timeout)
+}
+
+// What xreadOne did.
+const (
+	xreadReplied = iota // the reply (entries or an error) is written
+	xreadNothing        // no entries: c.ids[0] is the ID to wait after
+	xreadSlow           // a consumer's history: the general path serves it
+)
+
+// xreadOne serves an XREAD or XREADGROUP of one key in one store call,
+// writing the entries as it reads them (the consumer loop's XREADGROUP
+// ... COUNT n STREAMS key >, and XREAD of one stream).
+func (rc *conn) xreadOne(c *xreadCall, arg []byte, xgroup bool) int {
+	key := c.keys[0]
+	var st store.Stream
+	out := xreadNothing
+	created := false
+	fn := func() error {
+		if xgroup && (!st.Exists() || st.Group(c.group) == nil) {
+			if !st.Exists() {
+				rc.keymiss(key) // a read, as Redis looks the key up
+			}
+			rc.w.Error("NOGROUP No such key '" + string(userKey(key)) + "' or consumer group '" + string(c.group) + "' in XREADGROUP with GROUP option")
+			out = xreadReplied
+			return nil
+		}
+		var id store.StreamID
+		switch {
+		case len(arg) == 1 && arg[0] == '$':
+			if xgroup {
+				rc.w.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				out = xreadReplied
+				return nil
+			}
+			if st.Exists() {
+				id = st.LastID()
+			}
+		case len(arg) == 1 && arg[0] == '>':
+			if !xgroup {
+				rc.w.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				out = xreadReplied
+				return nil
+			}
+			id = store.MaxStreamID
+		default:
+			var ok bool
+			if id, _, ok = parseStreamID(arg, 0, true, false); !ok {
+				rc.w.Error(errStreamID)
+				out = xreadReplied
+				return nil
+			}
+			if xgroup {
+				out = xreadSlow // the consumer's history
+				return nil
+			}
+		}
+		c.ids[0] = id
+		if !st.Exists() {
+			rc.keymiss(key) // looked up twice by Redis's XREAD
+			return nil
+		}
+		after := id
+		var g *store.StreamCG
+		if xgroup {
+			g = st.Group(c.group)
+			after = g.LastID()
+		}
+		last, ok := st.Edge(true)
+		if !ok || !after.Less(last) {
+			return nil
+		}
+		start, _ := after.Next()
+		limit := int64(-1)
+		if c.count > 0 {
+			limit = c.count
+		}
+		if rc.w.RESP3() {
+			rc.w.Map(1)
+		} else {
+			rc.w.Array(1)
+			rc.w.Array(2)
+		}
+		rc.w.Bulk(userKey(key))
+		out = xreadReplied
+		if !xgroup {
+			rc.writeRange(&st, start, store.MaxStreamID, false, limit)
+			return nil
+		}
+		now := rc.nowMilli()
+		st.Quiet()
+		cons, isNew := st.CreateConsumer(g, c.consumer, now)
+		created = isNew
+		cons.Seen(now)
+		n := int64(0)
+		st.Range(start, store.MaxStreamID, false, func(store.StreamID, [][]byte) bool {
+			n++
+			return limit < 0 || n < limit
+		})
+		rc.w.Array(int(n))
+		i := int64(0)
+		st.Range(start, store.MaxStreamID, false, func(id store.StreamID, fv [][]byte) bool {
+			rc.writeStreamEntry(id, fv)
+			st.Advance(g, id)
+			if !c.noack {
+				st.Deliver(g, cons, id, now)
+			}
+			i++
+			return i < n
+		})
+		cons.Active(now)
+		st.Touch()
+		return nil
+	}
+	var err error
+	if xgroup {
+		err = rc.st.UpdateStream(key, &st, fn)
+	} else {
+		err = rc.st.ViewStream(key, &st, fn)
+	}
+	if created {
+		rc.notify(server.EventStream, "xgroup-createconsumer", key)
+	}
+	if err != nil {
+		rc.storeError(err)
+		return xreadReplied
+	}
+	return out
 }
 
 // streamResult is what an XREAD or XREADGROUP read: per key, its entries
