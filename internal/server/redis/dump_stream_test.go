@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -192,4 +193,59 @@ func TestStreamDumpRestoreWithRedis(t *testing.T) {
 			t.Errorf("%s: the key after a refused RESTORE REPLACE: %s", name, typ)
 		}
 	}
+}
+
+// TestStreamFullSync: streams travel in a full resync's RDB both ways: an
+// unmodified redis-server replica of MiniKV, and MiniKV a replica of
+// redis-server, each end up saying of every stream what its primary
+// says (XINFO STREAM FULL included).
+func TestStreamFullSync(t *testing.T) {
+	ctx := context.Background()
+	build := func(c *redis.Client) {
+		for _, cmd := range streamDumpCmds() {
+			if err := c.Do(ctx, cmd...).Err(); err != nil {
+				t.Fatalf("%v: %v", cmd, err)
+			}
+		}
+	}
+	same := func(primary, replica *redis.Client) {
+		t.Helper()
+		for _, k := range streamDumpKeys {
+			if got, want := streamView(t, replica, k), streamView(t, primary, k); got != want {
+				t.Errorf("%s: replica\n%.2000s\nprimary\n%.2000s", k, got, want)
+			}
+			got, _ := replica.Do(ctx, "XINFO", "STREAM", k, "FULL").Result()
+			want, _ := primary.Do(ctx, "XINFO", "STREAM", k, "FULL").Result()
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: XINFO STREAM FULL: replica\n%.2000v\nprimary\n%.2000v", k, got, want)
+			}
+		}
+	}
+
+	// A Redis replica of MiniKV.
+	rs := startRESP(t, server.Config{}, store.Config{MemoryLimit: 256 << 20})
+	mc := redis.NewClient(&redis.Options{Addr: rs.respAddr, Protocol: 2})
+	t.Cleanup(func() { mc.Close() })
+	build(mc)
+	_, port, _ := net.SplitHostPort(rs.respAddr)
+	replica := startRedisServer(t, "--replicaof", "127.0.0.1", port)
+	waitFor(t, "the Redis replica's link", func() bool { return infoField(t, replica, "replication", "master_link_status") == "up" })
+	rc := redis.NewClient(&redis.Options{Addr: replica, Protocol: 2})
+	t.Cleanup(func() { rc.Close() })
+	same(mc, rc)
+
+	// MiniKV a replica of Redis.
+	primary := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	pc := redis.NewClient(&redis.Options{Addr: primary, Protocol: 2})
+	t.Cleanup(func() { pc.Close() })
+	build(pc)
+	rs2 := startRESP(t, server.Config{}, store.Config{MemoryLimit: 256 << 20})
+	mc2 := redis.NewClient(&redis.Options{Addr: rs2.respAddr, Protocol: 2})
+	t.Cleanup(func() { mc2.Close() })
+	host, pport, _ := net.SplitHostPort(primary)
+	if err := mc2.Do(ctx, "REPLICAOF", host, pport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "MiniKV's link to Redis", func() bool { return infoField(t, rs2.respAddr, "replication", "master_link_status") == "up" })
+	same(pc, mc2)
 }
