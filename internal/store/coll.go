@@ -112,6 +112,10 @@ type coll struct {
 	// replaces: a Tx cleared the key for this collection (a *STORE
 	// destination), so storing it creates no key (no EventNew).
 	replaces bool
+
+	// keepCAS: a change Redis does not count as modifying the key (a
+	// stream's consumer groups read or acknowledged): WATCH holds.
+	keepCAS bool
 }
 
 // collection runs fn with the collection of kind under key, with the shard
@@ -259,7 +263,9 @@ func (s *Store) rewriteLocked(c *coll) bool {
 // new CAS token, the access, the header written back, the disk told.
 func (s *Store) changedInPlaceLocked(c *coll) {
 	sh := c.sh
-	c.e.cas = s.nextCAS()
+	if !c.keepCAS {
+		c.e.cas = s.nextCAS()
+	}
 	c.e.atime = s.nowSec(&c.clk)
 	c.e.used()
 	sh.commitLocked(&c.e)

@@ -154,6 +154,11 @@ func (st *Stream) Create() {
 // Touch marks the stream changed (its groups were).
 func (st *Stream) Touch() { st.c.dirty = true }
 
+// Quiet makes the call's changes keep the key's CAS token, as Redis does
+// not signal a key modified when only its consumer groups changed
+// (XREADGROUP, XACK, XCLAIM): a WATCH of the key holds.
+func (st *Stream) Quiet() { st.c.keepCAS = true }
+
 // Len is the number of entries.
 func (st *Stream) Len() uint64 {
 	if st.c.obj == nil {
@@ -198,6 +203,7 @@ func lpAppendIntEntry(lp []byte, v int64) []byte {
 	lp = lpAppendBacklen(lp, uint64(len(lp)-start))
 	lp = append(lp, lpEOF)
 	lpSetTotal(lp)
+	lpBumpCount(lp, 1)
 	return lp
 }
 
@@ -654,7 +660,11 @@ func (st *Stream) Trim(t StreamTrim) int64 {
 		break
 	}
 	if deleted > 0 {
-		o.firstID = st.firstEdge()
+		if o.length == 0 {
+			o.firstID = StreamID{}
+		} else {
+			o.firstID = st.firstEdge()
+		}
 		st.c.dirty = true
 	}
 	return deleted

@@ -232,6 +232,9 @@ type waiter struct {
 // served) and by client id (CLIENT UNBLOCK). Its shards split the keys
 // so that pushers on unrelated keys do not meet on one lock.
 type blockedSet struct {
+	readyMu sync.Mutex
+	ready   map[string]struct{} // streams an XADD added to since their waiters were served (stream.go)
+
 	n      atomic.Int64 // blocked commands; while 0 nobody looks further
 	timed  atomic.Int64 // those with a timeout (INFO's clients_in_timeout_table)
 	seed   maphash.Seed
@@ -336,6 +339,28 @@ func (bs *blockedSet) first(key []byte) *waiter {
 	return nil
 }
 
+// markReady records that an XADD added to the stream key.
+func (bs *blockedSet) markReady(key []byte) {
+	if bs.n.Load() == 0 {
+		return
+	}
+	bs.readyMu.Lock()
+	if bs.ready == nil {
+		bs.ready = make(map[string]struct{})
+	}
+	bs.ready[string(key)] = struct{}{}
+	bs.readyMu.Unlock()
+}
+
+// takeReady reports whether key was marked ready, and unmarks it.
+func (bs *blockedSet) takeReady(key []byte) bool {
+	bs.readyMu.Lock()
+	defer bs.readyMu.Unlock()
+	_, ok := bs.ready[string(key)]
+	delete(bs.ready, string(key))
+	return ok
+}
+
 // waiting returns the commands on key that may still be claimed, in
 // arrival order.
 func (bs *blockedSet) waiting(key []byte) []*waiter {
@@ -362,13 +387,21 @@ func (bs *blockedSet) byClient(id uint64) *waiter {
 // ran (argv), as Redis serves the keys a command made ready.
 func (p *Protocol) wakeKeysOf(cmd *respCommand, argv [][]byte, db int) {
 	var buf [8][]byte
+	adds := keyAddingCommands[cmd.name]
 	for _, k := range cmd.keys(argv, buf[:0]) {
 		if store.DBKeyNeeded(db, k) {
 			k = store.DBKey(nil, db, k)
 		}
+		if adds {
+			p.blocked.markReady(k)
+		}
 		p.wake(k)
 	}
 }
+
+// keyAddingCommands put a whole value under a key: a stream arriving so
+// serves its readers, as Redis's dbAdd signals the key ready.
+var keyAddingCommands = map[string]bool{"rename": true, "renamenx": true, "copy": true, "restore": true}
 
 // wake serves the waiters on key, longest-waiting first, while it has
 // elements for them; then those on the keys BLMOVE waiters pushed to.
@@ -378,9 +411,13 @@ func (p *Protocol) wake(key []byte) {
 		w := p.blocked.first(key)
 		if w != nil && w.call.op == opXRead {
 			// A stream's entries stay for every reader: serve each
-			// waiter that has something to read, in order.
+			// waiter that has something to read, in order, once an
+			// XADD made the key ready (Redis's signalKeyAsReady); any
+			// other write only ends group readers whose stream or
+			// group is gone.
+			added := p.blocked.takeReady(key)
 			for _, sw := range p.blocked.waiting(key) {
-				if sw.call.op == opXRead && p.serveStream(sw, key) {
+				if sw.call.op == opXRead && p.serveStream(sw, key, added) {
 					sw.sw.Deliver()
 				}
 			}

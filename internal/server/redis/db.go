@@ -185,6 +185,7 @@ func cmdMove(rc *conn, argv [][]byte) {
 		rc.notify(server.EventGeneric, "move_from", src)
 		rc.notify(server.EventGeneric, "move_to", dst)
 		if rc.p.blocked.n.Load() != 0 {
+			rc.p.blocked.markReady(dst) // a stream arriving serves its readers, as Redis's dbAdd
 			rc.p.wake(dst)
 		}
 	}
@@ -230,6 +231,7 @@ func cmdSwapDB(rc *conn, argv [][]byte) {
 	}
 	if rc.p.blocked.n.Load() != 0 {
 		for _, k := range woken {
+			rc.p.blocked.markReady(k)
 			rc.p.wake(k)
 		}
 	}

@@ -452,6 +452,7 @@ func (rc *conn) flush(argv [][]byte, all bool) {
 		rc.storeError(err)
 		return
 	}
-	rc.p.srv.Flushed(rc) // client tracking: every key is invalid (tracking.go)
+	rc.p.srv.Flushed(rc)     // client tracking: every key is invalid (tracking.go)
+	rc.p.wakeStreamReaders() // XREADGROUP waiters lost their stream (stream.go)
 	rc.w.OK()
 }

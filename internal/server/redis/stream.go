@@ -2,7 +2,6 @@ package redis
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -49,11 +48,10 @@ func streamCommands() []respCommand {
 
 // Errors of the stream commands, as Redis 7.0 words them.
 const (
-	errStreamID       = "ERR Invalid stream ID specified as stream command argument"
-	errXAddSmaller    = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
-	errXAddZero       = "ERR The ID specified in XADD must be greater than 0-0"
-	errStreamExhaust  = "ERR The stream has exhausted the last possible ID, unable to add more items"
-	errXReadUnbalance = "ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified."
+	errStreamID      = "ERR Invalid stream ID specified as stream command argument"
+	errXAddSmaller   = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+	errXAddZero      = "ERR The ID specified in XADD must be greater than 0-0"
+	errStreamExhaust = "ERR The stream has exhausted the last possible ID, unable to add more items"
 )
 
 // parseStreamID is Redis's streamGenericParseIDOrReply: "ms-seq", or "ms"
@@ -318,6 +316,7 @@ func cmdXAdd(rc *conn, argv [][]byte) {
 		rc.w.Error(msg)
 	default:
 		rc.writeStreamID(added)
+		rc.p.blocked.markReady(argv[1])
 		rc.notify(server.EventStream, "xadd", argv[1])
 		if trimmed > 0 {
 			rc.notify(server.EventStream, "xtrim", argv[1])
@@ -638,7 +637,7 @@ func cmdXRead(rc *conn, argv [][]byte) {
 		case argIs(o, "streams") && more > 0:
 			streamsAt = i + 1
 			if (len(argv)-streamsAt)%2 != 0 {
-				rc.w.Error("ERR Unbalanced '" + name + "' list of streams: for each stream key an ID or '$' must be specified.")
+				rc.w.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 				return
 			}
 			i = len(argv)
@@ -720,7 +719,11 @@ func cmdXRead(rc *conn, argv [][]byte) {
 		}
 	}
 	res := &streamResult{}
-	if err := rc.xreadNow(&c, res); err != nil {
+	err := rc.xreadNow(&c, res)
+	for _, k := range res.created {
+		rc.notify(server.EventStream, "xgroup-createconsumer", k)
+	}
+	if err != nil {
 		rc.storeError(err)
 		return
 	}
@@ -741,6 +744,7 @@ type streamResult struct {
 	keys    [][]byte
 	entries [][]streamEntry
 	errMsg  string
+	created [][]byte // keys whose group got a new consumer (xgroup-createconsumer)
 }
 
 // streamEntry is one entry read; fv nil is an entry pending for the
@@ -768,7 +772,7 @@ func copyFields(fv [][]byte) [][]byte {
 // xreadNow serves the call from what the streams hold now, into res.
 func (rc *conn) xreadNow(c *xreadCall, res *streamResult) error {
 	for j, key := range c.keys {
-		if _, err := xreadKey(rc.st, c, j, key, res, nil, rc.nowMilli()); err != nil {
+		if _, err := xreadKey(rc.st, c, j, key, res, nil, nil, rc.nowMilli()); err != nil {
 			return err
 		}
 	}
@@ -778,7 +782,7 @@ func (rc *conn) xreadNow(c *xreadCall, res *streamResult) error {
 // xreadKey reads key for call c (its j-th key) into res if it has
 // entries after the call's ID; claim, when set, must agree before
 // anything is read (a blocked waiter). It reports whether it read.
-func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResult, claim func() bool, now int64) (bool, error) {
+func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResult, claim, gone func() bool, now int64) (bool, error) {
 	var st store.Stream
 	read := false
 	after := c.ids[j]
@@ -787,7 +791,13 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 			return nil
 		}
 		if c.group == nil {
-			last, ok := st.Edge(true)
+			// Served now when an entry is after the ID; a waiter when
+			// the stream's last ID is (an XADD trimmed to nothing
+			// serves it an empty list), as Redis 7.0 does.
+			last, ok := st.LastID(), true
+			if claim == nil {
+				last, ok = st.Edge(true)
+			}
 			if !ok || !after.Less(last) {
 				return nil
 			}
@@ -807,7 +817,7 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 		}
 		g := st.Group(c.group)
 		if g == nil {
-			if claim != nil && claim() {
+			if gone != nil && gone() || claim != nil && claim() {
 				read = true
 				res.errMsg = "NOGROUP the consumer group this client was blocked on no longer exists"
 			}
@@ -815,7 +825,10 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 		}
 		history := after != store.MaxStreamID
 		if !history {
-			last, ok := st.Edge(true)
+			last, ok := st.LastID(), true
+			if claim == nil {
+				last, ok = st.Edge(true)
+			}
 			if !ok || !g.LastID().Less(last) {
 				return nil
 			}
@@ -824,14 +837,17 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 			return nil
 		}
 		read = true
+		st.Quiet()
 		cons, created := st.CreateConsumer(g, c.consumer, now)
-		_ = created
+		if created {
+			res.created = append(res.created, key)
+		}
 		cons.Seen(now)
 		var es []streamEntry
 		if history {
 			for _, id := range cons.Pending() {
-				if id.Less(after) {
-					continue
+				if !after.Less(id) {
+					continue // after the ID given, as Redis's streamIncrID
 				}
 				if c.count > 0 && int64(len(es)) >= c.count {
 					break
@@ -876,7 +892,35 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 	} else {
 		err = st0.ViewStream(key, &st, fn)
 	}
+	if gone != nil && c.group != nil && (err != nil || !st.Exists()) && !read && (gone() || claim()) {
+		// A group reader whose stream was deleted or replaced: Redis
+		// unblocks it with an error (an XREAD waits on).
+		read, err = true, nil
+		res.errMsg = "UNBLOCKED the stream key no longer exists"
+	}
 	return read, err
+}
+
+// wakeStreamReaders serves the stream waiters of every key, after a
+// FLUSHALL or FLUSHDB took their keys away.
+func (p *Protocol) wakeStreamReaders() {
+	if p.blocked.n.Load() == 0 {
+		return
+	}
+	var keys [][]byte
+	for i := range p.blocked.shards {
+		sh := &p.blocked.shards[i]
+		sh.mu.Lock()
+		for k, ws := range sh.keys {
+			if len(ws) > 0 && ws[0].call.op == opXRead {
+				keys = append(keys, []byte(k))
+			}
+		}
+		sh.mu.Unlock()
+	}
+	for _, k := range keys {
+		p.wake(k)
+	}
 }
 
 // writeStreamResult writes XREAD's reply: per key read, the key and its
@@ -953,7 +997,7 @@ func (rc *conn) blockStream(name string, c *xreadCall, timeout time.Duration) {
 // serveStream serves a blocked XREAD or XREADGROUP from key, if key now
 // has entries for it; served reports that w was claimed and its result
 // filled in.
-func (p *Protocol) serveStream(w *waiter, key []byte) (served bool) {
+func (p *Protocol) serveStream(w *waiter, key []byte, added bool) (served bool) {
 	c := w.call.stream
 	j := slices.IndexFunc(c.keys, func(k []byte) bool { return bytes.Equal(k, key) })
 	if j < 0 {
@@ -967,11 +1011,15 @@ func (p *Protocol) serveStream(w *waiter, key []byte) (served bool) {
 		served = true
 		return true
 	}
-	if _, err := xreadKey(p.st, c, j, key, res, claim, time.Now().UnixMilli()); err != nil && served {
-		res.errMsg = errWrongType
-		if !errors.Is(err, store.ErrWrongType) {
-			res.errMsg = "ERR " + err.Error()
-		}
+	gone := func() bool { return false }
+	if !added {
+		claim, gone = func() bool { return false }, claim
+	}
+	if _, err := xreadKey(p.st, c, j, key, res, claim, gone, time.Now().UnixMilli()); err != nil && served {
+		res.errMsg = "ERR " + err.Error()
+	}
+	for _, k := range res.created {
+		p.srv.KeyEvent(server.EventStream, "xgroup-createconsumer", k)
 	}
 	if served {
 		w.res.stream = res

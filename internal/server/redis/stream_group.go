@@ -95,6 +95,7 @@ func cmdXGroup(rc *conn, argv [][]byte) {
 		var g *store.StreamCG
 		if st.Exists() {
 			g = st.Group(name)
+			st.Quiet() // only a new stream is a modified key
 		}
 		if g == nil && !create && !argIs(op, "destroy") {
 			msg = "NOGROUP No such consumer group '" + string(name) + "' for key name '" + string(userKey(key)) + "'"
@@ -196,7 +197,11 @@ func cmdXAck(rc *conn, argv [][]byte) {
 	var st store.Stream
 	n := 0
 	rc.storeErrorIf(rc.st.UpdateStream(argv[1], &st, func() error {
+		if !st.Exists() {
+			rc.keymiss(argv[1])
+		}
 		if g := st.Group(argv[2]); g != nil {
+			st.Quiet()
 			for _, id := range ids {
 				if st.Ack(g, id) {
 					n++
@@ -341,13 +346,18 @@ func (rc *conn) writeClaimed(st *store.Stream, id store.StreamID, justID bool) {
 // ms] [TIME ms] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id].
 func cmdXClaim(rc *conn, argv [][]byte) {
 	key, group, name := argv[1], argv[2], argv[3]
+	newConsumer := false
 	var st store.Stream
 	rc.storeErrorIf(rc.st.UpdateStream(key, &st, func() error {
+		if !st.Exists() {
+			rc.keymiss(key)
+		}
 		g := st.Group(group)
 		if g == nil {
 			rc.w.Error(noGroupKey(key, group))
 			return nil
 		}
+		st.Quiet()
 		minIdle, ok := resp2Int(argv[4])
 		if !ok {
 			rc.w.Error("ERR Invalid min-idle-time argument for XCLAIM")
@@ -420,6 +430,11 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 		}
 		var cons *store.StreamCGConsumer
 		var claimed []store.StreamID
+		defer func() {
+			if newConsumer {
+				rc.notify(server.EventStream, "xgroup-createconsumer", key)
+			}
+		}()
 		for _, id := range ids {
 			nack, pending := g.NACK(id)
 			if !st.Has(id) {
@@ -440,7 +455,10 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 				continue
 			}
 			if cons == nil {
-				cons, _ = st.CreateConsumer(g, name, now)
+				var created bool
+				if cons, created = st.CreateConsumer(g, name, now); created {
+					newConsumer = true
+				}
 				cons.Seen(now)
 			}
 			switch {
@@ -484,6 +502,7 @@ func cmdXAutoClaim(rc *conn, argv [][]byte) {
 		return
 	}
 	count, justID := int64(100), false
+	newConsumer := false
 	const attemptsFactor = 10
 	for j := 6; j < len(argv); j++ {
 		more := len(argv) - 1 - j
@@ -505,15 +524,24 @@ func cmdXAutoClaim(rc *conn, argv [][]byte) {
 	}
 	var st store.Stream
 	rc.storeErrorIf(rc.st.UpdateStream(key, &st, func() error {
+		if !st.Exists() {
+			rc.keymiss(key)
+		}
 		g := st.Group(group)
 		if g == nil {
 			rc.w.Error(noGroupKey(key, group))
 			return nil
 		}
+		st.Quiet()
 		now := rc.nowMilli()
 		attempts := count * attemptsFactor
 		var cons *store.StreamCGConsumer
 		var claimed, deleted []store.StreamID
+		defer func() {
+			if newConsumer {
+				rc.notify(server.EventStream, "xgroup-createconsumer", key)
+			}
+		}()
 		var pending []store.PendingEntry
 		g.PendingRange(start, store.MaxStreamID, func(e store.PendingEntry) bool {
 			pending = append(pending, e)
@@ -537,7 +565,10 @@ func cmdXAutoClaim(rc *conn, argv [][]byte) {
 				continue
 			}
 			if cons == nil {
-				cons, _ = st.CreateConsumer(g, name, now)
+				var created bool
+				if cons, created = st.CreateConsumer(g, name, now); created {
+					newConsumer = true
+				}
 				cons.Seen(now)
 			}
 			dc := e.DeliveryCount
@@ -647,13 +678,13 @@ func cmdXInfoStream(rc *conn, argv [][]byte) {
 	full, count := false, int64(10)
 	if len(argv) > 3 {
 		if !argIs(argv[3], "full") {
-			rc.w.Error(errSyntax)
+			subSyntax(rc, argv, "XINFO")
 			return
 		}
 		full = true
 		if len(argv) > 4 {
 			if len(argv) != 6 || !argIs(argv[4], "count") {
-				rc.w.Error(errSyntax)
+				subSyntax(rc, argv, "XINFO")
 				return
 			}
 			n, ok := rc.parseInt(argv[5])

@@ -20,10 +20,6 @@ import (
 // does not serve, each group with the reason.
 var versionGaps = map[string][]string{
 	"the Lua debugger (not planned: docs/redis.md, Scripting)": {"script|debug"},
-	"streams (issue 40)": {"xack", "xadd", "xautoclaim", "xclaim", "xdel", "xgroup", "xgroup|create",
-		"xgroup|createconsumer", "xgroup|delconsumer", "xgroup|destroy", "xgroup|help", "xgroup|setid",
-		"xinfo", "xinfo|consumers", "xinfo|groups", "xinfo|help", "xinfo|stream", "xlen", "xpending", "xrange",
-		"xread", "xreadgroup", "xrevrange", "xsetid", "xtrim"},
 	"cluster topology is MiniKV's configuration, not CLUSTER commands (docs/scale-out.md)": {
 		"cluster|addslots", "cluster|addslotsrange", "cluster|bumpepoch", "cluster|count-failure-reports",
 		"cluster|delslots", "cluster|delslotsrange", "cluster|failover", "cluster|flushslots", "cluster|forget",
