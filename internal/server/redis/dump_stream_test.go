@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"github.com/minikv/minikv/internal/rdb"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm/vfs"
 )
 
 // streamDumpCmds build streams of every shape DUMP carries: entries with
@@ -248,4 +250,52 @@ func TestStreamFullSync(t *testing.T) {
 	}
 	waitFor(t, "MiniKV's link to Redis", func() bool { return infoField(t, rs2.respAddr, "replication", "master_link_status") == "up" })
 	same(pc, mc2)
+}
+
+// TestStreamDumpDurable: in durable mode (the store over its disk) a
+// restored stream DUMPs back byte for byte, and rdb.Save, which walks the
+// disk there, writes it so that a memory store loading the file DUMPs the
+// same bytes again.
+func TestStreamDumpDurable(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rc := redis.NewClient(&redis.Options{Addr: redisAddr, Protocol: 2})
+	t.Cleanup(func() { rc.Close() })
+	ctx := context.Background()
+	for _, cmd := range streamDumpCmds() {
+		if err := rc.Do(ctx, cmd...).Err(); err != nil {
+			t.Fatalf("redis %v: %v", cmd, err)
+		}
+	}
+	st, _, respAddr := startDurableOnMem(t, vfs.NewMem())
+	mc := redis.NewClient(&redis.Options{Addr: respAddr, Protocol: 2})
+	t.Cleanup(func() { mc.Close() })
+	want := map[string]string{}
+	for _, k := range streamDumpKeys {
+		p, err := rc.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[k] = p
+		if err := mc.Restore(ctx, k, 0, p).Err(); err != nil {
+			t.Fatalf("%s: RESTORE: %v", k, err)
+		}
+		if got, err := mc.Dump(ctx, k).Result(); err != nil || got != p {
+			t.Errorf("%s: DUMP in durable mode (%v):\nminikv %q\nredis  %q", k, err, got, p)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := rdb.Save(&buf, st, rdb.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mem := store.New(store.Config{MemoryLimit: 64 << 20})
+	defer mem.Close()
+	if _, err := rdb.LoadBytes(buf.Bytes(), mem, rdb.LoadOptions{}); err != nil {
+		t.Fatalf("loading the durable store's file: %v", err)
+	}
+	for _, k := range streamDumpKeys {
+		got, ok, err := rdb.Dump(mem, []byte(k))
+		if err != nil || !ok || string(got) != want[k] {
+			t.Errorf("%s: after SAVE and load (%v %v):\ngot  %q\nwant %q", k, ok, err, got, want[k])
+		}
+	}
 }
