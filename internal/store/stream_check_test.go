@@ -63,3 +63,42 @@ func TestEstimateEntriesRead(t *testing.T) {
 		t.Errorf("never used: %d", got)
 	}
 }
+
+// FuzzValidateStreamNode: any bytes as a node's listpack: never a panic;
+// a node it accepts is walked by the stream's own iterator (every entry,
+// its fields and values) without one, and agrees with what it said.
+func FuzzValidateStreamNode(f *testing.F) {
+	f.Add(streamLP(2, 1, 1, "f", 0, 3, 0, 0, "a", 4, 2, 0, 2, "b", 4, 0, 2, -5, 2, "x", 1, "y", 2, 8), uint64(100), uint64(5))
+	f.Add(streamLP(1, 0, 2, "f", "g", 0, 2, 0, 0, "a", 1234567, 5), uint64(0), uint64(0))
+	f.Add(streamLP(1, 0, 0, 0, 0, 0, 0, 0, 4), uint64(1<<63), uint64(1<<63))
+	f.Fuzz(func(t *testing.T, lp []byte, ms, seq uint64) {
+		m := StreamID{ms, seq}
+		info, err := ValidateStreamNode(lp, m)
+		if err != nil {
+			return
+		}
+		var st Stream
+		it := newNodeIter(&StreamNode{Master: m, LP: lp})
+		live, n := 0, 0
+		var last StreamID
+		for p := it.first; p >= 0; n++ {
+			flags, id, nf, fp, next := it.entry(p)
+			if n > 0 && !last.Less(id) || id.Less(m) {
+				t.Fatalf("entry %d: ID %v after %v (master %v)", n, id, last, m)
+			}
+			if flags&streamFlagDeleted == 0 {
+				if live == 0 && id != info.FirstLive {
+					t.Fatalf("first live %v, ValidateStreamNode said %v", id, info.FirstLive)
+				}
+				live++
+			}
+			if fv := st.fields(&it, flags, nf, fp); len(fv) != 2*nf {
+				t.Fatalf("entry %d: %d fields and values for %d fields", n, len(fv), nf)
+			}
+			last, p = id, next
+		}
+		if live != info.Live || last != info.Last {
+			t.Fatalf("walked %d live, last %v; ValidateStreamNode said %+v", live, last, info)
+		}
+	})
+}
