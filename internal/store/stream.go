@@ -282,7 +282,6 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		lp = lpAppendIntEntry(lp, 0)
 		o.nodes = append(o.nodes, StreamNode{Master: id, LP: lp})
 		nd = &o.nodes[len(o.nodes)-1]
-		o.lpBytes += int64(cap(lp))
 		flags = streamFlagSameFields
 	} else {
 		lp := nd.LP
@@ -306,8 +305,9 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		}
 		nd.LP = lp
 	}
+	// nd.LP is not counted in lpBytes here (a new node's never was, an
+	// old one's was taken off): the final listpack is counted below.
 	lp := nd.LP
-	o.lpBytes -= int64(cap(lp))
 	lp = lpAppendIntEntry(lp, flags)
 	lp = lpAppendIntEntry(lp, int64(id.Ms-nd.Master.Ms))
 	lp = lpAppendIntEntry(lp, int64(id.Seq-nd.Master.Seq))
@@ -459,16 +459,26 @@ func (st *Stream) Range(start, end StreamID, rev bool, fn func(id StreamID, fv [
 		}
 		return
 	}
-	var offs []int
 	for i := o.seekNode(end); i >= 0 && i < len(o.nodes); i-- {
 		it := newNodeIter(&o.nodes[i])
-		offs = offs[:0]
-		for p := it.first; p >= 0; {
-			offs = append(offs, p)
-			_, _, _, _, p = it.entry(p)
-		}
-		for j := len(offs) - 1; j >= 0; j-- {
-			flags, id, nf, fp, _ := it.entry(offs[j])
+		// Backwards as Redis walks: each entry ends with the count of
+		// its other elements, so the last element leads to the entry's
+		// flags; the master entry's terminator (0) ends the node.
+		lp := it.lp
+		for p := lpLast(lp); p >= 0; {
+			n := lpGetInt(lp, p)
+			if n <= 0 {
+				break
+			}
+			q := p
+			for k := int64(0); k < n && q >= 0; k++ {
+				q = lpPrev(lp, q)
+			}
+			if q < 0 {
+				break
+			}
+			p = lpPrev(lp, q)
+			flags, id, nf, fp, _ := it.entry(q)
 			if end.Less(id) || flags&streamFlagDeleted != 0 {
 				continue
 			}

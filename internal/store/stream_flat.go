@@ -41,15 +41,15 @@ func (o *stream) appendFlat(b []byte) []byte {
 		b = appendBytes(b, g.name)
 		b = appendID(b, g.lastID)
 		b = binary.AppendVarint(b, g.entriesRead)
-		b = binary.AppendUvarint(b, uint64(len(g.pel)))
-		for i := range g.pel {
-			e := &g.pel[i]
+		b = binary.AppendUvarint(b, uint64(g.pel.Len()))
+		g.pel.Ascend(func(e *pendingEntry) bool {
 			b = appendID(b, e.id)
 			b = binary.AppendVarint(b, e.deliveryTime)
 			b = binary.AppendUvarint(b, e.deliveryCount)
 			ci, _ := consIndex(g.consumers, e.consumer.name)
 			b = binary.AppendUvarint(b, uint64(ci))
-		}
+			return true
+		})
 		b = binary.AppendUvarint(b, uint64(len(g.consumers)))
 		for _, c := range g.consumers {
 			b = appendBytes(b, c.name)
@@ -187,13 +187,13 @@ func streamFromValue(v *StreamValue) (*stream, error) {
 		if i > 0 && bytes.Compare(v.Groups[i-1].Name, gv.Name) >= 0 {
 			return nil, ErrBadEncoding
 		}
-		g := &StreamCG{name: bytes.Clone(gv.Name), lastID: gv.LastID, entriesRead: gv.EntriesRead}
+		g := newCG(gv.Name, gv.LastID, gv.EntriesRead)
 		o.groupBytes += cgBytes + int64(len(g.name))
 		for j, nk := range gv.PEL {
 			if j > 0 && !gv.PEL[j-1].ID.Less(nk.ID) {
 				return nil, ErrBadEncoding
 			}
-			g.pel = append(g.pel, pendingEntry{id: nk.ID, deliveryTime: nk.DeliveryTime, deliveryCount: nk.DeliveryCount})
+			g.pel.ReplaceOrInsert(&pendingEntry{id: nk.ID, deliveryTime: nk.DeliveryTime, deliveryCount: nk.DeliveryCount})
 			o.groupBytes += nackBytes
 		}
 		owned := 0
@@ -201,23 +201,23 @@ func streamFromValue(v *StreamValue) (*stream, error) {
 			if j > 0 && bytes.Compare(gv.Consumers[j-1].Name, cv.Name) >= 0 {
 				return nil, ErrBadEncoding
 			}
-			c := &StreamCGConsumer{name: bytes.Clone(cv.Name), seenTime: cv.SeenTime, activeTime: cv.ActiveTime}
+			c := newConsumer(cv.Name, cv.SeenTime, cv.ActiveTime)
 			o.groupBytes += consumerBytes + int64(len(c.name))
 			for k, id := range cv.PEL {
 				if k > 0 && !cv.PEL[k-1].Less(id) {
 					return nil, ErrBadEncoding
 				}
-				pi, ok := pelIndex(g.pel, id)
-				if !ok || g.pel[pi].consumer != nil {
+				e := g.nack(id)
+				if e == nil || e.consumer != nil {
 					return nil, ErrBadEncoding
 				}
-				g.pel[pi].consumer = c
-				c.pel = append(c.pel, id)
+				e.consumer = c
+				c.pel.ReplaceOrInsert(id)
 				owned++
 			}
 			g.consumers = append(g.consumers, c)
 		}
-		if owned != len(g.pel) {
+		if owned != g.pel.Len() {
 			return nil, ErrBadEncoding
 		}
 		o.groups = append(o.groups, g)
@@ -233,11 +233,12 @@ func (st *Stream) Export() *StreamValue {
 		MaxDeletedID: o.maxDeleted, EntriesAdded: o.entriesAdded}
 	for _, g := range o.groups {
 		gv := StreamGroup{Name: g.name, LastID: g.lastID, EntriesRead: g.entriesRead}
-		for _, e := range g.pel {
+		g.pel.Ascend(func(e *pendingEntry) bool {
 			gv.PEL = append(gv.PEL, StreamNACK{ID: e.id, DeliveryTime: e.deliveryTime, DeliveryCount: e.deliveryCount})
-		}
+			return true
+		})
 		for _, c := range g.consumers {
-			gv.Consumers = append(gv.Consumers, StreamConsumer{Name: c.name, SeenTime: c.seenTime, ActiveTime: c.activeTime, PEL: c.pel})
+			gv.Consumers = append(gv.Consumers, StreamConsumer{Name: c.name, SeenTime: c.seenTime, ActiveTime: c.activeTime, PEL: c.Pending()})
 		}
 		v.Groups = append(v.Groups, gv)
 	}

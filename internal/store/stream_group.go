@@ -3,22 +3,48 @@ package store
 import (
 	"bytes"
 	"slices"
+
+	"github.com/google/btree"
 )
 
 // Consumer groups: a stream's groups, each with its last delivered ID,
 // its count of entries read, its pending entries list (PEL: the entries
 // delivered and not acknowledged, by ID) and its consumers, each with
 // its own PEL, the IDs of the group's pending entries it owns. Redis
-// keeps each PEL in a radix tree; here a slice sorted by ID, which
-// XREADGROUP appends to (new IDs come last) and XACK cuts from.
+// keeps each PEL in a radix tree; here a B-tree by ID (google/btree):
+// XACK of any entry of a PEL of millions is O(log n), as in Redis.
 
 // StreamCG is a consumer group, valid while the handle's function runs.
 type StreamCG struct {
 	name        []byte
 	lastID      StreamID
 	entriesRead int64
-	pel         []pendingEntry
+	pel         *btree.BTreeG[*pendingEntry]
 	consumers   []*StreamCGConsumer // by name
+	probe       pendingEntry        // a search key, so lookups allocate nothing
+}
+
+// pelDegree is the B-trees' degree: nodes of up to 63 items.
+const pelDegree = 32
+
+func nackLess(a, b *pendingEntry) bool { return a.id.Less(b.id) }
+func idLess(a, b StreamID) bool       { return a.Less(b) }
+
+func newCG(name []byte, last StreamID, entriesRead int64) *StreamCG {
+	return &StreamCG{name: bytes.Clone(name), lastID: last, entriesRead: entriesRead,
+		pel: btree.NewG(pelDegree, nackLess)}
+}
+
+func newConsumer(name []byte, seen, active int64) *StreamCGConsumer {
+	return &StreamCGConsumer{name: bytes.Clone(name), seenTime: seen, activeTime: active,
+		pel: btree.NewG(pelDegree, idLess)}
+}
+
+// nack returns the group's pending entry for id, or nil.
+func (g *StreamCG) nack(id StreamID) *pendingEntry {
+	g.probe.id = id
+	e, _ := g.pel.Get(&g.probe)
+	return e
 }
 
 // pendingEntry is one NACK of a group's PEL.
@@ -34,14 +60,14 @@ type StreamCGConsumer struct {
 	name       []byte
 	seenTime   int64
 	activeTime int64
-	pel        []StreamID
+	pel        *btree.BTreeG[StreamID]
 }
 
 // What the groups are charged: Redis's own structures' sizes, roughly.
 const (
 	cgBytes       = 96
 	consumerBytes = 64
-	nackBytes     = 56 // the group's entry and the consumer's ID
+	nackBytes     = 88 // the group's entry (48) and its place in two B-trees
 )
 
 // StreamInvalidEntriesRead is a group's entries-read when it is unknown.
@@ -57,7 +83,7 @@ func (g *StreamCG) LastID() StreamID { return g.lastID }
 func (g *StreamCG) EntriesRead() int64 { return g.entriesRead }
 
 // PendingCount is the number of entries in the group's PEL.
-func (g *StreamCG) PendingCount() int { return len(g.pel) }
+func (g *StreamCG) PendingCount() int { return g.pel.Len() }
 
 // Consumers are the group's consumers by name.
 func (g *StreamCG) Consumers() []*StreamCGConsumer { return g.consumers }
@@ -72,10 +98,20 @@ func (c *StreamCGConsumer) SeenTime() int64 { return c.seenTime }
 func (c *StreamCGConsumer) ActiveTime() int64 { return c.activeTime }
 
 // PendingCount is the number of entries pending for the consumer.
-func (c *StreamCGConsumer) PendingCount() int { return len(c.pel) }
+func (c *StreamCGConsumer) PendingCount() int { return c.pel.Len() }
 
-// Pending are the IDs pending for the consumer, in order; read only.
-func (c *StreamCGConsumer) Pending() []StreamID { return c.pel }
+// Pending are the IDs pending for the consumer, in order.
+func (c *StreamCGConsumer) Pending() []StreamID {
+	ids := make([]StreamID, 0, c.pel.Len())
+	c.pel.Ascend(func(id StreamID) bool { ids = append(ids, id); return true })
+	return ids
+}
+
+// PendingFrom calls fn with the consumer's pending IDs from start on, in
+// order, until it returns false. fn must not change the PEL.
+func (c *StreamCGConsumer) PendingFrom(start StreamID, fn func(StreamID) bool) {
+	c.pel.AscendGreaterOrEqual(start, fn)
+}
 
 // Seen records an attempted interaction at now (Unix ms).
 func (c *StreamCGConsumer) Seen(now int64) { c.seenTime = now }
@@ -114,7 +150,7 @@ func (st *Stream) CreateGroup(name []byte, id StreamID, entriesRead int64) (*Str
 	if ok {
 		return o.groups[i], false
 	}
-	g := &StreamCG{name: bytes.Clone(name), lastID: id, entriesRead: entriesRead}
+	g := newCG(name, id, entriesRead)
 	o.groups = slices.Insert(o.groups, i, g)
 	o.groupBytes += cgBytes + int64(len(name))
 	st.c.dirty = true
@@ -129,7 +165,7 @@ func (st *Stream) DestroyGroup(name []byte) bool {
 		return false
 	}
 	g := o.groups[i]
-	o.groupBytes -= cgBytes + int64(len(g.name)) + int64(len(g.pel))*nackBytes
+	o.groupBytes -= cgBytes + int64(len(g.name)) + int64(g.pel.Len())*nackBytes
 	for _, c := range g.consumers {
 		o.groupBytes -= consumerBytes + int64(len(c.name))
 	}
@@ -164,7 +200,7 @@ func (st *Stream) CreateConsumer(g *StreamCG, name []byte, now int64) (*StreamCG
 	if ok {
 		return g.consumers[i], false
 	}
-	c := &StreamCGConsumer{name: bytes.Clone(name), seenTime: now, activeTime: -1}
+	c := newConsumer(name, now, -1)
 	g.consumers = slices.Insert(g.consumers, i, c)
 	st.o().groupBytes += consumerBytes + int64(len(name))
 	st.c.dirty = true
@@ -179,38 +215,14 @@ func (st *Stream) DeleteConsumer(g *StreamCG, name []byte) (pending int, ok bool
 		return 0, false
 	}
 	c := g.consumers[i]
-	pending = len(c.pel)
-	for _, id := range slices.Clone(c.pel) {
+	pending = c.pel.Len()
+	for _, id := range c.Pending() {
 		st.Ack(g, id)
 	}
 	g.consumers = slices.Delete(g.consumers, i, i+1)
 	st.o().groupBytes -= consumerBytes + int64(len(name))
 	st.c.dirty = true
 	return pending, true
-}
-
-func pelIndex(pel []pendingEntry, id StreamID) (int, bool) {
-	return slices.BinarySearchFunc(pel, id, func(e pendingEntry, id StreamID) int { return e.id.Compare(id) })
-}
-
-func idIndex(ids []StreamID, id StreamID) (int, bool) {
-	return slices.BinarySearchFunc(ids, id, func(a, b StreamID) int { return a.Compare(b) })
-}
-
-func (c *StreamCGConsumer) addID(id StreamID) {
-	if n := len(c.pel); n == 0 || c.pel[n-1].Less(id) {
-		c.pel = append(c.pel, id)
-		return
-	}
-	if i, ok := idIndex(c.pel, id); !ok {
-		c.pel = slices.Insert(c.pel, i, id)
-	}
-}
-
-func (c *StreamCGConsumer) removeID(id StreamID) {
-	if i, ok := idIndex(c.pel, id); ok {
-		c.pel = slices.Delete(c.pel, i, i+1)
-	}
 }
 
 // PendingEntry is a NACK as the handle shows it.
@@ -223,34 +235,36 @@ type PendingEntry struct {
 
 // NACK returns the group's pending entry for id.
 func (g *StreamCG) NACK(id StreamID) (PendingEntry, bool) {
-	i, ok := pelIndex(g.pel, id)
-	if !ok {
+	e := g.nack(id)
+	if e == nil {
 		return PendingEntry{}, false
 	}
-	e := &g.pel[i]
 	return PendingEntry{ID: e.id, Consumer: e.consumer, DeliveryTime: e.deliveryTime, DeliveryCount: e.deliveryCount}, true
 }
 
 // PendingRange calls fn with the group's pending entries from start to
 // end in ID order until it returns false. fn must not change the PEL.
 func (g *StreamCG) PendingRange(start, end StreamID, fn func(PendingEntry) bool) {
-	i, _ := pelIndex(g.pel, start)
-	for ; i < len(g.pel); i++ {
-		e := &g.pel[i]
+	probe := &pendingEntry{id: start}
+	g.pel.AscendGreaterOrEqual(probe, func(e *pendingEntry) bool {
 		if end.Less(e.id) {
-			return
+			return false
 		}
-		if !fn(PendingEntry{ID: e.id, Consumer: e.consumer, DeliveryTime: e.deliveryTime, DeliveryCount: e.deliveryCount}) {
-			return
-		}
-	}
+		return fn(PendingEntry{ID: e.id, Consumer: e.consumer, DeliveryTime: e.deliveryTime, DeliveryCount: e.deliveryCount})
+	})
 }
 
-// FirstPending and LastPending are the PEL's smallest and largest IDs.
-func (g *StreamCG) FirstPending() StreamID { return g.pel[0].id }
+// FirstPending is the PEL's smallest ID; the PEL must not be empty.
+func (g *StreamCG) FirstPending() StreamID {
+	e, _ := g.pel.Min()
+	return e.id
+}
 
-// LastPending is the PEL's largest ID.
-func (g *StreamCG) LastPending() StreamID { return g.pel[len(g.pel)-1].id }
+// LastPending is the PEL's largest ID; the PEL must not be empty.
+func (g *StreamCG) LastPending() StreamID {
+	e, _ := g.pel.Max()
+	return e.id
+}
 
 // Deliver records id delivered to c at now: a new NACK, or one moved to c
 // with its count reset (XREADGROUP's new entries).
@@ -262,35 +276,26 @@ func (st *Stream) Deliver(g *StreamCG, c *StreamCGConsumer, id StreamID, now int
 // creating the NACK or moving it from its consumer (XCLAIM).
 func (st *Stream) SetNACK(g *StreamCG, c *StreamCGConsumer, id StreamID, deliveryTime int64, count uint64) {
 	st.c.dirty = true
-	n := len(g.pel)
-	var i int
-	var ok bool
-	if n == 0 || g.pel[n-1].id.Less(id) {
-		i = n
-	} else {
-		i, ok = pelIndex(g.pel, id)
-	}
-	if ok {
-		e := &g.pel[i]
+	if e := g.nack(id); e != nil {
 		if e.consumer != c {
-			e.consumer.removeID(id)
-			c.addID(id)
+			e.consumer.pel.Delete(id)
+			c.pel.ReplaceOrInsert(id)
 			e.consumer = c
 		}
 		e.deliveryTime, e.deliveryCount = deliveryTime, count
 		return
 	}
-	g.pel = slices.Insert(g.pel, i, pendingEntry{id: id, deliveryTime: deliveryTime, deliveryCount: count, consumer: c})
-	c.addID(id)
+	g.pel.ReplaceOrInsert(&pendingEntry{id: id, deliveryTime: deliveryTime, deliveryCount: count, consumer: c})
+	c.pel.ReplaceOrInsert(id)
 	st.o().groupBytes += nackBytes
 }
 
 // Redeliver updates the NACK of id for a delivery at now (XREADGROUP of
 // a consumer's history): the time set, the count up.
 func (st *Stream) Redeliver(g *StreamCG, id StreamID, now int64) {
-	if i, ok := pelIndex(g.pel, id); ok {
-		g.pel[i].deliveryTime = now
-		g.pel[i].deliveryCount++
+	if e := g.nack(id); e != nil {
+		e.deliveryTime = now
+		e.deliveryCount++
 		st.c.dirty = true
 	}
 }
@@ -298,12 +303,12 @@ func (st *Stream) Redeliver(g *StreamCG, id StreamID, now int64) {
 // Ack removes id from the group's PEL and its consumer's; false if it
 // was not pending.
 func (st *Stream) Ack(g *StreamCG, id StreamID) bool {
-	i, ok := pelIndex(g.pel, id)
+	g.probe.id = id
+	e, ok := g.pel.Delete(&g.probe)
 	if !ok {
 		return false
 	}
-	g.pel[i].consumer.removeID(id)
-	g.pel = slices.Delete(g.pel, i, i+1)
+	e.consumer.pel.Delete(id)
 	st.o().groupBytes -= nackBytes
 	st.c.dirty = true
 	return true

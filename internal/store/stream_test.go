@@ -22,6 +22,7 @@ func TestStreamFlatRoundTrip(t *testing.T) {
 			st.Append(StreamID{uint64(i), 1}, fv, 4096, 100)
 		}
 		st.DeleteIDs([]StreamID{{3, 1}, {150, 1}})
+		st.Trim(StreamTrim{MinID: true, ID: StreamID{2, 1}})
 		g, _ := st.CreateGroup([]byte("g"), StreamID{}, -1)
 		c, _ := st.CreateConsumer(g, []byte("c"), 1000)
 		d, _ := st.CreateConsumer(g, []byte("d"), 1000)
@@ -46,7 +47,14 @@ func TestStreamFlatRoundTrip(t *testing.T) {
 		if got, want := st2.Export(), st.Export(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("round trip differs:\n got %+v\nwant %+v", got, want)
 		}
-		if st.Len() != 248 || st.Nodes() != 3 {
+		var caps int64
+		for _, nd := range o.nodes {
+			caps += int64(cap(nd.LP))
+		}
+		if caps != o.lpBytes {
+			t.Fatalf("lpBytes %d, the nodes' capacities %d", o.lpBytes, caps)
+		}
+		if st.Len() != 247 || st.Nodes() != 3 {
 			t.Fatalf("len %d nodes %d, want 248 and 3", st.Len(), st.Nodes())
 		}
 		return nil

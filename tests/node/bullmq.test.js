@@ -3,9 +3,11 @@
 // ioredis) against the server server.js starts: MiniKV by default,
 // redis-server with MINIKV_LUA_TARGET=redis. Skipped, with the reason,
 // while MiniKV has no scripting (issue 38), then while it has no streams
-// (issue 40). A producer adds jobs, workers process them, QueueEvents (a
-// consumer of the queue's event stream) reports completions and failures.
-// Every wait has a generous bound and none is asserted on.
+// (issue 40: the probe is an XADD). A producer adds jobs, workers process
+// them, QueueEvents (a reader of the queue's event stream, which BullMQ's
+// scripts XADD to and QueueEvents follows with XREAD BLOCK) reports their
+// progress, completions and failures, live and replayed from the stream's
+// start. Every wait has a generous bound and none is asserted on.
 
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -60,6 +62,23 @@ function collect(emitter, name, count) {
       if (got.length === count) resolve(got);
     });
   });
+}
+
+// Resolves once at least n clients are blocked (INFO clients), or fails
+// after WAIT_MS.
+async function untilBlocked(n) {
+  const c = new IORedis(connection());
+  try {
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const m = /blocked_clients:(\d+)/.exec(await c.info('clients'));
+      if (m && Number(m[1]) >= n) return;
+      if (Date.now() > deadline) assert.fail(`blocked clients never ${n}: ${m && m[1]}`);
+      await sleep(5);
+    }
+  } finally {
+    c.disconnect();
+  }
 }
 
 let queueSeq = 0;
@@ -208,4 +227,79 @@ lib('obliterate removes the queue, and closed workers stop', async () => {
   } finally {
     c.disconnect();
   }
+});
+
+lib('QueueEvents follows the event stream with XREAD BLOCK, and replays it', async () => {
+  const { name, queue, events } = await newQueue('events');
+  // Every event, by job, in the order QueueEvents emitted them.
+  const seen = new Map();
+  const kinds = ['added', 'waiting', 'active', 'progress', 'completed', 'failed'];
+  for (const kind of kinds) {
+    events.on(kind, (ev) => {
+      if (!seen.has(ev.jobId)) seen.set(ev.jobId, []);
+      seen.get(ev.jobId).push([kind, ev]);
+    });
+  }
+  const completed = collect(events, 'completed', 1);
+  const failed = collect(events, 'failed', 1);
+  const progress = collect(events, 'progress', 2);
+  // QueueEvents starts from "$": the jobs are added once its first XREAD
+  // BLOCK waits (the only blocked client yet), so it sees their every event.
+  await untilBlocked(1);
+  const good = await queue.add('good', { n: 7 });
+  const bad = await queue.add('bad', {});
+  open(new Worker(name, async (job) => {
+    if (job.name === 'bad') throw new Error('bad job');
+    await job.updateProgress(50);
+    await job.updateProgress({ step: 'done' });
+    return { sevenfold: job.data.n * 7 };
+  }, { connection: connection(), concurrency: 1 }));
+  const [[c], [f], p] = await within(Promise.all([completed, failed, progress]), 'completed, failed and progress events');
+  assert.equal(c.jobId, good.id);
+  assert.deepEqual(c.returnvalue, { sevenfold: 49 });
+  assert.equal(f.jobId, bad.id);
+  assert.equal(f.failedReason, 'bad job');
+  assert.deepEqual(p.map((e) => [e.jobId, e.data]), [[good.id, 50], [good.id, { step: 'done' }]]);
+  // Each job's events came in the order the scripts wrote them.
+  const order = (id) => seen.get(id).map(([kind]) => kind);
+  const g = order(good.id);
+  for (const [a, b] of [['added', 'active'], ['waiting', 'active'], ['active', 'progress'], ['progress', 'completed']]) {
+    assert.ok(g.indexOf(a) >= 0 && g.indexOf(a) < g.indexOf(b), `${a} before ${b}: ${g}`);
+  }
+  assert.equal(order(bad.id).at(-1), 'failed');
+
+  // The events are a stream the scripts XADD to and QueueEvents XREADs.
+  const cl = new IORedis(connection());
+  try {
+    const key = `bull:${name}:events`;
+    assert.equal(await cl.type(key), 'stream');
+    const all = await cl.xrange(key, '-', '+');
+    assert.ok(all.length >= 10, `${all.length} events`);
+    const last = await cl.xrevrange(key, '+', '-', 'COUNT', 1);
+    assert.deepEqual(last[0], all.at(-1));
+    const stats = await cl.info('commandstats');
+    assert.match(stats, /^cmdstat_xread:calls=[1-9]/m);
+    assert.match(stats, /^cmdstat_xadd:calls=[1-9]/m);
+    // QueueEvents is blocked in XREAD now, waiting for the next event.
+    await untilBlocked(1);
+  } finally {
+    cl.disconnect();
+  }
+
+  // A QueueEvents reading from the stream's start replays the history.
+  const replay = open(new QueueEvents(name, { connection: connection(), lastEventId: '0-0' }));
+  const replayed = collect(replay, 'completed', 1);
+  const replayedFail = collect(replay, 'failed', 1);
+  const [[rc], [rf]] = await within(Promise.all([replayed, replayedFail]), 'replayed events');
+  assert.deepEqual([rc.jobId, rc.returnvalue], [good.id, { sevenfold: 49 }]);
+  assert.deepEqual([rf.jobId, rf.failedReason], [bad.id, 'bad job']);
+
+  // A new event reaches both readers, each blocked in its own XREAD.
+  const third = collect(events, 'completed', 1);
+  const thirdReplay = collect(replay, 'completed', 1);
+  await replay.waitUntilReady();
+  const again = await queue.add('good', { n: 1 });
+  const [[t3], [r3]] = await within(Promise.all([third, thirdReplay]), 'the next completed event on both');
+  assert.deepEqual([t3.jobId, t3.returnvalue], [again.id, { sevenfold: 7 }]);
+  assert.deepEqual([r3.jobId, r3.returnvalue], [again.id, { sevenfold: 7 }]);
 });

@@ -133,9 +133,10 @@ async function startServer() {
 
 // Resolves to the reason to skip the BullMQ tests on this server, or null:
 // SCRIPTING_MISSING while it answers EVAL "return 1" 0 with the
-// unknown-command error; then STREAMS_MISSING while it answers XLEN so,
-// since BullMQ's scripts XADD every job's events to a stream that
-// QueueEvents reads with XREAD. Any other answer to either throws.
+// unknown-command error; then STREAMS_MISSING while it answers XADD (on a
+// key of its own, deleted after) so, since BullMQ's scripts XADD every
+// job's events to a stream that QueueEvents reads with XREAD BLOCK. Any
+// other answer to either throws.
 async function missingFeature(port) {
   const c = new IORedis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
   const unknown = (e) => /unknown command/.test(String(e && e.message));
@@ -149,9 +150,11 @@ async function missingFeature(port) {
       throw e;
     }
     try {
-      await c.xlen('minikv-node-probe');
+      const id = await c.xadd('minikv-node-probe:stream', '*', 'f', 'v');
+      if (!/^\d+-\d+$/.test(id)) throw new Error(`XADD answered ${JSON.stringify(id)}`);
+      await c.del('minikv-node-probe:stream');
     } catch (e) {
-      if (unknown(e)) return `${STREAMS_MISSING}: ${TARGET} answers XLEN with ${e.message}`;
+      if (unknown(e)) return `${STREAMS_MISSING}: ${TARGET} answers XADD with ${e.message}`;
       throw e;
     }
     return null;

@@ -48,6 +48,10 @@ func keyState(c *bufio.ReadWriter, key string) (string, error) {
 		read, sorted = []string{"SMEMBERS", key}, true
 	case "+zset\r\n":
 		read = []string{"ZRANGE", key, "0", "-1", "WITHSCORES"}
+	case "+stream\r\n":
+		// Everything, the groups' times included: a replica's copy
+		// carries them as they were.
+		read = []string{"XINFO", "STREAM", key, "FULL", "COUNT", "0"}
 	default:
 		return typ, nil
 	}

@@ -845,13 +845,17 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 		cons.Seen(now)
 		var es []streamEntry
 		if history {
-			for _, id := range cons.Pending() {
-				if !after.Less(id) {
-					continue // after the ID given, as Redis's streamIncrID
-				}
-				if c.count > 0 && int64(len(es)) >= c.count {
-					break
-				}
+			var ids []store.StreamID
+			if from, ok := after.Next(); ok { // after the ID given, as Redis's streamIncrID
+				cons.PendingFrom(from, func(id store.StreamID) bool {
+					if c.count > 0 && int64(len(ids)) >= c.count {
+						return false
+					}
+					ids = append(ids, id)
+					return true
+				})
+			}
+			for _, id := range ids {
 				e := streamEntry{id: id, deleted: true}
 				st.Range(id, id, false, func(_ store.StreamID, fv [][]byte) bool {
 					e.fv, e.deleted = copyFields(fv), false

@@ -1,0 +1,81 @@
+#!/bin/bash
+# Stream commands on MiniKV and on redis-server, side by side with the
+# same client (redis-benchmark, 50 connections), three runs each,
+# alternating: requests per second and the server's CPU per request
+# (utime+stime from /proc), and the server's RSS after the load.
+# docs/benchmarks.md quotes its medians.
+#
+#   OP=xadd       XADD s:__rand_int__ MAXLEN ~ 10000 * f v, over 100 streams
+#   OP=xreadgroup XREADGROUP GROUP g c COUNT 1 STREAMS s > on one stream of
+#                 N+100000 entries (IDs k-1), each call delivering the next
+#   OP=xack       XACK s g k-1 for random k, after the XREADGROUP phase put
+#                 every entry in the PEL (about 63% of the calls find one)
+#   OP=fill       XADD of N entries to one stream (P=16), then RSS only:
+#                 memory per entry
+#
+#   make build && OP=xadd P=16 scripts/bench-stream.sh && OP=xadd P=1 N=60000 scripts/bench-stream.sh
+set -eu
+P=${P:-16}
+N=${N:-200000}
+OP=${OP:-xadd}
+MINIKV=${MINIKV:-bin/minikv}
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
+rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+bench() { redis-benchmark -p "$port" "$@" 2>/dev/null | tr '\r' '\n' | awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}' | tail -1; }
+fill() { # $1 entries into stream s with IDs k-1, k from 0
+	python3 -c "
+import sys
+n=int(sys.argv[1])
+out=sys.stdout
+for k in range(n):
+    out.write('*5\r\n\$4\r\nXADD\r\n\$1\r\ns\r\n\$%d\r\n%d-1\r\n\$1\r\nf\r\n\$1\r\nv\r\n' % (len(str(k))+2, k))
+" "$1" | redis-cli -p "$port" --pipe >/dev/null
+}
+for _ in 1 2 3; do
+	for srv in redis minikv; do
+		port=$(free_port)
+		if [ "$srv" = redis ]; then
+			redis-server --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
+		else
+			"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= -m 4096 >/dev/null 2>&1 &
+		fi
+		pid=$!
+		sleep 0.4
+		r0=$(rss "$pid")
+		case "$OP" in
+		xadd)
+			bench -n 20000 -r 100 -P "$P" -c 50 -q XADD s:__rand_int__ MAXLEN '~' 10000 '*' f v >/dev/null
+			c0=$(cpu "$pid")
+			rps=$(bench -n "$N" -r 100 -P "$P" -c 50 -q XADD s:__rand_int__ MAXLEN '~' 10000 '*' f v)
+			;;
+		xreadgroup | xack)
+			fill $((N + 100000))
+			redis-cli -p "$port" XGROUP CREATE s g 0 >/dev/null
+			if [ "$OP" = xack ]; then
+				bench -n $((N + 100000)) -P 16 -c 50 -q XREADGROUP GROUP g c COUNT 1 STREAMS s '>' >/dev/null
+				c0=$(cpu "$pid")
+				rps=$(bench -n "$N" -r $((N + 100000)) -P "$P" -c 50 -q XACK s g __rand_int__-1)
+			else
+				bench -n 20000 -P "$P" -c 50 -q XREADGROUP GROUP g c COUNT 1 STREAMS s '>' >/dev/null
+				c0=$(cpu "$pid")
+				rps=$(bench -n "$N" -P "$P" -c 50 -q XREADGROUP GROUP g c COUNT 1 STREAMS s '>')
+			fi
+			;;
+		fill)
+			fill "$N"
+			c0=$(cpu "$pid")
+			rps=-
+			;;
+		*)
+			echo "OP is xadd, xreadgroup, xack or fill" >&2
+			exit 2
+			;;
+		esac
+		c1=$(cpu "$pid")
+		r1=$(rss "$pid")
+		kill "$pid"
+		wait "$pid" 2>/dev/null || true
+		echo "$srv op=$OP P=$P rps=$rps cpu_us_per_req=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc) rss_kb=$r1 rss_growth_kb=$((r1 - r0))"
+	done
+done
