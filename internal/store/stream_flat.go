@@ -42,7 +42,7 @@ func (o *stream) appendFlat(b []byte) []byte {
 		b = appendID(b, g.lastID)
 		b = binary.AppendVarint(b, g.entriesRead)
 		b = binary.AppendUvarint(b, uint64(g.pel.Len()))
-		g.pel.Ascend(func(e *pendingEntry) bool {
+		g.pel.Ascend(func(e pendingEntry) bool {
 			b = appendID(b, e.id)
 			b = binary.AppendVarint(b, e.deliveryTime)
 			b = binary.AppendUvarint(b, e.deliveryCount)
@@ -193,7 +193,7 @@ func streamFromValue(v *StreamValue) (*stream, error) {
 			if j > 0 && !gv.PEL[j-1].ID.Less(nk.ID) {
 				return nil, ErrBadEncoding
 			}
-			g.pel.ReplaceOrInsert(&pendingEntry{id: nk.ID, deliveryTime: nk.DeliveryTime, deliveryCount: nk.DeliveryCount})
+			g.pel.ReplaceOrInsert(pendingEntry{id: nk.ID, deliveryTime: nk.DeliveryTime, deliveryCount: nk.DeliveryCount})
 			o.groupBytes += nackBytes
 		}
 		owned := 0
@@ -207,11 +207,12 @@ func streamFromValue(v *StreamValue) (*stream, error) {
 				if k > 0 && !cv.PEL[k-1].Less(id) {
 					return nil, ErrBadEncoding
 				}
-				e := g.nack(id)
-				if e == nil || e.consumer != nil {
+				e, ok := g.nack(id)
+				if !ok || e.consumer != nil {
 					return nil, ErrBadEncoding
 				}
 				e.consumer = c
+				g.pel.ReplaceOrInsert(e)
 				c.pel.ReplaceOrInsert(id)
 				owned++
 			}
@@ -233,7 +234,7 @@ func (st *Stream) Export() *StreamValue {
 		MaxDeletedID: o.maxDeleted, EntriesAdded: o.entriesAdded}
 	for _, g := range o.groups {
 		gv := StreamGroup{Name: g.name, LastID: g.lastID, EntriesRead: g.entriesRead}
-		g.pel.Ascend(func(e *pendingEntry) bool {
+		g.pel.Ascend(func(e pendingEntry) bool {
 			gv.PEL = append(gv.PEL, StreamNACK{ID: e.id, DeliveryTime: e.deliveryTime, DeliveryCount: e.deliveryCount})
 			return true
 		})

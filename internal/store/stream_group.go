@@ -19,15 +19,14 @@ type StreamCG struct {
 	name        []byte
 	lastID      StreamID
 	entriesRead int64
-	pel         *btree.BTreeG[*pendingEntry]
+	pel         *btree.BTreeG[pendingEntry] // by value: a search compares keys in the node, no pointer to follow
 	consumers   []*StreamCGConsumer // by name
-	probe       pendingEntry        // a search key, so lookups allocate nothing
 }
 
 // pelDegree is the B-trees' degree: nodes of up to 63 items.
 const pelDegree = 32
 
-func nackLess(a, b *pendingEntry) bool { return a.id.Less(b.id) }
+func nackLess(a, b pendingEntry) bool { return a.id.Less(b.id) }
 func idLess(a, b StreamID) bool       { return a.Less(b) }
 
 func newCG(name []byte, last StreamID, entriesRead int64) *StreamCG {
@@ -40,11 +39,9 @@ func newConsumer(name []byte, seen, active int64) *StreamCGConsumer {
 		pel: btree.NewG(pelDegree, idLess)}
 }
 
-// nack returns the group's pending entry for id, or nil.
-func (g *StreamCG) nack(id StreamID) *pendingEntry {
-	g.probe.id = id
-	e, _ := g.pel.Get(&g.probe)
-	return e
+// nack returns the group's pending entry for id.
+func (g *StreamCG) nack(id StreamID) (pendingEntry, bool) {
+	return g.pel.Get(pendingEntry{id: id})
 }
 
 // pendingEntry is one NACK of a group's PEL.
@@ -67,7 +64,7 @@ type StreamCGConsumer struct {
 const (
 	cgBytes       = 96
 	consumerBytes = 64
-	nackBytes     = 88 // the group's entry (48) and its place in two B-trees
+	nackBytes     = 64 // the group's entry (40) and the consumer's ID (16), in B-tree nodes
 )
 
 // StreamInvalidEntriesRead is a group's entries-read when it is unknown.
@@ -235,8 +232,8 @@ type PendingEntry struct {
 
 // NACK returns the group's pending entry for id.
 func (g *StreamCG) NACK(id StreamID) (PendingEntry, bool) {
-	e := g.nack(id)
-	if e == nil {
+	e, ok := g.nack(id)
+	if !ok {
 		return PendingEntry{}, false
 	}
 	return PendingEntry{ID: e.id, Consumer: e.consumer, DeliveryTime: e.deliveryTime, DeliveryCount: e.deliveryCount}, true
@@ -245,8 +242,7 @@ func (g *StreamCG) NACK(id StreamID) (PendingEntry, bool) {
 // PendingRange calls fn with the group's pending entries from start to
 // end in ID order until it returns false. fn must not change the PEL.
 func (g *StreamCG) PendingRange(start, end StreamID, fn func(PendingEntry) bool) {
-	probe := &pendingEntry{id: start}
-	g.pel.AscendGreaterOrEqual(probe, func(e *pendingEntry) bool {
+	g.pel.AscendGreaterOrEqual(pendingEntry{id: start}, func(e pendingEntry) bool {
 		if end.Less(e.id) {
 			return false
 		}
@@ -276,16 +272,17 @@ func (st *Stream) Deliver(g *StreamCG, c *StreamCGConsumer, id StreamID, now int
 // creating the NACK or moving it from its consumer (XCLAIM).
 func (st *Stream) SetNACK(g *StreamCG, c *StreamCGConsumer, id StreamID, deliveryTime int64, count uint64) {
 	st.c.dirty = true
-	if e := g.nack(id); e != nil {
+	if e, ok := g.nack(id); ok {
 		if e.consumer != c {
 			e.consumer.pel.Delete(id)
 			c.pel.ReplaceOrInsert(id)
 			e.consumer = c
 		}
 		e.deliveryTime, e.deliveryCount = deliveryTime, count
+		g.pel.ReplaceOrInsert(e)
 		return
 	}
-	g.pel.ReplaceOrInsert(&pendingEntry{id: id, deliveryTime: deliveryTime, deliveryCount: count, consumer: c})
+	g.pel.ReplaceOrInsert(pendingEntry{id: id, deliveryTime: deliveryTime, deliveryCount: count, consumer: c})
 	c.pel.ReplaceOrInsert(id)
 	st.o().groupBytes += nackBytes
 }
@@ -293,9 +290,10 @@ func (st *Stream) SetNACK(g *StreamCG, c *StreamCGConsumer, id StreamID, deliver
 // Redeliver updates the NACK of id for a delivery at now (XREADGROUP of
 // a consumer's history): the time set, the count up.
 func (st *Stream) Redeliver(g *StreamCG, id StreamID, now int64) {
-	if e := g.nack(id); e != nil {
+	if e, ok := g.nack(id); ok {
 		e.deliveryTime = now
 		e.deliveryCount++
+		g.pel.ReplaceOrInsert(e)
 		st.c.dirty = true
 	}
 }
@@ -303,8 +301,7 @@ func (st *Stream) Redeliver(g *StreamCG, id StreamID, now int64) {
 // Ack removes id from the group's PEL and its consumer's; false if it
 // was not pending.
 func (st *Stream) Ack(g *StreamCG, id StreamID) bool {
-	g.probe.id = id
-	e, ok := g.pel.Delete(&g.probe)
+	e, ok := g.pel.Delete(pendingEntry{id: id})
 	if !ok {
 		return false
 	}
