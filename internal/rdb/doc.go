@@ -35,7 +35,8 @@
 //
 // Objects are written as Redis 7.0 writes them (object.go): strings,
 // listpack or hashtable hashes, intset or hashtable sets, listpack or
-// skiplist sorted sets, quicklist-2 lists; MiniKV keeps small
+// skiplist sorted sets, quicklist-2 lists, streams of listpacks
+// (stream.go; types 15 and 21 are read too); MiniKV keeps small
 // collections in Redis's listpack and intset bytes, so those go out as
 // they are. They are read with the older encodings Redis 7.0 still reads
 // (old.go: zipmaps, ziplists, quicklists of ziplists, linked lists,
@@ -43,8 +44,8 @@
 // what is left before anything is allocated for it, every listpack,
 // ziplist, zipmap and intset whole, no empty collection, no repeated
 // member, no NaN score. A malformed input is an error, never a panic
-// (FuzzLoad, FuzzRDBDecode). Streams and module types are refused with
-// ErrStream and ErrModule; memcached flags and CAS tokens have no place
+// (FuzzLoad, FuzzRDBDecode, FuzzStreamValue). Module types are refused
+// with ErrModule; memcached flags and CAS tokens have no place
 // in the format.
 //
 // Save and Load say how a file is made consistent and what loading does

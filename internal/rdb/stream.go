@@ -119,7 +119,7 @@ func (r *reader) ms() int64 {
 // repeated key: they are sorted here likewise, and a repeat is refused.
 func (r *reader) stream(typ byte) *store.StreamValue {
 	v := &store.StreamValue{}
-	n := r.count(17 + 8) // a master ID, then at least an empty listpack
+	n := r.count(17 + 1) // a master ID, then a listpack of at least a byte
 	for range n {
 		key := r.str()
 		lp := r.str()

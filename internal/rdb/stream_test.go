@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -148,8 +149,8 @@ func TestStreamDumpRedis(t *testing.T) {
 }
 
 // TestStreamRDBFile: a redis-server file with streams loads into a store,
-// whose own file (streams written as Redis 7.0 writes them) a second
-// redis-server loads with the same streams, byte for byte in DUMP.
+// whose own file (streams written as Redis 7.0 writes them) passes
+// redis-check-rdb and a second redis-server loads with the same streams, byte for byte in DUMP.
 func TestStreamRDBFile(t *testing.T) {
 	dirA := t.TempDir()
 	ra := startRedis(t, dirA, "a.rdb")
@@ -166,6 +167,9 @@ func TestStreamRDBFile(t *testing.T) {
 	dirB := t.TempDir()
 	if _, err := SaveFile(filepath.Join(dirB, "b.rdb"), st, SaveOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if out, err := exec.Command("redis-check-rdb", filepath.Join(dirB, "b.rdb")).CombinedOutput(); err != nil || !bytes.Contains(out, []byte("RDB looks OK")) {
+		t.Fatalf("redis-check-rdb on MiniKV's file: %v\n%s", err, out)
 	}
 	rb := startRedis(t, dirB, "b.rdb")
 	for _, k := range streamKeys {
