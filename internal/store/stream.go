@@ -54,6 +54,21 @@ type stream struct {
 	groups       []*StreamCG // by name
 	lpBytes      int64       // the nodes' listpacks' capacities
 	groupBytes   int64       // what the groups hold, estimated
+	hint         streamHint  // where the last forward read passed
+}
+
+// streamHint is a place in a node a forward read passed: the entry at
+// off has ID id. Consumers read a stream in order, each read starting
+// just after the last one, so a read that starts after id in the same
+// node walks on from off instead of from the node's first entry (the
+// walk Redis does, and most of an XREADGROUP's cost). Appends and
+// in-place flag changes keep every offset; a change of the size of the
+// node's counts moves its first entry too, which invalidates the hint.
+type streamHint struct {
+	master StreamID
+	first  int // the node's first entry's offset when the hint was taken
+	off    int
+	id     StreamID
 }
 
 func (o *stream) size() int64 {
@@ -443,7 +458,12 @@ func (st *Stream) Range(start, end StreamID, rev bool, fn func(id StreamID, fv [
 	if !rev {
 		for i := o.seekNode(start); i < len(o.nodes); i++ {
 			it := newNodeIter(&o.nodes[i])
-			for p := it.first; p >= 0; {
+			p := it.first
+			if h := &o.hint; h.master == it.master && h.first == it.first && !start.Less(h.id) && h.off > 0 && h.off < len(it.lp)-1 {
+				p = h.off
+			}
+			for p >= 0 {
+				q := p
 				flags, id, nf, fp, next := it.entry(p)
 				p = next
 				if id.Less(start) || flags&streamFlagDeleted != 0 {
@@ -452,6 +472,7 @@ func (st *Stream) Range(start, end StreamID, rev bool, fn func(id StreamID, fv [
 				if end.Less(id) {
 					return
 				}
+				o.hint = streamHint{master: it.master, first: it.first, off: q, id: id}
 				if !fn(id, st.fields(&it, flags, nf, fp)) {
 					return
 				}

@@ -272,17 +272,15 @@ func (st *Stream) Deliver(g *StreamCG, c *StreamCGConsumer, id StreamID, now int
 // creating the NACK or moving it from its consumer (XCLAIM).
 func (st *Stream) SetNACK(g *StreamCG, c *StreamCGConsumer, id StreamID, deliveryTime int64, count uint64) {
 	st.c.dirty = true
-	if e, ok := g.nack(id); ok {
-		if e.consumer != c {
-			e.consumer.pel.Delete(id)
+	// One descent: the new entry replaces an old one for id, if any,
+	// which then changes hands.
+	if old, ok := g.pel.ReplaceOrInsert(pendingEntry{id: id, deliveryTime: deliveryTime, deliveryCount: count, consumer: c}); ok {
+		if old.consumer != c {
+			old.consumer.pel.Delete(id)
 			c.pel.ReplaceOrInsert(id)
-			e.consumer = c
 		}
-		e.deliveryTime, e.deliveryCount = deliveryTime, count
-		g.pel.ReplaceOrInsert(e)
 		return
 	}
-	g.pel.ReplaceOrInsert(pendingEntry{id: id, deliveryTime: deliveryTime, deliveryCount: count, consumer: c})
 	c.pel.ReplaceOrInsert(id)
 	st.o().groupBytes += nackBytes
 }

@@ -52,6 +52,28 @@ func needsGoroutine(c *respCommand) bool {
 	return slices.Contains(c.flags, "blocking")
 }
 
+// nonBlockingRead reports whether argv is an XREAD or XREADGROUP without
+// BLOCK: the command table flags them blocking, but only BLOCK makes
+// one wait, so the others run in the event loop like any read.
+func nonBlockingRead(cmd *respCommand, argv [][]byte) bool {
+	if cmd.name != "xread" && cmd.name != "xreadgroup" {
+		return false
+	}
+	for i := 1; i < len(argv); i++ {
+		switch a := argv[i]; {
+		case argIs(a, "block"):
+			return false
+		case argIs(a, "streams"):
+			return true
+		case argIs(a, "group"):
+			i += 2 // its name and the consumer's, whatever they are
+		case argIs(a, "count"):
+			i++
+		}
+	}
+	return true
+}
+
 // resume runs the request an event loop left for this goroutine.
 func (rc *conn) resume() (server.Result, error) {
 	argv := rc.stash

@@ -413,7 +413,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.refuseWrite()
 		return
 	}
-	if rc.InLoop() && (cmd.detach || rc.p.srv.Paused() || rc.multi.active && cmd.name == "exec" && rc.queueNeedsGoroutine()) {
+	if rc.InLoop() && (cmd.detach && !nonBlockingRead(cmd, argv) || rc.p.srv.Paused() || rc.multi.active && cmd.name == "exec" && rc.queueNeedsGoroutine()) {
 		rc.stash = argv // run by the connection's own goroutine (loop.go)
 		return
 	}

@@ -176,3 +176,30 @@ func TestStreamDumpMatchesRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestNonBlockingRead: XREAD and XREADGROUP run in the event loop unless
+// BLOCK is among their options, whatever the group and consumer names.
+func TestNonBlockingRead(t *testing.T) {
+	xr, xg := respCommands["xread"], respCommands["xreadgroup"]
+	for _, tc := range []struct {
+		cmd  *respCommand
+		args []string
+		want bool
+	}{
+		{xr, []string{"xread", "STREAMS", "s", "0"}, true},
+		{xr, []string{"xread", "COUNT", "5", "BLOCK", "0", "STREAMS", "s", "0"}, false},
+		{xr, []string{"xread", "COUNT", "block", "STREAMS", "block", "0"}, true},
+		{xg, []string{"xreadgroup", "GROUP", "streams", "c", "BLOCK", "0", "STREAMS", "s", ">"}, false},
+		{xg, []string{"xreadgroup", "GROUP", "block", "block", "STREAMS", "s", ">"}, true},
+		{xg, []string{"xreadgroup", "GROUP", "g", "c", "NOACK", "STREAMS", "block", ">"}, true},
+		{respCommands["blpop"], []string{"blpop", "k", "0"}, false},
+	} {
+		argv := make([][]byte, len(tc.args))
+		for i, a := range tc.args {
+			argv[i] = []byte(a)
+		}
+		if got := nonBlockingRead(tc.cmd, argv); got != tc.want {
+			t.Errorf("nonBlockingRead(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
