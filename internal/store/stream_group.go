@@ -20,7 +20,7 @@ type StreamCG struct {
 	lastID      StreamID
 	entriesRead int64
 	pel         *btree.BTreeG[pendingEntry] // by value: a search compares keys in the node, no pointer to follow
-	consumers   []*StreamCGConsumer // by name
+	consumers   []*StreamCGConsumer         // by name
 }
 
 // pelDegree is the B-trees' degree: nodes of up to 63 items.
