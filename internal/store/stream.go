@@ -287,7 +287,17 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 	}
 	flags := int64(0)
 	if nd == nil {
+		// A new node is made as large as the last one ended (the
+		// stream's entries tend to look alike), so it fills without
+		// regrowing: the garbage of doubling a node to its size, and
+		// of the copy that fits it when it closes, is mostly gone.
 		lp := lpNew()
+		if n := len(o.nodes); n > 0 {
+			want := min(len(o.nodes[n-1].LP)+len(o.nodes[n-1].LP)/16, int(maxBytes)+64)
+			if want > cap(lp) {
+				lp = append(make([]byte, 0, want), lp...)
+			}
+		}
 		lp = lpAppendIntEntry(lp, 1)
 		lp = lpAppendIntEntry(lp, 0)
 		lp = lpAppendIntEntry(lp, int64(nf))
