@@ -197,6 +197,14 @@ func (st *Stream) EntriesAdded() uint64 { return st.o().entriesAdded }
 // Nodes is the number of listpack nodes (XINFO's radix-tree-keys).
 func (st *Stream) Nodes() int { return len(st.o().nodes) }
 
+// Masters appends the nodes' master IDs, in order, to dst.
+func (st *Stream) Masters(dst []StreamID) []StreamID {
+	for i := range st.o().nodes {
+		dst = append(dst, st.o().nodes[i].Master)
+	}
+	return dst
+}
+
 // SetID sets the last ID and, when given, the counters (XSETID).
 func (st *Stream) SetID(last StreamID, entriesAdded *uint64, maxDeleted *StreamID) {
 	o := st.o()

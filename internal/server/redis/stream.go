@@ -537,9 +537,6 @@ func cmdXSetID(rc *conn, argv [][]byte) {
 			msg = "ERR no such key"
 			return nil
 		}
-		if id == store.MaxStreamID && false {
-			return nil
-		}
 		if added != nil && st.Len() > *added {
 			msg = "ERR The entries_added specified in XSETID is smaller than the target stream length"
 			return nil
@@ -547,10 +544,6 @@ func cmdXSetID(rc *conn, argv [][]byte) {
 		if st.Len() > 0 {
 			if last, ok := st.Edge(true); ok && id.Less(last) {
 				msg = "ERR The ID specified in XSETID is smaller than the target stream top item"
-				return nil
-			}
-			if added != nil && st.Len() > 0 && *added == 0 {
-				msg = "ERR The entries_added specified in XSETID is smaller than the target stream length"
 				return nil
 			}
 		}

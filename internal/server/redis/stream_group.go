@@ -805,12 +805,12 @@ func cmdXInfoStream(rc *conn, argv [][]byte) {
 // 16-byte big-endian master IDs, a branching node where keys part, a
 // compressed node for a run they share, a leaf for each key.
 func raxNodes(st *store.Stream) int {
-	v := st.Export()
-	keys := make([][16]byte, len(v.Nodes))
-	for i, nd := range v.Nodes {
+	masters := st.Masters(nil)
+	keys := make([][16]byte, len(masters))
+	for i, m := range masters {
 		for b := 0; b < 8; b++ {
-			keys[i][b] = byte(nd.Master.Ms >> (56 - 8*b))
-			keys[i][8+b] = byte(nd.Master.Seq >> (56 - 8*b))
+			keys[i][b] = byte(m.Ms >> (56 - 8*b))
+			keys[i][8+b] = byte(m.Seq >> (56 - 8*b))
 		}
 	}
 	if len(keys) == 0 {
