@@ -322,6 +322,30 @@ func (z *ZSet) CountBelow(x float64, inclusive bool) int {
 	return z.partition(func(m []byte, s float64) bool { return s < x || inclusive && s == x })
 }
 
+// RangeFromScore calls fn with the members whose score is at least x,
+// in order, until fn returns false: a range by score that starts where
+// the scores do, without counting ranks (GEOSEARCH reads nine such
+// ranges a query; CountBelow and then Range walked the chunks to a rank
+// and back, twice per range).
+func (z *ZSet) RangeFromScore(x float64, fn func(member []byte, score float64) bool) {
+	if b := z.big(); b != nil {
+		b.rangeFromScore(x, fn)
+		return
+	}
+	lp := z.c.lp
+	if lp == nil {
+		return
+	}
+	for p := lpFirst(lp); p >= 0; {
+		sp := lpNext(lp, p)
+		s := lpScore(lpGet(lp, sp))
+		if s >= x && !fn(z.c.element(lpGet(lp, p)), s) {
+			return
+		}
+		p = lpNext(lp, sp)
+	}
+}
+
 // CountBelowLex is the number of members bytewise below m, or at most m
 // when inclusive, the set's scores being all equal (ZRANGEBYLEX).
 func (z *ZSet) CountBelowLex(m []byte, inclusive bool) int {
@@ -830,6 +854,30 @@ func (b *bigZSet) partition(below func(m []byte, s float64) bool) int {
 		off = e
 	}
 	return b.before(ci) + pos
+}
+
+func (b *bigZSet) rangeFromScore(x float64, fn func(member []byte, score float64) bool) {
+	// The first chunk whose first score is not below x; the range may
+	// begin in the chunk before it.
+	lo, hi := 0, len(b.chunks)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s, _, _ := zentry(b.chunks[mid].data, 0); s < x {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	for ci := max(lo-1, 0); ci < len(b.chunks); ci++ {
+		d := b.chunks[ci].data
+		for off := 0; off < len(d); {
+			s, m, e := zentry(d, off)
+			if s >= x && !fn(m, s) {
+				return
+			}
+			off = e
+		}
+	}
 }
 
 func (b *bigZSet) delRange(start, end int) int {

@@ -394,3 +394,39 @@ func FuzzZSetFlat(f *testing.F) {
 		}
 	})
 }
+
+// TestRangeFromScore: the members from the first whose score reaches x
+// are the ones CountBelow and Range give, in compact and big sets, for
+// scores before, between, at, after and among repeated members'.
+func TestRangeFromScore(t *testing.T) {
+	for _, n := range []int{5, 3000} {
+		s := New(Config{MemoryLimit: 256 << 20})
+		var z ZSet
+		key := []byte(fmt.Sprint("z", n))
+		_ = s.UpdateZSet(key, &z, func() error {
+			for i := range n {
+				z.Set([]byte(fmt.Sprint("m", i)), float64(i/3))
+			}
+			return nil
+		})
+		_ = s.ViewZSet(key, &z, func() error {
+			for _, x := range []float64{-1, 0, 0.5, 1, float64(n/6) + 0.5, float64(n / 3), float64(n/3) + 1} {
+				var want, got []string
+				if first := z.CountBelow(x, false); first < z.Len() {
+					z.Range(first, z.Len()-1, false, func(m []byte, s float64) bool {
+						want = append(want, fmt.Sprint(string(m), s))
+						return true
+					})
+				}
+				z.RangeFromScore(x, func(m []byte, s float64) bool {
+					got = append(got, fmt.Sprint(string(m), s))
+					return true
+				})
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("n=%d x=%v: RangeFromScore %d members, CountBelow+Range %d", n, x, len(got), len(want))
+				}
+			}
+			return nil
+		})
+	}
+}

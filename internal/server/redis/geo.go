@@ -512,7 +512,6 @@ func geoCollect(z *store.ZSet, s *geoShape, limit int, res *geoResults) {
 	cells := [9]geoHash{centre, n[geoNorth], n[geoSouth], n[geoEast], n[geoWest],
 		n[geoNorthEast], n[geoNorthWest], n[geoSouthEast], n[geoSouthWest]}
 	last := 0
-	size := z.Len()
 	for i, c := range cells {
 		if c.zero() {
 			continue
@@ -527,19 +526,17 @@ func geoCollect(z *store.ZSet, s *geoShape, limit int, res *geoResults) {
 		}
 		lo := float64(c.bits << (52 - c.step*2))
 		hi := float64((c.bits + 1) << (52 - c.step*2))
-		if first := z.CountBelow(lo, false); first < size {
-			z.Range(first, size-1, false, func(m []byte, sc float64) bool {
-				if sc >= hi {
-					return false
-				}
-				if lon, lat, dist, ok := geoWithin(s, sc); ok {
-					start := len(res.buf)
-					res.buf = append(res.buf, m...)
-					res.points = append(res.points, geoPoint{start: start, end: len(res.buf), lon: lon, lat: lat, dist: dist, sc: sc})
-				}
-				return !(limit > 0 && len(res.points) >= limit)
-			})
-		}
+		z.RangeFromScore(lo, func(m []byte, sc float64) bool {
+			if sc >= hi {
+				return false
+			}
+			if lon, lat, dist, ok := geoWithin(s, sc); ok {
+				start := len(res.buf)
+				res.buf = append(res.buf, m...)
+				res.points = append(res.points, geoPoint{start: start, end: len(res.buf), lon: lon, lat: lat, dist: dist, sc: sc})
+			}
+			return !(limit > 0 && len(res.points) >= limit)
+		})
 		last = i
 	}
 }
