@@ -494,6 +494,24 @@ func (s *geoShape) parseBox(w, h, unit []byte) string {
 type geoPoint struct {
 	start, end         int
 	lon, lat, dist, sc float64
+	exact              bool // dist is the exact distance, not the quick one
+}
+
+// geoExact makes p's distance the exact one.
+func geoExact(s *geoShape, p *geoPoint) {
+	if !p.exact {
+		p.dist, p.exact = geoExactDist(s, p.sc), true
+	}
+}
+
+// geoPointCmp orders two points by distance as the exact distances do:
+// the quick ones when they are far enough apart, else the exact ones.
+func geoPointCmp(s *geoShape, a, b *geoPoint) int {
+	if (!a.exact || !b.exact) && geoNear(a.dist, b.dist) {
+		geoExact(s, a)
+		geoExact(s, b)
+	}
+	return cmp.Compare(a.dist, b.dist)
 }
 
 type geoResults struct {
@@ -530,10 +548,10 @@ func geoCollect(z *store.ZSet, s *geoShape, limit int, res *geoResults) {
 			if sc >= hi {
 				return false
 			}
-			if lon, lat, dist, ok := geoWithin(s, sc); ok {
+			if lon, lat, dist, exact, ok := geoWithin(s, sc); ok {
 				start := len(res.buf)
 				res.buf = append(res.buf, m...)
-				res.points = append(res.points, geoPoint{start: start, end: len(res.buf), lon: lon, lat: lat, dist: dist, sc: sc})
+				res.points = append(res.points, geoPoint{start: start, end: len(res.buf), lon: lon, lat: lat, dist: dist, sc: sc, exact: exact})
 			}
 			return !(limit > 0 && len(res.points) >= limit)
 		})
@@ -545,13 +563,24 @@ func geoCollect(z *store.ZSet, s *geoShape, limit int, res *geoResults) {
 // distance (glibc's qsort is a merge sort) when all are returned, else
 // Redis's partial quicksort (pqsort.c) of the first n, whose order among
 // equal distances is its own.
-func geoSortPoints(p []geoPoint, order int, n int) {
-	c := func(a, b *geoPoint) int { return cmp.Compare(a.dist, b.dist) }
+func geoSortPoints(s *geoShape, p []geoPoint, order int, n int) {
+	c := func(a, b *geoPoint) int { return geoPointCmp(s, a, b) }
 	if order == geoSortDesc {
-		c = func(a, b *geoPoint) int { return -cmp.Compare(a.dist, b.dist) }
+		c = func(a, b *geoPoint) int { return -geoPointCmp(s, a, b) }
 	}
 	if n == len(p) {
-		slices.SortStableFunc(p, func(a, b geoPoint) int { return c(&a, &b) })
+		// SortStableFunc passes copies: make the distances exact
+		// where the comparison needs them on the points themselves.
+		slices.SortStableFunc(p, func(a, b geoPoint) int {
+			if (!a.exact || !b.exact) && geoNear(a.dist, b.dist) {
+				a.dist, b.dist = geoExactDist(s, a.sc), geoExactDist(s, b.sc)
+			}
+			r := cmp.Compare(a.dist, b.dist)
+			if order == geoSortDesc {
+				r = -r
+			}
+			return r
+		})
 		return
 	}
 	pqsort(p, c, 0, n-1)
@@ -696,7 +725,7 @@ func geoSearchRun(argv [][]byte, flags int, z *store.ZSet, q *geoQuery, res *geo
 		n = int(q.count)
 	}
 	if q.sort != geoSortNone && n > 0 {
-		geoSortPoints(res.points, q.sort, n)
+		geoSortPoints(&q.shape, res.points, q.sort, n)
 	}
 	return n, ""
 }
@@ -750,6 +779,7 @@ func (rc *conn) geoSearch(argv [][]byte, src int, flags int) {
 			m := res.member(&p)
 			zr.ms = append(zr.ms, m)
 			if q.storeDist {
+				geoExact(&q.shape, &p)
 				zr.scores = append(zr.scores, p.dist/q.shape.conversion)
 			} else {
 				zr.scores = append(zr.scores, p.sc)
@@ -794,6 +824,7 @@ func (rc *conn) geoReply(q *geoQuery, res *geoResults, n int) {
 		}
 		rc.w.Bulk(res.member(p))
 		if q.withDist {
+			geoExact(&q.shape, p)
 			rc.geoWriteDist(p.dist / q.shape.conversion)
 		}
 		if q.withHash {

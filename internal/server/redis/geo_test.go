@@ -60,9 +60,10 @@ func FuzzGeoArgs(f *testing.F) {
 				}
 				p := make([]geoPoint, 1+int(score%50))
 				for i := range p {
-					_, _, p[i].dist, _ = geoWithin(s, float64((score+uint64(i)*7919)%(1<<52)))
+					p[i].sc = float64((score + uint64(i)*7919) % (1 << 52))
+					_, _, p[i].dist, p[i].exact, _ = geoWithin(s, p[i].sc)
 				}
-				geoSortPoints(p, q.sort|geoSortAsc, 1+int(score%uint64(len(p))))
+				geoSortPoints(s, p, q.sort|geoSortAsc, 1+int(score%uint64(len(p))))
 			}
 		}
 	})
@@ -157,12 +158,12 @@ func TestGeoPartialSort(t *testing.T) {
 	for range 2000 {
 		p := make([]geoPoint, 1+r.IntN(120))
 		for i := range p {
-			p[i].dist = float64(r.IntN(1 + len(p)/3))
+			p[i].dist, p[i].exact = float64(r.IntN(1+len(p)/3)), true
 		}
 		want := slices.Clone(p)
 		slices.SortStableFunc(want, func(a, b geoPoint) int { return cmp.Compare(a.dist, b.dist) })
 		n := 1 + r.IntN(len(p))
-		geoSortPoints(p, geoSortAsc, n)
+		geoSortPoints(nil, p, geoSortAsc, n)
 		for i := range n {
 			if p[i].dist != want[i].dist {
 				t.Fatalf("rank %d: %v, want %v", i, p[i].dist, want[i].dist)

@@ -354,35 +354,68 @@ func geoHaversineFast(lon1r, lat1r, lon2r, lat2r, cos1, cos2 float64) float64 {
 // its position and its distance from s's centre in meters. The box test
 // measures along the point's parallel and along its meridian first, as
 // Redis 7.0 does. A point clearly outside by a quick estimate is left
-// out before the exact computation.
-func geoWithin(s *geoShape, score float64) (lon, lat, dist float64, ok bool) {
+// out before the exact computation, and one clearly inside keeps the
+// estimate (exact false): the exact distance, glibc's digit for digit,
+// is computed later only if a reply prints it or an order needs it
+// (geoExact, geoPointCmp).
+func geoWithin(s *geoShape, score float64) (lon, lat, dist float64, exact, ok bool) {
 	lon, lat = geoDecodeScore(score)
+	s.prepare()
+	lonr, latr := geoDegRad(lon), geoDegRad(lat)
+	cosFast := math.Cos(latr)
+	if s.kind == geoCircle {
+		limit := s.radius * s.conversion
+		fast := geoHaversineFast(s.lonr, s.latr, lonr, latr, s.cosLatFast, cosFast)
+		if geoClearlyOver(fast, limit) {
+			return lon, lat, 0, false, false
+		}
+		if geoClearlyUnder(fast, limit) {
+			return lon, lat, fast, false, true
+		}
+		dist = geoHaversine(s.lonr, s.latr, lonr, latr, s.cosLat, geoCos(latr))
+		return lon, lat, dist, true, !(dist > limit)
+	}
+	w, h := s.width*s.conversion, s.height*s.conversion
+	if geoClearlyOver(geoHaversineFast(lonr, latr, s.lonr, latr, cosFast, cosFast), w/2) ||
+		geoClearlyOver(geoHaversineFast(lonr, latr, lonr, s.latr, cosFast, s.cosLatFast), h/2) {
+		return lon, lat, 0, false, false
+	}
+	cosLat := geoCos(latr)
+	lonDist := geoHaversine(lonr, latr, s.lonr, latr, cosLat, cosLat)
+	latDist := geoHaversine(lonr, latr, lonr, s.latr, cosLat, s.cosLat)
+	if lonDist > w/2 || latDist > h/2 {
+		return lon, lat, 0, false, false
+	}
+	return lon, lat, geoHaversineFast(s.lonr, s.latr, lonr, latr, s.cosLatFast, cosFast), false, true
+}
+
+// prepare computes the centre's radians and cosines once per query.
+func (s *geoShape) prepare() {
 	if !s.prepared {
 		s.lonr, s.latr = geoDegRad(s.lon), geoDegRad(s.lat)
 		s.cosLat = geoCos(s.latr)
 		s.cosLatFast = math.Cos(s.latr)
 		s.prepared = true
 	}
+}
+
+// geoClearlyUnder reports whether a quick distance is under limit by far
+// more than its error (geoClearlyOver's bound), so the exact one is too.
+func geoClearlyUnder(fast, limit float64) bool {
+	return fast < limit*(1-1e-9)-1e-9
+}
+
+// geoNear reports whether two distances, either of them quick, are too
+// close for the quick ones to order them as the exact ones would.
+func geoNear(a, b float64) bool {
+	return math.Abs(a-b) <= 2*(max(math.Abs(a), math.Abs(b))*1e-9+1e-9)
+}
+
+// geoExactDist is the exact distance from s's centre to the point of
+// score, as geoWithin computes it when it must.
+func geoExactDist(s *geoShape, score float64) float64 {
+	s.prepare()
+	lon, lat := geoDecodeScore(score)
 	lonr, latr := geoDegRad(lon), geoDegRad(lat)
-	cosFast := math.Cos(latr)
-	if s.kind == geoCircle {
-		limit := s.radius * s.conversion
-		if geoClearlyOver(geoHaversineFast(s.lonr, s.latr, lonr, latr, s.cosLatFast, cosFast), limit) {
-			return lon, lat, 0, false
-		}
-		dist = geoHaversine(s.lonr, s.latr, lonr, latr, s.cosLat, geoCos(latr))
-		return lon, lat, dist, !(dist > limit)
-	}
-	w, h := s.width*s.conversion, s.height*s.conversion
-	if geoClearlyOver(geoHaversineFast(lonr, latr, s.lonr, latr, cosFast, cosFast), w/2) ||
-		geoClearlyOver(geoHaversineFast(lonr, latr, lonr, s.latr, cosFast, s.cosLatFast), h/2) {
-		return lon, lat, 0, false
-	}
-	cosLat := geoCos(latr)
-	lonDist := geoHaversine(lonr, latr, s.lonr, latr, cosLat, cosLat)
-	latDist := geoHaversine(lonr, latr, lonr, s.latr, cosLat, s.cosLat)
-	if lonDist > w/2 || latDist > h/2 {
-		return lon, lat, 0, false
-	}
-	return lon, lat, geoHaversine(s.lonr, s.latr, lonr, latr, s.cosLat, cosLat), true
+	return geoHaversine(s.lonr, s.latr, lonr, latr, s.cosLat, geoCos(latr))
 }
