@@ -183,3 +183,21 @@ func TestGeoScore(t *testing.T) {
 		}
 	}
 }
+
+// TestGeoQuickTrig: the quick estimate's polynomials stay within their
+// stated errors of the math package's functions (the margins of
+// geoClearlyOver and geoClearlyUnder are a thousand times wider).
+func TestGeoQuickTrig(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		x := (r.Float64()*2 - 1) * 0.06
+		if got, want := geoSinSmall(x), math.Sin(x); math.Abs(got-want) > 2e-13*math.Abs(want)+1e-300 {
+			t.Fatalf("geoSinSmall(%v) = %v, math.Sin %v", x, got, want)
+		}
+		c := (r.Float64()*2 - 1) * 1.5
+		d := (r.Float64()*2 - 1) * 0.012
+		if got, want := geoCosNear(math.Cos(c), math.Sin(c), c, d), math.Cos(c+d); math.Abs(got-want) > 1e-12 {
+			t.Fatalf("geoCosNear(%v, %v) = %v, math.Cos %v", c, d, got, want)
+		}
+	}
+}

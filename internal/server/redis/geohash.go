@@ -228,6 +228,35 @@ type geoShape struct {
 	// The centre in radians and its latitude's cosine, set by geoWithin.
 	prepared                       bool
 	lonr, latr, cosLat, cosLatFast float64
+	// A circle's radius as bounds on the haversine term a (the square
+	// of the sine of half the central angle): a point whose a is over
+	// aHi is clearly outside, one under aLo clearly inside, with no
+	// arcsine (aOK: the radius is under a quarter of the globe, where a
+	// grows with the distance).
+	aOK        bool
+	aLo, aHi   float64
+	sinLatFast float64 // the centre latitude's sine, for geoCosNear
+}
+
+// geoSinSmall is sin x for the quick estimate: a Taylor polynomial for
+// small x (|x| < 0.05: error under 2e-13 relative), math.Sin otherwise.
+func geoSinSmall(x float64) float64 {
+	if x > -0.05 && x < 0.05 {
+		x2 := x * x
+		return x * (1 - x2/6*(1-x2/20*(1-x2/42)))
+	}
+	return math.Sin(x)
+}
+
+// geoCosNear is cos(c+d) for the quick estimate, from cos c and sin c:
+// polynomials in d when it is small (|d| < 0.01: error under 1e-12),
+// math.Cos otherwise.
+func geoCosNear(cosc, sinc, c, d float64) float64 {
+	if d > -0.01 && d < 0.01 {
+		d2 := d * d
+		return cosc*(1-d2/2*(1-d2/12)) - sinc*d*(1-d2/6*(1-d2/20))
+	}
+	return math.Cos(c + d)
 }
 
 // geoEstimateSteps is geohashEstimateStepsByRadius.
@@ -362,6 +391,21 @@ func geoWithin(s *geoShape, score float64) (lon, lat, dist float64, exact, ok bo
 	lon, lat = geoDecodeScore(score)
 	s.prepare()
 	lonr, latr := geoDegRad(lon), geoDegRad(lat)
+	if s.kind == geoCircle && s.aOK {
+		// The test on a, then the arcsine only for the points kept.
+		u := geoSinSmall((latr - s.latr) / 2)
+		if u*u > s.aHi {
+			return lon, lat, 0, false, false // too far north or south already
+		}
+		v := geoSinSmall((lonr - s.lonr) / 2)
+		a := u*u + s.cosLatFast*geoCosNear(s.cosLatFast, s.sinLatFast, s.latr, latr-s.latr)*v*v
+		if a > s.aHi {
+			return lon, lat, 0, false, false
+		}
+		if a < s.aLo {
+			return lon, lat, 2.0 * geoEarthR * math.Asin(math.Sqrt(a)), false, true
+		}
+	}
 	cosFast := math.Cos(latr)
 	if s.kind == geoCircle {
 		limit := s.radius * s.conversion
@@ -395,6 +439,22 @@ func (s *geoShape) prepare() {
 		s.lonr, s.latr = geoDegRad(s.lon), geoDegRad(s.lat)
 		s.cosLat = geoCos(s.latr)
 		s.cosLatFast = math.Cos(s.latr)
+		s.sinLatFast = math.Sin(s.latr)
+		if limit := s.radius * s.conversion; s.kind == geoCircle && limit >= 0 {
+			// The bounds on a for the distances geoClearlyOver and
+			// geoClearlyUnder let through, a little wider still.
+			hi := (limit*(1+2e-9) + 2e-9) / (2 * geoEarthR)
+			lo := (limit*(1-2e-9) - 2e-9) / (2 * geoEarthR)
+			if hi < 1.5 {
+				sh := math.Sin(hi)
+				s.aHi = sh * sh
+				if lo > 0 {
+					sl := math.Sin(lo)
+					s.aLo = sl * sl
+				}
+				s.aOK = true
+			}
+		}
 		s.prepared = true
 	}
 }
