@@ -201,6 +201,24 @@ func (rc *conn) geoWriteDist(d float64) {
 	rc.w.Bulk(geoAppendDist(buf[:0], d))
 }
 
+// geoPrintedDist is the distance WITHDIST prints for p, in the query's
+// unit: the quick estimate when every value its error allows prints the
+// same four decimals (so the exact one does too), else the exact one.
+// Four decimals of a meter or more leave the estimate's error (1e-9)
+// far from a rounding boundary but for about one point in 10^4.
+func geoPrintedDist(s *geoShape, p *geoPoint) float64 {
+	d := p.dist / s.conversion
+	if !p.exact {
+		eps := 4 * (p.dist*1e-9 + 1e-9) / s.conversion
+		var a, b [32]byte
+		if string(geoAppendDist(a[:0], d-eps)) != string(geoAppendDist(b[:0], d+eps)) {
+			geoExact(s, p)
+			d = p.dist / s.conversion
+		}
+	}
+	return d
+}
+
 func geoAppendDist(dst []byte, d float64) []byte {
 	switch {
 	case math.IsInf(d, 1):
@@ -824,8 +842,7 @@ func (rc *conn) geoReply(q *geoQuery, res *geoResults, n int) {
 		}
 		rc.w.Bulk(res.member(p))
 		if q.withDist {
-			geoExact(&q.shape, p)
-			rc.geoWriteDist(p.dist / q.shape.conversion)
+			rc.geoWriteDist(geoPrintedDist(&q.shape, p))
 		}
 		if q.withHash {
 			rc.w.Int(int64(p.sc))

@@ -201,3 +201,25 @@ func TestGeoQuickTrig(t *testing.T) {
 		}
 	}
 }
+
+// TestGeoPrintedDist: the distance WITHDIST prints from the quick
+// estimate is the exact distance's, digit for digit, in every unit.
+func TestGeoPrintedDist(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, conv := range []float64{1, 1000, 1609.34, 0.3048} {
+		for range 20000 {
+			s := &geoShape{kind: geoCircle, lon: r.Float64()*360 - 180, lat: r.Float64()*170 - 85, conversion: conv, radius: 1e9}
+			s.prepare()
+			lon := s.lon + (r.Float64()*2-1)*r.Float64()
+			lat := max(-85, min(85, s.lat+(r.Float64()*2-1)*r.Float64()))
+			sc := float64(geoScore(lon, lat))
+			lonD, latD := geoDecodeScore(sc)
+			p := &geoPoint{sc: sc, dist: geoHaversineFast(s.lonr, s.latr, geoDegRad(lonD), geoDegRad(latD), s.cosLatFast, math.Cos(geoDegRad(latD)))}
+			got := string(geoAppendDist(nil, geoPrintedDist(s, p)))
+			want := string(geoAppendDist(nil, geoExactDist(s, sc)/conv))
+			if got != want {
+				t.Fatalf("unit %v: printed %s, exact %s", conv, got, want)
+			}
+		}
+	}
+}
