@@ -342,22 +342,72 @@ func (rc *conn) writeClaimed(st *store.Stream, id store.StreamID, justID bool) {
 	}
 }
 
+// claimer is XCLAIM's and XAUTOCLAIM's claiming: the key's group (or
+// its -NOGROUP written), the consumer made on the first claim, and the
+// IDs claimed.
+type claimer struct {
+	st      *store.Stream
+	g       *store.StreamCG
+	name    []byte
+	now     int64
+	cons    *store.StreamCGConsumer
+	created bool // the consumer was made (xgroup-createconsumer)
+	claimed []store.StreamID
+}
+
+// open finds the group; false means the reply (-NOGROUP) is written.
+func (c *claimer) open(rc *conn, key, group []byte) bool {
+	if !c.st.Exists() {
+		rc.keymiss(key) // a read, as Redis looks the key up
+	}
+	if c.g = c.st.Group(group); c.g == nil {
+		rc.w.Error(noGroupKey(key, group))
+		return false
+	}
+	c.st.Quiet() // a group's change: WATCH holds
+	return true
+}
+
+// claim gives id to the consumer, with its delivery time and count.
+func (c *claimer) claim(id store.StreamID, deliveryTime int64, count uint64) {
+	if c.cons == nil {
+		c.cons, c.created = c.st.CreateConsumer(c.g, c.name, c.now)
+		c.cons.Seen(c.now)
+	}
+	c.st.SetNACK(c.g, c.cons, id, deliveryTime, count)
+	c.claimed = append(c.claimed, id)
+}
+
+// finish records the claims and writes the claimed entries (or IDs).
+func (c *claimer) finish(rc *conn, justID bool) {
+	if len(c.claimed) > 0 {
+		c.cons.Active(c.now)
+	}
+	c.st.Touch()
+	rc.w.Array(len(c.claimed))
+	for _, id := range c.claimed {
+		rc.writeClaimed(c.st, id, justID)
+	}
+}
+
+// notify reports the consumer the claims made, once the store is left.
+func (c *claimer) notify(rc *conn, key []byte) {
+	if c.created {
+		rc.notify(server.EventStream, "xgroup-createconsumer", key)
+	}
+}
+
 // cmdXClaim is XCLAIM key group consumer min-idle-time id [id ...] [IDLE
 // ms] [TIME ms] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id].
 func cmdXClaim(rc *conn, argv [][]byte) {
-	key, group, name := argv[1], argv[2], argv[3]
-	newConsumer := false
+	key, group := argv[1], argv[2]
 	var st store.Stream
+	c := claimer{st: &st, name: argv[3]}
 	rc.storeErrorIf(rc.st.UpdateStream(key, &st, func() error {
-		if !st.Exists() {
-			rc.keymiss(key)
-		}
-		g := st.Group(group)
-		if g == nil {
-			rc.w.Error(noGroupKey(key, group))
+		if !c.open(rc, key, group) {
 			return nil
 		}
-		st.Quiet()
+		g := c.g
 		minIdle, ok := resp2Int(argv[4])
 		if !ok {
 			rc.w.Error("ERR Invalid min-idle-time argument for XCLAIM")
@@ -428,13 +478,7 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 		if delivery < 0 || delivery > now {
 			delivery = now
 		}
-		var cons *store.StreamCGConsumer
-		var claimed []store.StreamID
-		defer func() {
-			if newConsumer {
-				rc.notify(server.EventStream, "xgroup-createconsumer", key)
-			}
-		}()
+		c.now = now
 		for _, id := range ids {
 			nack, pending := g.NACK(id)
 			if !st.Has(id) {
@@ -454,32 +498,18 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 			} else {
 				continue
 			}
-			if cons == nil {
-				var created bool
-				if cons, created = st.CreateConsumer(g, name, now); created {
-					newConsumer = true
-				}
-				cons.Seen(now)
-			}
 			switch {
 			case retry >= 0:
 				count = uint64(retry)
 			case !justID:
 				count++
 			}
-			st.SetNACK(g, cons, id, delivery, count)
-			claimed = append(claimed, id)
+			c.claim(id, delivery, count)
 		}
-		if cons != nil && len(claimed) > 0 {
-			cons.Active(now)
-		}
-		st.Touch()
-		rc.w.Array(len(claimed))
-		for _, id := range claimed {
-			rc.writeClaimed(&st, id, justID)
-		}
+		c.finish(rc, justID)
 		return nil
 	}))
+	c.notify(rc, key)
 }
 
 // resp2Int parses a 64-bit integer as getLongLongFromObject does.
@@ -502,7 +532,6 @@ func cmdXAutoClaim(rc *conn, argv [][]byte) {
 		return
 	}
 	count, justID := int64(100), false
-	newConsumer := false
 	const attemptsFactor = 10
 	for j := 6; j < len(argv); j++ {
 		more := len(argv) - 1 - j
@@ -523,25 +552,16 @@ func cmdXAutoClaim(rc *conn, argv [][]byte) {
 		}
 	}
 	var st store.Stream
+	c := claimer{st: &st, name: name}
 	rc.storeErrorIf(rc.st.UpdateStream(key, &st, func() error {
-		if !st.Exists() {
-			rc.keymiss(key)
-		}
-		g := st.Group(group)
-		if g == nil {
-			rc.w.Error(noGroupKey(key, group))
+		if !c.open(rc, key, group) {
 			return nil
 		}
-		st.Quiet()
+		g := c.g
 		now := rc.nowMilli()
+		c.now = now
 		attempts := count * attemptsFactor
-		var cons *store.StreamCGConsumer
-		var claimed, deleted []store.StreamID
-		defer func() {
-			if newConsumer {
-				rc.notify(server.EventStream, "xgroup-createconsumer", key)
-			}
-		}()
+		var deleted []store.StreamID
 		var pending []store.PendingEntry
 		g.PendingRange(start, store.MaxStreamID, func(e store.PendingEntry) bool {
 			pending = append(pending, e)
@@ -564,40 +584,26 @@ func cmdXAutoClaim(rc *conn, argv [][]byte) {
 			if minIdle != 0 && now-e.DeliveryTime < minIdle {
 				continue
 			}
-			if cons == nil {
-				var created bool
-				if cons, created = st.CreateConsumer(g, name, now); created {
-					newConsumer = true
-				}
-				cons.Seen(now)
-			}
 			dc := e.DeliveryCount
 			if !justID {
 				dc++
 			}
-			st.SetNACK(g, cons, e.ID, now, dc)
-			claimed = append(claimed, e.ID)
+			c.claim(e.ID, now, dc)
 			count--
 		}
 		if i < len(pending) {
 			next = pending[i].ID
 		}
-		if cons != nil && len(claimed) > 0 {
-			cons.Active(now)
-		}
-		st.Touch()
 		rc.w.Array(3)
 		rc.writeStreamID(next)
-		rc.w.Array(len(claimed))
-		for _, id := range claimed {
-			rc.writeClaimed(&st, id, justID)
-		}
+		c.finish(rc, justID)
 		rc.w.Array(len(deleted))
 		for _, id := range deleted {
 			rc.writeStreamID(id)
 		}
 		return nil
 	}))
+	c.notify(rc, key)
 }
 
 // viewStreamOrErr runs fn on the stream under key, answering "no such
