@@ -437,28 +437,21 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 				justID = true
 			case argIs(o, "idle") && more > 0:
 				j++
-				n, ok := resp2Int(argv[j])
+				n, ok := xclaimInt(rc, argv[j], "IDLE")
 				if !ok {
-					rc.w.Error("ERR Invalid IDLE option argument for XCLAIM")
 					return nil
 				}
 				delivery = now - n
 			case argIs(o, "time") && more > 0:
 				j++
-				n, ok := resp2Int(argv[j])
-				if !ok {
-					rc.w.Error("ERR Invalid TIME option argument for XCLAIM")
+				if delivery, ok = xclaimInt(rc, argv[j], "TIME"); !ok {
 					return nil
 				}
-				delivery = n
 			case argIs(o, "retrycount") && more > 0:
 				j++
-				n, ok := resp2Int(argv[j])
-				if !ok {
-					rc.w.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
+				if retry, ok = xclaimInt(rc, argv[j], "RETRYCOUNT"); !ok {
 					return nil
 				}
-				retry = n
 			case argIs(o, "lastid") && more > 0:
 				j++
 				id, _, ok := parseStreamID(argv[j], 0, true, false)
@@ -510,6 +503,16 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 		return nil
 	}))
 	c.notify(rc, key)
+}
+
+// xclaimInt parses XCLAIM's option opt's value, writing Redis's error
+// for one that is not an integer.
+func xclaimInt(rc *conn, b []byte, opt string) (int64, bool) {
+	n, ok := resp2Int(b)
+	if !ok {
+		rc.w.Error("ERR Invalid " + opt + " option argument for XCLAIM")
+	}
+	return n, ok
 }
 
 // resp2Int parses a 64-bit integer as getLongLongFromObject does.
