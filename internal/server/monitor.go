@@ -33,11 +33,20 @@ func (s *Server) Monitored() bool { return s.monitors.n.Load() > 0 }
 // StartMonitor makes c a monitor: from now on every command fed to the
 // monitors is queued to its Outbox (started here). Only the serving
 // goroutine may call it.
-func (c *Conn) StartMonitor() {
+func (c *Conn) StartMonitor() { c.StartMonitorAfter(nil) }
+
+// StartMonitorAfter is StartMonitor that first runs reply (the MONITOR's
+// +OK, written and flushed into the Outbox) with the monitors locked: the
+// reply goes before any monitor line, and once a client has read it the
+// connection is a monitor (a command sent after it is shown).
+func (c *Conn) StartMonitorAfter(reply func()) {
 	c.StartOutbox()
 	h := &c.srv.monitors
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if reply != nil {
+		reply()
+	}
 	for _, m := range h.list {
 		if m == c {
 			return

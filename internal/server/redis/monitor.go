@@ -22,14 +22,18 @@ func cmdMonitor(rc *conn, _ [][]byte) {
 	if rc.monitor {
 		return // Redis answers nothing to a second MONITOR
 	}
-	// The +OK goes first into the Outbox, then the connection joins the
-	// monitors: no monitor line can come before it.
+	// The +OK goes into the Outbox as the connection joins the monitors,
+	// under their lock: no monitor line can come before it, and a client
+	// that has read it is a monitor already (CLIENT LIST says O, and the
+	// next command anyone runs is shown).
 	rc.StartOutbox()
-	rc.w.OK()
 	rc.SetCommand(&rc.running.name) // CLIENT LIST's cmd, before the +OK can be read
-	_ = rc.w.Flush()
 	rc.monitor = true
-	rc.StartMonitor()
+	rc.publish() // CLIENT LIST's O, before the +OK can be read
+	rc.StartMonitorAfter(func() {
+		rc.w.OK()
+		_ = rc.w.Flush()
+	})
 }
 
 // stopMonitor ends MONITOR (RESET, or the connection's end).
