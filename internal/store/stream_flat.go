@@ -68,24 +68,25 @@ type flatReader struct {
 
 func (r *flatReader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.bad = true
-		r.b = nil
-		return 0
-	}
-	r.b = r.b[n:]
+	r.skip(n)
 	return v
 }
 
 func (r *flatReader) varint() int64 {
 	v, n := binary.Varint(r.b)
-	if n <= 0 {
+	r.skip(n)
+	return v
+}
+
+// skip consumes n bytes, or marks the read bad when n is not a length
+// the bytes left allow (a varint's n <= 0 is a bad one).
+func (r *flatReader) skip(n int) {
+	if n <= 0 || n > len(r.b) {
 		r.bad = true
 		r.b = nil
-		return 0
+		return
 	}
 	r.b = r.b[n:]
-	return v
 }
 
 func (r *flatReader) id() StreamID { return StreamID{r.uvarint(), r.uvarint()} }
@@ -93,8 +94,7 @@ func (r *flatReader) id() StreamID { return StreamID{r.uvarint(), r.uvarint()} }
 func (r *flatReader) bytes() []byte {
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
-		r.bad = true
-		r.b = nil
+		r.skip(-1)
 		return nil
 	}
 	s := r.b[:n:n]
