@@ -88,11 +88,13 @@ func TestClientInfoFields(t *testing.T) {
 		if !strings.HasSuffix(body, "\n\r\n") {
 			t.Errorf("%s reply %q does not end its line with a newline", cmd, reply)
 		}
-		// The caller's line (a connection that just closed may still be
-		// listed by either server).
+		// The caller's line, by the command it runs (a connection that
+		// just closed, after CLIENT INFO, may still be listed by either
+		// server).
+		self := "cmd=" + strings.ToLower(strings.ReplaceAll(cmd, " ", "|")) + " "
 		var names []string
 		for _, line := range strings.Split(body, "\n") {
-			if !strings.Contains(line, "cmd=client|") {
+			if !strings.Contains(line, self) {
 				continue
 			}
 			for _, kv := range strings.Fields(line) {
