@@ -33,7 +33,9 @@ type clientState struct {
 	ssub    atomic.Int32            // shard channels subscribed
 	tracker atomic.Pointer[tracker] // CLIENT TRACKING's settings; nil: off (tracking.go)
 	resp3   atomic.Bool
-	db      atomic.Int32 // the selected database (SELECT)
+	db      atomic.Int32           // the selected database (SELECT)
+	libName atomic.Pointer[string] // CLIENT SETINFO LIB-NAME
+	libVer  atomic.Pointer[string] // CLIENT SETINFO LIB-VER
 }
 
 // clientState flags.
@@ -681,11 +683,28 @@ func cmdClientGetName(rc *conn, _ [][]byte) {
 	rc.w.BulkString(rc.name)
 }
 
+// cmdClientSetInfo is CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2):
+// the value, printable ASCII without spaces (or empty), is kept for
+// CLIENT LIST and CLIENT INFO.
 func cmdClientSetInfo(rc *conn, argv [][]byte) {
-	if !is(argv[2], "lib-name") && !is(argv[2], "lib-ver") {
+	var dst *atomic.Pointer[string]
+	switch {
+	case is(argv[2], "lib-name"):
+		dst = &rc.pub.libName
+	case is(argv[2], "lib-ver"):
+		dst = &rc.pub.libVer
+	default:
 		rc.w.Error("ERR Unrecognized option '" + string(cString(argv[2], len(argv[2]))) + "'")
 		return
 	}
+	for _, b := range argv[3] {
+		if b < '!' || b > '~' {
+			rc.w.Error("ERR " + string(cString(argv[2], len(argv[2]))) + " cannot contain spaces, newlines or special characters.")
+			return
+		}
+	}
+	v := string(argv[3])
+	dst.Store(&v)
 	rc.w.OK()
 }
 
