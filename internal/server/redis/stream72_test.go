@@ -242,7 +242,9 @@ var stream72Sessions = []streamSession{
 	}},
 	{"reads and claims that get nothing", func(k func(string) string) string {
 		s := k("s")
-		info := func() string { return mb("XINFO", "CONSUMERS", s, "g") + mb("XINFO", "GROUPS", s) + mb("XINFO", "STREAM", s, "FULL") }
+		info := func() string {
+			return mb("XINFO", "CONSUMERS", s, "g") + mb("XINFO", "GROUPS", s) + mb("XINFO", "STREAM", s, "FULL")
+		}
 		return mb("XADD", s, "1-1", "a", "1") + mb("XGROUP", "CREATE", s, "g", "$") + info() +
 			mb("XREADGROUP", "GROUP", "g", "r1", "STREAMS", s, ">") + mb("XREADGROUP", "GROUP", "g", "r2", "BLOCK", "5", "STREAMS", s, ">") +
 			mb("XREADGROUP", "GROUP", "g", "r3", "NOACK", "STREAMS", s, ">") + mb("XREADGROUP", "GROUP", "g", "r4", "STREAMS", s, "0") + info() +
