@@ -355,3 +355,71 @@ func TestStream72BlockingDifferential(t *testing.T) {
 func TestStreamRandomDifferential72(t *testing.T) {
 	runStreamRandom(t, startValkeyServer(t), streamMask)
 }
+
+// TestStream72RestoreFromValkey: a stream valkey-server DUMPs (type 21,
+// RDB version 11) RESTOREs into MiniKV with its consumers' times: XINFO
+// STREAM FULL then says exactly what valkey-server says of the same
+// payload restored (seen-time and active-time, -1 among them, unmasked);
+// MiniKV's own DUMP of it is type 19 (version 10, for Redis 7.0 peers),
+// which leaves the active times out, and valkey-server loading that
+// sets each to the seen-time, as MiniKV does.
+func TestStream72RestoreFromValkey(t *testing.T) {
+	ref := startValkeyServer(t)
+	peer := streamPeer(t)
+	vc := goredis.NewClient(&goredis.Options{Addr: ref, Protocol: 2})
+	mc := goredis.NewClient(&goredis.Options{Addr: peer, Protocol: 2})
+	t.Cleanup(func() { vc.Close(); mc.Close() })
+	ctx := context.Background()
+	for _, cmd := range streamDumpCmds() {
+		if err := vc.Do(ctx, cmd...).Err(); err != nil {
+			t.Fatalf("valkey %v: %v", cmd, err)
+		}
+	}
+	full := func(c *goredis.Client, key string) string {
+		v, err := c.Do(ctx, "XINFO", "STREAM", key, "FULL").Result()
+		if err != nil {
+			t.Fatalf("XINFO STREAM %s FULL: %v", key, err)
+		}
+		return fmt.Sprint(v)
+	}
+	never := 0
+	for _, k := range streamDumpKeys {
+		p, err := vc.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p[0] != 21 {
+			t.Fatalf("%s: valkey-server DUMPs type %d", k, p[0])
+		}
+		for _, c := range []*goredis.Client{vc, mc} {
+			if err := c.Restore(ctx, "r:"+k, 0, p).Err(); err != nil {
+				t.Fatalf("RESTORE of valkey's %s: %v", k, err)
+			}
+		}
+		want := full(vc, "r:"+k)
+		if got := full(mc, "r:"+k); got != want {
+			t.Errorf("%s: XINFO STREAM FULL after RESTORE:\nminikv %.2000s\nvalkey %.2000s", k, got, want)
+		}
+		never += strings.Count(want, "active-time -1")
+		mp, err := mc.Dump(ctx, "r:"+k).Result()
+		if err != nil || mp[0] != 19 {
+			t.Fatalf("%s: MiniKV's DUMP %v %.20q", k, err, mp)
+		}
+		if err := vc.Restore(ctx, "back:"+k, 0, mp).Err(); err != nil {
+			t.Fatalf("valkey RESTORE of MiniKV's DUMP: %v", err)
+		}
+		v, times := drop72Value(vc.Do(ctx, "XINFO", "STREAM", "back:"+k, "FULL").Val())
+		w, _ := drop72Value(vc.Do(ctx, "XINFO", "STREAM", "r:"+k, "FULL").Val())
+		if fmt.Sprint(v) != fmt.Sprint(w) {
+			t.Errorf("%s: back in valkey, but active-time:\n%.2000v\nwant\n%.2000v", k, v, w)
+		}
+		for _, st := range times {
+			if st[1] != st[0] {
+				t.Errorf("%s: valkey loading MiniKV's type 19: seen-time %d, active-time %d", k, st[0], st[1])
+			}
+		}
+	}
+	if never == 0 {
+		t.Errorf("no consumer never active (active-time -1) in the payloads")
+	}
+}
