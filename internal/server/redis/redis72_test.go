@@ -4,10 +4,12 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/lsm/vfs"
 
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -49,6 +51,9 @@ var redis72Sessions = inRESP2And3([]respSession{
 		mb("WAIT", "0", "abc") + mb("WAIT", "0", "-1") + mb("WAIT", "x", "0") +
 		mb("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0") + mb("EVAL", "return redis.pcall('waitaof', 1, 0, 0)", "0") +
 		mb("MULTI") + mb("WAITAOF", "0", "1", "0") + mb("WAITAOF", "1", "0", "0") + mb("EXEC")},
+	{name: "client no-touch", in: mb("CLIENT", "NO-TOUCH", "ON") + mb("CLIENT", "NO-TOUCH", "maybe") + mb("CLIENT", "NO-TOUCH") +
+		mb("CLIENT", "NO-TOUCH", "on", "x") + mb("SET", "r72:t", "v") + mb("GET", "r72:t") + mb("TOUCH", "r72:t") +
+		mb("CLIENT", "NO-TOUCH", "off") + mb("GET", "r72:t")},
 	{name: "client setinfo", in: mb("CLIENT", "SETINFO", "LIB-NAME", "x") + mb("CLIENT", "SETINFO", "lib-ver", "1.0") +
 		mb("CLIENT", "SETINFO", "LIB-NAME", "a b") + mb("CLIENT", "SETINFO", "Lib-Ver", "a\nb") +
 		mb("CLIENT", "SETINFO", "lib-name", "\xc3\xa9") + mb("CLIENT", "SETINFO", "lib-name", "a~!") + mb("CLIENT", "SETINFO", "other", "x") +
@@ -157,5 +162,56 @@ func TestWaitAOF(t *testing.T) {
 	}
 	if got := r.Do("WAITAOF", "0", "0", "0"); !strings.HasPrefix(got, "-ERR WAITAOF cannot be used with replica instances.") {
 		t.Errorf("WAITAOF on a replica = %q", got)
+	}
+}
+
+// TestClientNoTouch: in CLIENT NO-TOUCH mode a read leaves a key's idle
+// time as it was, and the connection shows flag T (after e, as Redis
+// orders them) until NO-TOUCH OFF or RESET.
+func TestClientNoTouch(t *testing.T) {
+	peer := startValkeyServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	flags := func(c *servertest.RESPClient) string {
+		t.Helper()
+		info := c.Do("CLIENT", "INFO")
+		i := strings.Index(info, " flags=")
+		if i < 0 {
+			t.Fatalf("CLIENT INFO = %q", info)
+		}
+		f, _, _ := strings.Cut(info[i+len(" flags="):], " ")
+		return f
+	}
+	for _, addr := range []string{peer, rs.respAddr} {
+		c := dialRESP(t, addr)
+		c.Do("CLIENT", "NO-TOUCH", "ON")
+		c.Do("CLIENT", "NO-EVICT", "ON")
+		if f := flags(c); f != "eT" {
+			t.Errorf("%s: flags %q in NO-TOUCH and NO-EVICT mode, want eT", addr, f)
+		}
+		c.Do("RESET")
+		if f := flags(c); f != "N" {
+			t.Errorf("%s: flags %q after RESET, want N", addr, f)
+		}
+	}
+
+	c := dialRESP(t, rs.respAddr)
+	c.Do("SET", "nt:k", "v")
+	c.Do("HSET", "nt:h", "f", "1")
+	time.Sleep(1100 * time.Millisecond) // idle times of at least 1 s
+	c.Do("CLIENT", "NO-TOUCH", "ON")
+	c.Do("GET", "nt:k")
+	c.Do("HGET", "nt:h", "f")
+	c.Do("EVAL", "return redis.call('GET', KEYS[1])", "1", "nt:k")
+	c.Do("MULTI")
+	c.Do("HGETALL", "nt:h")
+	c.Do("EXEC")
+	for _, k := range []string{"nt:k", "nt:h"} {
+		if got := c.Do("OBJECT", "IDLETIME", k); got == ":0\r\n" {
+			t.Errorf("OBJECT IDLETIME %s = 0 after reads in NO-TOUCH mode", k)
+		}
+	}
+	c.Do("TOUCH", "nt:k") // TOUCH still touches
+	if got := c.Do("OBJECT", "IDLETIME", "nt:k"); got != ":0\r\n" && got != ":1\r\n" {
+		t.Errorf("OBJECT IDLETIME after TOUCH in NO-TOUCH mode = %q", got)
 	}
 }
