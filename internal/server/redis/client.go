@@ -318,6 +318,18 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 	field("user", ci.user())
 	num("redir", redir)
 	num("resp", resp3)
+	// Redis 7.2's fields: what CLIENT SETINFO set.
+	libName, libVer := "", ""
+	if ci.rc != nil {
+		if v := ci.rc.pub.libName.Load(); v != nil {
+			libName = *v
+		}
+		if v := ci.rc.pub.libVer.Load(); v != nil {
+			libVer = *v
+		}
+	}
+	field("lib-name", libName)
+	field("lib-ver", libVer)
 	return b
 }
 
