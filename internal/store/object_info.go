@@ -88,8 +88,8 @@ func (s *Store) Object(key []byte) (ObjectInfo, bool) {
 	return ObjectInfo{
 		Kind:     k,
 		Encoding: encodingName(k, encOf(e.meta), v),
-		Idle:     max(int64(s.nowSec(&clk))-int64(e.atime), 0),
-		Freq:     e.freq(),
+		Idle:     s.idleOf(&e, &clk),
+		Freq:     s.freqOf(&e, &clk),
 		Bytes:    sh.costOf(&e),
 	}, true
 }

@@ -187,3 +187,13 @@ func (s *Store) Count() (items, expires int64, err error) {
 	})
 	return items, expires, err
 }
+
+// ScanItemsFreq is ScanItems with each item's access count as Object
+// reports it in Freq: in LFU mode the decayed LFU counter, which an RDB
+// file carries (RDB_OPCODE_FREQ).
+func (s *Store) ScanItemsFreq(i int, fn func(key []byte, it Item, freq uint8) bool) {
+	clk := s.clock()
+	s.walkShard(i, false, func(sh *shard, e *entry) bool {
+		return fn(sh.key(e), sh.snapshot(e), s.freqOf(e, &clk))
+	})
+}

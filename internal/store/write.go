@@ -140,7 +140,7 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 	if p.hasNewCAS {
 		e.cas = s.useCAS(p.newCAS)
 	}
-	e.atime = s.nowSec(clk)
+	e.atime = s.stamp(old, clk)
 	if old != nil {
 		e.setFreq(old.freq() + 1)
 		sh.replaceLocked(&e, key, a, b, old)

@@ -52,7 +52,7 @@ func (rc *conn) lengthReply(n int, tooLarge bool, err error) {
 
 // cmdStrlen is STRLEN key.
 func cmdStrlen(rc *conn, argv [][]byte) {
-	it, ok := rc.st.Peek(argv[1])
+	it, ok := rc.st.Get(argv[1]) // a use, as Redis's lookupKeyRead: OBJECT FREQ and IDLETIME see it
 	if !ok {
 		rc.keymiss(argv[1])
 	}
