@@ -57,8 +57,8 @@ type core struct {
 	lfu          atomic.Bool
 	lfuLogFactor atomic.Int64
 	lfuDecayTime atomic.Int64
-	lim     limits       // collections' encoding limits (coll.go)
-	mem     bigMem       // big collections' large slices (bigmem.go)
+	lim          limits // collections' encoding limits (coll.go)
+	mem          bigMem // big collections' large slices (bigmem.go)
 
 	used   atomic.Int64  // bytes charged to stored items; never above limit
 	cas    atomic.Uint64 // last CAS token handed out
