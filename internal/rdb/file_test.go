@@ -26,10 +26,11 @@ type redisServer struct {
 	cmd *exec.Cmd
 }
 
-// startRedis starts redis-server with --dir dir --dbfilename name, or
-// skips the test when it is not installed (fails with
-// MINIKV_REQUIRE_PEERS=1). It is killed, by its PID, when the test ends.
-func startRedis(t *testing.T, dir, name string) *redisServer {
+// startRedis starts redis-server with --dir dir --dbfilename name and
+// the extra arguments, or skips the test when it is not installed (fails
+// with MINIKV_REQUIRE_PEERS=1). It is killed, by its PID, when the test
+// ends.
+func startRedis(t *testing.T, dir, name string, extra ...string) *redisServer {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -39,8 +40,9 @@ func startRedis(t *testing.T, dir, name string) *redisServer {
 		t.Skipf("redis-server not installed (%v)", err)
 	}
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(path, "--port", "0", "--unixsocket", sock, "--dir", dir, "--dbfilename", name,
-		"--save", "", "--appendonly", "no")
+	args := append([]string{"--port", "0", "--unixsocket", sock, "--dir", dir, "--dbfilename", name,
+		"--save", "", "--appendonly", "no"}, extra...)
+	cmd := exec.Command(path, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
