@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"net"
 	"strings"
 	"testing"
 
@@ -94,4 +95,38 @@ func TestLFUDifferential(t *testing.T) {
 		mb("RESTORE", "lf:r", "0", payload, "REPLACE") + mb("OBJECT", "FREQ", "lf:r") +
 		mb("RESTORE", "lf:r2", "0", payload, "FREQ", "0") + mb("OBJECT", "FREQ", "lf:r2") + mb("DEL", "lf:r", "lf:r2")})
 	runSerialSessions(t, redisAddr, rs.respAddr, sessions)
+}
+
+// TestLFUFreqReachesRedisReplica: the full sync's RDB carries a MiniKV
+// primary's LFU counters (RDB_OPCODE_FREQ) under allkeys-lfu, as Redis's
+// does: a redis-server replica, itself under allkeys-lfu, answers OBJECT
+// FREQ with the primary's counters. lfu-log-factor 0 and lfu-decay-time 0
+// on both make the counters exact.
+func TestLFUFreqReachesRedisReplica(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	_, port, _ := net.SplitHostPort(rs.respAddr)
+	c := dialRESP(t, rs.respAddr)
+	c.Expect(mb("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu", "lfu-log-factor", "0", "lfu-decay-time", "0"), "+OK\r\n")
+	want := map[string]string{"lr:s": ":17\r\n", "lr:l": ":8\r\n", "lr:h": ":5\r\n"}
+	c.Expect(mb("SET", "lr:s", "v"), "+OK\r\n")
+	c.Expect(mb("RPUSH", "lr:l", "a"), ":1\r\n")
+	c.Expect(mb("HSET", "lr:h", "f", "v"), ":1\r\n")
+	for range 12 {
+		c.Expect(mb("GET", "lr:s"), "$1\r\nv\r\n")
+	}
+	for range 3 {
+		c.Expect(mb("LLEN", "lr:l"), ":1\r\n")
+	}
+	for k, w := range want {
+		c.Expect(mb("OBJECT", "FREQ", k), w)
+	}
+	replica := startRedisServer(t, "--maxmemory", "1gb", "--maxmemory-policy", "allkeys-lfu",
+		"--lfu-log-factor", "0", "--lfu-decay-time", "0", "--replicaof", "127.0.0.1", port)
+	waitFor(t, "the replica's link", func() bool { return infoField(t, replica, "replication", "master_link_status") == "up" })
+	rc := dialRESP(t, replica)
+	for k, w := range want {
+		if got := rc.Do("OBJECT", "FREQ", k); got != w {
+			t.Errorf("redis-server replica: OBJECT FREQ %s = %q, want %q", k, got, w)
+		}
+	}
 }
