@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/minikv/minikv/internal/durable"
 	"github.com/minikv/minikv/internal/store"
+	"github.com/minikv/minikv/lsm"
 )
 
 // TestLFUFreqThroughRDB: under allkeys-lfu an RDB carries each key's LFU
@@ -77,5 +79,42 @@ func TestLFUFreqThroughRDB(t *testing.T) {
 		if got, err := rb.c.Do(ctx, "OBJECT", "FREQ", k).Int(); err != nil || got != w {
 			t.Errorf("redis-server on MiniKV's file: OBJECT FREQ %s = %d, %v; want %d", k, got, err, w)
 		}
+	}
+}
+
+// TestLFUFreqDurableSave: in durable mode, where Save walks the disk key
+// by key, the file still carries each key's LFU counter.
+func TestLFUFreqDurableSave(t *testing.T) {
+	dir := t.TempDir()
+	l, err := durable.Open(filepath.Join(dir, "data"), lsm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(store.Config{MemoryLimit: 64 << 20}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.SetLFU(true)
+	st.SetLFUParams(0, 0)
+	if _, err := st.Store(store.ModeSet, []byte("k"), []byte("v"), 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	for range 9 {
+		st.Get([]byte("k"))
+	}
+	path := filepath.Join(dir, "d.rdb")
+	if _, err := SaveFile(path, st, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mem := store.New(store.Config{MemoryLimit: 64 << 20})
+	defer mem.Close()
+	mem.SetLFU(true)
+	mem.SetLFUParams(0, 0)
+	if _, err := LoadFile(path, mem, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if oi, ok := mem.Object([]byte("k")); !ok || oi.Freq != 14 {
+		t.Fatalf("loaded from the durable store's file: Freq %d (found %v), want 14", oi.Freq, ok)
 	}
 }
