@@ -161,6 +161,8 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 		s.settleLocked(c, key, h, kind)
 	case c.found && !write:
 		sh.markUsedLocked(&c.e, s.stamp(&c.e, clk))
+	case c.found: // a write that changed nothing: still a use, as Redis's lookupKeyWrite
+		sh.markTouchedLocked(&c.e, s.stamp(&c.e, clk))
 	}
 	if c.obj != nil {
 		sh.reclaimLocked(c.obj) // fn has returned: what it read is not needed

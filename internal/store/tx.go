@@ -259,6 +259,8 @@ func (tx *Tx) done(c *coll) {
 		tx.s.settleLocked(c, c.key, c.h, c.kind)
 	case c.found && !c.write:
 		c.sh.markUsedLocked(&c.e, tx.s.stamp(&c.e, &c.clk))
+	case c.found: // a write that changed nothing: still a use, as Redis's lookupKeyWrite
+		c.sh.markTouchedLocked(&c.e, tx.s.stamp(&c.e, &c.clk))
 	}
 	if c.obj != nil {
 		c.sh.reclaimLocked(c.obj) // when the Tx ends

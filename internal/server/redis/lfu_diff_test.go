@@ -56,6 +56,26 @@ var lfuSessions = []respSession{
 		mb("SET", "lf:a", "v") + reads(3, "GET", "lf:a") + mb("RENAME", "lf:a", "lf:b") + mb("OBJECT", "FREQ", "lf:b") +
 		mb("COPY", "lf:b", "lf:c") + mb("OBJECT", "FREQ", "lf:c") + mb("TOUCH", "lf:c", "lf:b") + mb("OBJECT", "FREQ", "lf:c") +
 		mb("DEL", "lf:b", "lf:c")},
+	{name: "lfu more string commands", in: mb("CONFIG", "SET", "lfu-decay-time", "0") +
+		mb("SET", "lm:s", "hello") + mb("SETRANGE", "lm:s", "1", "a") + mb("OBJECT", "FREQ", "lm:s") +
+		mb("GETBIT", "lm:s", "3") + mb("OBJECT", "FREQ", "lm:s") + mb("SETBIT", "lm:s", "3", "1") + mb("OBJECT", "FREQ", "lm:s") +
+		mb("BITCOUNT", "lm:s") + mb("OBJECT", "FREQ", "lm:s") + mb("GETEX", "lm:s") + mb("OBJECT", "FREQ", "lm:s") +
+		mb("EXPIRE", "lm:s", "1000") + mb("OBJECT", "FREQ", "lm:s") + mb("PERSIST", "lm:s") + mb("OBJECT", "FREQ", "lm:s") +
+		mb("DUMP", "lm:s") + mb("OBJECT", "FREQ", "lm:s") + mb("OBJECT", "ENCODING", "lm:p") + mb("MEMORY", "USAGE", "lm:p") +
+		mb("OBJECT", "FREQ", "lm:s") + mb("MGET", "lm:s", "lm:s") + mb("OBJECT", "FREQ", "lm:s") +
+		mb("GETSET", "lm:s", "x") + mb("OBJECT", "FREQ", "lm:s") + mb("SETNX", "lm:s", "y") + mb("OBJECT", "FREQ", "lm:s") +
+		mb("SET", "lm:s", "z", "NX") + mb("OBJECT", "FREQ", "lm:s") + mb("SET", "lm:s", "z", "XX") + mb("OBJECT", "FREQ", "lm:s") +
+		mb("SET", "lm:s", "q", "GET") + mb("OBJECT", "FREQ", "lm:s") + mb("MSET", "lm:s", "r") + mb("OBJECT", "FREQ", "lm:s") +
+		mb("PFADD", "lm:p", "a") + mb("PFCOUNT", "lm:p") + mb("OBJECT", "FREQ", "lm:p") + mb("DEL", "lm:s", "lm:p")},
+	{name: "lfu more collection commands", in: mb("CONFIG", "SET", "lfu-decay-time", "0") +
+		mb("RPUSH", "lm:l", "a", "b") + mb("LPOS", "lm:l", "b") + mb("LSET", "lm:l", "0", "c") + mb("OBJECT", "FREQ", "lm:l") +
+		mb("HSET", "lm:h", "f", "v") + mb("HEXISTS", "lm:h", "f") + mb("HKEYS", "lm:h") + mb("HDEL", "lm:h", "nope") + mb("OBJECT", "FREQ", "lm:h") +
+		mb("SADD", "lm:t", "a") + mb("SRANDMEMBER", "lm:t") + mb("SINTER", "lm:t") + mb("OBJECT", "FREQ", "lm:t") +
+		mb("ZADD", "lm:z", "1", "a") + mb("ZRANK", "lm:z", "a") + mb("ZRANGEBYSCORE", "lm:z", "0", "5") + mb("OBJECT", "FREQ", "lm:z") +
+		mb("SORT", "lm:l", "ALPHA") + mb("OBJECT", "FREQ", "lm:l") + mb("LMOVE", "lm:l", "lm:l2", "LEFT", "LEFT") +
+		mb("OBJECT", "FREQ", "lm:l") + mb("OBJECT", "FREQ", "lm:l2") + mb("SUNIONSTORE", "lm:t2", "lm:t") + mb("OBJECT", "FREQ", "lm:t2") +
+		mb("OBJECT", "FREQ", "lm:t") + mb("XADD", "lm:x", "1-1", "f", "v") + mb("XREVRANGE", "lm:x", "+", "-") + mb("XINFO", "STREAM", "lm:x") +
+		mb("OBJECT", "FREQ", "lm:x") + mb("DEL", "lm:l", "lm:l2", "lm:h", "lm:t", "lm:t2", "lm:z", "lm:x")},
 	{name: "lfu config values", in: mb("CONFIG", "GET", "maxmemory-policy") + mb("CONFIG", "GET", "lfu-log-factor") + mb("CONFIG", "GET", "lfu-decay-time") +
 		mb("CONFIG", "SET", "lfu-log-factor", "abc") + mb("CONFIG", "SET", "lfu-log-factor", "-1") +
 		mb("CONFIG", "SET", "lfu-log-factor", "2147483648") + mb("CONFIG", "SET", "lfu-decay-time", "-1") +
