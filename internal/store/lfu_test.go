@@ -40,6 +40,10 @@ func TestLFUCounterAndDecay(t *testing.T) {
 		if f := objectFreq(t, s, "k"); f != 12 {
 			t.Fatalf("3 minutes later: Freq %d, want 12 (one per minute)", f)
 		}
+		// The idle time (memcached's la=) comes from the LFU word's minutes.
+		if oi, _ := s.Object([]byte("k")); oi.Idle != 180 {
+			t.Fatalf("3 minutes later: Idle %d s, want 180 (whole minutes)", oi.Idle)
+		}
 		s.Get([]byte("k")) // stores the decayed counter, raised, as of now
 		if f := objectFreq(t, s, "k"); f != 13 {
 			t.Fatalf("after a read: Freq %d, want 13", f)
