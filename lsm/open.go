@@ -553,6 +553,19 @@ func (d *DB) syncWAL() {
 	}
 }
 
+// SyncLog makes every write applied before the call durable now, whatever
+// Options.Sync says (Redis's WAITAOF asks this of an everysec server): it
+// fsyncs the live write-ahead log and its directory, as a SyncEverySecond
+// tick does. Logs rotated out were fsynced as they closed, except under
+// SyncNone, where SyncLog writes the memtables to tables instead (Flush).
+func (d *DB) SyncLog() error {
+	if d.opts.Sync == SyncNone {
+		return d.Flush()
+	}
+	d.syncWAL()
+	return d.Err()
+}
+
 // Flush writes the memtable to an L0 table and waits until every memtable
 // written before the call is in a table.
 func (d *DB) Flush() error {

@@ -1006,6 +1006,16 @@ func (l *Log) Checkpoint() error {
 	return l.db.Flush()
 }
 
+// SyncData returns once every change queued before the call is on stable
+// storage whatever the fsync mode: it commits them (Sync) and has the
+// engine fsync its log at once (lsm.DB.SyncLog). WAITAOF calls it.
+func (l *Log) SyncData() error {
+	if err := l.Sync(); err != nil {
+		return err
+	}
+	return l.db.SyncLog()
+}
+
 // background commits, every syncInterval, changes that no reply has
 // committed (writes that get no reply), until Close.
 func (l *Log) background() {

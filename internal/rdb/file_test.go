@@ -32,12 +32,19 @@ type redisServer struct {
 // ends.
 func startRedis(t *testing.T, dir, name string, extra ...string) *redisServer {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
+	return startServer(t, "redis-server", dir, name, extra...)
+}
+
+// startServer is startRedis for bin: redis-server, or valkey-server (a
+// fork of Redis 7.2 taking the same options).
+func startServer(t *testing.T, bin, dir, name string, extra ...string) *redisServer {
+	t.Helper()
+	path, err := exec.LookPath(bin)
 	if err != nil {
 		if os.Getenv("MINIKV_REQUIRE_PEERS") == "1" {
-			t.Fatalf("redis-server not found and MINIKV_REQUIRE_PEERS=1: %v", err)
+			t.Fatalf("%s not found and MINIKV_REQUIRE_PEERS=1: %v", bin, err)
 		}
-		t.Skipf("redis-server not installed (%v)", err)
+		t.Skipf("%s not installed (%v)", bin, err)
 	}
 	sock := filepath.Join(dir, "redis.sock")
 	args := append([]string{"--port", "0", "--unixsocket", sock, "--dir", dir, "--dbfilename", name,
@@ -46,7 +53,7 @@ func startRedis(t *testing.T, dir, name string, extra ...string) *redisServer {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("redis-server: %v", err)
+		t.Fatalf("%s: %v", bin, err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -62,11 +69,11 @@ func startRedis(t *testing.T, dir, name string, extra ...string) *redisServer {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("redis-server exited: %s", out.String())
+			t.Fatalf("%s exited: %s", bin, out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not start: %s", out.String())
+			t.Fatalf("%s did not start: %s", bin, out.String())
 		}
 	}
 }

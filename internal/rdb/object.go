@@ -127,7 +127,7 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 		var s store.Stream
 		err = st.ViewStream(key, &s, func() error {
 			if found = s.Exists(); found {
-				p = appendStream(head(typeStreamLP2), s.Export()) // stream.go
+				p = appendStreamOf(head(streamType), s.Export(), streamType) // stream.go
 			}
 			return nil
 		})

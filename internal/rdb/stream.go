@@ -26,8 +26,12 @@ import (
 //
 // Type 15 (RDB_TYPE_STREAM_LISTPACKS, Redis 5 and 6) lacks the bracketed
 // fields, which Redis 7 fills in on load as decodeStream does here; 19
-// (_2) is what Redis 7.0 writes and so what appendStream writes; 21 (_3)
-// is Redis 7.2's, with the consumers' active times.
+// (_2) is what Redis 7.0 writes; 21 (_3) is Redis 7.2's, with the
+// consumers' active times. appendStreamOf writes 19 or 21; DUMP and RDB
+// files write streamType, 19 while Version is 7.0's 10 (Redis 7.0 refuses
+// type 21, and a payload's version says which types it may hold), so a
+// consumer's active time, kept in the store, does not go out until
+// Version is 11.
 
 // appendStreamID appends an ID as a node key or PEL entry holds it: 16
 // raw bytes, big-endian (streamEncodeID).
@@ -49,10 +53,21 @@ func appendMs(b []byte, ms int64) []byte {
 	return binary.LittleEndian.AppendUint64(b, uint64(ms))
 }
 
+// streamType is the stream type DUMP and RDB files write: Redis 7.2's
+// RDB_TYPE_STREAM_LISTPACKS_3 from RDB version 11, 7.0's _2 before.
+const streamType = typeStreamLP2 + (typeStreamLP3-typeStreamLP2)*(Version/11)
+
 // appendStream appends a stream's object as Redis 7.0 writes
 // RDB_TYPE_STREAM_LISTPACKS_2 (after the type byte, and the key in a
 // file).
 func appendStream(b []byte, v *store.StreamValue) []byte {
+	return appendStreamOf(b, v, typeStreamLP2)
+}
+
+// appendStreamOf appends a stream's object as Redis writes type typ,
+// typeStreamLP2 (7.0) or typeStreamLP3 (7.2: each consumer's active time
+// after its seen time, -1 as 2^64-1 as rdbSaveMillisecondTime writes it).
+func appendStreamOf(b []byte, v *store.StreamValue, typ byte) []byte {
 	b = AppendLen(b, uint64(len(v.Nodes)))
 	var key [16]byte
 	for _, nd := range v.Nodes {
@@ -79,6 +94,9 @@ func appendStream(b []byte, v *store.StreamValue) []byte {
 		for _, c := range g.Consumers {
 			b = AppendString(b, c.Name)
 			b = appendMs(b, c.SeenTime)
+			if typ == typeStreamLP3 {
+				b = appendMs(b, c.ActiveTime)
+			}
 			b = AppendLen(b, uint64(len(c.PEL)))
 			for _, id := range c.PEL {
 				b = appendStreamID(b, id)

@@ -458,3 +458,95 @@ func FuzzStreamValue(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamType21Write: appendStreamOf writes type 21 as the test's own
+// encoder (appendStreamAs) does, each consumer's active time after its
+// seen time, -1 (never active) included, and it decodes back the same;
+// DUMP writes the type its RDB version allows (19 for 10: a payload of
+// version 10 with type 21 would be refused by Redis 7.0).
+func TestStreamType21Write(t *testing.T) {
+	v := testStream()
+	v.Groups[0].Consumers[1].ActiveTime = -1
+	got := appendStreamOf([]byte{typeStreamLP3}, v, typeStreamLP3)
+	if want := appendStreamAs(typeStreamLP3, v); !bytes.Equal(got, want) {
+		t.Fatalf("type 21:\ngot  %q\nwant %q", got, want)
+	}
+	d, err := DecodeValue(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range d.Stream.Groups[0].Consumers {
+		if w := v.Groups[0].Consumers[i]; c.SeenTime != w.SeenTime || c.ActiveTime != w.ActiveTime {
+			t.Errorf("consumer %s: seen %d active %d, want %d %d", c.Name, c.SeenTime, c.ActiveTime, w.SeenTime, w.ActiveTime)
+		}
+	}
+	if again := appendStreamOf([]byte{typeStreamLP3}, d.Stream, typeStreamLP3); !bytes.Equal(again, got) {
+		t.Errorf("type 21 does not round trip")
+	}
+	if lp2 := appendStreamOf([]byte{typeStreamLP2}, v, typeStreamLP2); !bytes.Equal(lp2, appendStreamAs(typeStreamLP2, v)) {
+		t.Errorf("type 19 differs from the test's encoder")
+	}
+	want := byte(typeStreamLP2)
+	if Version >= 11 {
+		want = typeStreamLP3
+	}
+	if streamType != want {
+		t.Errorf("RDB version %d writes stream type %d, want %d", Version, streamType, want)
+	}
+}
+
+// TestStreamDumpValkey: the streams valkey-server 8.0.1 (Redis 7.2.4's
+// format) DUMPs are type 21, with the consumers' active times; each
+// decodes, encodes back as type 21 to exactly its object, and keeps its
+// active times through the store (built, exported, written as 21 again).
+func TestStreamDumpValkey(t *testing.T) {
+	r := startServer(t, "valkey-server", t.TempDir(), "s.rdb")
+	populateStreams(t, r.c)
+	ctx := context.Background()
+	// Times that differ from the seen times: a consumer made and never
+	// active (-1), one active before it was last seen.
+	for _, cmd := range [][]any{{"XGROUP", "CREATECONSUMER", "x:groups", "g1", "never"},
+		{"XREADGROUP", "GROUP", "g1", "alice", "STREAMS", "x:groups", ">"}} {
+		if err := r.c.Do(ctx, cmd...).Err(); err != nil && err != redis.Nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	st := store.New(store.Config{MemoryLimit: 64 << 20})
+	defer st.Close()
+	sawNever := false
+	for _, k := range streamKeys {
+		p, err := r.c.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("DUMP %s: %v", k, err)
+		}
+		if p[0] != typeStreamLP3 {
+			t.Fatalf("%s: valkey-server's type %d", k, p[0])
+		}
+		v := decodeDump(t, []byte(p))
+		obj := p[:len(p)-dumpVersionFooter]
+		if got := string(appendStreamOf([]byte{typeStreamLP3}, v.Stream, typeStreamLP3)); got != obj {
+			t.Errorf("%s: encoding the decoded stream differs:\nMiniKV %q\nvalkey %q", k, got, obj)
+		}
+		key := []byte(k)
+		if err := st.Tx([][]byte{key}, func(tx *store.Tx) error { return v.Build(tx, key) }); err != nil {
+			t.Fatalf("%s: build: %v", k, err)
+		}
+		var s store.Stream
+		if err := st.ViewStream(key, &s, func() error {
+			if got := string(appendStreamOf([]byte{typeStreamLP3}, s.Export(), typeStreamLP3)); got != obj {
+				t.Errorf("%s: through the store:\nMiniKV %q\nvalkey %q", k, got, obj)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range v.Stream.Groups {
+			for _, c := range g.Consumers {
+				sawNever = sawNever || string(c.Name) == "never" && c.ActiveTime == -1
+			}
+		}
+	}
+	if !sawNever {
+		t.Errorf("no consumer with active time -1 in valkey's payloads")
+	}
+}

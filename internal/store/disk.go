@@ -63,6 +63,9 @@ type Disk interface {
 	// whole group (an event loop's pass): it does not wait for others to
 	// join the commit.
 	SyncPass() error
+	// SyncData returns once every Write and WriteState so far is on
+	// stable storage whatever the fsync mode (Redis's WAITAOF).
+	SyncData() error
 	// Checkpoint makes everything written so far durable whatever the
 	// fsync mode, and moves it out of the log into tables (Redis's SAVE).
 	Checkpoint() error
@@ -401,6 +404,19 @@ func (s *Store) sync(pass bool) error {
 		err = s.disk.Sync()
 	}
 	if err != nil {
+		return fmt.Errorf("%w: %w", ErrDisk, err)
+	}
+	return nil
+}
+
+// SyncData returns once every change made so far is on stable storage
+// whatever the fsync mode (Disk.SyncData), in durable mode; without a Disk
+// it returns nil at once.
+func (s *Store) SyncData() error {
+	if s.disk == nil {
+		return nil
+	}
+	if err := s.disk.SyncData(); err != nil {
 		return fmt.Errorf("%w: %w", ErrDisk, err)
 	}
 	return nil

@@ -40,9 +40,10 @@ type Users struct {
 	def       *User
 	pubsubAll bool // acl-pubsub-default allchannels
 
-	logMu  sync.Mutex
-	log    []*LogEntry // newest first
-	logMax int
+	logMu   sync.Mutex
+	log     []*LogEntry // newest first
+	logMax  int
+	logNext int64 // the next entry's EntryID
 
 	// OnRemove, when set, is called (without locks held) with users ACL
 	// DELUSER or ACL LOAD removed: their connections must close, except
@@ -318,8 +319,10 @@ type LogEntry struct {
 	Context    int
 	Object     string
 	Username   string
-	CTime      time.Time
+	CTime      time.Time // the last denial folded in (age-seconds, timestamp-last-updated)
 	ClientInfo string
+	EntryID    int64     // Redis 7.2's entry-id: the server's count of entries before it
+	Created    time.Time // the first denial (timestamp-created)
 }
 
 // SetLogMax sets acllog-max-len.
@@ -364,7 +367,8 @@ func (us *Users) AddLog(reason, context int, object, username, clientInfo string
 		}
 	}
 	us.log = slices.Insert(us.log, 0, &LogEntry{Count: 1, Reason: reason, Context: context, Object: object,
-		Username: username, CTime: now, ClientInfo: clientInfo})
+		Username: username, CTime: now, ClientInfo: clientInfo, EntryID: us.logNext, Created: now})
+	us.logNext++ // never reset, as Redis's ACL LOG RESET keeps its counter
 	if len(us.log) > us.logMax {
 		us.log = us.log[:us.logMax]
 	}

@@ -246,7 +246,7 @@ func cmdACLLog(rc *conn, argv [][]byte) {
 	now := time.Now()
 	rc.w.Array(len(entries))
 	for _, e := range entries {
-		rc.w.Map(7)
+		rc.w.Map(10)
 		rc.w.BulkString("count")
 		rc.w.Int(e.Count)
 		rc.w.BulkString("reason")
@@ -261,6 +261,13 @@ func cmdACLLog(rc *conn, argv [][]byte) {
 		rc.w.Double(float64(now.Sub(e.CTime).Milliseconds()) / 1000)
 		rc.w.BulkString("client-info")
 		rc.w.BulkString(e.ClientInfo)
+		// Redis 7.2's fields (its ACL LOG history).
+		rc.w.BulkString("entry-id")
+		rc.w.Int(e.EntryID)
+		rc.w.BulkString("timestamp-created")
+		rc.w.Int(e.Created.UnixMilli())
+		rc.w.BulkString("timestamp-last-updated")
+		rc.w.Int(e.CTime.UnixMilli())
 	}
 }
 

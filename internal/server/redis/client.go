@@ -33,7 +33,9 @@ type clientState struct {
 	ssub    atomic.Int32            // shard channels subscribed
 	tracker atomic.Pointer[tracker] // CLIENT TRACKING's settings; nil: off (tracking.go)
 	resp3   atomic.Bool
-	db      atomic.Int32 // the selected database (SELECT)
+	db      atomic.Int32           // the selected database (SELECT)
+	libName atomic.Pointer[string] // CLIENT SETINFO LIB-NAME
+	libVer  atomic.Pointer[string] // CLIENT SETINFO LIB-VER
 }
 
 // clientState flags.
@@ -45,12 +47,13 @@ const (
 	clientReplica              // S: a replica's link (replication.go)
 	clientReadOnly             // r: READONLY on (cluster.go)
 	clientMaster               // M: the link to this replica's primary (replica.go)
+	clientNoTouch              // T: CLIENT NO-TOUCH on (Redis 7.2)
 )
 
 // publishingCommands are the commands after which the connection
 // publishes its state (the table marks them, respCommand.publishes).
 var publishingCommands = map[string]bool{
-	"hello": true, "auth": true, "reset": true, "client|setname": true, "client|no-evict": true,
+	"hello": true, "auth": true, "reset": true, "client|setname": true, "client|no-evict": true, "client|no-touch": true,
 	"multi": true, "exec": true, "discard": true, "monitor": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
 	"psync": true, "sync": true, "readonly": true, "readwrite": true,
@@ -92,6 +95,9 @@ func (rc *conn) publish() {
 	rc.pub.ssub.Store(int32(ssub))
 	if rc.noEvict {
 		f |= clientNoEvict
+	}
+	if rc.noTouch {
+		f |= clientNoTouch
 	}
 	if rc.monitor {
 		f |= clientMonitor
@@ -243,6 +249,9 @@ func (ci clientInfo) line(b []byte, self *conn, argv [][]byte, now time.Time) []
 		}
 		if f&clientNoEvict != 0 {
 			flags += "e"
+		}
+		if f&clientNoTouch != 0 {
+			flags += "T"
 		}
 		if flags == "" {
 			flags = "N"
@@ -557,6 +566,23 @@ func (rc *conn) waitPause(cmd *respCommand) bool {
 	return false
 }
 
+// cmdClientNoTouch is CLIENT NO-TOUCH on|off (Redis 7.2): while on, the
+// connection's commands other than TOUCH leave the access state of the
+// keys they read as it was (OBJECT IDLETIME, OBJECT FREQ, the eviction
+// walk's marks); the flag shows as T in CLIENT LIST.
+func cmdClientNoTouch(rc *conn, argv [][]byte) {
+	switch {
+	case is(argv[2], "on"):
+		rc.noTouch = true
+	case is(argv[2], "off"):
+		rc.noTouch = false
+	default:
+		rc.w.Error(errSyntax)
+		return
+	}
+	rc.w.OK()
+}
+
 // cmdClientNoEvict is CLIENT NO-EVICT on|off: accepted and shown as flag
 // e. (Redis's client eviction, maxmemory-clients, does not exist in
 // MiniKV, whose connections' buffers are fixed.)
@@ -655,6 +681,7 @@ func (rc *conn) resetClient() {
 	}
 	rc.SetMonitorMuted(false)
 	rc.noEvict = false
+	rc.noTouch = false
 	rc.readOnly = false // Redis's RESET clears READONLY too
 	rc.user = ""
 	rc.SetACLUser(nil) // the default user
@@ -681,11 +708,28 @@ func cmdClientGetName(rc *conn, _ [][]byte) {
 	rc.w.BulkString(rc.name)
 }
 
+// cmdClientSetInfo is CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2):
+// the value, printable ASCII without spaces (or empty), is kept for
+// CLIENT LIST and CLIENT INFO.
 func cmdClientSetInfo(rc *conn, argv [][]byte) {
-	if !is(argv[2], "lib-name") && !is(argv[2], "lib-ver") {
+	var dst *atomic.Pointer[string]
+	switch {
+	case is(argv[2], "lib-name"):
+		dst = &rc.pub.libName
+	case is(argv[2], "lib-ver"):
+		dst = &rc.pub.libVer
+	default:
 		rc.w.Error("ERR Unrecognized option '" + string(cString(argv[2], len(argv[2]))) + "'")
 		return
 	}
+	for _, b := range argv[3] {
+		if b < '!' || b > '~' {
+			rc.w.Error("ERR " + string(cString(argv[2], len(argv[2]))) + " cannot contain spaces, newlines or special characters.")
+			return
+		}
+	}
+	v := string(argv[3])
+	dst.Store(&v)
 	rc.w.OK()
 }
 
@@ -740,6 +784,8 @@ var clientHelp = []string{
 	"    Report tracking status for the current connection.",
 	"NO-EVICT (ON|OFF)",
 	"    Protect current client connection from eviction.",
+	"NO-TOUCH (ON|OFF)",
+	"    Will not touch LRU/LFU stats when this mode is on.",
 	"HELP",
 	"    Prints this help.",
 }

@@ -153,6 +153,8 @@ func clusterCommands() []respCommand {
 					"Return the hash slot for <key>.", cmdClusterKeySlot, str("key")),
 				sub("cluster|myid", 2, "3.0.0", "Returns the ID of a node.", "MYID",
 					"Return the node id.", cmdClusterMyID),
+				sub("cluster|myshardid", 2, "7.2.0", "Returns the shard ID of a node.", "MYSHARDID",
+					"Return the node's shard id.", cmdClusterMyShardID),
 				sub("cluster|nodes", 2, "3.0.0", "Returns the cluster configuration for a node.", "NODES",
 					"Return cluster configuration seen by node.", cmdClusterNodes),
 				sub("cluster|replicas", 3, "5.0.0", "Lists the replica nodes of a master node.", "REPLICAS <node-id>",
@@ -219,6 +221,24 @@ func cmdClusterMyID(rc *conn, _ [][]byte) {
 	if cs := rc.clusterOn(); cs != nil {
 		rc.w.BulkString(cs.self.ID)
 	}
+}
+
+// cmdClusterMyShardID is CLUSTER MYSHARDID (Redis 7.2): the ID of the
+// node's shard, which its primary and replicas share. Redis draws it at
+// random; MiniKV derives it from the primary's name in the cluster
+// configuration, so every node computes the same one.
+func cmdClusterMyShardID(rc *conn, _ [][]byte) {
+	if cs := rc.clusterOn(); cs != nil {
+		rc.w.BulkString(shardID(cs.self))
+	}
+}
+
+// shardID is the shard ID of node n's shard.
+func shardID(n *cluster.Node) string {
+	if n.Primary != nil {
+		n = n.Primary
+	}
+	return cluster.NodeID("shard " + n.Name)
 }
 
 func cmdClusterKeySlot(rc *conn, argv [][]byte) {

@@ -25,8 +25,9 @@ import (
 //     getkeys function where Redis has one (SET, BITFIELD, SORT, the
 //     numkeys commands).
 //
-// A command Redis 7.0 does not have (CLIENT SETINFO, from 7.2) keeps the
-// flags and documentation its table entry gives.
+// A Redis 7.2 command that 7.0 lacks (WAITAOF, CLIENT SETINFO, ...), or
+// one whose syntax 7.2 extended (ZRANK ... WITHSCORE), takes Redis 7.2.4's
+// metadata from cmddata72.go instead.
 //
 //	cmddata.go: "get" -> {"*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n...", "%5\r\n$7\r\nsummary\r\n..."}
 //	                         │ parseRV, at init                                          │ parseRV, on first COMMAND DOCS
@@ -264,7 +265,10 @@ func applyRedisMeta(table []respCommand) {
 
 // applyMeta takes c's metadata from cmddata.go, if Redis has the command.
 func (c *respCommand) applyMeta() bool {
-	data, ok := redisCommandData[c.name]
+	data, ok := redis72CommandData[c.name] // a 7.2 command, or one 7.2 changed (cmddata72.go)
+	if !ok {
+		data, ok = redisCommandData[c.name]
+	}
 	if !ok {
 		return false
 	}

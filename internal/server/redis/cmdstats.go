@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/store"
 )
 
 // Per-command statistics, as Redis's INFO commandstats, errorstats and
@@ -287,7 +288,11 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 	if cmd.firstKey > 0 && (rc.db != 0 || mayNeedDBKey(cmd, argv)) || cmd.keysOf != nil {
 		run = dbArgv(cmd, argv, rc.db) // the keys as the store names them (db.go)
 	}
-	cmd.run(rc, run)
+	if rc.noTouch && cmd.name != "touch" && cmd.hasKeys() {
+		rc.runNoTouch(cmd, run)
+	} else {
+		cmd.run(rc, run)
+	}
 	argv = rc.argv // a copy if the command waited (beforeWait)
 	fed := rc.fed
 	rc.running, rc.argv, rc.fed = outer, outerArgv, false
@@ -511,4 +516,24 @@ func formatPercentile(p float64) string {
 	s := strconv.FormatFloat(p, 'f', 6, 64)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// runNoTouch runs cmd for a connection in CLIENT NO-TOUCH mode: the
+// access state of the command's keys is taken before and put back after
+// (store.RestoreAccess), so its reads do not count as uses.
+func (rc *conn) runNoTouch(cmd *respCommand, argv [][]byte) {
+	type saved struct {
+		key []byte
+		a   store.Access
+	}
+	var keep []saved
+	for _, r := range cmd.keyRefs(argv) {
+		if a, ok := rc.st.AccessOf(argv[r.pos]); ok {
+			keep = append(keep, saved{slices.Clone(argv[r.pos]), a})
+		}
+	}
+	cmd.run(rc, argv)
+	for _, k := range keep {
+		rc.st.RestoreAccess(k.key, k.a)
+	}
 }

@@ -113,7 +113,10 @@ func serverConfigParams() []*configParam {
 		{name: "maxclients", get: func(rc *conn) string { return itoa64(int64(rc.p.srv.MaxConns())) },
 			set:     intConfig(1, math.MaxUint32, setMaxclients),
 			fileKey: "max-connections", fileValue: func(p *Protocol) string { return strconv.Itoa(p.srv.MaxConns()) }, def: "1024"},
-		fixed("appendonly", "no"),
+		// Durable mode is MiniKV's AOF: INFO's aof_enabled and WAITAOF
+		// say so too.
+		{name: "appendonly", get: func(rc *conn) string { return map[bool]string{true: "yes", false: "no"}[rc.p.st.Durable()] },
+			noRewrite: true},
 		{name: "databases", get: func(rc *conn) string { return strconv.Itoa(rc.p.databases()) }, noRewrite: true},
 		{name: "port", get: func(rc *conn) string { return itoa64(int64(localPort(rc.LocalAddr()))) }, noRewrite: true},
 		{name: "proto-max-bulk-len", get: func(rc *conn) string { return itoa64(rc.p.protoMaxBulk.Load()) },

@@ -287,7 +287,7 @@ var respKnownDiffs = map[string]struct {
 	minikv     string
 	closed     bool
 }{
-	"client setinfo": {"CLIENT SETINFO (Redis 7.2) on a 7.0 server",
+	"client setinfo": {"Redis 7.2's additions on a 7.0 server",
 		"+OK\r\n+OK\r\n$7\r\n__end__\r\n", false},
 	"multibulk count cap": {"multibulk count capped at 1048576",
 		"-ERR Protocol error: invalid multibulk length\r\n", true},
@@ -402,12 +402,19 @@ func runRESPSession(addr string, s respSession) respDiffResult {
 // extra are more redis-server options ("--cluster-enabled", "yes").
 func startRedisServer(t *testing.T, extra ...string) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
+	return startPeerServer(t, "redis-server", extra...)
+}
+
+// startPeerServer starts bin (redis-server, or valkey-server, which takes
+// the same flags) on a free port as startRedisServer does.
+func startPeerServer(t *testing.T, bin string, extra ...string) string {
+	t.Helper()
+	path, err := exec.LookPath(bin)
 	if err != nil {
 		if os.Getenv("MINIKV_REQUIRE_PEERS") == "1" {
-			t.Fatalf("redis-server not found and MINIKV_REQUIRE_PEERS=1: %v", err)
+			t.Fatalf("%s not found and MINIKV_REQUIRE_PEERS=1: %v", bin, err)
 		}
-		t.Skipf("redis-server not installed (%v)", err)
+		t.Skipf("%s not installed (%v)", bin, err)
 	}
 	var lastOut string
 	for range 3 { // a free port can be taken between probe and bind: retry
@@ -435,7 +442,7 @@ func startRedisServer(t *testing.T, extra ...string) string {
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
-			t.Fatalf("start redis-server: %v", err)
+			t.Fatalf("start %s: %v", bin, err)
 		}
 		exited := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(exited) }()
@@ -458,7 +465,7 @@ func startRedisServer(t *testing.T, extra ...string) string {
 		<-exited
 		lastOut = out.String()
 	}
-	t.Fatalf("redis-server did not start: %s", lastOut)
+	t.Fatalf("%s did not start: %s", bin, lastOut)
 	return ""
 }
 

@@ -197,8 +197,7 @@ func cmdGeoDist(rc *conn, argv [][]byte) {
 // geoWriteDist writes a distance as addReplyDoubleDistance: "%.4f", a
 // bulk string in RESP3 too.
 func (rc *conn) geoWriteDist(d float64) {
-	var buf [64]byte
-	rc.w.Bulk(geoAppendDist(buf[:0], d))
+	rc.w.Bulk(geoAppendDist(rc.num[:0], d)) // rc.num: no allocation per distance
 }
 
 // geoPrintedDist is the distance WITHDIST prints for p, in the query's
@@ -209,9 +208,13 @@ func (rc *conn) geoWriteDist(d float64) {
 func geoPrintedDist(s *geoShape, p *geoPoint) float64 {
 	d := p.dist / s.conversion
 	if !p.exact {
+		// d±eps print alike when they round to the same ten-thousandth:
+		// tested on d*10^4, whose own rounding error (1e-16 relative) is
+		// far below the margin kept from the boundary.
 		eps := 4 * (p.dist*1e-9 + 1e-9) / s.conversion
-		var a, b [32]byte
-		if string(geoAppendDist(a[:0], d-eps)) != string(geoAppendDist(b[:0], d+eps)) {
+		lo, hi := (d-eps)*1e4+0.5, (d+eps)*1e4+0.5
+		margin := 1e-9 * max(hi, 1)
+		if d-eps < 0 || hi > 1<<52 || math.Floor(lo-margin) != math.Floor(hi+margin) {
 			geoExact(s, p)
 			d = p.dist / s.conversion
 		}
@@ -752,13 +755,22 @@ func geoSearchRun(argv [][]byte, flags int, z *store.ZSet, q *geoQuery, res *geo
 // forms, GEOSEARCH and GEOSEARCHSTORE, the source at argv[src].
 func (rc *conn) geoSearch(argv [][]byte, src int, flags int) {
 	var q geoQuery
-	var res geoResults
+	res := rc.geoRes // reused: a search's points and names, cleared after
+	if res == nil {
+		res = new(geoResults)
+	}
+	defer func() {
+		res.buf, res.points = res.buf[:0], res.points[:0]
+		if cap(res.buf) <= 1<<20 && cap(res.points) <= 1<<14 {
+			rc.geoRes = res // a huge result is not kept
+		}
+	}()
 	var z store.ZSet
 	n := 0
 	errMsg := ""
 	if flags&(geoNoStore) != 0 || flags&geoSearchCmd != 0 && flags&geoSearchStore == 0 {
 		err := rc.st.ViewZSet(argv[src], &z, func() error {
-			n, errMsg = geoSearchRun(argv, flags, &z, &q, &res)
+			n, errMsg = geoSearchRun(argv, flags, &z, &q, res)
 			return nil
 		})
 		switch {
@@ -767,7 +779,7 @@ func (rc *conn) geoSearch(argv [][]byte, src int, flags int) {
 		case errMsg != "":
 			rc.w.Error(errMsg)
 		default:
-			rc.geoReply(&q, &res, n)
+			rc.geoReply(&q, res, n)
 		}
 		return
 	}
@@ -787,7 +799,7 @@ func (rc *conn) geoSearch(argv [][]byte, src int, flags int) {
 		if err := tx.ZSet(argv[src], &z, false); err != nil {
 			return err
 		}
-		n, errMsg = geoSearchRun(argv, flags, &z, &q, &res)
+		n, errMsg = geoSearchRun(argv, flags, &z, &q, res)
 		tx.DoneZSet(&z)
 		if errMsg != "" || q.store == nil {
 			return nil
@@ -815,7 +827,7 @@ func (rc *conn) geoSearch(argv [][]byte, src int, flags int) {
 	case errMsg != "":
 		rc.w.Error(errMsg)
 	case q.store == nil:
-		rc.geoReply(&q, &res, n)
+		rc.geoReply(&q, res, n)
 	default:
 		event := "georadiusstore"
 		if flags&geoSearchCmd != 0 {

@@ -194,6 +194,11 @@ func TestGeoQuickTrig(t *testing.T) {
 		if got, want := geoSinSmall(x), math.Sin(x); math.Abs(got-want) > 2e-13*math.Abs(want)+1e-300 {
 			t.Fatalf("geoSinSmall(%v) = %v, math.Sin %v", x, got, want)
 		}
+		if y := r.Float64() * 0.06; true {
+			if got, want := geoAsinSmall(y), math.Asin(y); math.Abs(got-want) > 2e-12*want+1e-300 {
+				t.Fatalf("geoAsinSmall(%v) = %v, math.Asin %v", y, got, want)
+			}
+		}
 		c := (r.Float64()*2 - 1) * 1.5
 		d := (r.Float64()*2 - 1) * 0.012
 		if got, want := geoCosNear(math.Cos(c), math.Sin(c), c, d), math.Cos(c+d); math.Abs(got-want) > 1e-12 {

@@ -146,6 +146,9 @@ type conn struct {
 	awaitedShard bool
 	user         string           // the user AUTH or HELLO named; "": default
 	noEvict      bool             // CLIENT NO-EVICT on
+	noTouch      bool             // CLIENT NO-TOUCH on (Redis 7.2)
+	geoRes       *geoResults      // GEOSEARCH's scratch, reused (geo.go)
+	num          [64]byte         // scratch for formatting a number
 	readOnly     bool             // READONLY on: a cluster replica serves reads of its primary's slots (cluster.go)
 	trk          *tracker         // CLIENT TRACKING on (tracking.go); nil: off
 	trkState     trackState       // tracking.go

@@ -50,7 +50,8 @@ func keyState(c *bufio.ReadWriter, key string) (string, error) {
 		read = []string{"ZRANGE", key, "0", "-1", "WITHSCORES"}
 	case "+stream\r\n":
 		// Everything, the groups' times included: a replica's copy
-		// carries them as they were.
+		// carries them as they were; but Redis 7.2's active-time, which
+		// a redis-server 7.0 replica has not (drop72).
 		read = []string{"XINFO", "STREAM", key, "FULL", "COUNT", "0"}
 	default:
 		return typ, nil
@@ -58,6 +59,9 @@ func keyState(c *bufio.ReadWriter, key string) (string, error) {
 	v, err := do(read...)
 	if err != nil {
 		return "", err
+	}
+	if read[0] == "XINFO" {
+		v = drop72(v)
 	}
 	if sorted {
 		lines := strings.SplitAfter(v, "\r\n")

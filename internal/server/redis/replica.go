@@ -128,6 +128,10 @@ type masterLink struct {
 	downSince  atomic.Int64 // Unix s the link went down; 0: never up
 	offset     atomic.Int64 // bytes of the stream applied: slave_repl_offset
 	readOffset atomic.Int64 // bytes read: slave_read_repl_offset
+	// synced is the offset known to be on stable storage, in durable
+	// mode: what REPLCONF ACK's FACK says, for WAITAOF.
+	synced  atomic.Int64
+	syncNow chan struct{} // a GETACK asks for a fresh synced offset
 
 	wmu sync.Mutex // serialises writes to nc (ACKs)
 	nc  net.Conn
@@ -197,7 +201,7 @@ func cmdReplicaOf(rc *conn, argv [][]byte) {
 func (f *follower) start(p *Protocol, host string, port int) {
 	f.mu.Lock()
 	old := f.link
-	l := &masterLink{p: p, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &masterLink{p: p, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{}), syncNow: make(chan struct{}, 1)}
 	f.link = l
 	f.mu.Unlock()
 	if old != nil {
@@ -613,6 +617,10 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 		}
 		if is(argv[0], "replconf") && len(argv) >= 2 && is(argv[1], "getack") {
 			l.sendAck() // the offset before this command, as Redis answers
+			select {
+			case l.syncNow <- struct{}{}: // and a FACK once that is on disk
+			default:
+			}
 		} else {
 			mc.newBatch()
 			mc.dispatch(argv)
@@ -673,7 +681,10 @@ func (p *Protocol) loadReplState() {
 	pr.mu.Unlock()
 }
 
-// ackLoop sends REPLCONF ACK every second until done is closed.
+// ackLoop sends REPLCONF ACK every second until done is closed. In
+// durable mode it first makes what was applied durable (Store.SyncData),
+// and the ACK carries that offset as FACK, as a Redis 7.2 replica with an
+// AOF does; a GETACK (WAIT, WAITAOF) asks for one at once (syncNow).
 func (l *masterLink) ackLoop(done <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -682,13 +693,24 @@ func (l *masterLink) ackLoop(done <-chan struct{}) {
 		case <-done:
 			return
 		case <-t.C:
-			l.sendAck()
+		case <-l.syncNow:
 		}
+		if l.p.st.Durable() {
+			off := l.offset.Load()
+			if l.p.st.SyncData() == nil && off > l.synced.Load() {
+				l.synced.Store(off)
+			}
+		}
+		l.sendAck()
 	}
 }
 
 func (l *masterLink) sendAck() {
 	b := replication.AppendCommand(nil, []byte("REPLCONF"), []byte("ACK"), strconv.AppendInt(nil, l.offset.Load(), 10))
+	if l.p.st.Durable() {
+		b = replication.AppendCommand(nil, []byte("REPLCONF"), []byte("ACK"), strconv.AppendInt(nil, l.offset.Load(), 10),
+			[]byte("FACK"), strconv.AppendInt(nil, l.synced.Load(), 10))
+	}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.nc != nil {

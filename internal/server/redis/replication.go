@@ -86,6 +86,7 @@ type replicaLink struct {
 	port  int
 	state atomic.Int32 // linkWaitBgsave, linkSendBulk, linkOnline
 	ack   atomic.Int64 // the offset it last acknowledged
+	fack  atomic.Int64 // the offset it last said is on its disk (FACK), for WAITAOF
 	ackAt atomic.Int64 // when (Unix s)
 	done  chan struct{}
 
@@ -325,9 +326,16 @@ func cmdReplconf(rc *conn, argv [][]byte) {
 			}
 		case is(opt, "ack"):
 			// A replica's ACK gets no reply; from anyone else it is ignored.
+			// A Redis 7.2 replica with an AOF (and a durable MiniKV one)
+			// adds FACK and the offset its disk holds (WAITAOF).
 			if l := rc.link; l != nil {
 				if off, ok := resp.ParseInt(v); ok && off > l.ack.Load() {
 					l.ack.Store(off)
+				}
+				if i+3 < len(argv) && is(argv[i+2], "fack") {
+					if off, ok := resp.ParseInt(argv[i+3]); ok && off > l.fack.Load() {
+						l.fack.Store(off)
+					}
 				}
 				l.ackAt.Store(time.Now().Unix())
 				l.ackedOne.Do(func() { close(l.acked) })
@@ -659,6 +667,9 @@ func replicationCommands() []respCommand {
 		{name: "wait", arity: 3, flags: []string{"noscript"}, group: "generic", since: "3.0.0", complexity: "O(1)",
 			summary: "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
 			args:    []docArg{integ("numreplicas"), integ("timeout")}, run: cmdWait},
+		{name: "waitaof", arity: 4, flags: []string{"blocking"}, group: "generic", since: "7.2.0", complexity: "O(1)",
+			summary: "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the primary and/or replicas.",
+			args:    []docArg{integ("numlocal"), integ("numreplicas"), integ("timeout")}, run: cmdWaitAOF},
 		{name: "shutdown", arity: -1, flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "allow_busy"}, group: "server", since: "1.0.0",
 			complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
 			summary:    "Synchronously save the dataset to disk and then shut down the server",
@@ -708,8 +719,7 @@ func (p *Protocol) syncStream() {
 // whole stream's end is at or after it, so MiniKV's answer never counts
 // a replica that lacks one of the client's writes.
 func cmdWait(rc *conn, argv [][]byte) {
-	p := rc.p
-	if p.masterLink() != nil {
+	if rc.p.masterLink() != nil {
 		rc.w.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
 		return
 	}
@@ -717,14 +727,85 @@ func cmdWait(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
-	timeout, ok := rc.parseInt(argv[2])
+	timeout, ok := rc.parseWaitTimeout(argv[2])
 	if !ok {
 		return
 	}
-	if timeout < 0 {
-		rc.w.Error("ERR timeout is negative")
+	got, _ := rc.waitReplicas(n, timeout, false)
+	if got >= 0 {
+		rc.w.Int(got)
+	}
+}
+
+// cmdWaitAOF is WAITAOF numlocal numreplicas timeout (Redis 7.2): it
+// returns once the changes made before it are on this server's disk (if
+// numlocal is 1) and on numreplicas replicas' disks, or when timeout ms
+// have passed (0: never), with the pair [local, replicas]. This server's
+// disk is its durable store (--data-dir), which CONFIG GET appendonly
+// reports as yes; its changes are fsynced at once whatever --fsync says
+// (Store.SyncData). A replica counts once its REPLCONF ACK's FACK offset
+// reaches them: durable MiniKV replicas and Redis 7.2 replicas with an AOF
+// send one, others never count.
+func cmdWaitAOF(rc *conn, argv [][]byte) {
+	numLocal, ok := rc.parseInt(argv[1])
+	if !ok {
 		return
 	}
+	if numLocal < 0 || numLocal > 1 {
+		rc.w.Error("ERR value is out of range, value must between 0 and 1")
+		return
+	}
+	n, ok := resp.ParseInt(argv[2])
+	if !ok || n < 0 {
+		rc.w.Error("ERR value is out of range, must be positive")
+		return
+	}
+	timeout, ok := rc.parseWaitTimeout(argv[3])
+	if !ok {
+		return
+	}
+	if rc.p.masterLink() != nil {
+		rc.w.Error("ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.")
+		return
+	}
+	durable := rc.p.st.Durable()
+	if numLocal > 0 && !durable {
+		rc.w.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
+		return
+	}
+	local := int64(0)
+	if durable && rc.p.st.SyncData() == nil {
+		local = 1
+	}
+	got, _ := rc.waitReplicas(n, timeout, true)
+	if got >= 0 {
+		rc.w.Array(2)
+		rc.w.Int(local)
+		rc.w.Int(got)
+	}
+}
+
+// parseWaitTimeout parses WAIT's and WAITAOF's timeout (ms) with Redis's
+// errors.
+func (rc *conn) parseWaitTimeout(arg []byte) (int64, bool) {
+	timeout, ok := resp.ParseInt(arg)
+	if !ok {
+		rc.w.Error("ERR timeout is not an integer or out of range")
+		return 0, false
+	}
+	if timeout < 0 {
+		rc.w.Error("ERR timeout is negative")
+		return 0, false
+	}
+	return timeout, true
+}
+
+// waitReplicas waits until n replicas have acknowledged (with aof, on
+// their disks: FACK) the whole stream as it stands now, or timeout ms
+// (0: never), and returns how many have; -1 if the client or the server
+// went away meanwhile. Inside MULTI or a script it does not wait.
+func (rc *conn) waitReplicas(n, timeout int64, aof bool) (int64, bool) {
+	p := rc.p
 	p.syncStream()
 	pr := &p.repl
 	pr.mu.Lock()
@@ -736,7 +817,11 @@ func cmdWait(rc *conn, argv [][]byte) {
 		defer pr.mu.Unlock()
 		var c int64
 		for l := range pr.links {
-			if l.state.Load() == linkOnline && l.ack.Load() >= target {
+			off := l.ack.Load()
+			if aof {
+				off = l.fack.Load()
+			}
+			if l.state.Load() == linkOnline && off >= target {
 				c++
 			}
 		}
@@ -744,8 +829,7 @@ func cmdWait(rc *conn, argv [][]byte) {
 	}
 	got := acked()
 	if got >= n || rc.inExec() {
-		rc.w.Int(got)
-		return
+		return got, true
 	}
 	if src != nil && !p.failingOver() { // a failover keeps the stream still
 		src.GetAck() // replicas answer with their offset at once
@@ -761,17 +845,16 @@ func cmdWait(rc *conn, argv [][]byte) {
 	for got < n {
 		select {
 		case <-deadline:
-			rc.w.Int(acked())
-			return
+			return acked(), true
 		case <-rc.KillCh():
-			return
+			return -1, false
 		case <-p.quit:
-			return
+			return -1, false
 		case <-tick.C:
 			got = acked()
 		}
 	}
-	rc.w.Int(got)
+	return got, true
 }
 
 // replicationInfo writes INFO replication as a Redis 7.0 primary does.

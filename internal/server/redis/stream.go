@@ -805,9 +805,17 @@ func (rc *conn) xreadOne(c *xreadCall, arg []byte, xgroup bool) int {
 		}
 		after := id
 		var g *store.StreamCG
+		var cons *store.StreamCGConsumer
+		now := rc.nowMilli()
 		if xgroup {
 			g = st.Group(c.group)
 			after = g.LastID()
+			// Redis 7.2 makes the consumer and marks it seen whether
+			// or not there is anything to read (7.0 made it only to
+			// deliver).
+			st.Quiet()
+			cons, created = st.CreateConsumer(g, c.consumer, now)
+			cons.Seen(now)
 		}
 		last, ok := st.Edge(true)
 		if !ok || !after.Less(last) {
@@ -830,11 +838,6 @@ func (rc *conn) xreadOne(c *xreadCall, arg []byte, xgroup bool) int {
 			rc.writeRange(&st, start, store.MaxStreamID, false, limit)
 			return nil
 		}
-		now := rc.nowMilli()
-		st.Quiet()
-		cons, isNew := st.CreateConsumer(g, c.consumer, now)
-		created = isNew
-		cons.Seen(now)
 		n := int64(0)
 		st.Range(start, store.MaxStreamID, false, func(store.StreamID, [][]byte) bool {
 			n++
@@ -851,7 +854,9 @@ func (rc *conn) xreadOne(c *xreadCall, arg []byte, xgroup bool) int {
 			i++
 			return i < n
 		})
-		cons.Active(now)
+		if !c.noack {
+			cons.Active(now) // entries went into its PEL; NOACK reads leave it inactive, as in Redis 7.2
+		}
 		st.Touch()
 		return nil
 	}
@@ -957,6 +962,22 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 			return nil
 		}
 		history := after != store.MaxStreamID
+		var cons *store.StreamCGConsumer
+		consumer := func() {
+			st.Quiet()
+			var created bool
+			cons, created = st.CreateConsumer(g, c.consumer, now)
+			if created {
+				res.created = append(res.created, key)
+			}
+			cons.Seen(now)
+		}
+		if claim == nil {
+			// Served now: Redis 7.2 makes the consumer and marks it
+			// seen even when there is nothing to read (and the call
+			// blocks or answers nil); a waiter's is when it is served.
+			consumer()
+		}
 		if !history {
 			last, ok := st.LastID(), true
 			if claim == nil {
@@ -970,12 +991,9 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 			return nil
 		}
 		read = true
-		st.Quiet()
-		cons, created := st.CreateConsumer(g, c.consumer, now)
-		if created {
-			res.created = append(res.created, key)
+		if claim != nil {
+			consumer()
 		}
-		cons.Seen(now)
 		var es []streamEntry
 		if history {
 			var ids []store.StreamID
@@ -1014,8 +1032,8 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 					st.Deliver(g, cons, e.id, now)
 				}
 			}
-			if len(es) > 0 {
-				cons.Active(now)
+			if len(es) > 0 && !c.noack {
+				cons.Active(now) // as in Redis 7.2: only entries put in its PEL
 			}
 			st.Touch()
 		}

@@ -18,7 +18,9 @@ package redis
 // delivery times) all through, and Redis 7.2 added fields to both
 // (inactive, active-time): they are kept out of the byte sessions and
 // compared parsed by go-redis in TestStreamXInfoParsed, with the clock and
-// radix tree fields zeroed.
+// radix tree fields zeroed. Redis 7.2's consumer times, and the
+// consumers it makes where 7.0 did not, are compared byte for byte with
+// valkey-server's in stream72_test.go.
 //
 // Rerun with -args -stream.log to see redis-server's replies, command by
 // command.
@@ -511,6 +513,13 @@ func sessionArgv(in string) [][]string {
 // that differs after masking.
 func compareStreamSession(t *testing.T, redisAddr, minikvAddr string, s respSession) {
 	t.Helper()
+	compareStreamSessionMasked(t, redisAddr, minikvAddr, s, streamMask)
+}
+
+// compareStreamSessionMasked is compareStreamSession with mask in place
+// of streamMask.
+func compareStreamSessionMasked(t *testing.T, redisAddr, minikvAddr string, s respSession, streamMask func([]string, string) string) {
+	t.Helper()
 	want := runRESPSession(redisAddr, s)
 	got := runRESPSession(minikvAddr, s)
 	if want.err != nil || got.err != nil {
@@ -587,6 +596,11 @@ var streamNotifySessions = []notifySession{
 		mb("XSETID", "s", "8-1") + mb("XSETID", "s", "1-1") + mb("XSETID", "s", "9-1", "ENTRIESADDED", "100", "MAXDELETEDID", "8-5") +
 		mb("XGROUP", "CREATE", "s", "g", "0") + mb("XGROUP", "CREATE", "s", "g", "0") + mb("XGROUP", "CREATE", "m", "g", "$", "MKSTREAM") +
 		mb("XGROUP", "CREATE", "nope", "g", "0") + mb("XGROUP", "CREATECONSUMER", "s", "g", "c1") + mb("XGROUP", "CREATECONSUMER", "s", "g", "c1") +
+		// c2, c4, c5 and c6 made first: on this empty stream Redis 7.0
+		// would not make them (nothing read or claimed), Redis 7.2 and
+		// MiniKV would (stream72NotifySessions, against valkey-server).
+		mb("XGROUP", "CREATECONSUMER", "s", "g", "c2") + mb("XGROUP", "CREATECONSUMER", "s", "g", "c4") +
+		mb("XGROUP", "CREATECONSUMER", "s", "g", "c5") + mb("XGROUP", "CREATECONSUMER", "s", "g", "c6") +
 		mb("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">") + mb("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">") +
 		mb("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", "0") + mb("XCLAIM", "s", "g", "c4", "0", "7-1") +
 		mb("XCLAIM", "s", "g", "c5", "99999999", "7-1") + mb("XAUTOCLAIM", "s", "g", "c6", "0", "0") + mb("XACK", "s", "g", "7-1") +
@@ -642,7 +656,9 @@ func TestStreamNotificationsDifferential(t *testing.T) {
 // radix-tree-nodes (Redis's radix tree layout), and every time: the
 // consumers' idle and inactive, seen-time and active-time, and the
 // pending entries' delivery times. Redis 7.0 has no inactive or
-// active-time (7.2 added them), so go-redis leaves them zero on its side.
+// active-time (7.2 added them), so go-redis leaves them zero on its side;
+// MiniKV's are checked apart (-1 for the consumer never active, recent
+// for the others), and against Redis 7.2's in stream72_test.go.
 func TestStreamXInfoParsed(t *testing.T) {
 	redisAddr := startRedisServer(t)
 	peer := streamPeer(t)
@@ -695,6 +711,14 @@ func TestStreamXInfoParsed(t *testing.T) {
 					for ci := range g.Consumers {
 						c := &g.Consumers[ci]
 						plausibleTime(t, addr, c.SeenTime)
+						if addr == peer { // Redis 7.2's active-time, which 7.0 has not
+							never := c.Name == "idle" // XGROUP CREATECONSUMER made, nothing read since
+							if never != c.ActiveTime.Equal(time.UnixMilli(-1)) {
+								t.Errorf("%s: XINFO STREAM FULL: %s active-time %v", addr, c.Name, c.ActiveTime)
+							} else if !never {
+								plausibleTime(t, addr, c.ActiveTime)
+							}
+						}
 						c.SeenTime, c.ActiveTime = time.Time{}, time.Time{}
 						for pi := range c.Pending {
 							plausibleTime(t, addr, c.Pending[pi].DeliveryTime)
@@ -717,6 +741,12 @@ func TestStreamXInfoParsed(t *testing.T) {
 				for i := range cs {
 					if cs[i].Idle < 0 || cs[i].Idle > time.Hour {
 						t.Errorf("%s: XINFO CONSUMERS %s %s: %s idle %v", addr, key, g.Name, cs[i].Name, cs[i].Idle)
+					}
+					// Redis 7.2's inactive (7.0 has none: go-redis leaves
+					// 0): -1 for the consumer never active.
+					if never := cs[i].Name == "idle"; addr == peer && (never != (cs[i].Inactive == -time.Millisecond) ||
+						!never && (cs[i].Inactive < 0 || cs[i].Inactive > time.Hour)) {
+						t.Errorf("%s: XINFO CONSUMERS %s %s: %s inactive %v", addr, key, g.Name, cs[i].Name, cs[i].Inactive)
 					}
 					cs[i].Idle, cs[i].Inactive = 0, 0
 				}

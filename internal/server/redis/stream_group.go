@@ -343,8 +343,8 @@ func (rc *conn) writeClaimed(st *store.Stream, id store.StreamID, justID bool) {
 }
 
 // claimer is XCLAIM's and XAUTOCLAIM's claiming: the key's group (or
-// its -NOGROUP written), the consumer made on the first claim, and the
-// IDs claimed.
+// its -NOGROUP written), the consumer (made before claiming, whether
+// anything is claimed or not, as Redis 7.2 does), and the IDs claimed.
 type claimer struct {
 	st      *store.Stream
 	g       *store.StreamCG
@@ -368,17 +368,22 @@ func (c *claimer) open(rc *conn, key, group []byte) bool {
 	return true
 }
 
+// consumer finds or makes the consumer at c.now and marks it seen (an
+// attempted interaction: its XINFO idle time restarts).
+func (c *claimer) consumer() {
+	c.cons, c.created = c.st.CreateConsumer(c.g, c.name, c.now)
+	c.cons.Seen(c.now)
+}
+
 // claim gives id to the consumer, with its delivery time and count.
 func (c *claimer) claim(id store.StreamID, deliveryTime int64, count uint64) {
-	if c.cons == nil {
-		c.cons, c.created = c.st.CreateConsumer(c.g, c.name, c.now)
-		c.cons.Seen(c.now)
-	}
 	c.st.SetNACK(c.g, c.cons, id, deliveryTime, count)
 	c.claimed = append(c.claimed, id)
 }
 
-// finish records the claims and writes the claimed entries (or IDs).
+// finish records the claims and writes the claimed entries (or IDs); a
+// consumer that claimed something was active (XINFO's inactive and
+// active-time), one that only cleared deleted entries was not.
 func (c *claimer) finish(rc *conn, justID bool) {
 	if len(c.claimed) > 0 {
 		c.cons.Active(c.now)
@@ -472,6 +477,7 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 			delivery = now
 		}
 		c.now = now
+		c.consumer()
 		for _, id := range ids {
 			nack, pending := g.NACK(id)
 			if !st.Has(id) {
@@ -563,6 +569,7 @@ func cmdXAutoClaim(rc *conn, argv [][]byte) {
 		g := c.g
 		now := rc.nowMilli()
 		c.now = now
+		c.consumer()
 		attempts := count * attemptsFactor
 		var deleted []store.StreamID
 		var pending []store.PendingEntry
@@ -671,13 +678,19 @@ func cmdXInfoConsumers(rc *conn, argv [][]byte) {
 		cs := g.Consumers()
 		rc.w.Array(len(cs))
 		for _, c := range cs {
-			rc.w.Map(3)
+			rc.w.Map(4)
 			rc.w.BulkString("name")
 			rc.w.Bulk(c.Name())
 			rc.w.BulkString("pending")
 			rc.w.Int(int64(c.PendingCount()))
 			rc.w.BulkString("idle")
 			rc.w.Int(max(now-c.SeenTime(), 0))
+			rc.w.BulkString("inactive") // Redis 7.2: not clamped, -1 if never active
+			if a := c.ActiveTime(); a != -1 {
+				rc.w.Int(now - a)
+			} else {
+				rc.w.Int(-1)
+			}
 		}
 	})
 }
@@ -787,11 +800,13 @@ func cmdXInfoStream(rc *conn, argv [][]byte) {
 			rc.w.BulkString("consumers")
 			rc.w.Array(len(g.Consumers()))
 			for _, c := range g.Consumers() {
-				rc.w.Map(4)
+				rc.w.Map(5)
 				rc.w.BulkString("name")
 				rc.w.Bulk(c.Name())
 				rc.w.BulkString("seen-time")
 				rc.w.Int(c.SeenTime())
+				rc.w.BulkString("active-time")
+				rc.w.Int(c.ActiveTime())
 				rc.w.BulkString("pel-count")
 				rc.w.Int(int64(c.PendingCount()))
 				rc.w.BulkString("pending")

@@ -1,10 +1,13 @@
 package redis
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strings"
 	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
@@ -56,6 +59,24 @@ func TestStreamRedisReplica(t *testing.T) {
 	for _, k := range []string{"before", "after"} {
 		if want, got := rc.Do("DUMP", k), c.Do("DUMP", k); got != want {
 			t.Errorf("DUMP %s: MiniKV %.120q, its Redis replica %.120q", k, got, want)
+		}
+	}
+	// sameKeys left out Redis 7.2's fields (the replica is 7.0): MiniKV's
+	// own say that a consumer is active after it read or claimed (alice,
+	// bob, carol), not after a NOACK read (dan) or when only made (erin).
+	for _, k := range []string{"before", "after"} {
+		for g, want := range map[string]string{"g1": "alice:active bob:active carol:active", "g2": "dan:-1 erin:-1"} {
+			var got []string
+			for _, cons := range goredisConsumers(t, rs.respAddr, k, g) {
+				a := "-1"
+				if cons.Inactive >= 0 {
+					a = "active"
+				}
+				got = append(got, cons.Name+":"+a)
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("%s %s: consumers %v, want %s", k, g, got, want)
+			}
 		}
 	}
 }
@@ -202,4 +223,16 @@ func TestNonBlockingRead(t *testing.T) {
 			t.Errorf("nonBlockingRead(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
+}
+
+// goredisConsumers is XINFO CONSUMERS key group through go-redis.
+func goredisConsumers(t *testing.T, addr, key, group string) []goredis.XInfoConsumer {
+	t.Helper()
+	c := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2})
+	defer c.Close()
+	cs, err := c.XInfoConsumers(context.Background(), key, group).Result()
+	if err != nil {
+		t.Fatalf("XINFO CONSUMERS %s %s: %v", key, group, err)
+	}
+	return cs
 }

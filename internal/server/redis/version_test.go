@@ -89,16 +89,6 @@ func TestVersionPromise(t *testing.T) {
 	}
 }
 
-// The syntax Redis 7.2 added is answered as 7.0.15 answers it, since
-// that is the version reported.
-func init() {
-	respSessions = append(respSessions, inRESP2And3([]respSession{
-		{name: "7.2 syntax answered as 7.0", in: mb("ZADD", "v72:z", "1.5", "a") + mb("ZRANK", "v72:z", "a", "WITHSCORE") +
-			mb("ZREVRANK", "v72:z", "a", "WITHSCORE") + mb("ZRANK", "v72:z", "nope", "WITHSCORE") + mb("CLIENT", "NO-TOUCH", "ON") +
-			mb("WAITAOF", "0", "0", "0") + mb("OBJECT", "FREQ", "v72:z") + mb("ZRANK", "v72:z", "a")},
-	})...)
-}
-
 // The sessions of issue 36's expiry and bit-offset fixes once more after
 // HELLO 3, on keys of their own (upper-case prefixes of the same length,
 // so the multibulk lengths hold) since sessions run in parallel.

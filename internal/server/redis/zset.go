@@ -47,10 +47,10 @@ func zsetCommands() []respCommand {
 		one("zscore", 3, rf, "1.2.0", "O(1)", "Returns the score of a member in a sorted set.", []docArg{key("key"), str("member")}, cmdZScore),
 		one("zmscore", -3, rf, "6.2.0", "O(N) where N is the number of members being requested.",
 			"Returns the score of one or more members in a sorted set.", []docArg{key("key"), members}, cmdZMScore),
-		one("zrank", 3, rf, "2.0.0", "O(log(N))", "Returns the index of a member in a sorted set ordered by ascending scores.",
-			[]docArg{key("key"), str("member")}, cmdZRank),
-		one("zrevrank", 3, rf, "2.0.0", "O(log(N))", "Returns the index of a member in a sorted set ordered by descending scores.",
-			[]docArg{key("key"), str("member")}, cmdZRevRank),
+		one("zrank", -3, rf, "2.0.0", "O(log(N))", "Returns the index of a member in a sorted set ordered by ascending scores.",
+			[]docArg{key("key"), str("member"), opt(token("WITHSCORE"))}, cmdZRank),
+		one("zrevrank", -3, rf, "2.0.0", "O(log(N))", "Returns the index of a member in a sorted set ordered by descending scores.",
+			[]docArg{key("key"), str("member"), opt(token("WITHSCORE"))}, cmdZRevRank),
 		one("zrange", -4, r, "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
 			"Returns members in a sorted set within a range of indexes.",
 			[]docArg{key("key"), str("start"), str("stop"), oneOf("sortby", true, token("BYSCORE"), token("BYLEX")), opt(token("REV")), limit, ws}, cmdZRange),
@@ -446,16 +446,40 @@ func cmdZMScore(rc *conn, argv [][]byte) {
 func cmdZRank(rc *conn, argv [][]byte)    { rc.zrank(argv, false) }
 func cmdZRevRank(rc *conn, argv [][]byte) { rc.zrank(argv, true) }
 
+// zrank is ZRANK/ZREVRANK key member [WITHSCORE] (WITHSCORE from Redis
+// 7.2): the rank, or with WITHSCORE a pair of the rank and the score; a
+// missing key or member is a null, a null array with WITHSCORE.
 func (rc *conn) zrank(argv [][]byte, rev bool) {
+	withScore := false
+	switch {
+	case len(argv) > 4:
+		rc.w.Error("ERR wrong number of arguments for '" + lookupCommand(argv[0]).name + "' command")
+		return
+	case len(argv) == 4:
+		if !is(argv[3], "withscore") {
+			rc.w.Error(errSyntax)
+			return
+		}
+		withScore = true
+	}
 	var z store.ZSet
 	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
-		r, _, ok := z.Rank(argv[2])
+		r, score, ok := z.Rank(argv[2])
 		switch {
+		case !ok && withScore:
+			rc.w.NullArray()
+			return nil
 		case !ok:
 			rc.w.Null()
+			return nil
 		case rev:
-			rc.w.Int(int64(z.Len() - 1 - r))
-		default:
+			r = z.Len() - 1 - r
+		}
+		if withScore {
+			rc.w.Array(2)
+			rc.w.Int(int64(r))
+			rc.w.Double(score)
+		} else {
 			rc.w.Int(int64(r))
 		}
 		return nil

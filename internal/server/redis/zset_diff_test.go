@@ -38,7 +38,7 @@ var zsetSessions = []respSession{
 		mb("ZMSCORE", "zi:a", "m", "x", "n") + mb("ZMSCORE", "zi:nope", "a", "b") + mb("ZREM", "zi:a", "m", "m", "x") + mb("ZREM", "zi:nope", "a") +
 		mb("ZREM", "zi:a", "n") + mb("EXISTS", "zi:a") + mb("ZREM", "zi:a") + mb("ZMSCORE", "zi:a") + mb("ZCARD", "zi:a", "x")},
 	{name: "zrank zcount zlexcount", in: mb("ZADD", "zr:a", "1", "a", "2", "b", "2", "c", "3", "d", "5", "e") + mb("ZRANK", "zr:a", "a") +
-		mb("ZRANK", "zr:a", "c") + mb("ZREVRANK", "zr:a", "c") + mb("ZRANK", "zr:a", "x") + mb("ZREVRANK", "zr:nope", "x") + mb("ZRANK", "zr:a", "a", "WITHSCORE") +
+		mb("ZRANK", "zr:a", "c") + mb("ZREVRANK", "zr:a", "c") + mb("ZRANK", "zr:a", "x") + mb("ZREVRANK", "zr:nope", "x") +
 		mb("ZCOUNT", "zr:a", "-inf", "+inf") + mb("ZCOUNT", "zr:a", "(1", "3") + mb("ZCOUNT", "zr:a", "2", "(3") + mb("ZCOUNT", "zr:a", "(2", "(2") +
 		mb("ZCOUNT", "zr:a", "3", "1") + mb("ZCOUNT", "zr:a", "x", "1") + mb("ZCOUNT", "zr:a", "1", "((2") + mb("ZCOUNT", "zr:a", "", "2") +
 		mb("ZCOUNT", "zr:a", "(", "2") + mb("ZCOUNT", "zr:a", " 1", "2") + mb("ZCOUNT", "zr:a", "1 ", "2") + mb("ZCOUNT", "zr:a", "1", "1e400") +

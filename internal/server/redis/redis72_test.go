@@ -1,0 +1,252 @@
+package redis
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikv/minikv/lsm/vfs"
+
+	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/servertest"
+	"github.com/minikv/minikv/internal/store"
+)
+
+// Redis 7.2's additions that MiniKV serves (ZRANK ... WITHSCORE, WAITAOF,
+// CLIENT SETINFO, ...), compared byte for byte with valkey-server 8.0.1,
+// a fork of Redis 7.2.4 that reports redis_version 7.2.4 and answers
+// these as Redis 7.2.4 does. Redis 7.0.15, the release the rest of the
+// differential tests compare with, lacks them (docs/redis.md, "What
+// redis_version promises").
+
+// is72 reports whether name is a command Redis 7.2 added or changed,
+// whose metadata comes from cmddata72.go.
+func is72(name string) bool {
+	_, ok := redis72CommandData[name]
+	return ok
+}
+
+func startValkeyServer(t *testing.T, extra ...string) string {
+	t.Helper()
+	return startPeerServer(t, "valkey-server", extra...)
+}
+
+var redis72Sessions = inRESP2And3([]respSession{
+	// Scores print as Redis 7.0 prints them (%.17g), not with 7.2's
+	// shortest form (docs/redis.md): these have one form only.
+	{name: "zrank withscore", in: mb("ZADD", "r72:z", "1.5", "a", "2", "b", "0.25", "c") +
+		mb("ZRANK", "r72:z", "a", "WITHSCORE") + mb("ZREVRANK", "r72:z", "a", "WITHSCORE") + mb("ZRANK", "r72:z", "c", "withscore") +
+		mb("ZREVRANK", "r72:z", "b", "WITHSCORE") + mb("ZRANK", "r72:z", "nope", "WITHSCORE") + mb("ZREVRANK", "r72:z", "nope", "WITHSCORE") +
+		mb("ZRANK", "r72:none", "a", "WITHSCORE") + mb("ZRANK", "r72:none", "a") + mb("ZRANK", "r72:z", "a", "WITHSCORES") +
+		mb("ZRANK", "r72:z", "a", "WITHSCORE", "x") + mb("ZREVRANK", "r72:z", "a", "x", "y") + mb("ZRANK", "r72:z") +
+		mb("SET", "r72:s", "x") + mb("ZRANK", "r72:s", "a", "WITHSCORE") + mb("ZRANK", "r72:s", "a", "bad") +
+		mb("ZADD", "r72:inf", "inf", "i", "-inf", "j") + mb("ZRANK", "r72:inf", "i", "WITHSCORE") + mb("ZREVRANK", "r72:inf", "j", "WITHSCORE") +
+		mb("ZRANK", "r72:z", "a")},
+	// A server without an AOF (cache mode) and without replicas: every
+	// count is 0, numlocal is refused, a timeout returns the counts.
+	{name: "waitaof", in: mb("WAITAOF", "0", "0", "0") + mb("WAITAOF", "0", "1", "10") + mb("WAITAOF", "1", "0", "0") +
+		mb("WAITAOF", "2", "0", "0") + mb("WAITAOF", "-1", "0", "0") + mb("WAITAOF", "0", "-1", "0") + mb("WAITAOF", "0", "0", "-5") +
+		mb("WAITAOF", "a", "0", "0") + mb("WAITAOF", "0", "b", "0") + mb("WAITAOF", "0", "0", "c") + mb("WAITAOF", "0", "0") +
+		mb("WAIT", "0", "abc") + mb("WAIT", "0", "-1") + mb("WAIT", "x", "0") +
+		mb("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0") + mb("EVAL", "return redis.pcall('waitaof', 1, 0, 0)", "0") +
+		mb("MULTI") + mb("WAITAOF", "0", "1", "0") + mb("WAITAOF", "1", "0", "0") + mb("EXEC")},
+	{name: "client no-touch", in: mb("CLIENT", "NO-TOUCH", "ON") + mb("CLIENT", "NO-TOUCH", "maybe") + mb("CLIENT", "NO-TOUCH") +
+		mb("CLIENT", "NO-TOUCH", "on", "x") + mb("SET", "r72:t", "v") + mb("GET", "r72:t") + mb("TOUCH", "r72:t") +
+		mb("CLIENT", "NO-TOUCH", "off") + mb("GET", "r72:t")},
+	{name: "client setinfo", in: mb("CLIENT", "SETINFO", "LIB-NAME", "x") + mb("CLIENT", "SETINFO", "lib-ver", "1.0") +
+		mb("CLIENT", "SETINFO", "LIB-NAME", "a b") + mb("CLIENT", "SETINFO", "Lib-Ver", "a\nb") +
+		mb("CLIENT", "SETINFO", "lib-name", "\xc3\xa9") + mb("CLIENT", "SETINFO", "lib-name", "a~!") + mb("CLIENT", "SETINFO", "other", "x") +
+		mb("CLIENT", "SETINFO", "LIB-NAME") + mb("CLIENT", "SETINFO", "LIB-NAME", "") + mb("CLIENT", "SETINFO", "LIB-NAME", "x", "y")},
+})
+
+func TestRedis72Differential(t *testing.T) {
+	peer := startValkeyServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	for _, s := range redis72Sessions {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			want := runRESPSession(peer, s)
+			got := runRESPSession(rs.respAddr, s)
+			if want.err != nil || got.err != nil {
+				t.Fatalf("valkey: %v; minikv: %v", want.err, got.err)
+			}
+			if !sameRESPReplies(s, got, want) || got.closed != want.closed {
+				t.Errorf("session %q differs\nvalkey (closed %v): %.4000q\nminikv (closed %v): %.4000q",
+					s.name, want.closed, want.out, got.closed, got.out)
+			}
+		})
+	}
+}
+
+// TestRedis72CommandData checks cmddata72.go against valkey-server:
+// COMMAND INFO and DOCS of each command there, and COMMAND GETKEYS of
+// calls built from its arguments, in RESP2 and RESP3.
+func TestRedis72CommandData(t *testing.T) {
+	peer := startValkeyServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	// Valkey rewords "master" as "primary" in WAITAOF's summary.
+	redisWords := strings.NewReplacer("$139\r\nBlocks until all of the preceding write commands sent by the connection are written to the append-only file of the primary and/or replicas.",
+		"$138\r\nBlocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.")
+	for _, resp3 := range []bool{false, true} {
+		v, m := dialCmd(t, peer, resp3), dialCmd(t, rs.respAddr, resp3)
+		for _, c := range servedCommands() {
+			if !is72(c.name) {
+				continue
+			}
+			for _, sub := range []string{"INFO", "DOCS"} {
+				want, got := redisWords.Replace(v.do(t, "COMMAND", sub, c.name)), m.do(t, "COMMAND", sub, c.name)
+				if c.name == "cluster|myshardid" && sub == "INFO" {
+					// Valkey 8 flags its CLUSTER subcommands loading too.
+					want = strings.Replace(want, "2\r\n+loading\r\n+stale\r\n", "1\r\n+stale\r\n", 1)
+				}
+				if got != want {
+					t.Errorf("RESP3 %v: COMMAND %s %s\nminikv %q\nvalkey %q", resp3, sub, c.name, got, want)
+				}
+			}
+			if len(c.subs) > 0 || strings.Contains(c.name, "|") {
+				continue
+			}
+			for _, call := range sampleCalls(c) {
+				for _, sub := range []string{"GETKEYS", "GETKEYSANDFLAGS"} {
+					args := append([]string{"COMMAND", sub}, call...)
+					if want, got := v.do(t, args...), m.do(t, args...); got != want {
+						t.Errorf("%q\nminikv %q\nvalkey %q", args, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWaitAOF: WAITAOF's local count is 1 on a durable server, and a
+// replica counts once its REPLCONF ACK carries a FACK at or past the
+// primary's offset: valkey-server with an AOF and a durable MiniKV
+// replica send one; redis-server 7.0.15 and a cache-mode MiniKV replica
+// never do, and WAITAOF returns at its timeout without them (while WAIT
+// counts them).
+func TestWaitAOF(t *testing.T) {
+	_, _, primary := startDurableOnMem(t, vfs.NewMem())
+	c := dialRESP(t, primary)
+	if got := c.Do("CONFIG", "GET", "appendonly"); got != "*2\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n" {
+		t.Errorf("CONFIG GET appendonly on a durable server = %q", got)
+	}
+	c.Do("SET", "a", "1")
+	if got := c.Do("WAITAOF", "1", "0", "0"); got != "*2\r\n:1\r\n:0\r\n" {
+		t.Errorf("WAITAOF 1 0 0 = %q, want [1 0]", got)
+	}
+	_, port, _ := net.SplitHostPort(primary)
+
+	// Replicas that send no FACK.
+	startRedisServer(t, "--replicaof", "127.0.0.1", port)
+	waitFor(t, "redis-server's link", func() bool { return c.Do("WAIT", "1", "100") == ":1\r\n" })
+	c.Do("SET", "a", "2")
+	if got := c.Do("WAITAOF", "1", "1", "50"); got != "*2\r\n:1\r\n:0\r\n" {
+		t.Errorf("WAITAOF 1 1 50 with a replica without an AOF = %q, want [1 0]", got)
+	}
+
+	// valkey-server with an AOF: Redis 7.2's FACK.
+	startValkeyServer(t, "--replicaof", "127.0.0.1", port, "--appendonly", "yes")
+	waitFor(t, "valkey-server's link", func() bool { return c.Do("WAIT", "2", "100") == ":2\r\n" })
+	c.Do("SET", "a", "3")
+	if got := c.Do("WAITAOF", "1", "1", "60000"); got != "*2\r\n:1\r\n:1\r\n" {
+		t.Errorf("WAITAOF 1 1 with valkey-server's AOF = %q, want [1 1]", got)
+	}
+
+	// A durable MiniKV replica.
+	_, _, replica := startDurableOnMem(t, vfs.NewMem())
+	r := dialRESP(t, replica)
+	if got := r.Do("REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF = %q", got)
+	}
+	waitFor(t, "the MiniKV replica's link", func() bool { return c.Do("WAIT", "3", "100") == ":3\r\n" })
+	c.Do("SET", "a", "4")
+	if got := c.Do("WAITAOF", "0", "2", "60000"); got != "*2\r\n:1\r\n:2\r\n" {
+		t.Errorf("WAITAOF 0 2 with valkey-server and a durable MiniKV replica = %q, want [1 2]", got)
+	}
+	if got := r.Do("WAITAOF", "0", "0", "0"); !strings.HasPrefix(got, "-ERR WAITAOF cannot be used with replica instances.") {
+		t.Errorf("WAITAOF on a replica = %q", got)
+	}
+}
+
+// TestClientNoTouch: in CLIENT NO-TOUCH mode a read leaves a key's idle
+// time as it was, and the connection shows flag T (after e, as Redis
+// orders them) until NO-TOUCH OFF or RESET.
+func TestClientNoTouch(t *testing.T) {
+	peer := startValkeyServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	flags := func(c *servertest.RESPClient) string {
+		t.Helper()
+		info := c.Do("CLIENT", "INFO")
+		i := strings.Index(info, " flags=")
+		if i < 0 {
+			t.Fatalf("CLIENT INFO = %q", info)
+		}
+		f, _, _ := strings.Cut(info[i+len(" flags="):], " ")
+		return f
+	}
+	for _, addr := range []string{peer, rs.respAddr} {
+		c := dialRESP(t, addr)
+		c.Do("CLIENT", "NO-TOUCH", "ON")
+		c.Do("CLIENT", "NO-EVICT", "ON")
+		if f := flags(c); f != "eT" {
+			t.Errorf("%s: flags %q in NO-TOUCH and NO-EVICT mode, want eT", addr, f)
+		}
+		c.Do("RESET")
+		if f := flags(c); f != "N" {
+			t.Errorf("%s: flags %q after RESET, want N", addr, f)
+		}
+	}
+
+	c := dialRESP(t, rs.respAddr)
+	c.Do("SET", "nt:k", "v")
+	c.Do("HSET", "nt:h", "f", "1")
+	time.Sleep(1100 * time.Millisecond) // idle times of at least 1 s
+	c.Do("CLIENT", "NO-TOUCH", "ON")
+	c.Do("GET", "nt:k")
+	c.Do("HGET", "nt:h", "f")
+	c.Do("EVAL", "return redis.call('GET', KEYS[1])", "1", "nt:k")
+	c.Do("MULTI")
+	c.Do("HGETALL", "nt:h")
+	c.Do("EXEC")
+	for _, k := range []string{"nt:k", "nt:h"} {
+		if got := c.Do("OBJECT", "IDLETIME", k); got == ":0\r\n" {
+			t.Errorf("OBJECT IDLETIME %s = 0 after reads in NO-TOUCH mode", k)
+		}
+	}
+	c.Do("TOUCH", "nt:k") // TOUCH still touches
+	if got := c.Do("OBJECT", "IDLETIME", "nt:k"); got != ":0\r\n" && got != ":1\r\n" {
+		t.Errorf("OBJECT IDLETIME after TOUCH in NO-TOUCH mode = %q", got)
+	}
+}
+
+// TestClusterMyShardID: CLUSTER MYSHARDID (Redis 7.2) is 40 hex digits,
+// the same on a primary and its replica, different between shards; off
+// cluster mode it is refused as the other CLUSTER subcommands are.
+func TestClusterMyShardID(t *testing.T) {
+	nodes, _ := startCluster(t, server.Config{}, sixNodes...)
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		id := dialRESP(t, n.addr).Do("CLUSTER", "MYSHARDID")
+		if len(id) != len("$40\r\n")+40+2 || strings.Trim(id[5:45], "0123456789abcdef") != "" {
+			t.Fatalf("%s: CLUSTER MYSHARDID = %q", n.name, id)
+		}
+		ids[i] = id
+	}
+	for i := range 3 {
+		if ids[i] != ids[i+3] {
+			t.Errorf("primary %s and its replica %s: shard IDs %q and %q", nodes[i].name, nodes[i+3].name, ids[i], ids[i+3])
+		}
+		for j := range i {
+			if ids[i] == ids[j] {
+				t.Errorf("shards of %s and %s share the ID %q", nodes[i].name, nodes[j].name, ids[i])
+			}
+		}
+	}
+	peer := startValkeyServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{})
+	want := dialRESP(t, peer).Do("CLUSTER", "MYSHARDID")
+	if got := dialRESP(t, rs.respAddr).Do("CLUSTER", "MYSHARDID"); got != want {
+		t.Errorf("CLUSTER MYSHARDID off cluster mode = %q, valkey-server %q", got, want)
+	}
+}
