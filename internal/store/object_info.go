@@ -9,7 +9,7 @@ type ObjectInfo struct {
 	Kind     Kind
 	Encoding string // Redis's name for the representation (OBJECT ENCODING)
 	Idle     int64  // seconds since the last access (OBJECT IDLETIME)
-	Freq     uint8  // the record's access count, 0-3 (the eviction walk's, not Redis's LFU counter)
+	Freq     uint8  // in LFU mode Redis's LFU counter, decayed to now (OBJECT FREQ); else the eviction walk's access count, 0-3
 	Bytes    int64  // what the key is charged against the memory limit: key, value (or collection) and ItemOverhead (MEMORY USAGE)
 }
 
