@@ -26,17 +26,18 @@ type redisServer struct {
 	cmd *exec.Cmd
 }
 
-// startRedis starts redis-server with --dir dir --dbfilename name, or
-// skips the test when it is not installed (fails with
-// MINIKV_REQUIRE_PEERS=1). It is killed, by its PID, when the test ends.
-func startRedis(t *testing.T, dir, name string) *redisServer {
+// startRedis starts redis-server with --dir dir --dbfilename name and
+// the extra arguments, or skips the test when it is not installed (fails
+// with MINIKV_REQUIRE_PEERS=1). It is killed, by its PID, when the test
+// ends.
+func startRedis(t *testing.T, dir, name string, extra ...string) *redisServer {
 	t.Helper()
-	return startServer(t, "redis-server", dir, name)
+	return startServer(t, "redis-server", dir, name, extra...)
 }
 
 // startServer is startRedis for bin: redis-server, or valkey-server (a
 // fork of Redis 7.2 taking the same options).
-func startServer(t *testing.T, bin, dir, name string) *redisServer {
+func startServer(t *testing.T, bin, dir, name string, extra ...string) *redisServer {
 	t.Helper()
 	path, err := exec.LookPath(bin)
 	if err != nil {
@@ -46,8 +47,9 @@ func startServer(t *testing.T, bin, dir, name string) *redisServer {
 		t.Skipf("%s not installed (%v)", bin, err)
 	}
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(path, "--port", "0", "--unixsocket", sock, "--dir", dir, "--dbfilename", name,
-		"--save", "", "--appendonly", "no")
+	args := append([]string{"--port", "0", "--unixsocket", sock, "--dir", dir, "--dbfilename", name,
+		"--save", "", "--appendonly", "no"}, extra...)
+	cmd := exec.Command(path, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -219,6 +219,8 @@ type snapKey struct {
 	deadline int64
 	flags    uint32 // a string's memcached flags
 	obj      []byte // nil for a string
+	lfu      bool   // freq is the key's LFU counter, saved with RDB_OPCODE_FREQ
+	freq     uint8
 }
 
 // snapshot is the point-in-time copy of the store (see Save).
@@ -237,10 +239,11 @@ func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, erro
 	err := st.Exclusive(func(v *store.Store) error {
 		at()
 		var colls []snapKey // the shard's collections, encoded after its walk
+		lfu := v.LFU()      // Redis saves the LFU counters under an LFU policy
 		for i := range v.NumShards() {
 			colls = colls[:0]
-			v.ScanItems(i, func(k []byte, it store.Item) bool {
-				sk := snapKey{key: k, deadline: it.Deadline}
+			v.ScanItemsFreq(i, func(k []byte, it store.Item, freq uint8) bool {
+				sk := snapKey{key: k, deadline: it.Deadline, lfu: lfu, freq: freq}
 				if it.Kind != store.KindString {
 					colls = append(colls, sk)
 					return true
@@ -318,6 +321,9 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) erro
 			buf = appendFlags(buf, sk.flags)
 		}
 		buf = appendExpire(buf, sk.deadline)
+		if sk.lfu {
+			buf = append(buf, opFreq, sk.freq)
+		}
 		if sk.obj != nil {
 			buf = append(buf, sk.obj...)
 		} else {
@@ -383,6 +389,13 @@ func saveWalk(bw *bufio.Writer, st *store.Store, stats *SaveStats, flags bool) e
 				stats.Expires++
 				if _, err := bw.Write(appendExpire(nil, it.Deadline)); err != nil {
 					return err
+				}
+			}
+			if st.LFU() {
+				if oi, ok := st.Object(k); ok {
+					if _, err := bw.Write([]byte{opFreq, oi.Freq}); err != nil {
+						return err
+					}
 				}
 			}
 			if _, err := bw.Write(obj); err != nil {

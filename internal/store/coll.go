@@ -160,7 +160,9 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	case c.dirty:
 		s.settleLocked(c, key, h, kind)
 	case c.found && !write:
-		sh.markUsedLocked(&c.e, s.nowSec(clk))
+		sh.markUsedLocked(&c.e, s.stamp(&c.e, clk))
+	case c.found: // a write that changed nothing: still a use, as Redis's lookupKeyWrite
+		sh.markTouchedLocked(&c.e, s.stamp(&c.e, clk))
 	}
 	if c.obj != nil {
 		sh.reclaimLocked(c.obj) // fn has returned: what it read is not needed
@@ -218,14 +220,15 @@ func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
 	}
 	cost += int64(len(value))
 	e.cas = s.nextCAS()
-	e.atime = s.nowSec(&c.clk)
 	var oldCost int64
 	if c.found {
+		e.atime = s.stamp(&c.e, &c.clk)
 		e.deadline = c.e.deadline
 		e.setFreq(c.e.freq() + 1)
 		oldCost = sh.costOf(&c.e)
 		sh.replaceLocked(&e, key, value, nil, &c.e)
 	} else {
+		e.atime = s.stamp(nil, &c.clk)
 		sh.insertLocked(&e, key, value, nil)
 		if !c.replaces {
 			s.notifyLocked(key, EventNew)
@@ -266,7 +269,7 @@ func (s *Store) changedInPlaceLocked(c *coll) {
 	if !c.keepCAS {
 		c.e.cas = s.nextCAS()
 	}
-	c.e.atime = s.nowSec(&c.clk)
+	c.e.atime = s.stamp(&c.e, &c.clk)
 	c.e.used()
 	sh.commitLocked(&c.e)
 	s.persistLocked(sh, &c.e)

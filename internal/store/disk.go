@@ -561,7 +561,7 @@ func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry
 	if obj != nil {
 		binary.LittleEndian.PutUint32(value, sh.newObjLocked(obj, objSize))
 	}
-	n.atime = s.nowSec(clk)
+	n.atime = s.stamp(nil, clk)
 	sh.insertLocked(&n, key, value, nil)
 	sh.bytes += cost
 	return sh.findLocked(h, key, e)

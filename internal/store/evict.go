@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"math"
 )
 
@@ -54,6 +55,16 @@ import (
 //
 // Recency is still per shard, as before: a walk evicts the shard's
 // candidate, not the store's.
+//
+// In LFU mode (lfu.go) the walk judges a record by its decayed LFU
+// counter instead of the two-bit count: at or below LFU_INIT_VAL (5, a
+// new item never used since, or one whose uses have decayed away) it is
+// evicted; above it, it is copied forward with the counter's distance
+// above 5 halved and its decrement time set to now. An item used often
+// (counter 255) so survives about eight passes without a use, one used
+// once one pass. Redis instead samples maxmemory-samples keys into an
+// eviction pool and evicts the lowest counter; the walk is the CLOCK
+// approximation of that, with the same per-item state.
 
 // dropReason says why an item leaves the store, for the counters.
 type dropReason uint8
@@ -191,6 +202,11 @@ func (s *Store) evictOneLocked(sh *shard, clk *clock, keep *entry) int64 {
 	}
 	sh.walking = true
 	defer func() { sh.walking = false }()
+	lfu := s.lfu.Load()
+	var sec uint32
+	if lfu {
+		sec = s.nowSec(clk)
+	}
 	var e entry
 	for moved := 0; ; {
 		seg := sh.oldest
@@ -219,17 +235,26 @@ func (s *Store) evictOneLocked(sh *shard, clk *clock, keep *entry) int64 {
 			if state := s.stateOf(&e, clk); state != live {
 				return s.dropDeadLocked(sh, &e, state)
 			}
-			f := e.freq()
-			if f == 0 || moved >= maxMoves {
-				return s.dropLocked(sh, &e, dropEvicted)
+			if lfu {
+				c := s.lfuDecayed(e.atime, sec)
+				if c <= lfuInitVal || moved >= maxMoves {
+					return s.dropLocked(sh, &e, dropEvicted)
+				}
+				e.atime = lfuWord(lfuMinutes(sec), lfuAged(c))
+			} else {
+				f := e.freq()
+				if f == 0 || moved >= maxMoves {
+					return s.dropLocked(sh, &e, dropEvicted)
+				}
+				e.setFreq(f - 1)
 			}
-			e.setFreq(f - 1)
 			moved++
 		}
 		if sg.big {
 			// A segment of one record goes to the back of the list
 			// instead of being copied.
 			sg.buf[0] = e.info
+			binary.LittleEndian.PutUint32(sg.buf[atimeAt(e.info):], e.atime)
 			sg.hand = 0
 			sh.unlinkLocked(seg)
 			sh.linkNewestLocked(seg)

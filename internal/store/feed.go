@@ -111,7 +111,7 @@ func (tx *Tx) PutRecord(key, rec []byte, deadline int64) error {
 	e := entry{tag: tagOf(h), meta: meta, deadline: deadline}
 	e.flags = binary.LittleEndian.Uint32(rec[1:])
 	e.cas = s.nextCAS()
-	e.atime = s.nowSec(&tx.clk)
+	e.atime = s.stamp(nil, &tx.clk)
 	if obj != nil {
 		binary.LittleEndian.PutUint32(value, sh.newObjLocked(obj, objSize))
 	}

@@ -85,7 +85,7 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, h uint64, key []byte, o Get
 	if !o.NoBump {
 		e.info |= infoFetched
 		e.used()
-		e.atime = s.nowSec(clk)
+		e.atime = s.stamp(&e, clk)
 	}
 	if o.Touch {
 		e.deadline = o.Deadline
@@ -116,7 +116,7 @@ func (s *Store) metaGetLocked(sh *shard, clk *clock, h uint64, key []byte, o Get
 func (s *Store) metaSnapshot(sh *shard, e *entry, clk *clock) MetaItem {
 	return MetaItem{
 		Item:      sh.snapshot(e),
-		Idle:      max(int64(s.nowSec(clk))-int64(e.atime), 0),
+		Idle:      s.idleOf(e, clk),
 		HitBefore: e.fetched(),
 		Stale:     e.meta&metaStale != 0,
 		BinaryKey: e.meta&metaBinaryKey != 0,

@@ -9,7 +9,7 @@ type ObjectInfo struct {
 	Kind     Kind
 	Encoding string // Redis's name for the representation (OBJECT ENCODING)
 	Idle     int64  // seconds since the last access (OBJECT IDLETIME)
-	Freq     uint8  // the record's access count, 0-3 (the eviction walk's, not Redis's LFU counter)
+	Freq     uint8  // in LFU mode Redis's LFU counter, decayed to now (OBJECT FREQ); else the eviction walk's access count, 0-3
 	Bytes    int64  // what the key is charged against the memory limit: key, value (or collection) and ItemOverhead (MEMORY USAGE)
 }
 
@@ -88,8 +88,8 @@ func (s *Store) Object(key []byte) (ObjectInfo, bool) {
 	return ObjectInfo{
 		Kind:     k,
 		Encoding: encodingName(k, encOf(e.meta), v),
-		Idle:     max(int64(s.nowSec(&clk))-int64(e.atime), 0),
-		Freq:     e.freq(),
+		Idle:     s.idleOf(&e, &clk),
+		Freq:     s.freqOf(&e, &clk),
 		Bytes:    sh.costOf(&e),
 	}, true
 }

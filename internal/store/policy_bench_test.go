@@ -51,8 +51,9 @@ func (l *lruSim) access(k int) bool {
 
 // BenchmarkHitRatio replays a zipf(0.99) trace of get-then-set-on-miss over
 // 100,000 keys of 100-byte values against the store with a memory limit of
-// 1%, 10% and 50% of the working set, and against an exact global LRU
-// holding the same number of items, and reports both hit ratios. The
+// 1%, 10% and 50% of the working set, against the same store in LFU mode
+// (Redis's allkeys-lfu counters, lfu.go), and against an exact global LRU
+// holding the same number of items, and reports the three hit ratios. The
 // store's policy is a per-shard eviction walk with two-bit access counts
 // (evict.go); it must do at least as well as the exact LRU at every size.
 func BenchmarkHitRatio(b *testing.B) {
@@ -61,13 +62,15 @@ func BenchmarkHitRatio(b *testing.B) {
 	value := make([]byte, 100)
 	for _, pct := range []int{1, 10, 50} {
 		b.Run(fmt.Sprintf("cache=%d%%", pct), func(b *testing.B) {
-			var storeHit, lruHit float64
+			var storeHit, lfuHit, lruHit float64
 			for b.Loop() {
 				itemCost := int64(len("key:0000000000")) + int64(len(value)) + ItemOverhead
 				capItems := keys * pct / 100
 				s := New(Config{MemoryLimit: int64(capItems) * itemCost, SweepInterval: -1})
+				lfu := New(Config{MemoryLimit: int64(capItems) * itemCost, SweepInterval: -1})
+				lfu.SetLFU(true) // Redis's defaults: lfu-log-factor 10, lfu-decay-time 1
 				sim := &lruSim{cap: capItems, order: list.New(), where: make(map[int]*list.Element)}
-				var hits, simHits int
+				var hits, lfuHits, simHits int
 				var kb []byte
 				for _, k := range trace {
 					kb = fmt.Appendf(kb[:0], "key:%010d", k)
@@ -76,15 +79,23 @@ func BenchmarkHitRatio(b *testing.B) {
 					} else if _, err := s.Store(ModeSet, kb, value, 0, 0, 0); err != nil {
 						b.Fatal(err)
 					}
+					if _, ok := lfu.Get(kb); ok {
+						lfuHits++
+					} else if _, err := lfu.Store(ModeSet, kb, value, 0, 0, 0); err != nil {
+						b.Fatal(err)
+					}
 					if sim.access(k) {
 						simHits++
 					}
 				}
 				s.Close()
+				lfu.Close()
 				storeHit = float64(hits) / accesses
+				lfuHit = float64(lfuHits) / accesses
 				lruHit = float64(simHits) / accesses
 			}
 			b.ReportMetric(100*storeHit, "store-hit-%")
+			b.ReportMetric(100*lfuHit, "lfu-hit-%")
 			b.ReportMetric(100*lruHit, "exact-lru-hit-%")
 		})
 	}

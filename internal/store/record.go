@@ -49,7 +49,8 @@ const ItemOverhead = 34
 //	bit 3    meta byte present (stale, win-sent or binary-key set)
 //	bit 4    fetched: read by a get-type command since it was stored
 //	bits 5-6 access count (0-3): raised by every use, lowered each time the
-//	         eviction walk passes the record (see evict.go)
+//	         eviction walk passes the record (see evict.go); unused by the
+//	         walk in LFU mode, where atime holds an LFU counter (lfu.go)
 //	bit 7    short CAS: the CAS is 4 B, the token minus the segment's base
 //	         token, instead of the whole 8 B token
 //
@@ -112,7 +113,7 @@ type entry struct {
 	info     uint8
 	meta     uint8
 	flags    uint32
-	atime    uint32 // last access, Unix seconds (meta "l" and "me la=")
+	atime    uint32 // last access, Unix seconds (meta "l" and "me la="); in LFU mode Redis's LFU word (lfu.go)
 	cas      uint64
 	deadline int64 // Unix ms; 0 = never
 	klen     uint32

@@ -90,7 +90,7 @@ func (tx *Tx) put(key []byte, meta uint8, value []byte) {
 	sh, h := tx.lockedShard(key)
 	e := entry{tag: tagOf(h), meta: meta}
 	e.cas = s.nextCAS()
-	e.atime = s.nowSec(&tx.clk)
+	e.atime = s.stamp(nil, &tx.clk)
 	cost := int64(len(key)+len(value)) + ItemOverhead
 	sh.insertLocked(&e, key, value, nil)
 	s.notifyLocked(key, EventNew)
@@ -101,10 +101,12 @@ func (tx *Tx) put(key []byte, meta uint8, value []byte) {
 }
 
 // SetRestored gives the live value under key RESTORE's deadline (Unix ms,
-// 0 for none) and access state: idle seconds since its last use (<0 to
-// leave it just used) and an access count (freq, saturating at the
-// record's 3; <0 to leave it). The key must not be open. It reports
-// whether there was a value.
+// 0 for none) and access state, as Redis's objectSetLRUOrLFU: outside
+// LFU mode idle seconds since its last use (<0 to leave it just used) and
+// an access count for the eviction walk (freq, saturating at the record's
+// 3; <0 to leave it); in LFU mode only freq (0-255, <0 to leave it) as
+// the LFU counter, last decremented now, and idle is ignored. The key
+// must not be open. It reports whether there was a value.
 func (tx *Tx) SetRestored(key []byte, deadline, idle int64, freq int) bool {
 	s := tx.s
 	sh, h := tx.lockedShard(key)
@@ -113,12 +115,19 @@ func (tx *Tx) SetRestored(key []byte, deadline, idle int64, freq int) bool {
 		return false
 	}
 	e.deadline = deadline
-	if idle >= 0 {
-		now := int64(s.nowSec(&tx.clk))
-		e.atime = uint32(max(now-idle, 0))
-	}
-	if freq >= 0 {
-		e.setFreq(uint8(min(freq, maxFreq)))
+	switch {
+	case s.lfu.Load():
+		if freq >= 0 {
+			e.atime = lfuWord(lfuMinutes(s.nowSec(&tx.clk)), uint8(min(freq, 255)))
+		}
+	default:
+		if idle >= 0 {
+			now := int64(s.nowSec(&tx.clk))
+			e.atime = uint32(max(now-idle, 0))
+		}
+		if freq >= 0 {
+			e.setFreq(uint8(min(freq, maxFreq)))
+		}
 	}
 	sh.commitLocked(&e)
 	s.persistLocked(sh, &e)

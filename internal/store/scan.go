@@ -22,6 +22,22 @@ func (s *Store) Peek(key []byte) (Item, bool) {
 	return sh.snapshot(&e), true
 }
 
+// Use records a use of the live item under key without reading it, as
+// Redis's key lookups count one for commands that read no value (DUMP)
+// or write none (a refused SET NX): its access time, in LFU mode its
+// counter, and its access count, not fetched. It reports whether there
+// was an item.
+func (s *Store) Use(key []byte) bool {
+	clk := s.clock()
+	var e entry
+	sh, ok := s.lockLive(key, &clk, false, &e)
+	defer s.unlock(sh)
+	if ok {
+		sh.markTouchedLocked(&e, s.stamp(&e, &clk))
+	}
+	return ok
+}
+
 // Take removes the live item under key and returns it, atomically (GETDEL).
 func (s *Store) Take(key []byte) (Item, bool) {
 	clk := s.clock()
@@ -186,4 +202,14 @@ func (s *Store) Count() (items, expires int64, err error) {
 		return true
 	})
 	return items, expires, err
+}
+
+// ScanItemsFreq is ScanItems with each item's access count as Object
+// reports it in Freq: in LFU mode the decayed LFU counter, which an RDB
+// file carries (RDB_OPCODE_FREQ).
+func (s *Store) ScanItemsFreq(i int, fn func(key []byte, it Item, freq uint8) bool) {
+	clk := s.clock()
+	s.walkShard(i, false, func(sh *shard, e *entry) bool {
+		return fn(sh.key(e), sh.snapshot(e), s.freqOf(e, &clk))
+	})
 }

@@ -166,7 +166,19 @@ func (sh *shard) commitLocked(e *entry) {
 // in place, and only when they do change: a hot item read many times a
 // second is then not written at all, so its cache line stays clean.
 func (sh *shard) markUsedLocked(e *entry, sec uint32) {
-	info := e.info | infoFetched
+	sh.markAccessLocked(e, e.info|infoFetched, sec)
+}
+
+// markTouchedLocked records a use of e that read no value (a write
+// command's lookup that changed nothing, Store.Use): markUsedLocked
+// without fetched.
+func (sh *shard) markTouchedLocked(e *entry, sec uint32) {
+	sh.markAccessLocked(e, e.info, sec)
+}
+
+// markAccessLocked raises e's access count, gives it the info byte info
+// and the access time sec, in place.
+func (sh *shard) markAccessLocked(e *entry, info uint8, sec uint32) {
 	if f := e.freq(); f < maxFreq {
 		info += 1 << freqShift
 	}

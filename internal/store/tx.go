@@ -258,7 +258,9 @@ func (tx *Tx) done(c *coll) {
 	case c.dirty:
 		tx.s.settleLocked(c, c.key, c.h, c.kind)
 	case c.found && !c.write:
-		c.sh.markUsedLocked(&c.e, tx.s.nowSec(&c.clk))
+		c.sh.markUsedLocked(&c.e, tx.s.stamp(&c.e, &c.clk))
+	case c.found: // a write that changed nothing: still a use, as Redis's lookupKeyWrite
+		c.sh.markTouchedLocked(&c.e, tx.s.stamp(&c.e, &c.clk))
 	}
 	if c.obj != nil {
 		c.sh.reclaimLocked(c.obj) // when the Tx ends
@@ -348,7 +350,11 @@ func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
 	// The source's record may not have moved: the Tx holds its shard.
 	e := entry{tag: tagOf(dh), meta: se.meta &^ metaWinSent, flags: se.flags, deadline: se.deadline}
 	e.cas = s.nextCAS()
-	e.atime = s.nowSec(&tx.clk)
+	if move {
+		e.atime = s.stamp(&se, &tx.clk) // RENAME: the value's use, as Redis's lookup
+	} else {
+		e.atime = s.stamp(nil, &tx.clk) // COPY: a new value
+	}
 	value := ssh.value(&se)
 	var cost int64
 	if se.isBig() {

@@ -89,7 +89,7 @@ func (s *Store) updateLocked(sh *shard, clk *clock, h uint64, key []byte, fn fun
 	case Retime:
 		if found {
 			old.used()
-			old.atime = s.nowSec(clk)
+			old.atime = s.stamp(&old, clk)
 			old.deadline = c.Deadline
 			sh.commitLocked(&old)
 			s.persistLocked(sh, &old)

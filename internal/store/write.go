@@ -140,7 +140,10 @@ func (s *Store) putLocked(sh *shard, clk *clock, old *entry, key, a, b []byte, p
 	if p.hasNewCAS {
 		e.cas = s.useCAS(p.newCAS)
 	}
-	e.atime = s.nowSec(clk)
+	e.atime = s.nowSec(clk) // s.stamp, by hand, as in Get
+	if s.lfu.Load() {
+		e.atime = s.lfuStamp(old, e.atime)
+	}
 	if old != nil {
 		e.setFreq(old.freq() + 1)
 		sh.replaceLocked(&e, key, a, b, old)

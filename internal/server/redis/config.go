@@ -148,17 +148,21 @@ var setProtoMaxBulkLen = memConfig(1<<20, math.MaxInt64, func(p *Protocol, v int
 var redisPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
 
-// setMaxmemoryPolicy parses maxmemory-policy. MiniKV has two policies:
-// evict (its one eviction order, reported as allkeys-lru) or refuse
-// writes (noeviction, -M). Redis's other policies are refused with a
-// reason rather than run as something else.
+// setMaxmemoryPolicy parses maxmemory-policy. MiniKV has three
+// policies: evict by its CLOCK walk over recency (reported as
+// allkeys-lru), evict by Redis's LFU counters (allkeys-lfu: the store's
+// LFU mode, store/lfu.go), or refuse writes (noeviction, -M). Redis's
+// other policies are refused with a reason rather than run as something
+// else: the volatile-* ones would need the walk to pass over every key
+// without a TTL, and the store keeps no separate set of the keys with one.
 func setMaxmemoryPolicy(p *Protocol, v []byte) (func() string, string) {
 	name := strings.ToLower(string(v))
 	switch name {
-	case "noeviction", "allkeys-lru":
+	case "noeviction", "allkeys-lru", "allkeys-lfu":
 		return func() string {
 			noEvict := name == "noeviction"
 			p.st.SetNoEvict(noEvict)
+			p.st.SetLFU(name == "allkeys-lfu")
 			if !noEvict {
 				p.st.SetMemoryLimit(p.st.MemoryLimit()) // evict what is over now
 			}
@@ -166,7 +170,7 @@ func setMaxmemoryPolicy(p *Protocol, v []byte) (func() string, string) {
 		}, ""
 	}
 	if slices.Contains(redisPolicies, name) {
-		return nil, "MiniKV supports only allkeys-lru and noeviction"
+		return nil, "MiniKV supports only allkeys-lru, allkeys-lfu and noeviction"
 	}
 	return nil, "argument(s) must be one of the following: " + strings.Join(redisPolicies, ", ")
 }

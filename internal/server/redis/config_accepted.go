@@ -11,14 +11,16 @@ import (
 )
 
 // Redis 7.0's configuration parameters that MiniKV has no mechanism for
-// (lazy freeing, active defragmentation, AOF and RDB tuning, LFU, the
+// (lazy freeing, active defragmentation, AOF and RDB tuning, the
 // replication transfer's knobs, ...): CONFIG GET answers them with
 // Redis's defaults, and CONFIG SET checks a value as Redis does (its
 // type, range and words, with its error texts) and keeps it, changing
 // nothing else, so a client or test helper that sets them (as Redis's own
 // test suite does) goes on. docs/configuration.md lists them. The table
 // was taken from redis-server 7.0.15's answers (TestAcceptedConfigs
-// compares them).
+// compares them). Two of them do take effect: lfu-log-factor and
+// lfu-decay-time set the store's LFU counters (applyLFUParams), used under
+// maxmemory-policy allkeys-lfu.
 
 type acceptKind uint8
 
@@ -173,7 +175,13 @@ func acceptedConfigParams() []*configParam {
 					// build without one (Debian's redis-server answers so).
 					return nil, "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution"
 				}
-				return func() string { pr.accepted.set(key, norm); return "" }, ""
+				return func() string {
+					pr.accepted.set(key, norm)
+					if c.name == "lfu-log-factor" || c.name == "lfu-decay-time" {
+						pr.applyLFUParams()
+					}
+					return ""
+				}, ""
 			}
 		}
 		out = append(out, p)
@@ -210,6 +218,14 @@ func acceptedConfigParams() []*configParam {
 			return func() string { pr.accepted.set("maxmemory-clients", strconv.FormatUint(u, 10)); return "" }, ""
 		}})
 	return out
+}
+
+// applyLFUParams gives the store lfu-log-factor and lfu-decay-time, the
+// two of the table that take effect (in allkeys-lfu's counters).
+func (p *Protocol) applyLFUParams() {
+	factor, _ := strconv.ParseInt(p.accepted.get("lfu-log-factor", "10"), 10, 64)
+	decay, _ := strconv.ParseInt(p.accepted.get("lfu-decay-time", "1"), 10, 64)
+	p.st.SetLFUParams(factor, decay)
 }
 
 // check parses v as c's kind and returns it as CONFIG GET prints it, or

@@ -137,9 +137,11 @@ func TestConfigSetErrors(t *testing.T) {
 	fail := func(arg, why string) string {
 		return "-ERR CONFIG SET failed (possibly related to argument '" + arg + "') - " + why + "\r\n"
 	}
-	c.Expect(multibulk("CONFIG", "SET", "maxmemory-policy", "volatile-lru"), fail("maxmemory-policy", "MiniKV supports only allkeys-lru and noeviction"))
+	c.Expect(multibulk("CONFIG", "SET", "maxmemory-policy", "volatile-lru"), fail("maxmemory-policy", "MiniKV supports only allkeys-lru, allkeys-lfu and noeviction"))
+	c.Expect(multibulk("CONFIG", "SET", "maxmemory-policy", "volatile-lfu"), fail("maxmemory-policy", "MiniKV supports only allkeys-lru, allkeys-lfu and noeviction"))
+	c.Expect(multibulk("CONFIG", "GET", "maxmemory-policy"), "*2\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n")
 	c.Expect(multibulk("CONFIG", "SET", "port", "7000"), fail("port", "can't set immutable config"))
-	c.Expect(multibulk("CONFIG", "SET", "maxclients", "7", "maxmemory-policy", "volatile-lru"), fail("maxmemory-policy", "MiniKV supports only allkeys-lru and noeviction"))
+	c.Expect(multibulk("CONFIG", "SET", "maxclients", "7", "maxmemory-policy", "volatile-lru"), fail("maxmemory-policy", "MiniKV supports only allkeys-lru, allkeys-lfu and noeviction"))
 	c.Expect(multibulk("CONFIG", "GET", "maxclients"), "*2\r\n$10\r\nmaxclients\r\n$4\r\n1024\r\n")
 }
 

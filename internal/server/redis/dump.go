@@ -43,6 +43,7 @@ func cmdDump(rc *conn, argv [][]byte) {
 		rc.keymiss(argv[1])
 		rc.w.Null()
 	default:
+		rc.st.Use(argv[1]) // Redis's lookupKeyRead: a use (OBJECT FREQ, IDLETIME)
 		rc.w.Bulk(p)
 	}
 }

@@ -258,6 +258,9 @@ func (p *Protocol) maxmemoryPolicy() string {
 	if p.st.NoEvict() {
 		return "noeviction"
 	}
+	if p.st.LFU() {
+		return "allkeys-lfu"
+	}
 	return "allkeys-lru"
 }
 

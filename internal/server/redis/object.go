@@ -11,10 +11,11 @@ import "github.com/minikv/minikv/internal/store"
 //     same bytes (MiniKV keeps every string as bytes); a compact
 //     collection "listpack" (or "intset"), a big one "hashtable",
 //     "quicklist" or "skiplist".
-//   - FREQ answers Redis's error for a server without an LFU policy:
-//     MiniKV's eviction is not LFU (CONFIG GET maxmemory-policy says
-//     allkeys-lru or noeviction).
-//   - IDLETIME is the seconds since the record's last access.
+//   - FREQ is the key's LFU counter, decayed to now, under
+//     maxmemory-policy allkeys-lfu (the store's LFU mode, store/lfu.go),
+//     and Redis's error under any other policy.
+//   - IDLETIME is the seconds since the record's last access, and Redis's
+//     error under allkeys-lfu (the access time then holds the counter).
 //   - REFCOUNT is 1: MiniKV shares no values between keys. (Redis answers
 //     2147483647 for the integers 0-9999 it shares when maxmemory is 0.)
 
@@ -84,18 +85,30 @@ func cmdObjectEncoding(rc *conn, argv [][]byte) {
 }
 
 // errNoLFU is Redis's answer to OBJECT FREQ without an LFU
-// maxmemory-policy, which MiniKV never has.
-const errNoLFU = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. " +
-	"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+// maxmemory-policy; errLFU its answer to OBJECT IDLETIME with one.
+const (
+	errNoLFU = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. " +
+		"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errLFU = "ERR An LFU maxmemory policy is selected, idle time not tracked. " +
+		"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
 
 func cmdObjectFreq(rc *conn, argv [][]byte) {
-	if _, ok := rc.object(argv[2]); ok {
-		rc.w.Error(errNoLFU)
+	if oi, ok := rc.object(argv[2]); ok {
+		if !rc.st.LFU() {
+			rc.w.Error(errNoLFU)
+			return
+		}
+		rc.w.Int(int64(oi.Freq))
 	}
 }
 
 func cmdObjectIdleTime(rc *conn, argv [][]byte) {
 	if oi, ok := rc.object(argv[2]); ok {
+		if rc.st.LFU() {
+			rc.w.Error(errLFU)
+			return
+		}
 		rc.w.Int(oi.Idle)
 	}
 }

@@ -163,6 +163,9 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 			rc.notifySet(key, deadline)
 			rc.w.OK()
 		case errors.Is(err, store.ErrNotStored):
+			if mode == store.ModeAdd {
+				st.Use(key) // Redis's lookupKeyWrite found it: a use (OBJECT FREQ)
+			}
 			rc.w.Null()
 		default:
 			rc.storeError(err)
@@ -172,6 +175,11 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 	var old store.Item
 	var found bool
 	wrong, put, missed := false, false, false
+	if flags&optGET != 0 {
+		// GET's read is a lookup of its own before the write's, as in
+		// Redis: two uses of an existing key (OBJECT FREQ).
+		st.Use(key)
+	}
 	_, err := st.Update(key, func(it store.Item, ok bool) store.Change {
 		old, found, put = it, ok, false
 		if !ok && flags&optGET != 0 && !missed {
@@ -199,6 +207,9 @@ func (rc *conn) set(key, value []byte, flags int, deadline int64) {
 	}
 	if put && err == nil {
 		rc.notifySet(key, deadline)
+	}
+	if found && !put && !wrong && err == nil {
+		st.Use(key) // refused by NX: the write's lookup was still a use
 	}
 	rc.setReply(flags, old, found, err)
 }
@@ -243,6 +254,7 @@ func cmdSetNX(rc *conn, argv [][]byte) {
 		rc.notify(server.EventString, "set", argv[1])
 		rc.w.Int(1)
 	case errors.Is(err, store.ErrNotStored):
+		rc.st.Use(argv[1]) // Redis's lookupKeyWrite found it: a use (OBJECT FREQ)
 		rc.w.Int(0)
 	default:
 		rc.storeError(err)

@@ -52,10 +52,9 @@ func (rc *conn) lengthReply(n int, tooLarge bool, err error) {
 
 // cmdStrlen is STRLEN key.
 func cmdStrlen(rc *conn, argv [][]byte) {
-	it, ok := rc.st.Peek(argv[1])
-	if !ok {
-		rc.keymiss(argv[1])
-	}
+	// Get, not Peek: a use, as Redis's lookupKeyRead (OBJECT FREQ and
+	// IDLETIME see it); a miss publishes its own keymiss.
+	it, _ := rc.st.Get(argv[1])
 	if it.Kind != store.KindString {
 		rc.w.Error(errWrongType)
 		return
