@@ -250,3 +250,31 @@ func TestClusterMyShardID(t *testing.T) {
 		t.Errorf("CLUSTER MYSHARDID off cluster mode = %q, valkey-server %q", got, want)
 	}
 }
+
+// TestClientNoTouchLFU: under allkeys-lfu with lfu-log-factor 0 (each
+// use counts), reads in NO-TOUCH mode leave OBJECT FREQ as it was, TOUCH
+// still counts, and so does a read once NO-TOUCH is off, byte for byte
+// as valkey-server answers.
+func TestClientNoTouchLFU(t *testing.T) {
+	peer := startValkeyServer(t, "--maxmemory-policy", "allkeys-lfu", "--lfu-log-factor", "0")
+	rs := startRESP(t, server.Config{}, store.Config{})
+	c := dialRESP(t, rs.respAddr)
+	for _, kv := range [][2]string{{"maxmemory-policy", "allkeys-lfu"}, {"lfu-log-factor", "0"}} {
+		if got := c.Do("CONFIG", "SET", kv[0], kv[1]); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET %s %s = %q", kv[0], kv[1], got)
+		}
+	}
+	s := respSession{name: "no-touch lfu", in: mb("SET", "nt:s", "v") + mb("HSET", "nt:h", "f", "1") + mb("OBJECT", "FREQ", "nt:s") +
+		mb("GET", "nt:s") + mb("OBJECT", "FREQ", "nt:s") + mb("CLIENT", "NO-TOUCH", "ON") + mb("GET", "nt:s") + mb("STRLEN", "nt:s") +
+		mb("HGET", "nt:h", "f") + mb("EXISTS", "nt:s") + mb("OBJECT", "FREQ", "nt:s") + mb("OBJECT", "FREQ", "nt:h") +
+		mb("EVAL", "return redis.call('GET', KEYS[1])", "1", "nt:s") + mb("MULTI") + mb("HGETALL", "nt:h") + mb("EXEC") +
+		mb("OBJECT", "FREQ", "nt:s") + mb("OBJECT", "FREQ", "nt:h") + mb("TOUCH", "nt:s") + mb("OBJECT", "FREQ", "nt:s") +
+		mb("CLIENT", "NO-TOUCH", "OFF") + mb("GET", "nt:s") + mb("HGET", "nt:h", "f") + mb("OBJECT", "FREQ", "nt:s") + mb("OBJECT", "FREQ", "nt:h")}
+	want, got := runRESPSession(peer, s), runRESPSession(rs.respAddr, s)
+	if want.err != nil || got.err != nil {
+		t.Fatalf("valkey: %v; minikv: %v", want.err, got.err)
+	}
+	if string(got.out) != string(want.out) {
+		t.Errorf("session differs\nvalkey %q\nminikv %q", want.out, got.out)
+	}
+}
