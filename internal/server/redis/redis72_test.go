@@ -1,13 +1,18 @@
 package redis
 
 import (
+	"math"
+	"math/rand/v2"
 	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/minikv/minikv/lsm/vfs"
 
+	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
@@ -276,5 +281,70 @@ func TestClientNoTouchLFU(t *testing.T) {
 	}
 	if string(got.out) != string(want.out) {
 		t.Errorf("session differs\nvalkey %q\nminikv %q", want.out, got.out)
+	}
+}
+
+// TestDouble72: resp.AppendDouble72, Redis 7.2's way of printing a double
+// (Grisu2, laid out as its fpconv_dtoa does), gives valkey-server's
+// ZSCORE digits for 200 000 doubles: random bit patterns, decimals of a
+// few digits, integers around 2^53 and 2^62, powers of ten and their
+// neighbours, tiny and huge magnitudes.
+func TestDouble72(t *testing.T) {
+	peer := startValkeyServer(t)
+	c := dialCmd(t, peer, true)
+	r := rand.New(rand.NewPCG(72, 24))
+	var ds []float64
+	for e := -330; e <= 308; e++ {
+		p := math.Pow(10, float64(e))
+		ds = append(ds, p, math.Nextafter(p, 0), math.Nextafter(p, math.Inf(1)), -p)
+	}
+	ds = slices.DeleteFunc(ds, func(d float64) bool { return d == 0 }) // a score of -0 is 0 in Redis
+	for len(ds) < 200000 {
+		var d float64
+		switch r.IntN(6) {
+		case 0:
+			d = math.Float64frombits(r.Uint64())
+		case 1:
+			d = float64(r.IntN(2000000)-1000000) / math.Pow(10, float64(r.IntN(9)))
+		case 2:
+			d = float64(int64(1)<<53) + float64(r.IntN(1000)-500)
+		case 3:
+			d = math.Ldexp(r.Float64(), r.IntN(2100)-1074)
+		case 4:
+			d = float64(int64(1)<<62) * (1 + float64(r.IntN(100)-50)/1e15)
+		default:
+			d = r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-20))
+		}
+		if !math.IsNaN(d) && !math.IsInf(d, 0) && d != 0 {
+			ds = append(ds, d)
+		}
+	}
+	const batch = 1000
+	for i := 0; i < len(ds); i += batch {
+		part := ds[i:min(i+batch, len(ds))]
+		var req strings.Builder
+		for j, d := range part {
+			req.WriteString(multibulk("ZADD", "d72", strconv.FormatFloat(d, 'g', 17, 64), strconv.Itoa(j)))
+			req.WriteString(multibulk("ZSCORE", "d72", strconv.Itoa(j)))
+		}
+		req.WriteString(multibulk("DEL", "d72"))
+		if _, err := c.nc.Write([]byte(req.String())); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range part {
+			if _, err := readRESPReply(c.br); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readRESPReply(c.br)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "," + string(resp.AppendDouble72(nil, d)) + "\r\n"; got != want {
+				t.Fatalf("%v (%#x): valkey %q, AppendDouble72 %q", d, math.Float64bits(d), got, want)
+			}
+		}
+		if _, err := readRESPReply(c.br); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
