@@ -10,7 +10,14 @@
 #     around it (about 30 within the radius, a few hundred in the cells read)
 #
 #   make build && P=16 scripts/bench-geo.sh && P=1 N=60000 scripts/bench-geo.sh
+#
+# MODE=rss: the resident memory of 1 000 000 members in one geo set
+# (random positions over the globe, names member:N), each server started
+# empty, loaded with redis-cli --pipe, measured a second later (VmRSS).
+#
+#   make build && MODE=rss scripts/bench-geo.sh
 set -eu
+MODE=${MODE:-cpu}
 P=${P:-16}
 N=${N:-200000}
 MINIKV=${MINIKV:-bin/minikv}
@@ -18,6 +25,38 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 points=$(mktemp)
 trap 'rm -f "$points"' EXIT
+if [ "$MODE" = rss ]; then
+	python3 - "$points" <<'PY'
+import random, sys
+r = random.Random(2)
+with open(sys.argv[1], "w") as f:
+    for i in range(0, 1000000, 500):
+        args = ["GEOADD", "geo:big"]
+        for j in range(i, i + 500):
+            args += ["%.6f" % (-180 + 360 * r.random()), "%.6f" % (-85 + 170 * r.random()), "member:%d" % j]
+        f.write("*%d\r\n" % len(args) + "".join("$%d\r\n%s\r\n" % (len(a), a) for a in args))
+PY
+	rss() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+	for _ in 1 2 3; do
+		for srv in redis minikv; do
+			port=$(free_port)
+			if [ "$srv" = redis ]; then
+				redis-server --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
+			else
+				"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= -m 4096 >/dev/null 2>&1 &
+			fi
+			pid=$!
+			sleep 0.5
+			r0=$(rss "$pid")
+			redis-cli -p "$port" --pipe <"$points" >/dev/null
+			sleep 1
+			echo "$srv rss_kb_before=$r0 rss_kb_after=$(rss "$pid") zcard=$(redis-cli -p "$port" ZCARD geo:big)"
+			kill "$pid"
+			wait "$pid" 2>/dev/null || true
+		done
+	done
+	exit 0
+fi
 python3 - "$points" <<'PY'
 import random, sys
 r = random.Random(1)

@@ -71,3 +71,11 @@ func unmap(b []byte) {
 		panic("offheap: munmap: " + err.Error())
 	}
 }
+
+// discard drops b's pages, keeping them mapped read-write: the next
+// touch finds zeroed pages.
+func discard(b []byte) {
+	if err := syscall.Madvise(b, syscall.MADV_DONTNEED); err != nil {
+		panic("offheap: madvise: " + err.Error())
+	}
+}

@@ -19,3 +19,4 @@ func mapRegion(n, reserve int) ([]byte, error) { return nil, errUnsupported }
 func commit(b []byte) error                    { return errUnsupported }
 func protectNone(b []byte)                     {}
 func unmap(b []byte)                           {}
+func discard(b []byte)                         {}

@@ -253,3 +253,12 @@ func Bytes(u []uint64) []byte {
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(u))), cap(u)*8)[:len(u)*8]
 }
+
+// Discard gives the pages of b, whole pages inside a slice Alloc
+// returned, back to the system without unmapping them: they read as
+// zeroes when next touched.
+func Discard(b []byte) {
+	if len(b) > 0 {
+		discard(b)
+	}
+}

@@ -49,7 +49,7 @@ func (s *Store) verifyMapped() error {
 	if s.mem.a == nil {
 		return nil
 	}
-	var live int64
+	var live, slots int64
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
@@ -58,6 +58,14 @@ func (s *Store) verifyMapped() error {
 				continue
 			}
 			l, r := objMapped(slot.obj)
+			if z, ok := slot.obj.(*bigZSet); ok {
+				for _, ch := range z.chunks {
+					if ch.slot {
+						slots++
+					}
+				}
+				r += int64(len(z.retired)) * zChunkMax
+			}
 			if r != 0 {
 				sh.mu.Unlock()
 				return fmt.Errorf("shard %d: an object keeps %d retired mapped bytes at rest", i, r)
@@ -69,6 +77,16 @@ func (s *Store) verifyMapped() error {
 			return fmt.Errorf("shard %d: %d objects wait for a Tx that ended", i, len(sh.reclaim)+len(sh.doomed))
 		}
 		sh.mu.Unlock()
+	}
+	// The chunk slab's blocks: every slot is a sorted set's chunk or free.
+	if sl := s.mem.slab; sl != nil {
+		sl.mu.Lock()
+		blocks, free := sl.blocks, int64(len(sl.free))
+		sl.mu.Unlock()
+		if perBlock := int64(chunkBlock / zChunkMax); slots+free != blocks*perBlock {
+			return fmt.Errorf("chunk slab: %d slots in sorted sets and %d free, want %d (%d blocks)", slots, free, blocks*perBlock, blocks)
+		}
+		live += blocks * chunkBlock
 	}
 	if got := s.mem.a.Mapped(); got != live {
 		return fmt.Errorf("mapped bytes = %d, objects hold %d", got, live)

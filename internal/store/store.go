@@ -149,7 +149,7 @@ func open(cfg Config, d Disk) (*Store, error) {
 		if least == 0 {
 			least = defaultOffHeapMin
 		}
-		s.mem = bigMem{a: offheap.New(0), min: least}
+		s.mem = bigMem{a: offheap.New(0), min: least, slab: &chunkSlab{}}
 		// Nothing but the Store's objects refers to their mapped memory:
 		// once the collector finds the Store unreachable, unmap it (a
 		// process's only Store lives until exit; tests build many).

@@ -475,27 +475,72 @@ func (z *ZSet) Random() (member []byte, score float64) {
 // a rank a sum over the chunk counts before it. No Go pointer per
 // member: one per chunk.
 type bigZSet struct {
-	t      *table
-	chunks []zchunk
-	bytes  int64 // capacity of the chunks' data
+	t       *table
+	chunks  []zchunk
+	bytes   int64    // capacity of the chunks' data
+	retired [][]byte // slab slots the chunks let go of, back to the slab at reclaim
 }
 
 type zchunk struct {
 	data []byte
 	n    int
+	slot bool // data is a slot of the store's chunk slab (bigmem.go), not on the heap
 }
 
 const (
 	zChunkMax      = 4096
-	zChunkOverhead = 32 // a zchunk in the chunk slice
+	zChunkOverhead = 40 // a zchunk in the chunk slice
 )
 
 func newBigZSet(m *bigMem, seed maphash.Seed, n int) *bigZSet {
 	return &bigZSet{t: newTable(m, seed, n)}
 }
 
-func (b *bigZSet) reclaim() { b.t.reclaim() }
-func (b *bigZSet) free()    { b.t.free() }
+// reclaim gives back what the sorted set let go of while a handle was
+// out: the table's slices and the chunks' slots (bigmem.go's rule: a
+// command may still read them until its function returns).
+func (b *bigZSet) reclaim() {
+	b.t.reclaim()
+	for i, d := range b.retired {
+		b.t.mem.freeChunk(d, false)
+		b.retired[i] = nil
+	}
+	b.retired = b.retired[:0]
+}
+
+// free gives back all the sorted set's memory.
+func (b *bigZSet) free() {
+	b.t.free()
+	for _, ch := range b.chunks {
+		if ch.slot {
+			b.t.mem.freeChunk(ch.data, true)
+		}
+	}
+	for _, d := range b.retired {
+		b.t.mem.freeChunk(d, true)
+	}
+	b.chunks, b.retired = nil, nil
+}
+
+// chunkData returns an empty buffer for a chunk of n bytes: a slot of the
+// store's chunk slab when n fits one (its capacity is then zChunkMax),
+// else a heap slice of n bytes.
+func (b *bigZSet) chunkData(n int) ([]byte, bool) {
+	if n <= zChunkMax {
+		if d, ok := b.t.mem.chunk(); ok {
+			return d, true
+		}
+	}
+	return make([]byte, 0, n), false
+}
+
+// drop lets go of a chunk's buffer: a slot goes back to the slab at
+// reclaim, a heap slice to the collector.
+func (b *bigZSet) drop(d []byte, slot bool) {
+	if slot {
+		b.retired = append(b.retired, d)
+	}
+}
 
 func (b *bigZSet) size() int64 {
 	return b.t.size() + b.bytes + int64(cap(b.chunks))*zChunkOverhead
@@ -561,9 +606,11 @@ func (b *bigZSet) find(score float64, member []byte) (ci, off, pos int, found bo
 	return ci, off, pos, false
 }
 
-func (b *bigZSet) setData(ci int, d []byte) {
-	b.bytes += int64(cap(d) - cap(b.chunks[ci].data))
-	b.chunks[ci].data = d
+func (b *bigZSet) setData(ci int, d []byte, slot bool) {
+	ch := &b.chunks[ci]
+	b.bytes += int64(cap(d) - cap(ch.data))
+	b.drop(ch.data, ch.slot)
+	ch.data, ch.slot = d, slot
 }
 
 // insert puts (score, member) in the order; it must not be there.
@@ -608,7 +655,8 @@ func (b *bigZSet) addChunk(ci, n int) int {
 	b.chunks = append(b.chunks, zchunk{})
 	copy(b.chunks[ci+1:], b.chunks[ci:])
 	b.chunks[ci] = zchunk{}
-	b.setData(ci, make([]byte, 0, max(zChunkMax, n)))
+	d, slot := b.chunkData(max(zChunkMax, n))
+	b.setData(ci, d, slot)
 	return ci
 }
 
@@ -620,9 +668,10 @@ func (b *bigZSet) room(ci, n int) []byte {
 	if len(d)+n <= cap(d) {
 		return d
 	}
-	nd := make([]byte, len(d), max(len(d)+n, min(max(2*cap(d), 256), zChunkMax)))
+	nd, slot := b.chunkData(max(len(d)+n, min(max(2*cap(d), 256), zChunkMax)))
+	nd = nd[:len(d)]
 	copy(nd, d)
-	b.setData(ci, nd)
+	b.setData(ci, nd, slot)
 	return nd
 }
 
@@ -634,12 +683,13 @@ func (b *bigZSet) split(ci int) int {
 	for range half {
 		_, _, off = zentry(d, off)
 	}
-	right := make([]byte, len(d)-off, max(zChunkMax, len(d)-off))
+	right, slot := b.chunkData(max(zChunkMax, len(d)-off))
+	right = right[:len(d)-off]
 	copy(right, d[off:])
 	b.bytes += int64(cap(right))
 	b.chunks = append(b.chunks, zchunk{})
 	copy(b.chunks[ci+2:], b.chunks[ci+1:])
-	b.chunks[ci+1] = zchunk{data: right, n: b.chunks[ci].n - half}
+	b.chunks[ci+1] = zchunk{data: right, n: b.chunks[ci].n - half, slot: slot}
 	b.chunks[ci].data = d[:off]
 	b.chunks[ci].n = half
 	return off
@@ -660,6 +710,7 @@ func (b *bigZSet) tidy(ci int) {
 	ch := &b.chunks[ci]
 	if ch.n == 0 {
 		b.bytes -= int64(cap(ch.data))
+		b.drop(ch.data, ch.slot)
 		b.chunks = append(b.chunks[:ci], b.chunks[ci+1:]...)
 		b.chunks[len(b.chunks):cap(b.chunks)][0] = zchunk{}
 		return
@@ -671,9 +722,10 @@ func (b *bigZSet) tidy(ci int) {
 		l, r := &b.chunks[j], &b.chunks[j+1]
 		if len(l.data)+len(r.data) <= zChunkMax/2 {
 			if len(l.data)+len(r.data) > cap(l.data) {
-				nd := make([]byte, len(l.data), zChunkMax)
+				nd, slot := b.chunkData(zChunkMax)
+				nd = nd[:len(l.data)]
 				copy(nd, l.data)
-				b.setData(j, nd)
+				b.setData(j, nd, slot)
 			}
 			l.data = append(l.data, r.data...)
 			l.n += r.n
@@ -713,13 +765,15 @@ func (b *bigZSet) appendSorted(member []byte, score float64) {
 	if n == 0 || len(b.chunks[n-1].data)+zentryLen(member) > zChunkMax*3/4 && b.chunks[n-1].n > 0 {
 		b.chunks = append(b.chunks, zchunk{})
 		n++
-		b.setData(n-1, make([]byte, 0, max(zChunkMax, zentryLen(member))))
+		d, slot := b.chunkData(max(zChunkMax, zentryLen(member)))
+		b.setData(n-1, d, slot)
 	}
 	ch := &b.chunks[n-1]
 	if len(ch.data)+zentryLen(member) > cap(ch.data) {
-		nd := make([]byte, len(ch.data), len(ch.data)+zentryLen(member))
+		nd, slot := b.chunkData(len(ch.data) + zentryLen(member))
+		nd = nd[:len(ch.data)]
 		copy(nd, ch.data)
-		b.setData(n-1, nd)
+		b.setData(n-1, nd, slot)
 	}
 	ch.data = appendZEntry(ch.data, score, member)
 	ch.n++

@@ -184,6 +184,23 @@ func TestGeoScore(t *testing.T) {
 	}
 }
 
+// TestGeoLatLonOf: decoding a score's latitude and longitude apart gives
+// geoDecodeScore's values bit for bit.
+func TestGeoLatLonOf(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 200000 {
+		score := float64(r.Uint64() >> 12) // 52-bit scores
+		if i < 4 {
+			score = []float64{0, 1<<52 - 1, 3479099956230698, 1 << 51}[i]
+		}
+		lon, lat := geoDecodeScore(score)
+		bits := geoCUint64(score)
+		if gl, gt := geoLonOf(bits), geoLatOf(bits); math.Float64bits(gl) != math.Float64bits(lon) || math.Float64bits(gt) != math.Float64bits(lat) {
+			t.Fatalf("score %v: geoLonOf/geoLatOf %v %v, geoDecodeScore %v %v", score, gl, gt, lon, lat)
+		}
+	}
+}
+
 // TestGeoQuickTrig: the quick estimate's polynomials stay within their
 // stated errors of the math package's functions (the margins of
 // geoClearlyOver and geoClearlyUnder are a thousand times wider).

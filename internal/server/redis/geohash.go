@@ -148,6 +148,27 @@ func geoDecodeScore(score float64) (lon, lat float64) {
 	return lon, lat
 }
 
+// geoLatOf and geoLonOf are geoDecodeScore's latitude and longitude of
+// a score's bits (geoCUint64), each decoded alone with the same
+// arithmetic.
+func geoLatOf(bits uint64) float64 {
+	ilat := uint32(geoSqueeze(bits))
+	scale := geoLatRange.max - geoLatRange.min
+	div := float64(uint64(1) << geoStepMax)
+	lo := geoLatRange.min + float64(float64(ilat)*1.0/div*scale)
+	hi := geoLatRange.min + float64(float64(ilat+1)*1.0/div*scale)
+	return min(max((lo+hi)/2, geoLatMin), geoLatMax)
+}
+
+func geoLonOf(bits uint64) float64 {
+	ilon := uint32(geoSqueeze(bits >> 1))
+	scale := geoLonRange.max - geoLonRange.min
+	div := float64(uint64(1) << geoStepMax)
+	lo := geoLonRange.min + float64(float64(ilon)*1.0/div*scale)
+	hi := geoLonRange.min + float64(float64(ilon+1)*1.0/div*scale)
+	return min(max((lo+hi)/2, geoLongMin), geoLongMax)
+}
+
 // geoScore is the score GEOADD gives (lon, lat), already checked.
 func geoScore(lon, lat float64) uint64 {
 	h, _ := geoEncode(geoLonRange, geoLatRange, lon, lat, geoStepMax)
@@ -400,17 +421,23 @@ func geoHaversineFast(lon1r, lat1r, lon2r, lat2r, cos1, cos2 float64) float64 {
 // is computed later only if a reply prints it or an order needs it
 // (geoExact, geoPointCmp).
 func geoWithin(s *geoShape, score float64) (lon, lat, dist float64, exact, ok bool) {
-	lon, lat = geoDecodeScore(score)
 	s.prepare()
-	lonr, latr := geoDegRad(lon), geoDegRad(lat)
+	var lonr, latr float64
+	decoded := false
 	if s.kind == geoCircle && s.aOK {
 		// The test on a, then the arcsine only for the points kept. A
 		// point whose half latitude difference alone exceeds hiAngle is
-		// out without a sine: u = sin of it, and sin increases.
+		// out without a sine (u = sin of it, and sin increases), and
+		// without decoding its longitude.
+		bits := geoCUint64(score)
+		lat = geoLatOf(bits)
+		latr = geoDegRad(lat)
 		half := (latr - s.latr) / 2
 		if half > s.hiAngle || -half > s.hiAngle {
-			return lon, lat, 0, false, false
+			return 0, lat, 0, false, false
 		}
+		lon = geoLonOf(bits)
+		lonr, decoded = geoDegRad(lon), true
 		u := geoSinSmall(half)
 		if u*u > s.aHi {
 			return lon, lat, 0, false, false // too far north or south already
@@ -423,6 +450,10 @@ func geoWithin(s *geoShape, score float64) (lon, lat, dist float64, exact, ok bo
 		if a < s.aLo {
 			return lon, lat, 2.0 * geoEarthR * geoAsinSmall(math.Sqrt(a)), false, true
 		}
+	}
+	if !decoded {
+		lon, lat = geoDecodeScore(score)
+		lonr, latr = geoDegRad(lon), geoDegRad(lat)
 	}
 	cosFast := math.Cos(latr)
 	if s.kind == geoCircle {
