@@ -27,13 +27,31 @@ import (
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		// The kernel may hand a port just closed out again: a test that
+		// asks for several (a cluster's nodes) must get distinct ones,
+		// so no port is given twice in this process.
+		issuedPorts.Lock()
+		dup := issuedPorts.m[port]
+		issuedPorts.m[port] = true
+		issuedPorts.Unlock()
+		if !dup {
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// issuedPorts are the ports freePort has returned.
+var issuedPorts = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: make(map[int]bool)}
 
 // startRun runs the whole command in-process and stops it (as SIGTERM
 // would) when the test ends, or earlier when the test calls the stop
