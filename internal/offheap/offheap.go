@@ -262,3 +262,22 @@ func Discard(b []byte) {
 		discard(b)
 	}
 }
+
+// Poison makes the whole pages of b, inside a slice Alloc returned,
+// inaccessible in the invariants build, so that a use faults; Unpoison
+// makes them read-write again. Otherwise both do nothing. The store's
+// chunk slab poisons its free slots.
+func Poison(b []byte) {
+	if poison && len(b) > 0 {
+		protectNone(b)
+	}
+}
+
+// Unpoison undoes Poison.
+func Unpoison(b []byte) {
+	if poison && len(b) > 0 {
+		if err := commit(b); err != nil {
+			panic("offheap: mprotect: " + err.Error())
+		}
+	}
+}

@@ -86,6 +86,9 @@ func (m *bigMem) chunk() ([]byte, bool) {
 	}
 	d := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
+	if offheap.PageSize == zChunkMax {
+		offheap.Unpoison(d[:zChunkMax]) // -tags invariants: free slots fault
+	}
 	return d, true
 }
 
@@ -93,8 +96,11 @@ func (m *bigMem) chunk() ([]byte, bool) {
 // (the slot then costs nothing resident until reused).
 func (m *bigMem) freeChunk(d []byte, discard bool) {
 	d = d[:0:zChunkMax]
-	if discard && offheap.PageSize == zChunkMax { // a slot is a page (4 KiB pages)
-		offheap.Discard(d[:zChunkMax])
+	if offheap.PageSize == zChunkMax { // a slot is a page (4 KiB pages)
+		if discard {
+			offheap.Discard(d[:zChunkMax])
+		}
+		offheap.Poison(d[:zChunkMax]) // -tags invariants: a use after free faults
 	}
 	m.slab.mu.Lock()
 	m.slab.free = append(m.slab.free, d)
