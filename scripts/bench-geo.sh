@@ -25,26 +25,36 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 points=$(mktemp)
 trap 'rm -f "$points"' EXIT
-if [ "$MODE" = rss ]; then
-	python3 - "$points" <<'PY'
+# gen KEY COUNT LON0 LONSPAN LAT0 LATSPAN PREFIX SEED: GEOADD commands for
+# COUNT members at uniform random positions, 500 per command, in $points.
+gen() {
+	python3 - "$points" "$@" <<'PY'
 import random, sys
-r = random.Random(2)
-with open(sys.argv[1], "w") as f:
-    for i in range(0, 1000000, 500):
-        args = ["GEOADD", "geo:big"]
+out, key, n, lon0, lons, lat0, lats, prefix, seed = sys.argv[1:]
+r = random.Random(int(seed))
+with open(out, "w") as f:
+    for i in range(0, int(n), 500):
+        args = ["GEOADD", key]
         for j in range(i, i + 500):
-            args += ["%.6f" % (-180 + 360 * r.random()), "%.6f" % (-85 + 170 * r.random()), "member:%d" % j]
+            args += ["%.6f" % (float(lon0) + float(lons) * r.random()), "%.6f" % (float(lat0) + float(lats) * r.random()), "%s%d" % (prefix, j)]
         f.write("*%d\r\n" % len(args) + "".join("$%d\r\n%s\r\n" % (len(a), a) for a in args))
 PY
+}
+# start SRV PORT: redis-server or MiniKV on PORT, in the background.
+start() {
+	if [ "$1" = redis ]; then
+		redis-server --port "$2" --save '' --appendonly no >/dev/null 2>&1 &
+	else
+		"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$2" --admin-addr= -m 4096 >/dev/null 2>&1 &
+	fi
+}
+if [ "$MODE" = rss ]; then
+	gen geo:big 1000000 -180 360 -85 170 member: 2
 	rss() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
 	for _ in 1 2 3; do
 		for srv in redis minikv; do
 			port=$(free_port)
-			if [ "$srv" = redis ]; then
-				redis-server --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
-			else
-				"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= -m 4096 >/dev/null 2>&1 &
-			fi
+			start "$srv" "$port"
 			pid=$!
 			sleep 0.5
 			r0=$(rss "$pid")
@@ -57,16 +67,7 @@ PY
 	done
 	exit 0
 fi
-python3 - "$points" <<'PY'
-import random, sys
-r = random.Random(1)
-with open(sys.argv[1], "w") as f:
-    for i in range(0, 100000, 500):
-        args = ["GEOADD", "geo:pts"]
-        for j in range(i, i + 500):
-            args += ["%.6f" % (12.4 + 2 * r.random()), "%.6f" % (37.1 + 2 * r.random()), "p%d" % j]
-        f.write("*%d\r\n" % len(args) + "".join("$%d\r\n%s\r\n" % (len(a), a) for a in args))
-PY
+gen geo:pts 100000 12.4 2 37.1 2 p 1
 run() { # srv port pid name command...
 	local srv=$1 port=$2 pid=$3 name=$4
 	shift 4
@@ -80,11 +81,7 @@ run() { # srv port pid name command...
 for _ in 1 2 3; do
 	for srv in redis minikv; do
 		port=$(free_port)
-		if [ "$srv" = redis ]; then
-			redis-server --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
-		else
-			"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= >/dev/null 2>&1 &
-		fi
+		start "$srv" "$port"
 		pid=$!
 		sleep 0.4
 		redis-cli -p "$port" --pipe <"$points" >/dev/null
