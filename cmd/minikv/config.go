@@ -25,6 +25,7 @@ type config struct {
 	RESPPort        int
 	MemoryLimit     size // bytes
 	NoEvict         bool
+	LFU             bool
 	MaxConns        int
 	Threads         int
 	MaxItemSize     size
@@ -198,6 +199,7 @@ func newFlagSet(cfg *config, out io.Writer) (*flag.FlagSet, []flagSpec, *options
 	integer(&cfg.RESPPort, "resp-port", "", 6379, "Redis protocol (RESP2/RESP3) TCP port; 0 disables it")
 	sz(&cfg.MemoryLimit, "memory-limit", "m", 64<<20, 1<<20, "item memory in megabytes (or with a k/m/g suffix); --memory-limit 0: no limit (as Redis's maxmemory 0)")
 	boolean(&cfg.NoEvict, "no-evict", "M", "return errors on memory exhausted instead of evicting")
+	boolean(&cfg.LFU, "lfu", "", "evict the least frequently used items by Redis's LFU counters (maxmemory-policy allkeys-lfu) instead of the least recently used")
 	integer(&cfg.MaxConns, "max-connections", "c", 1024, "max simultaneous connections")
 	integer(&cfg.Threads, "threads", "t", 0, "GOMAXPROCS cap (0 = all cores)")
 	sz(&cfg.MaxItemSize, "max-item-size", "I", 1<<20, 1, "max item size (key+value+overhead), e.g. 1m, 512k")
@@ -411,6 +413,9 @@ func (c *config) validate() error {
 	}
 	if c.MaxConns <= 0 {
 		errs = append(errs, errors.New("max connections must be positive"))
+	}
+	if c.NoEvict && c.LFU {
+		errs = append(errs, errors.New("--lfu and --no-evict (-M) are two eviction policies: set one"))
 	}
 	if c.Databases < 1 || c.Databases > 255 {
 		errs = append(errs, fmt.Errorf("--databases %d: must be 1 to 255", c.Databases))

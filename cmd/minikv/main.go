@@ -159,6 +159,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:            log,
 	}, st)
 	srv.SetKeyEvents(notifyEvents(cfg.NotifyEvents)) // Redis's notify-keyspace-events
+	st.SetLFU(cfg.LFU)                               // --lfu: maxmemory-policy allkeys-lfu
 	if cfg.ACLFile != "" {
 		if msg := srv.ACL().LoadFile(cfg.ACLFile, nil); msg != "" {
 			return fmt.Errorf("aclfile: %s", msg) // Redis refuses to start too

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -226,5 +227,36 @@ func TestConfigRewriteNoMemoryLimitAndBulkLen(t *testing.T) {
 	// Only the header: the server answers and closes without the bytes.
 	if got := dialLines(t, p.resp).do("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3145728\r\n", 1); got[0] != "-ERR Protocol error: invalid bulk length" {
 		t.Errorf("after the restart, a 3 MiB SET = %q, want the protocol error of proto-max-bulk-len 2mb", got)
+	}
+}
+
+// TestConfigRewriteLFU: maxmemory-policy allkeys-lfu survives CONFIG
+// REWRITE and a restart (the file's lfu key, --lfu), and so does going
+// back to allkeys-lru.
+func TestConfigRewriteLFU(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "minikv.conf")
+	if err := os.WriteFile(path, []byte("memory-limit = 32m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startWithConfig(t, path)
+	for _, policy := range []string{"allkeys-lfu", "allkeys-lru"} {
+		if got := p.do(t, "CONFIG", "SET", "maxmemory-policy", policy); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET maxmemory-policy %s: %q", policy, got)
+		}
+		if got := p.do(t, "CONFIG", "REWRITE"); got != "+OK\r\n" {
+			t.Fatalf("CONFIG REWRITE: %q", got)
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "lfu = " + strconv.FormatBool(policy == "allkeys-lfu") + "\n"; !strings.Contains(string(text), want) {
+			t.Errorf("after %s, the rewritten file has no %q:\n%s", policy, want, text)
+		}
+		p.stop(t)
+		p = startWithConfig(t, path)
+		if got := p.configGet(t, "maxmemory-policy"); got != policy {
+			t.Errorf("after the restart, maxmemory-policy = %q, want %s", got, policy)
+		}
 	}
 }

@@ -463,6 +463,9 @@ func (p *Protocol) rewriteConfig(rc *conn) error {
 	// replica follows it again; a primary's file loses the line.
 	byKey["replicaof"] = len(items)
 	items = append(items, item{key: "replicaof", value: p.replicaOfValue(), drop: true})
+	// maxmemory-policy allkeys-lfu is --lfu beside no-evict (false then).
+	byKey["lfu"] = len(items)
+	items = append(items, item{key: "lfu", value: strconv.FormatBool(p.st.LFU()), def: "false"})
 	line := func(it item) string {
 		v := it.value
 		if v == "" || strings.ContainsAny(v, " \t#") {
