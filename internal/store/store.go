@@ -60,6 +60,9 @@ type core struct {
 	lim          limits // collections' encoding limits (coll.go)
 	mem          bigMem // big collections' large slices (bigmem.go)
 
+	releasing atomic.Bool // a releaseMemory is running (expiry.go)
+	freeOS    func()      // releaseMemory's call, debug.FreeOSMemory when nil (tests count)
+
 	used   atomic.Int64  // bytes charged to stored items; never above limit
 	cas    atomic.Uint64 // last CAS token handed out
 	victim atomic.Uint32 // rotates the first shard makeRoom evicts from
