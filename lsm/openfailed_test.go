@@ -496,12 +496,15 @@ func TestOpenFailedCrashPoints(t *testing.T) {
 					t.Fatalf("Resume: %v", err)
 				}
 				fs.SetInjector(nil)
+				// A background goroutine (the spare log's zero fill) may
+				// still be inside the injector it fetched before: work on
+				// a copy taken under the lock.
 				imagesMu.Lock()
-				images = slices.Clone(images)
+				crashes := slices.Clone(images)
 				imagesMu.Unlock()
-				t.Logf("%d crash points, %d in Open", len(images)/2, opened/2)
-				for i, c := range images {
-					what := fmt.Sprintf("crash %d of %d (Open: %d), process crash %v", i/2, len(images)/2, opened/2, i%2 == 0)
+				t.Logf("%d crash points, %d in Open", len(crashes)/2, opened/2)
+				for i, c := range crashes {
+					what := fmt.Sprintf("crash %d of %d (Open: %d), process crash %v", i/2, len(crashes)/2, opened/2, i%2 == 0)
 					want.checkOpen(t, what, c, o, nil)
 				}
 				want.check(t, "after Resume", db)
