@@ -1,7 +1,5 @@
 package store
 
-import "encoding/binary"
-
 // Access is what a read changes of an item: its access time (the LFU
 // word in LFU mode), its mark for the eviction walk and its fetched flag.
 // Redis's CLIENT NO-TOUCH takes it before a command and puts it back
@@ -41,12 +39,5 @@ func (s *Store) RestoreAccess(key []byte, a Access) {
 	if !ok || e.cas != a.cas || e.seg != a.seg || e.off != a.off {
 		return
 	}
-	info := e.info&^accessBits | a.bits
-	if info == e.info && e.atime == a.atime {
-		return
-	}
-	e.info, e.atime = info, a.atime
-	buf := sh.segs[e.seg].buf[e.off:]
-	buf[0] = info
-	binary.LittleEndian.PutUint32(buf[atimeAt(info):], a.atime)
+	sh.setAccessLocked(&e, e.info&^accessBits|a.bits, a.atime)
 }

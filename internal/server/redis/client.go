@@ -582,28 +582,21 @@ func (rc *conn) waitPause(cmd *respCommand) bool {
 // connection's commands other than TOUCH leave the access state of the
 // keys they read as it was (OBJECT IDLETIME, OBJECT FREQ, the eviction
 // walk's marks); the flag shows as T in CLIENT LIST.
-func cmdClientNoTouch(rc *conn, argv [][]byte) {
-	switch {
-	case is(argv[2], "on"):
-		rc.noTouch = true
-	case is(argv[2], "off"):
-		rc.noTouch = false
-	default:
-		rc.w.Error(errSyntax)
-		return
-	}
-	rc.w.OK()
-}
+func cmdClientNoTouch(rc *conn, argv [][]byte) { rc.setOnOff(&rc.noTouch, argv[2]) }
 
 // cmdClientNoEvict is CLIENT NO-EVICT on|off: accepted and shown as flag
 // e. (Redis's client eviction, maxmemory-clients, does not exist in
 // MiniKV, whose connections' buffers are fixed.)
-func cmdClientNoEvict(rc *conn, argv [][]byte) {
+func cmdClientNoEvict(rc *conn, argv [][]byte) { rc.setOnOff(&rc.noEvict, argv[2]) }
+
+// setOnOff sets *flag from an ON|OFF argument and answers OK, or answers
+// Redis's syntax error and leaves it.
+func (rc *conn) setOnOff(flag *bool, arg []byte) {
 	switch {
-	case is(argv[2], "on"):
-		rc.noEvict = true
-	case is(argv[2], "off"):
-		rc.noEvict = false
+	case is(arg, "on"):
+		*flag = true
+	case is(arg, "off"):
+		*flag = false
 	default:
 		rc.w.Error(errSyntax)
 		return

@@ -706,11 +706,11 @@ func (l *masterLink) ackLoop(done <-chan struct{}) {
 }
 
 func (l *masterLink) sendAck() {
-	b := replication.AppendCommand(nil, []byte("REPLCONF"), []byte("ACK"), strconv.AppendInt(nil, l.offset.Load(), 10))
+	args := [][]byte{[]byte("REPLCONF"), []byte("ACK"), strconv.AppendInt(nil, l.offset.Load(), 10)}
 	if l.p.st.Durable() {
-		b = replication.AppendCommand(nil, []byte("REPLCONF"), []byte("ACK"), strconv.AppendInt(nil, l.offset.Load(), 10),
-			[]byte("FACK"), strconv.AppendInt(nil, l.synced.Load(), 10))
+		args = append(args, []byte("FACK"), strconv.AppendInt(nil, l.synced.Load(), 10))
 	}
+	b := replication.AppendCommand(nil, args...)
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.nc != nil {
