@@ -111,9 +111,8 @@ func startCrashServer(t *testing.T, dir, fsync string) *crashServer {
 		}
 		go func() { _ = cmd.Wait(); close(cs.exited) }()
 		up := false
-		for range 500 {
-			if c, err := net.Dial("tcp", cs.resp); err == nil {
-				c.Close()
+		for range 3000 {
+			if cs.out.listening(cs.resp) {
 				up = true
 				break
 			}
@@ -165,6 +164,13 @@ func (o *serverOutput) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// listening says whether the server logged that it listens on the RESP
+// port addr: it binds every port before it logs that line, while a dial
+// could reach another process that took a port freePort gave out.
+func (o *serverOutput) listening(addr string) bool {
+	return strings.Contains(o.String(), "protocol=resp addr="+addr+" ")
 }
 
 func (o *serverOutput) String() string {
@@ -469,7 +475,7 @@ func crashCycles(t *testing.T, fsync, point string, cycles int) {
 		cs = startCrashServer(t, dir, fsync)
 		nc, err := net.Dial("tcp", cs.mc)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v; the server's output:\n%s", err, cs.out)
 		}
 		rw := bufio.NewReadWriter(bufio.NewReader(nc), bufio.NewWriter(nc))
 		for k := range crashKeys {

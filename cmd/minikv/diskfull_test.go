@@ -74,8 +74,7 @@ func tryStartDiskServer(t *testing.T, dir, flags string) (*crashServer, error) {
 		}
 		go func() { _ = cmd.Wait(); close(cs.exited) }()
 		for range 3000 { // up to a minute: a restart replays the log
-			if c, err := net.Dial("tcp", cs.resp); err == nil {
-				c.Close()
+			if cs.out.listening(cs.resp) {
 				t.Cleanup(cs.kill) // a failing test leaves no server behind
 				return cs, nil
 			}

@@ -83,7 +83,14 @@ func (c *Conn) FeedMonitors(args [][]byte) { c.FeedMonitorsIn(0, args) }
 
 // FeedMonitorsIn is FeedMonitors for a command run in database db (the
 // number Redis shows before the client's address).
-func (c *Conn) FeedMonitorsIn(db int, args [][]byte) {
+func (c *Conn) FeedMonitorsIn(db int, args [][]byte) { c.FeedMonitorsAfter(db, args, nil) }
+
+// FeedMonitorsAfter is FeedMonitorsIn that first runs reply (a monitor's
+// own command's reply, flushed into its Outbox) with the monitors locked:
+// as in Redis's one output buffer, the reply and the line for the command
+// go out together, so no command another client sends once it has read
+// the reply can be shown before it.
+func (c *Conn) FeedMonitorsAfter(db int, args [][]byte, reply func()) {
 	h := &c.srv.monitors
 	if h.n.Load() == 0 {
 		return
@@ -109,6 +116,9 @@ func (c *Conn) FeedMonitorsIn(db int, args [][]byte) {
 	b = append(b, "\r\n"...)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if reply != nil {
+		reply()
+	}
 	for _, m := range h.list {
 		if m.out != nil && !m.monitorMuted.Load() {
 			m.out.Push(b)

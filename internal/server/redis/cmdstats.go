@@ -331,10 +331,11 @@ func (rc *conn) call(cmd *respCommand, argv [][]byte) {
 		ops.latency.add(event, d/1e6)
 	}
 	if !fed && rc.p.srv.Monitored() && !cmd.stat.noMonitor { // (shown when it began to wait)
-		if rc.monitor {
-			_ = rc.w.Flush() // its own reply first, as in Redis's one output buffer
+		if rc.monitor { // its own reply first, as in Redis's one output buffer
+			rc.FeedMonitorsAfter(rc.db, redactedArgs(argv), func() { _ = rc.w.Flush() })
+		} else {
+			rc.feedMonitors(argv)
 		}
-		rc.feedMonitors(argv)
 	}
 }
 

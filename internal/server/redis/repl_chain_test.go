@@ -485,12 +485,23 @@ func TestReplicaLinkIsAClient(t *testing.T) {
 	// replica's link and the test's connections) and INFO's own
 	// connection, without the replica's link on the primary. Polled:
 	// connections the test closed may still be counted for a moment.
+	var last string // the last counts that differed, for a failure
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last counts that differed: %s", last)
+		}
+	})
 	counted := func(addr string, links int) bool {
 		c := dialRESP(t, addr)
 		defer c.Conn.Close()
-		lines := len(listLines(c.Do("CLIENT", "LIST")))
-		m := regexp.MustCompile(`connected_clients:(\d+)`).FindStringSubmatch(c.Do("INFO", "clients"))
-		return m != nil && m[1] == strconv.Itoa(lines-links)
+		list := c.Do("CLIENT", "LIST")
+		info := c.Do("INFO", "clients")
+		m := regexp.MustCompile(`connected_clients:(\d+)`).FindStringSubmatch(info)
+		if m != nil && m[1] == strconv.Itoa(len(listLines(list))-links) {
+			return true
+		}
+		last = fmt.Sprintf("%s: CLIENT LIST %q, INFO %q", addr, list, info)
+		return false
 	}
 	waitFor(t, "the replica's connected_clients to count its link", func() bool { return counted(r.respAddr, 0) })
 	waitFor(t, "the primary's connected_clients not to count its replica", func() bool { return counted(p.respAddr, 1) })
