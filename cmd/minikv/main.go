@@ -136,6 +136,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if getenv("GOMEMLIMIT") == "" {
 		defer followOffHeap(st, cfg.DataDir != "")() // memlimit.go
 	}
+	if getenv("GOGC") == "" {
+		defer followHeap()() // gcpace.go
+	}
 	srv := server.New(server.Config{
 		MaxConns:          cfg.MaxConns,
 		IdleTimeout:       cfg.IdleTimeout,

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -12,25 +11,13 @@ import (
 // TestCompactionKeepsValues overwrites and deletes keys of mixed sizes until
 // every shard has compacted many times, and checks that each key still holds
 // its last value, that the accounting and the segment bookkeeping agree
-// (checkInvariants), and that dead bytes stay bounded.
-// It runs twice: with room to spare (compaction waits for half of a shard's
-// segment bytes to be dead) and with every shard's roomy set to 0 (a
-// quarter, as when segments fill the shard's share of the limit).
+// (checkInvariants), and that dead bytes stay bounded. The shards' dead
+// floor is 0, so these few keys compact as a large store's do.
 func TestCompactionKeepsValues(t *testing.T) {
-	for _, roomy := range []bool{true, false} {
-		t.Run(fmt.Sprintf("roomy=%v", roomy), func(t *testing.T) {
-			s := newTestStore(t, Config{MemoryLimit: 1 << 30, Shards: 16})
-			if !roomy {
-				for i := range s.shards {
-					s.shards[i].roomy = 0
-				}
-			}
-			compactionKeepsValues(t, s, roomy)
-		})
+	s := newTestStore(t, Config{MemoryLimit: 1 << 30, Shards: 16})
+	for i := range s.shards {
+		s.shards[i].deadFloor = 0
 	}
-}
-
-func compactionKeepsValues(t *testing.T, s *Store, roomy bool) {
 	r := rand.New(rand.NewPCG(1, 2))
 	want := make(map[string][]byte)
 	for i := range 200_000 {
@@ -58,65 +45,50 @@ func compactionKeepsValues(t *testing.T, s *Store, roomy bool) {
 		}
 	}
 	for i := range s.shards {
-		sh := &s.shards[i]
-		allowed := sh.segBytes / 4
-		if roomy {
-			allowed = sh.segBytes / 2
-		}
-		if sh.dead > allowed+maxSegment {
+		if sh := &s.shards[i]; sh.dead > sh.segBytes/10+maxSegment {
 			t.Errorf("shard %d: %d of %d segment bytes dead", i, sh.dead, sh.segBytes)
 		}
 	}
 }
 
-// TestCompactionTightensNearLimit: overwriting with room to spare leaves up
-// to half of the segment bytes dead (less copying per byte reclaimed); once
-// a lower memory limit leaves the segments more than half of each shard's
-// share, writes compact them back to a quarter dead, the bound that holds
-// resident memory to 4/3 of the live bytes.
-func TestCompactionTightensNearLimit(t *testing.T) {
-	s := newTestStore(t, Config{MemoryLimit: 1 << 30, Shards: 16})
+// TestCompactionBoundsDeadBytes: whatever the memory limit, overwrites
+// leave at most a tenth of a shard's segment bytes dead, so resident
+// memory stays within 10/9 of the live records: with a limit far above
+// the data (where compaction used to wait for half) and without one (the
+// shards' floor set to 0 to see the tenth in a store this small); and a
+// small shard keeps up to its floor (1 MiB), at most half its segments.
+func TestCompactionBoundsDeadBytes(t *testing.T) {
 	value := strings.Repeat("v", 200)
-	r := rand.New(rand.NewPCG(3, 4))
-	overwrite := func() {
-		for i := range 80_000 {
-			mustStore(t, s, ModeSet, fmt.Sprintf("k%04d", r.IntN(4000)), fmt.Sprint(i, value), 0, 0)
-		}
-	}
-	deadShare := func() (dead, seg int64) {
-		for i := range s.shards {
-			dead += s.shards[i].dead
-			seg += s.shards[i].segBytes
-		}
-		return dead, seg
-	}
-	overwrite()
-	dead, seg := deadShare()
-	if dead*4 <= seg+16*maxSegment || dead*2 > seg+16*maxSegment {
-		t.Fatalf("with room: %d of %d segment bytes dead; want between a quarter and a half", dead, seg)
-	}
-	// A limit that leaves the shards' segments above their roomy bound (a
-	// twentieth of the limit each, against about a tenth of the items'
-	// bytes in segments) but the items within it (nothing is evicted).
-	s.SetMemoryLimit(s.Stats().Bytes * 6 / 5)
-	minRatio := math.MaxFloat64
-	for i := range s.shards {
-		sh := &s.shards[i]
-		minRatio = min(minRatio, float64(sh.segBytes)/float64(sh.roomy))
-	}
-	t.Logf("with room: %d of %d segment bytes dead; after the lower limit the least full shard's segments are %.1fx its roomy bound", dead, seg, minRatio)
-	for i := range s.shards {
-		if sh := &s.shards[i]; sh.segBytes < sh.roomy {
-			t.Fatalf("shard %d: %d segment bytes, roomy %d: the limit is not tight enough for the test", i, sh.segBytes, sh.roomy)
-		}
-	}
-	overwrite()
-	if st := s.Stats(); st.Evictions != 0 {
-		t.Fatalf("%d evictions; the test wants none", st.Evictions)
-	}
-	checkInvariants(t, s)
-	if dead, seg := deadShare(); dead*4 > seg+16*maxSegment {
-		t.Fatalf("near the limit: %d of %d segment bytes dead; want at most a quarter", dead, seg)
+	for _, c := range []struct {
+		name  string
+		limit int64
+		keys  int
+		floor int64
+	}{{"generous limit", 1 << 34, 100_000, 0}, {"no limit", 0, 100_000, 0}, {"small store", 1 << 30, 4_000, deadFloor}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newTestStore(t, Config{MemoryLimit: c.limit, Shards: 16})
+			for i := range s.shards {
+				s.shards[i].deadFloor = c.floor
+			}
+			r := rand.New(rand.NewPCG(3, 4))
+			for i := range 3 * c.keys {
+				mustStore(t, s, ModeSet, fmt.Sprintf("k%07d", r.IntN(c.keys)), fmt.Sprint(i, value), 0, 0)
+			}
+			checkInvariants(t, s)
+			var dead, seg int64
+			for i := range s.shards {
+				sh := &s.shards[i]
+				dead += sh.dead
+				seg += sh.segBytes
+				if sh.dead > max(sh.segBytes/10, min(sh.segBytes/2, c.floor))+maxSegment {
+					t.Errorf("shard %d: %d of %d segment bytes dead; want at most a tenth or %d", i, sh.dead, sh.segBytes, c.floor)
+				}
+			}
+			t.Logf("%d of %d segment bytes dead (%.1f%%)", dead, seg, 100*float64(dead)/float64(seg))
+			if c.floor > 0 && (dead*4 < seg || dead*2 > seg+16*maxSegment) { // the floor, not the tenth
+				t.Errorf("small store: %d of %d segment bytes dead; want between a quarter and a half", dead, seg)
+			}
+		})
 	}
 }
 

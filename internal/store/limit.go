@@ -21,7 +21,6 @@ func (s *Store) SetMemoryLimit(n int64) {
 		n = noLimit
 	}
 	s.limit.Store(n)
-	s.setRoomy(n)
 	used := s.used.Load()
 	if used <= n {
 		return
@@ -51,22 +50,6 @@ func (s *Store) SetMemoryLimit(n int64) {
 		if s.used.Load() >= used {
 			stalls++
 		}
-	}
-}
-
-// setRoomy sets every shard's roomy bound (deadAllowance) for memory
-// limit n: half of the shard's share of it. Without a limit there is no
-// share that promises the room, so segments compact at a quarter dead.
-func (s *Store) setRoomy(n int64) {
-	roomy := n / int64(len(s.shards)) / 2
-	if n == noLimit {
-		roomy = 0
-	}
-	for i := range s.shards {
-		sh := &s.shards[i]
-		s.lock(sh)
-		sh.roomy = roomy
-		s.unlock(sh)
 	}
 }
 

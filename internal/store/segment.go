@@ -31,11 +31,10 @@ import (
 //
 // Records leave a segment in three ways: they die in place (delete,
 // overwrite, expiry), the eviction walk passes them (evict.go), or
-// compaction copies them forward. When a quarter of a shard's segment bytes
-// are dead (half, while its segments take less than half its share of the
-// memory limit: deadAllowance), the shard compacts: it copies the live
-// records of the sealed segment with the most dead bytes to the open
-// segment and drops the old one. Each step copies at most maxSegment bytes
+// compaction copies them forward. When a tenth of a shard's segment bytes
+// are dead (and at least deadFloor: deadAllowance), the shard compacts: it
+// copies the live records of the sealed segment with the most dead bytes
+// to the open segment and drops the old one. Each step copies at most maxSegment bytes
 // under the lock.
 
 const (
@@ -281,18 +280,21 @@ func (sh *shard) compactLocked() {
 }
 
 // deadAllowance is how many dead segment bytes the shard keeps before it
-// compacts: a quarter of its segment bytes, or half while its segments
-// take less than sh.roomy (half its share of the memory limit). Waiting
-// longer halves the copying per byte reclaimed (a victim is then mostly
-// dead), and costs no memory the limit does not already allow: below
-// sh.roomy, twice the live bytes is at most the shard's share; above it,
-// segments stay within 4/3 of the live bytes as before.
+// compacts: a tenth of its segment bytes, or sh.deadFloor (deadFloor) if
+// that is more. Dead bytes are resident memory the items do not use, so
+// the tenth bounds the segments to 10/9 of the live records' bytes
+// whatever the memory limit; compacting sooner copies more per byte
+// reclaimed (a victim is then mostly live: at a tenth, about three moves
+// per overwrite under uniform random overwrites, docs/performance.md).
+// The floor spares small shards that copying: below 10 MiB a shard may
+// hold up to 1 MiB dead, but never more than half its segment bytes.
 func (sh *shard) deadAllowance() int64 {
-	if sh.segBytes < sh.roomy {
-		return sh.segBytes / 2
-	}
-	return sh.segBytes / 4
+	return max(sh.segBytes/10, min(sh.segBytes/2, sh.deadFloor))
 }
+
+// deadFloor is a shard's dead bytes allowance whatever its size
+// (deadAllowance).
+const deadFloor = 1 << 20
 
 // compactOneLocked moves the live records of the sealed segment with the
 // most dead bytes to the open segment and drops it. It reports whether it

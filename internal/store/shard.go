@@ -27,7 +27,7 @@ type shard struct {
 	segID       uint64         // last segment.id handed out
 	segBytes    int64          // bytes of all segments
 	dead        int64          // bytes of segments not holding live records
-	roomy       int64          // segment bytes below which compaction waits for half of them to be dead (deadAllowance)
+	deadFloor   int64          // dead bytes kept however few the segment bytes (deadAllowance)
 	bytes       int64          // sum of cost() over live records
 	moves       uint64         // records moved by eviction walks and compaction
 	walking     bool           // a walk is under way: no compaction, which would move records under it
@@ -61,6 +61,7 @@ type shard struct {
 
 func (sh *shard) init(seed maphash.Seed) {
 	sh.seed = seed
+	sh.deadFloor = deadFloor
 	sh.resetLocked()
 }
 

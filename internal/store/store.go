@@ -164,7 +164,6 @@ func open(cfg Config, d Disk) (*Store, error) {
 	for i := range s.shards {
 		s.shards[i].init(s.seed)
 	}
-	s.setRoomy(cfg.MemoryLimit)
 	if d != nil {
 		s.cursors = new(scanCursors)
 		if err := s.loadDisk(); err != nil {
