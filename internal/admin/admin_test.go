@@ -97,12 +97,54 @@ func TestDoctorHealthy(t *testing.T) {
 			t.Errorf("check %+v failed on an idle server", c)
 		}
 	}
-	want := []string{CheckListeners, CheckMemory, CheckShardBalance, CheckEvictionRate}
+	want := []string{CheckListeners, CheckMemory, CheckShardBalance, CheckEvictionRate, CheckDeadBytes}
 	if r.Status != "ok" || fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("/doctor = status %q checks %v, want ok %v", r.Status, names, want)
 	}
 	if !strings.Contains(r.Checks[0].Detail, e.addr) {
 		t.Errorf("listeners detail %q does not name %s", r.Checks[0].Detail, e.addr)
+	}
+}
+
+// TestDeadBytesShown: overwrites leave dead segment bytes, and /doctor,
+// /metrics and the memcached port's stats all show the store's figures.
+func TestDeadBytesShown(t *testing.T) {
+	e := startEnv(t, envConfig{})
+	c := dialMC(t, e.addr)
+	val := strings.Repeat("v", 4000)
+	for range 100 {
+		c.do("set k 0 0 4000\r\n"+val+"\r\n", "STORED")
+	}
+	st := e.store.Stats()
+	if st.DeadBytes < 4000 || st.DeadBytes > st.SegmentBytes {
+		t.Fatalf("after 100 overwrites of 4000 B: %d of %d segment bytes dead", st.DeadBytes, st.SegmentBytes)
+	}
+	_, body := e.get(t, "/doctor")
+	var dead *Check
+	for _, c := range decodeReport(t, body).Checks {
+		if c.Name == CheckDeadBytes {
+			dead = &c
+		}
+	}
+	if want := fmt.Sprintf("%d of %d segment bytes dead", st.DeadBytes, st.SegmentBytes); dead == nil || !dead.OK ||
+		!strings.HasPrefix(dead.Detail, want) || dead.Value != float64(st.DeadBytes)/float64(st.SegmentBytes) {
+		t.Errorf("/doctor's %s check = %+v, want ok, %q...", CheckDeadBytes, dead, want)
+	}
+	mfs := scrape(t, e)
+	if got := value(t, mfs, "memcached_dead_bytes"); got != float64(st.DeadBytes) {
+		t.Errorf("memcached_dead_bytes = %v, want %d", got, st.DeadBytes)
+	}
+	if got := value(t, mfs, "memcached_segment_bytes"); got != float64(st.SegmentBytes) {
+		t.Errorf("memcached_segment_bytes = %v, want %d", got, st.SegmentBytes)
+	}
+	stats := map[string]string{}
+	for _, l := range c.do("stats\r\n", "END") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "STAT" {
+			stats[f[1]] = f[2]
+		}
+	}
+	if stats["dead_bytes"] != fmt.Sprint(st.DeadBytes) || stats["segment_bytes"] != fmt.Sprint(st.SegmentBytes) {
+		t.Errorf("stats: dead_bytes %q segment_bytes %q, want %d and %d", stats["dead_bytes"], stats["segment_bytes"], st.DeadBytes, st.SegmentBytes)
 	}
 }
 

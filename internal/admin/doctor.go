@@ -33,6 +33,7 @@ const (
 	CheckMemory       = "memory"
 	CheckShardBalance = "shard_balance"
 	CheckEvictionRate = "eviction_rate"
+	CheckDeadBytes    = "dead_bytes"
 
 	// Durable mode only.
 	CheckDiskSpace  = "disk_space"
@@ -62,6 +63,7 @@ func (a *Server) Diagnose() Report {
 		memoryCheck(snap.Store, a.cfg.MemoryHighWater),
 		shardBalanceCheck(snap.Store, a.cfg.MaxShardImbalance),
 		evictionRateCheck(rate(old, cur), a.cfg.MaxEvictionRate),
+		deadBytesCheck(snap.Store),
 	}
 	if ds.Durable {
 		checks = append(checks,
@@ -131,6 +133,24 @@ func memoryCheck(st store.Stats, highWater float64) Check {
 	c.Value = float64(st.Bytes) / float64(st.Limit)
 	c.OK = c.Value < highWater
 	c.Detail = fmt.Sprintf("%d of %d bytes used (%.1f%%)", st.Bytes, st.Limit, 100*c.Value)
+	return c
+}
+
+// maxDeadShare is the share of segment bytes dead past which /doctor
+// fails: compaction starts at a tenth (half in a shard below 2 MiB), so
+// more than half means it does not keep up.
+const maxDeadShare = 0.5
+
+// deadBytesCheck reports the segment bytes that hold no live record:
+// resident memory beyond the items, until compaction frees it.
+func deadBytesCheck(st store.Stats) Check {
+	c := Check{Name: CheckDeadBytes, Threshold: maxDeadShare, OK: true}
+	if st.SegmentBytes > 0 {
+		c.Value = float64(st.DeadBytes) / float64(st.SegmentBytes)
+	}
+	c.OK = c.Value <= maxDeadShare
+	c.Detail = fmt.Sprintf("%d of %d segment bytes dead (%.1f%%), %d records moved by compaction",
+		st.DeadBytes, st.SegmentBytes, 100*c.Value, st.CompactionMoves)
 	return c
 }
 

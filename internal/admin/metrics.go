@@ -38,6 +38,7 @@ type collector struct {
 	currConns, maxConns, connsTotal, connsRejected      metric
 	connsYielded, listenerDisabled, accepting           metric
 	currBytes, limitBytes, malloced                     metric
+	segmentBytes, deadBytes, compactionMoves            metric
 	currItems, itemsTotal, evicted, reclaimed           metric
 	tooLarge, noMemory                                  metric
 	slabItems, slabEvicted, slabReclaimed, slabOutOfMem metric
@@ -80,6 +81,9 @@ func newCollector(srv *server.Server, st *store.Store) *collector {
 		accepting:        newMetric("accepting_connections", "The server is currently accepting new connections.", gauge),
 		currBytes:        newMetric("current_bytes", "Current number of bytes used to store items.", gauge),
 		limitBytes:       newMetric("limit_bytes", "Number of bytes this server is allowed to use for storage.", gauge),
+		segmentBytes:     newMetric("segment_bytes", "Bytes of the segments the items' records live in.", gauge),
+		deadBytes:        newMetric("dead_bytes", "Segment bytes holding no live record, resident until compaction frees them.", gauge),
+		compactionMoves:  newMetric("compaction_moves_total", "Records copied by compaction and the eviction walk.", counter),
 		malloced:         newMetric("malloced_bytes", "Number of bytes of memory allocated to slab pages.", gauge),
 		currItems:        newMetric("current_items", "Current number of items stored by this instance.", gauge),
 		itemsTotal:       newMetric("items_total", "Total number of items stored during the life of this instance.", counter),
@@ -130,6 +134,7 @@ func (c *collector) metrics() []metric {
 		c.up, c.uptime, c.time, c.version, c.rusageUser, c.rusageSystem, c.commands,
 		c.bytesRead, c.bytesWritten, c.currConns, c.maxConns, c.connsTotal, c.connsRejected,
 		c.connsYielded, c.listenerDisabled, c.accepting, c.currBytes, c.limitBytes, c.malloced,
+		c.segmentBytes, c.deadBytes, c.compactionMoves,
 		c.currItems, c.itemsTotal, c.evicted, c.reclaimed, c.tooLarge, c.noMemory,
 		c.slabItems, c.slabEvicted, c.slabReclaimed, c.slabOutOfMem,
 		c.slabExpiredUnfetched, c.slabEvictedUnfetched,
@@ -201,6 +206,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	emit(c.currBytes, float64(st.Bytes))
 	emit(c.limitBytes, float64(st.Limit))
 	emit(c.malloced, float64(st.Bytes))
+	emit(c.segmentBytes, float64(st.SegmentBytes))
+	emit(c.deadBytes, float64(st.DeadBytes))
+	emit(c.compactionMoves, float64(st.CompactionMoves))
 	emit(c.currItems, float64(st.Items))
 	emit(c.itemsTotal, float64(st.TotalItems))
 	emit(c.evicted, float64(st.Evictions))

@@ -77,4 +77,7 @@ type Stats struct {
 	MinShardItems    int64  // items in the emptiest shard
 	MaxShardItems    int64  // items in the fullest shard
 	OffHeap          int64  // bytes of big collections mapped outside the Go heap (counted in Bytes too)
+	SegmentBytes     int64  // bytes of the shards' segments, where records live
+	DeadBytes        int64  // bytes of SegmentBytes holding no live record: overwritten, deleted or evicted, until compaction or the eviction walk frees them
+	CompactionMoves  uint64 // records copied by compaction and the eviction walk
 }

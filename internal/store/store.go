@@ -424,6 +424,9 @@ func (s *Store) Stats() Stats {
 		st.EvictedUnfetched += sh.evictedUnfetched
 		st.GetExpired += sh.getExpired
 		st.GetFlushed += sh.getFlushed
+		st.SegmentBytes += sh.segBytes
+		st.DeadBytes += sh.dead
+		st.CompactionMoves += sh.moves
 		st.MinShardItems = min(st.MinShardItems, n)
 		st.MaxShardItems = max(st.MaxShardItems, n)
 		s.unlock(sh)

@@ -111,6 +111,11 @@ func (p *Protocol) writeGeneralStats(w *memcache.Writer) {
 	w.StatUint("evicted_unfetched", st.EvictedUnfetched)
 	w.StatUint("evictions", st.Evictions)
 	w.StatUint("reclaimed", st.Reclaimed)
+	// Where the items live: segment bytes, the dead ones among them
+	// (resident until compaction frees them) and the records moved.
+	w.StatInt("segment_bytes", st.SegmentBytes)
+	w.StatInt("dead_bytes", st.DeadBytes)
+	w.StatUint("compaction_moves", st.CompactionMoves)
 	if ds := p.st.DiskStats(); ds.Durable {
 		// Durable mode (--data-dir): changes queued to the disk, memory
 		// misses read back from it, failed reads, changes since SAVE.
