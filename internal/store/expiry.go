@@ -3,6 +3,7 @@ package store
 import (
 	"math"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 )
 
@@ -136,13 +137,11 @@ func (s *Store) FlushAll(at int64) {
 	fence := s.raiseFenceLocked()
 	s.saveState()
 	s.flushMu.Unlock()
-	var freed int64
 	for i := range s.shards {
 		sh := &s.shards[i]
 		s.lock(sh)
-		n, bytes := sh.clearLocked()
+		n, bytes := sh.clearLocked() // its segments' drop may release memory (segTotal)
 		s.used.Add(-bytes)
-		freed += bytes
 		sh.reclaimed += uint64(n)
 		if sh.sweptFence.Load() < fence {
 			sh.sweptFence.Store(fence)
@@ -150,17 +149,37 @@ func (s *Store) FlushAll(at int64) {
 		s.assertShardLocked(sh, "FlushAll")
 		s.unlock(sh)
 	}
-	if freed >= releaseAfterFlush {
-		s.releaseMemory()
+}
+
+// releaseAfterShrink is how far the segments must shrink below their
+// high-water mark for the memory to go back to the system at once
+// (releaseMemory): a flush, FLUSHDB, a mass expiry or a DEL of many keys.
+// Overwrites, which drop segments as fast as they fill new ones, never
+// move the total that far, so a steady load does not trigger it.
+const releaseAfterShrink = 64 << 20
+
+// segTotal follows the bytes of every shard's segments and their
+// high-water mark since memory was last given back.
+type segTotal struct {
+	bytes, peak atomic.Int64
+	release     func() // called once the total fell releaseAfterShrink below the peak
+}
+
+// add records a change of n bytes (negative: segments dropped).
+func (t *segTotal) add(n int64) {
+	v := t.bytes.Add(n)
+	if n > 0 {
+		for p := t.peak.Load(); v > p && !t.peak.CompareAndSwap(p, v); p = t.peak.Load() {
+		}
+		return
+	}
+	if p := t.peak.Load(); p-v >= releaseAfterShrink && t.peak.CompareAndSwap(p, v) {
+		t.release()
 	}
 }
 
-// releaseAfterFlush is how many bytes a FlushAll must drop for the
-// memory to go back to the system at once (releaseMemory).
-const releaseAfterFlush = 64 << 20
-
 // releaseMemory gives the heap's free memory back to the system, in the
-// background, once at a time. A flush leaves its segments to the
+// background, once at a time. Dropped segments are left to the
 // collector, which runs only as the heap grows again, and the runtime
 // returns freed pages to the system slowly: without this, a server
 // flushed of 500 MB kept its 500 MB of RSS.
@@ -217,8 +236,11 @@ func (s *Store) raiseFenceLocked() uint64 {
 }
 
 // sweepLoop is the active half of expiry: every interval it reclaims a
-// bounded batch of expired and flushed items from each shard. It runs
-// until Close.
+// bounded batch of expired and flushed items from each shard, and while
+// some shard had a full batch to reclaim it goes on with more batches,
+// for up to a quarter of the interval (Redis's active expiry takes up to
+// 25 % of its cycle the same way): a million keys expiring at once are
+// gone in seconds, not minutes. It runs until Close.
 func (s *Store) sweepLoop(interval time.Duration) {
 	defer s.wg.Done()
 	t := time.NewTicker(interval)
@@ -228,7 +250,9 @@ func (s *Store) sweepLoop(interval time.Duration) {
 		case <-s.quit:
 			return
 		case <-t.C:
-			s.sweep()
+			start := time.Now()
+			for s.sweep() && time.Since(start) < interval/4 {
+			}
 		}
 	}
 }
@@ -237,7 +261,8 @@ func (s *Store) sweepLoop(interval time.Duration) {
 // whose earliest deadline is still ahead and which have no flushed items
 // left, and removes at most sweepBatch items per shard, walking only the
 // segments whose summary says they may hold a dead record (reclaimLocked).
-func (s *Store) sweep() {
+// It reports whether some shard had a full batch, and so may have more.
+func (s *Store) sweep() (more bool) {
 	clk := s.clock()
 	s.pollFlush(&clk)
 	now := clk.now()
@@ -250,11 +275,14 @@ func (s *Store) sweep() {
 			continue
 		}
 		s.lock(sh)
-		s.reclaimLocked(sh, &clk, fence, sweepBatch, math.MaxInt64)
+		if n, _ := s.reclaimLocked(sh, &clk, fence, sweepBatch, math.MaxInt64); n == sweepBatch {
+			more = true
+		}
 		sh.compactLocked()
 		s.assertShardLocked(sh, "sweep")
 		s.unlock(sh)
 	}
+	return more
 }
 
 // cursor is where a reclaim walk stopped: it resumes there, so a shard

@@ -241,23 +241,44 @@ func TestSweeperReclaimsExpiredItems(t *testing.T) {
 	})
 }
 
-// TestSweeperBatchIsBounded: one tick takes at most sweepBatch items from
-// a shard, so the sweeper never holds a lock for long.
+// TestSweeperBatchIsBounded: one pass of the sweeper takes at most
+// sweepBatch items from a shard, so it never holds a lock for long, and
+// says whether a shard had a full batch (there may be more).
 func TestSweeperBatchIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := New(Config{SweepInterval: time.Second})
+		s := New(Config{SweepInterval: -1})
 		defer s.Close()
 		const n = 3*sweepBatch + 10
 		for _, k := range sameShardKeys(s, "k", n) {
 			mustStore(t, s, ModeSet, k, "v", 0, Deadline(1, time.Now()))
 		}
-		time.Sleep(1500 * time.Millisecond) // one tick after the deadline
-		if got := s.Stats().Items; got != n-sweepBatch {
-			t.Fatalf("Items after one tick = %d, want %d", got, n-sweepBatch)
+		time.Sleep(1500 * time.Millisecond) // past the deadline
+		for pass, left := range []int{n - sweepBatch, n - 2*sweepBatch, n - 3*sweepBatch, 0} {
+			more := s.sweep()
+			if got := s.Stats().Items; got != int64(left) || more != (left > 0) {
+				t.Fatalf("after pass %d: %d items, more %v; want %d, %v", pass+1, got, more, left, left > 0)
+			}
 		}
-		time.Sleep(3 * time.Second)
+		checkInvariants(t, s)
+	})
+}
+
+// TestSweeperTickGoesOn: while passes find full batches, one tick goes on
+// with more of them (up to a quarter of the interval, which the fake
+// clock here never reaches): a backlog of expired items is cleared in
+// one tick instead of one batch per tick.
+func TestSweeperTickGoesOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(Config{SweepInterval: time.Second})
+		defer s.Close()
+		const n = 10*sweepBatch + 10
+		for _, k := range sameShardKeys(s, "k", n) {
+			mustStore(t, s, ModeSet, k, "v", 0, Deadline(1, time.Now()))
+		}
+		time.Sleep(1500 * time.Millisecond) // one tick after the deadline
+		synctest.Wait()
 		if got := s.Stats().Items; got != 0 {
-			t.Fatalf("Items after four ticks = %d, want 0", got)
+			t.Fatalf("Items after one tick = %d, want 0", got)
 		}
 		checkInvariants(t, s)
 	})

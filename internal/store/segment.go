@@ -140,6 +140,7 @@ func (sh *shard) newSegmentLocked(size int) uint32 {
 	}
 	sh.linkNewestLocked(seg)
 	sh.segBytes += int64(size)
+	sh.total.add(int64(size))
 	return seg
 }
 
@@ -193,6 +194,7 @@ func (sh *shard) releaseSegmentLocked(seg uint32) {
 	sh.unlinkLocked(seg)
 	sh.dead -= int64(len(sg.buf))
 	sh.segBytes -= int64(len(sg.buf))
+	sh.total.add(-int64(len(sg.buf)))
 	*sg = segment{}
 	sh.freeSegs = append(sh.freeSegs, seg)
 }

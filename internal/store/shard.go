@@ -28,6 +28,7 @@ type shard struct {
 	segBytes    int64          // bytes of all segments
 	dead        int64          // bytes of segments not holding live records
 	deadFloor   int64          // dead bytes kept however few the segment bytes (deadAllowance)
+	total       *segTotal      // the store's, told of every change to segBytes
 	bytes       int64          // sum of cost() over live records
 	moves       uint64         // records moved by eviction walks and compaction
 	walking     bool           // a walk is under way: no compaction, which would move records under it
@@ -59,8 +60,9 @@ type shard struct {
 	_ [64]byte // keep neighbouring shards' locks off each other's cache lines
 }
 
-func (sh *shard) init(seed maphash.Seed) {
+func (sh *shard) init(seed maphash.Seed, total *segTotal) {
 	sh.seed = seed
+	sh.total = total
 	sh.deadFloor = deadFloor
 	sh.resetLocked()
 }
@@ -71,6 +73,9 @@ func (sh *shard) resetLocked() {
 	sh.segs = nil
 	sh.freeSegs = nil
 	sh.active, sh.oldest, sh.newest = noSeg, noSeg, noSeg
+	if sh.segBytes != 0 {
+		sh.total.add(-sh.segBytes)
+	}
 	sh.segBytes, sh.dead = 0, 0
 	sh.cursor = cursor{seg: noSeg}
 	sh.nextExpiry.Store(math.MaxInt64)

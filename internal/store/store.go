@@ -60,6 +60,7 @@ type core struct {
 	lim          limits // collections' encoding limits (coll.go)
 	mem          bigMem // big collections' large slices (bigmem.go)
 
+	segs      segTotal    // every shard's segment bytes, and when to give memory back (expiry.go)
 	releasing atomic.Bool // a releaseMemory is running (expiry.go)
 	freeOS    func()      // releaseMemory's call, debug.FreeOSMemory when nil (tests count)
 
@@ -148,6 +149,7 @@ func open(cfg Config, d Disk) (*Store, error) {
 		quit:   make(chan struct{}),
 		disk:   d,
 	}, maxItem: cfg.MaxItemSize}
+	s.segs.release = s.releaseMemory
 	if least := cfg.OffHeapMin; least >= 0 {
 		if least == 0 {
 			least = defaultOffHeapMin
@@ -162,7 +164,7 @@ func open(cfg Config, d Disk) (*Store, error) {
 	s.noEvict.Store(cfg.NoEvict)
 	s.SetLimits(DefaultLimits)
 	for i := range s.shards {
-		s.shards[i].init(s.seed)
+		s.shards[i].init(s.seed, &s.segs)
 	}
 	if d != nil {
 		s.cursors = new(scanCursors)
