@@ -45,6 +45,7 @@ type Config struct {
 	DiskLimit     int64         // durable mode: bytes the Disk may hold (disklimit.go); default (0): no limit
 	Logger        *slog.Logger  // durable mode: where disk failures and recoveries are logged; nil: nowhere
 	DiskRetry     time.Duration // durable mode: how often a failed disk is retried (diskfail.go); default 1 s
+	NoWarmUp      bool          // durable mode: do not load the disk back into memory after the start (warmup.go)
 	OffHeapMin    int           // big collections' slices of this many bytes or more are mapped outside the Go heap (bigmem.go); 0 = default (16 KiB), < 0 = never
 }
 

@@ -149,22 +149,24 @@ type DiskUsage struct {
 // DiskStats are the counters of durable mode.
 type DiskStats struct {
 	Durable          bool
-	Writes           uint64    // changes queued to the disk
-	ChangesSinceSave uint64    // changes queued since the last Save (or start)
-	LastSave         int64     // Unix seconds of the last Save; the start before one
-	Hits             uint64    // memory misses found on disk and read back
-	ReadErrors       uint64    // disk reads that failed
-	LastReadErr      error     // the last of them (it names the damaged file)
-	SaveErr          error     // the last Save's error
-	Limit            int64     // Config.DiskLimit; 0: none
-	Evictions        uint64    // items dropped for good to keep under Limit
-	Trims            uint64    // times the disk went over Limit and was trimmed
-	Rewriting        bool      // a Rewrite (BGREWRITEAOF) is running
-	RewriteErr       error     // the last Rewrite's error
-	WriteErr         error     // the failure refusing writes now; nil: none
-	FailedSince      time.Time // when it began; zero: none
-	LastWriteErr     error     // the last failure's error, even if over
-	RetryErr         error     // the last failed retry's error during this failure
+	Writes           uint64        // changes queued to the disk
+	ChangesSinceSave uint64        // changes queued since the last Save (or start)
+	LastSave         int64         // Unix seconds of the last Save; the start before one
+	Hits             uint64        // memory misses found on disk and read back
+	Warmed           uint64        // items the warm-up after the start loaded back into memory (warmup.go)
+	WarmTime         time.Duration // how long the warm-up took; 0 while it runs
+	ReadErrors       uint64        // disk reads that failed
+	LastReadErr      error         // the last of them (it names the damaged file)
+	SaveErr          error         // the last Save's error
+	Limit            int64         // Config.DiskLimit; 0: none
+	Evictions        uint64        // items dropped for good to keep under Limit
+	Trims            uint64        // times the disk went over Limit and was trimmed
+	Rewriting        bool          // a Rewrite (BGREWRITEAOF) is running
+	RewriteErr       error         // the last Rewrite's error
+	WriteErr         error         // the failure refusing writes now; nil: none
+	FailedSince      time.Time     // when it began; zero: none
+	LastWriteErr     error         // the last failure's error, even if over
+	RetryErr         error         // the last failed retry's error during this failure
 	DiskUsage
 }
 
@@ -181,7 +183,7 @@ func (s *Store) DiskStats() DiskStats {
 	w := s.diskWrites.Load()
 	return DiskStats{
 		Durable: true, Writes: w, ChangesSinceSave: w - saved, LastSave: lastSave,
-		Hits: s.diskHits.Load(), ReadErrors: s.diskErrors.Load(), LastReadErr: readErr, SaveErr: saveErr,
+		Hits: s.diskHits.Load(), Warmed: s.warmed.Load(), WarmTime: time.Duration(s.warmTime.Load()), ReadErrors: s.diskErrors.Load(), LastReadErr: readErr, SaveErr: saveErr,
 		Limit: s.ds.limit, Evictions: s.ds.evictions.Load(), Trims: s.ds.trims.Load(),
 		Rewriting: s.ds.rewriting.Load(), RewriteErr: rewriteErr,
 		WriteErr: s.disk.Failure(), FailedSince: fail.since, LastWriteErr: fail.lastErr, RetryErr: fail.lastRetry,
@@ -525,14 +527,29 @@ func (s *Store) unpersist(key []byte) {
 // shard, since the next load into sh evicts it first. A disk error reads
 // as a miss, and is reported by the next Sync.
 func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry) bool {
+	return s.loadFromDiskLocked(sh, h, key, clk, e, false)
+}
+
+// loadFromDiskLocked is loadLocked; warm says the warm-up loads the key
+// (warmup.go), which counts no disk hit, reports no read error and never
+// overdraws the budget.
+func (s *Store) loadFromDiskLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry, warm bool) bool {
 	rec, deadline, err := s.disk.Read(key)
 	if err != nil || len(rec) < diskHeader {
-		if err != nil {
+		if err != nil && !warm {
 			s.readFailed(err)
 		}
 		return false
 	}
-	s.diskHits.Add(1)
+	if !warm {
+		s.diskHits.Add(1)
+	}
+	return s.installLocked(sh, h, key, rec, deadline, clk, e, warm)
+}
+
+// installLocked puts the item the disk's record rec (with its deadline)
+// holds back into memory, as loadFromDiskLocked does once it has read it.
+func (s *Store) installLocked(sh *shard, h uint64, key, rec []byte, deadline int64, clk *clock, e *entry, warm bool) bool {
 	n := entry{tag: tagOf(h), meta: rec[0], deadline: deadline}
 	n.flags = binary.LittleEndian.Uint32(rec[1:])
 	n.cas = binary.LittleEndian.Uint64(rec[5:])
@@ -545,7 +562,9 @@ func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry
 	if n.isBig() {
 		o, err := s.decodeFlat(sh.seed, kindOf(n.meta), value)
 		if err != nil {
-			s.readFailed(fmt.Errorf("store: key %q: %w", key, err))
+			if !warm {
+				s.readFailed(fmt.Errorf("store: key %q: %w", key, err))
+			}
 			return false
 		}
 		obj, objSize = o, o.size()
@@ -554,6 +573,9 @@ func (s *Store) loadLocked(sh *shard, h uint64, key []byte, clk *clock, e *entry
 	cost := int64(len(key)+len(value)) + ItemOverhead + objSize
 	if obj == nil && cost > s.limit.Load() {
 		return false // cannot be held in memory at all; cannot happen
+	}
+	if warm && s.used.Load()+cost > s.limit.Load() {
+		return false // the warm-up evicts nothing
 	}
 	if s.reserveLocked(sh, clk, cost, nil) > 0 {
 		s.used.Add(cost)

@@ -28,6 +28,7 @@ type shard struct {
 	segBytes    int64          // bytes of all segments
 	dead        int64          // bytes of segments not holding live records
 	deadFloor   int64          // dead bytes kept however few the segment bytes (deadAllowance)
+	removals    uint64         // items removed from the index so far (the warm-up's check, warmup.go)
 	total       *segTotal      // the store's, told of every change to segBytes
 	bytes       int64          // sum of cost() over live records
 	moves       uint64         // records moved by eviction walks and compaction
@@ -77,6 +78,7 @@ func (sh *shard) resetLocked() {
 		sh.total.add(-sh.segBytes)
 	}
 	sh.segBytes, sh.dead = 0, 0
+	sh.removals++ // every item went
 	sh.cursor = cursor{seg: noSeg}
 	sh.nextExpiry.Store(math.MaxInt64)
 	sh.bytes = 0
@@ -143,6 +145,7 @@ func (sh *shard) replaceLocked(e *entry, key, a, b []byte, old *entry) {
 // charged. The caller settles the global count.
 func (sh *shard) removeLocked(e *entry) int64 {
 	c := sh.costOf(e)
+	sh.removals++
 	sh.index.remove(slotOf(e.tag, loc(e.seg, e.off)), e.pos)
 	sh.bytes -= c
 	if e.isBig() {

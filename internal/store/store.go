@@ -90,6 +90,8 @@ type core struct {
 	disk       Disk
 	ds         diskState
 	diskHits   atomic.Uint64 // lookups that found an item on disk, not in memory
+	warmed     atomic.Uint64 // items the warm-up loaded (warmup.go)
+	warmTime   atomic.Int64  // the warm-up's duration once done, ns
 	diskErrors atomic.Uint64 // disk reads that failed (read as misses)
 	diskWrites atomic.Uint64 // changes queued to the disk
 	cursors    *scanCursors  // where SCAN walks over the disk stand (diskscan.go)
@@ -182,6 +184,10 @@ func open(cfg Config, d Disk) (*Store, error) {
 		}
 		s.wg.Add(1)
 		go s.diskWatch(log, retry)
+		if !cfg.NoWarmUp {
+			s.wg.Add(1)
+			go s.warmUp()
+		}
 		if cfg.DiskLimit > 0 && cfg.SweepInterval > 0 {
 			s.wg.Add(1)
 			go s.diskLoop()

@@ -121,6 +121,10 @@ func (p *Protocol) writeGeneralStats(w *memcache.Writer) {
 		// misses read back from it, failed reads, changes since SAVE.
 		w.StatUint("disk_writes", ds.Writes)
 		w.StatUint("disk_hits", ds.Hits)
+		// The warm-up after the start: items loaded back into memory,
+		// and its duration once it ended (0 while it runs).
+		w.StatUint("disk_warmed", ds.Warmed)
+		w.StatInt("disk_warm_up_ms", ds.WarmTime.Milliseconds())
 		w.StatUint("disk_read_errors", ds.ReadErrors)
 		w.StatUint("disk_changes_since_save", ds.ChangesSinceSave)
 		w.StatInt("disk_last_save", ds.LastSave)
