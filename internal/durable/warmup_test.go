@@ -20,7 +20,9 @@ func warmKeys(t *testing.T, dir string, n int) {
 	s.close(t)
 }
 
-func warmValue(i int, tag string) string { return fmt.Sprintf("%s-%06d-%s", tag, i, strings.Repeat("v", 86)) }
+func warmValue(i int, tag string) string {
+	return fmt.Sprintf("%s-%06d-%s", tag, i, strings.Repeat("v", 86))
+}
 
 // warmedUp waits for the warm-up to end (a bound for a broken store).
 func warmedUp(t *testing.T, s *durableStore) store.DiskStats {
