@@ -35,8 +35,9 @@ const (
 
 // warmRecord is one record of a batch.
 type warmRecord struct {
-	key, rec []byte
-	deadline int64
+	key, rec       []byte
+	keyLen, recLen int
+	deadline       int64
 }
 
 // warmUp is the background loading; it runs once, from New.
@@ -51,6 +52,7 @@ func (s *Store) warmUp() {
 	removals := make([]uint64, len(s.shards))
 	var from []byte
 	batch := make([]warmRecord, 0, warmBatch)
+	var buf, next []byte // the batch's keys and records, one after the other; from's copy
 	for {
 		for i := range s.shards { // before the Scan: see warmKey
 			sh := &s.shards[i]
@@ -58,7 +60,7 @@ func (s *Store) warmUp() {
 			removals[i] = sh.removals
 			s.unlock(sh)
 		}
-		batch = batch[:0]
+		batch, buf = batch[:0], buf[:0]
 		full, size := false, 0
 		err := s.disk.Scan(from, func(key, rec []byte, deadline int64) bool {
 			if len(batch) == warmBatch || size >= warmBatchBytes {
@@ -72,11 +74,19 @@ func (s *Store) warmUp() {
 				return false
 			}
 			size += len(key) + len(rec)
-			batch = append(batch, warmRecord{append([]byte(nil), key...), append([]byte(nil), rec...), deadline})
+			batch = append(batch, warmRecord{keyLen: len(key), recLen: len(rec), deadline: deadline})
+			buf = append(append(buf, key...), rec...)
 			return true
 		})
 		if err != nil {
 			return // a read error shows on the reads that meet it
+		}
+		off := 0
+		for i := range batch { // buf is final now: slice it
+			r := &batch[i]
+			r.key = buf[off : off+r.keyLen : off+r.keyLen]
+			r.rec = buf[off+r.keyLen : off+r.keyLen+r.recLen : off+r.keyLen+r.recLen]
+			off += r.keyLen + r.recLen
 		}
 		for i := range batch {
 			select {
@@ -92,7 +102,8 @@ func (s *Store) warmUp() {
 		if !full {
 			return
 		}
-		from = batch[len(batch)-1].key
+		next = append(next[:0], batch[len(batch)-1].key...) // buf is reused
+		from, next = next, from
 	}
 }
 
