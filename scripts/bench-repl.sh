@@ -19,6 +19,7 @@
 #   make build && P=16 scripts/bench-repl.sh && P=1 N=100000 scripts/bench-repl.sh
 #   make build && MODE=sync KEYS=1000000 scripts/bench-repl.sh
 #   make build && MODE=lag scripts/bench-repl.sh
+#   MINIKV_REPLICA_ENV=GOMAXPROCS=1 MODE=lag scripts/bench-repl.sh   # the replica's environment
 set -eu
 MODE=${MODE:-set}
 P=${P:-16}
@@ -47,7 +48,7 @@ start() {
 		redis-server --port "$port" --dir "$dir" --save '' --appendonly no --repl-diskless-sync-delay 0 \
 			${of:+--replicaof 127.0.0.1 "$of"} >"$dir/log" 2>&1 &
 	else
-		"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= -m 4096 ${of:+--replicaof "127.0.0.1:$of"} >"$dir/log" 2>&1 &
+		env ${of:+${MINIKV_REPLICA_ENV:-}} "$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$port" --admin-addr= -m 4096 ${of:+--replicaof "127.0.0.1:$of"} >"$dir/log" 2>&1 &
 	fi
 	pid=$!
 	pids+=("$pid")
