@@ -379,7 +379,7 @@ func monitorLines(t *testing.T, br *bufio.Reader, marker string) []string {
 	for {
 		l, err := br.ReadString('\n')
 		if err != nil {
-			t.Fatalf("monitor: %v after %q", err, out)
+			t.Fatalf("monitor: %v after %q (%s)", err, out, t.Name())
 		}
 		m := re.FindStringSubmatch(l)
 		if m == nil {
@@ -411,6 +411,13 @@ func TestMonitorDifferential(t *testing.T) {
 			t.Fatalf("MONITOR: %q, %v", l, err)
 		}
 		c := dialCmd(t, addr, false)
+		// Should the monitor see nothing, the log says which server and
+		// how the server saw the monitor then.
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("server %d (%s): CLIENT LIST %q", i, addr, dialCmd(t, addr, false).do(t, "CLIENT", "LIST"))
+			}
+		})
 		runSequence(t, c, opsSequence[:30])
 		runSequence(t, c, [][]string{{"SET", "q", "a \"b\"\\\n\r\t\a\b\x00\xff"}, {"AUTH", "pw"}, {"AUTH", "u", "pw"},
 			{"HELLO", "3", "AUTH", "u", "p"}, {"HELLO", "2"}, {"SLOWLOG", "LEN"}, {"LATENCY", "LATEST"}, {"INFO", "server"},
