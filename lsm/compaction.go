@@ -259,8 +259,15 @@ func (d *DB) flushOne(m *memTable) error {
 		return err
 	}
 	d.mu.Unlock()
+	// No longer running once the memtable leaves d.imm (below), when a
+	// Flush waiting for it may return, or when this flush fails.
 	d.m.flushing.Add(1)
-	defer d.m.flushing.Add(-1)
+	running := true
+	defer func() {
+		if running {
+			d.m.flushing.Add(-1)
+		}
+	}()
 	if m.wal != nil {
 		if err := m.wal.close(d.opts.Sync == SyncEverySecond); err != nil {
 			d.setBgErr(fmt.Errorf("lsm: close WAL: %w", err))
@@ -293,6 +300,8 @@ func (d *DB) flushOne(m *memTable) error {
 		// Counted before Flush's waiters can wake (they wait for the
 		// memtable to leave d.imm), so a Flush that returned is counted.
 		d.m.flushes.Add(1)
+		d.m.flushing.Add(-1)
+		running = false
 		if meta != nil {
 			d.m.flushBytes.Add(int64(meta.size))
 		}
