@@ -258,15 +258,17 @@ func (d *DB) flushOne(m *memTable) error {
 		d.mu.Unlock()
 		return err
 	}
+	// Running until its very end (its log removed), when a Flush
+	// waiting for m may return (d.flushMem), and counted so in Metrics.
+	d.flushMem = m
 	d.mu.Unlock()
-	// No longer running once the memtable leaves d.imm (below), when a
-	// Flush waiting for it may return, or when this flush fails.
 	d.m.flushing.Add(1)
-	running := true
 	defer func() {
-		if running {
-			d.m.flushing.Add(-1)
-		}
+		d.m.flushing.Add(-1)
+		d.mu.Lock()
+		d.flushMem = nil
+		d.bgCond.Broadcast()
+		d.mu.Unlock()
 	}()
 	if m.wal != nil {
 		if err := m.wal.close(d.opts.Sync == SyncEverySecond); err != nil {
@@ -297,11 +299,9 @@ func (d *DB) flushOne(m *memTable) error {
 	d.mu.Unlock()
 	err = d.logAndApply(e, func() {
 		d.imm = d.imm[1:]
-		// Counted before Flush's waiters can wake (they wait for the
-		// memtable to leave d.imm), so a Flush that returned is counted.
+		// Counted before Flush's waiters can wake, so a Flush that
+		// returned is counted.
 		d.m.flushes.Add(1)
-		d.m.flushing.Add(-1)
-		running = false
 		if meta != nil {
 			d.m.flushBytes.Add(int64(meta.size))
 		}

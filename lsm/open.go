@@ -586,7 +586,7 @@ func (d *DB) Flush() error {
 		return d.bgErr
 	}
 	last := d.imm[target-1]
-	for d.bgErr == nil && !d.closed && slices.Contains(d.imm, last) {
+	for d.bgErr == nil && !d.closed && (slices.Contains(d.imm, last) || d.flushMem == last) {
 		d.bgCond.Wait()
 	}
 	if d.bgErr != nil {

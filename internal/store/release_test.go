@@ -62,8 +62,16 @@ func TestShrinkReleasesMemory(t *testing.T) {
 		released(t, calls, "deleting 64 MB key by key")
 	})
 	t.Run("expiry", func(t *testing.T) {
-		s, calls := newStore(t, 10*time.Millisecond)
-		put(t, s, many, time.Now().Add(time.Second).UnixMilli())
+		// The sweeper's passes run here once every item has expired: a
+		// running sweeper would reclaim them as they expire while a slow
+		// machine is still storing the rest, and the store would never
+		// be 64 MB below its peak.
+		s, calls := newStore(t, -1)
+		deadline := time.Now().Add(200 * time.Millisecond)
+		put(t, s, many, deadline.UnixMilli())
+		time.Sleep(time.Until(deadline) + 10*time.Millisecond)
+		for s.sweep() {
+		}
 		released(t, calls, "the sweeper reclaiming 64 MB of expired items")
 	})
 	t.Run("overwrites", func(t *testing.T) {
