@@ -13,11 +13,18 @@
 #   OP=fill       XADD of N entries to one stream (P=16), then RSS only:
 #                 memory per entry
 #
+# REPLICA=1 attaches a replica of the same kind (a redis-server replica of
+# redis-server, a MiniKV replica of MiniKV) before the load; the line then
+# also gives the primary's replication offset and the seconds from the
+# load's end until the replica's offset reached it (catchup_s).
+#
 #   make build && OP=xadd P=16 scripts/bench-stream.sh && OP=xadd P=1 N=60000 scripts/bench-stream.sh
+#   OP=xadd P=16 REPLICA=1 scripts/bench-stream.sh
 set -eu
 P=${P:-16}
 N=${N:-200000}
 OP=${OP:-xadd}
+REPLICA=${REPLICA:-0}
 MINIKV=${MINIKV:-bin/minikv}
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
@@ -42,6 +49,17 @@ for _ in 1 2 3; do
 		fi
 		pid=$!
 		sleep 0.4
+		rpid=
+		if [ "$REPLICA" = 1 ]; then
+			rport=$(free_port)
+			if [ "$srv" = redis ]; then
+				redis-server --port "$rport" --save '' --appendonly no --replicaof 127.0.0.1 "$port" >/dev/null 2>&1 &
+			else
+				"$MINIKV" -l 127.0.0.1 -p 0 --resp-port "$rport" --admin-addr= -m 4096 --replicaof "127.0.0.1:$port" >/dev/null 2>&1 &
+			fi
+			rpid=$!
+			until redis-cli -p "$rport" INFO replication 2>/dev/null | grep -q 'master_link_status:up'; do sleep 0.1; done
+		fi
 		r0=$(rss "$pid")
 		case "$OP" in
 		xadd)
@@ -74,8 +92,17 @@ for _ in 1 2 3; do
 		esac
 		c1=$(cpu "$pid")
 		r1=$(rss "$pid")
+		repl=
+		if [ -n "$rpid" ]; then
+			t0=$(date +%s.%N)
+			off=$(redis-cli -p "$port" INFO replication | tr -d '\r' | awk -F: '/^master_repl_offset/ {print $2}')
+			until [ "$(redis-cli -p "$rport" INFO replication | tr -d '\r' | awk -F: '/^slave_repl_offset/ {print $2}')" -ge "$off" ]; do sleep 0.05; done
+			repl=" repl_offset=$off catchup_s=$(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5)"
+			kill "$rpid"
+			wait "$rpid" 2>/dev/null || true
+		fi
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
-		echo "$srv op=$OP P=$P rps=$rps cpu_us_per_req=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc) rss_kb=$r1 rss_growth_kb=$((r1 - r0))"
+		echo "$srv op=$OP P=$P rps=$rps cpu_us_per_req=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc) rss_kb=$r1 rss_growth_kb=$((r1 - r0))$repl"
 	done
 done

@@ -18,10 +18,13 @@ import (
 //	gone             DEL key            (deleted, expired, evicted)
 //	FlushAll         FLUSHALL
 //	Tx or Exclusive  MULTI ... EXEC     (when it changed two keys or more)
+//	stream change    the commands Redis propagates for it (XADD with its
+//	                 ID, XCLAIM ... FORCE JUSTID, XGROUP SETID ...)
 //
-// Every command sets a key's whole state, so a replica may apply one it
-// already has (it loaded a snapshot taken while writes went on) and end
-// in the same state. Changes arrive under the store's shard locks, so
+// Every command sets a key's whole state, or (a stream's) is one a replica
+// may apply again over a later state without changing it, so a replica may
+// apply one it already has (it loaded a snapshot taken while writes went
+// on) and end in the same state. Changes arrive under the store's shard locks, so
 // Write only queues them; a goroutine encodes them in order, off the
 // request path (a collection's payload is the DUMP encoding, rebuilt from
 // its record in a scratch store).
@@ -70,6 +73,7 @@ const (
 	opReselect
 	opGetAck
 	opCommand
+	opKeyCommands
 )
 
 var errNotDumped = errors.New("replication: a collection's record did not decode")
@@ -155,6 +159,13 @@ func (s *Source) Command(args ...[]byte) {
 	s.push(queued{op: opCommand}, AppendCommand(nil, args...), nil)
 }
 
+// Commands is store.Feed's: a change of key as the n commands that make
+// it (a stream's XADD, XCLAIM ...), streamed as they are, in a MULTI
+// block when there are two or more.
+func (s *Source) Commands(key []byte, cas uint64, n int, cmds []byte) {
+	s.push(queued{op: opKeyCommands, fence: cas, deadline: int64(n)}, key, cmds)
+}
+
 // GetAck streams REPLCONF GETACK *, which every replica answers with the
 // offset it has applied (WAIT).
 func (s *Source) GetAck() { s.push(queued{op: opGetAck}, nil, nil) }
@@ -224,7 +235,10 @@ func (s *Source) encodeQueued(q *queue) {
 			s.out = AppendCommand(s.out, []byte("SELECT"), []byte("0"))
 			s.selected, s.db = true, 0
 		}
-		if e.op == opWrite || e.op == opDelete {
+		if e.op == opKeyCommands && e.fence <= s.fence {
+			continue // made before a FlushAll already streamed
+		}
+		if e.op == opWrite || e.op == opDelete || e.op == opKeyCommands {
 			// The store's key names its database (store.DBKey): a SELECT
 			// when it is not the one selected, as Redis streams one.
 			db, k := store.SplitDBKey(key)
@@ -250,6 +264,9 @@ func (s *Source) encodeQueued(q *queue) {
 			s.group = AppendCommand(s.group, []byte("PING"))
 		case opCommand:
 			s.group = append(s.group, key...) // the command, encoded by Command
+		case opKeyCommands:
+			s.group = append(s.group, rec...)
+			s.groupN += int(e.deadline) - 1 // and one below
 		case opGetAck:
 			s.group = AppendCommand(s.group, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
 		}
@@ -319,6 +336,11 @@ func (s *Source) markStale(q *queue) {
 			continue
 		case opFlush, opGetAck, opReselect, opCommand:
 			clear(s.later)
+			continue
+		case opKeyCommands:
+			// The commands change the key's state before them: a
+			// record before them is needed, whatever follows.
+			delete(s.later, string(q.arena[e.keyOff:e.keyEnd]))
 			continue
 		case opWrite, opDelete:
 		default:

@@ -116,6 +116,16 @@ type coll struct {
 	// keepCAS: a change Redis does not count as modifying the key (a
 	// stream's consumer groups read or acknowledged): WATCH holds.
 	keepCAS bool
+
+	// feeding: a Feed was attached when the call began, so its changes
+	// may go to the Feed as commands (props, propN of them: Propagate)
+	// instead of the key's whole state. A call that changed the key and
+	// propagated nothing sends the whole state; one that marked itself
+	// propagated (Stream.Propagated) with no command sends nothing.
+	feeding    bool
+	propagated bool // the call's changes for the Feed are props, if any
+	props      []byte
+	propN      int
 }
 
 // collection runs fn with the collection of kind under key, with the shard
@@ -136,6 +146,7 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	clk := &c.clk
 	s.pollFlush(clk)
 	s.lock(sh)
+	c.feeding = write && s.feed.Load() != nil
 	unlocked := false
 	defer func() {
 		if !unlocked {
@@ -236,7 +247,7 @@ func (s *Store) settleLocked(c *coll, key []byte, h uint64, kind Kind) {
 	}
 	sh.bytes += cost - oldCost
 	s.used.Add(cost - oldCost)
-	s.persistLocked(sh, &e)
+	s.persistCollLocked(sh, &e, c)
 	sh.totalItems++
 }
 
@@ -272,7 +283,7 @@ func (s *Store) changedInPlaceLocked(c *coll) {
 	c.e.atime = s.stamp(&c.e, &c.clk)
 	c.e.used()
 	sh.commitLocked(&c.e)
-	s.persistLocked(sh, &c.e)
+	s.persistCollLocked(sh, &c.e, c)
 	sh.totalItems++
 }
 

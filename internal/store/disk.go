@@ -473,6 +473,28 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 	s.persistItem(sh, sh.key(e), sh.value(e), nil, e)
 }
 
+// persistCollLocked is persistLocked for a collection changed by the call
+// c: when the call propagated its changes as commands, the Feed gets
+// those instead of the whole state (a Disk still gets the record).
+func (s *Store) persistCollLocked(sh *shard, e *entry, c *coll) {
+	f := s.feeder()
+	if !c.propagated || !c.feeding || f == nil {
+		s.persistLocked(sh, e)
+		return
+	}
+	if c.propN > 0 {
+		f.Commands(sh.key(e), e.cas, c.propN, c.props)
+	}
+	if s.disk != nil {
+		rec := sh.object(e).appendFlat(recordHead(sh, e))
+		s.disk.Write(sh.key(e), rec, e.deadline)
+		s.diskWrites.Add(1)
+		if cap(rec) <= maxDiskRecBuf {
+			sh.diskRec = rec[:0]
+		}
+	}
+}
+
 // persistItem queues key's record holding a+b and e's durable fields.
 func (s *Store) persistItem(sh *shard, key, a, b []byte, e *entry) {
 	s.queueRecord(sh, key, append(append(recordHead(sh, e), a...), b...), e)

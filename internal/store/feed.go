@@ -36,6 +36,14 @@ type Feed interface {
 	// section (EXEC, a script, RENAME ...): they are one atomic step.
 	Hold()
 	Release()
+	// Commands is a change of key given as the n commands (RESP arrays,
+	// in cmds) that make it on a replica holding key's previous state,
+	// in place of its whole new record: what a collection's call
+	// propagated (Stream.Propagate). cas is the CAS token the key holds
+	// after it, as a record's (RecordCAS). The commands are Redis's own
+	// propagation, which a replica may apply again over a later state
+	// without changing it. It must not block, and copies key and cmds.
+	Commands(key []byte, cas uint64, n int, cmds []byte)
 }
 
 // feedRef boxes a Feed for an atomic pointer.

@@ -166,6 +166,28 @@ func (st *Stream) Create() {
 	st.c.dirty = true
 }
 
+// Feeding reports whether the call's changes may be propagated: a Feed
+// (replication) takes the store's changes. When it does, a call that
+// changes the stream may describe each change with Propagate, and the
+// Feed gets those commands instead of the whole stream; a call must then
+// propagate every change it makes, or none.
+func (st *Stream) Feeding() bool { return st.c.feeding }
+
+// Propagate adds cmd, one command encoded as a RESP array, to the call's
+// changes for the Feed (see Feeding). cmd is copied.
+func (st *Stream) Propagate(cmd []byte) {
+	if st.c.feeding {
+		st.c.props = append(st.c.props, cmd...)
+		st.c.propN++
+		st.c.propagated = true
+	}
+}
+
+// Propagated says the call's changes that a replica needs are all given
+// by Propagate, even with none: what else changed (a consumer's seen
+// time) is not sent, where the whole stream would be.
+func (st *Stream) Propagated() { st.c.propagated = st.c.feeding }
+
 // Touch marks the stream changed (its groups were).
 func (st *Stream) Touch() { st.c.dirty = true }
 

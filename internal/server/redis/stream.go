@@ -16,10 +16,10 @@ import (
 // (internal/store/stream.go): XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM,
 // XSETID, XREAD and XREADGROUP here; the consumer groups' XGROUP, XACK,
 // XPENDING, XCLAIM, XAUTOCLAIM and XINFO in stream_group.go. Each command
-// is one store call, atomic on its key as Redis's. Replicas and durable
-// mode get the stream's new state from the store's feed (a RESTORE of the
-// whole stream), so an XADD with * or a trim with ~ needs no rewriting
-// to replay the same. Metadata comes from cmddata.go.
+// is one store call, atomic on its key as Redis's. Replicas get each
+// change as the commands Redis propagates for it (stream_prop.go: an XADD
+// with its ID, an exact trim ...); durable mode writes the stream's new
+// state. Metadata comes from cmddata.go.
 
 func streamCommands() []respCommand {
 	one := oneKey("stream")
@@ -305,6 +305,7 @@ func cmdXAdd(rc *conn, argv [][]byte) {
 		if t.set {
 			trimmed = st.Trim(t.trim)
 		}
+		propagateXAdd(&st, argv[1], added, fields, trimmed > 0)
 		return nil
 	})
 	switch {
@@ -435,6 +436,9 @@ func cmdXDel(rc *conn, argv [][]byte) {
 		if st.Exists() {
 			deleted = st.DeleteIDs(ids)
 		}
+		if deleted > 0 {
+			propagate(&st, "XDEL", argv[1], argv[2:]...)
+		}
 		return nil
 	})
 	if err != nil {
@@ -475,6 +479,9 @@ func cmdXTrim(rc *conn, argv [][]byte) {
 			return nil
 		}
 		deleted = st.Trim(t.trim)
+		if deleted > 0 {
+			propagate(&st, "XTRIM", argv[1], exactTrim(&st)...)
+		}
 		return nil
 	})
 	switch {
@@ -548,6 +555,7 @@ func cmdXSetID(rc *conn, argv [][]byte) {
 			}
 		}
 		st.SetID(id, added, maxDel)
+		propagate(&st, "XSETID", argv[1], argv[2:]...)
 		return nil
 	})
 	switch {
@@ -813,9 +821,7 @@ func (rc *conn) xreadOne(c *xreadCall, arg []byte, xgroup bool) int {
 			// Redis 7.2 makes the consumer and marks it seen whether
 			// or not there is anything to read (7.0 made it only to
 			// deliver).
-			st.Quiet()
-			cons, created = st.CreateConsumer(g, c.consumer, now)
-			cons.Seen(now)
+			cons, created = groupConsumer(&st, key, g, c.consumer, now)
 		}
 		last, ok := st.Edge(true)
 		if !ok || !after.Less(last) {
@@ -850,6 +856,7 @@ func (rc *conn) xreadOne(c *xreadCall, arg []byte, xgroup bool) int {
 			st.Advance(g, id)
 			if !c.noack {
 				st.Deliver(g, cons, id, now)
+				propagateClaim(&st, key, g, id)
 			}
 			i++
 			return i < n
@@ -857,6 +864,7 @@ func (rc *conn) xreadOne(c *xreadCall, arg []byte, xgroup bool) int {
 		if !c.noack {
 			cons.Active(now) // entries went into its PEL; NOACK reads leave it inactive, as in Redis 7.2
 		}
+		propagateGroupID(&st, key, g)
 		st.Touch()
 		return nil
 	}
@@ -964,13 +972,11 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 		history := after != store.MaxStreamID
 		var cons *store.StreamCGConsumer
 		consumer := func() {
-			st.Quiet()
 			var created bool
-			cons, created = st.CreateConsumer(g, c.consumer, now)
+			cons, created = groupConsumer(&st, key, g, c.consumer, now)
 			if created {
 				res.created = append(res.created, key)
 			}
-			cons.Seen(now)
 		}
 		if claim == nil {
 			// Served now: Redis 7.2 makes the consumer and marks it
@@ -1017,6 +1023,7 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 			for _, e := range es {
 				if !e.deleted {
 					st.Redeliver(g, e.id, now)
+					propagateClaim(&st, key, g, e.id)
 				}
 			}
 			st.Touch()
@@ -1030,10 +1037,14 @@ func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResu
 				st.Advance(g, e.id)
 				if !c.noack {
 					st.Deliver(g, cons, e.id, now)
+					propagateClaim(&st, key, g, e.id)
 				}
 			}
 			if len(es) > 0 && !c.noack {
 				cons.Active(now) // as in Redis 7.2: only entries put in its PEL
+			}
+			if len(es) > 0 {
+				propagateGroupID(&st, key, g)
 			}
 			st.Touch()
 		}

@@ -3,6 +3,7 @@ package redis
 import (
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
@@ -116,9 +117,17 @@ func cmdXGroup(rc *conn, argv [][]byte) {
 				}
 			}
 			st.Create()
-			if _, ok := st.CreateGroup(name, id, entriesRead); !ok {
+			g, ok := st.CreateGroup(name, id, entriesRead)
+			if !ok {
 				msg = "BUSYGROUP Consumer Group name already exists"
 				return nil
+			}
+			if st.Feeding() { // $ made explicit: a replay resolves it alike
+				args := [][]byte{name, streamIDArg(g.LastID())}
+				if mkstream {
+					args = append(args, []byte("MKSTREAM"))
+				}
+				propagate(&st, "XGROUP CREATE", key, append(args, []byte("ENTRIESREAD"), strconv.AppendInt(nil, g.EntriesRead(), 10))...)
 			}
 			event = "xgroup-create"
 			reply = rc.w.OK
@@ -134,10 +143,12 @@ func cmdXGroup(rc *conn, argv [][]byte) {
 				}
 			}
 			st.SetGroupID(g, id, entriesRead)
+			propagateGroupID(&st, key, g)
 			event = "xgroup-setid"
 			reply = rc.w.OK
 		case argIs(op, "destroy"):
 			if g != nil && st.DestroyGroup(name) {
+				propagate(&st, "XGROUP DESTROY", key, name)
 				event = "xgroup-destroy"
 				reply = func() { rc.w.Int(1) }
 			} else {
@@ -146,12 +157,14 @@ func cmdXGroup(rc *conn, argv [][]byte) {
 		case argIs(op, "createconsumer"):
 			_, created := st.CreateConsumer(g, argv[4], rc.nowMilli())
 			if created {
+				propagate(&st, "XGROUP CREATECONSUMER", key, name, argv[4])
 				event = "xgroup-createconsumer"
 			}
 			reply = func() { rc.w.Int(int64(b2i(created))) }
 		case argIs(op, "delconsumer"):
 			pending, ok := st.DeleteConsumer(g, argv[4])
 			if ok {
+				propagate(&st, "XGROUP DELCONSUMER", key, name, argv[4])
 				event = "xgroup-delconsumer"
 			}
 			reply = func() { rc.w.Int(int64(pending)) }
@@ -202,10 +215,17 @@ func cmdXAck(rc *conn, argv [][]byte) {
 		}
 		if g := st.Group(argv[2]); g != nil {
 			st.Quiet()
+			var acked [][]byte
 			for _, id := range ids {
 				if st.Ack(g, id) {
 					n++
+					if st.Feeding() {
+						acked = append(acked, streamIDArg(id))
+					}
 				}
+			}
+			if n > 0 {
+				propagate(&st, "XACK", argv[1], append([][]byte{argv[2]}, acked...)...)
 			}
 		}
 		rc.w.Int(int64(n))
@@ -350,6 +370,7 @@ type claimer struct {
 	g       *store.StreamCG
 	name    []byte
 	now     int64
+	key     []byte
 	cons    *store.StreamCGConsumer
 	created bool // the consumer was made (xgroup-createconsumer)
 	claimed []store.StreamID
@@ -357,6 +378,7 @@ type claimer struct {
 
 // open finds the group; false means the reply (-NOGROUP) is written.
 func (c *claimer) open(rc *conn, key, group []byte) bool {
+	c.key = key
 	if !c.st.Exists() {
 		rc.keymiss(key) // a read, as Redis looks the key up
 	}
@@ -373,12 +395,22 @@ func (c *claimer) open(rc *conn, key, group []byte) bool {
 func (c *claimer) consumer() {
 	c.cons, c.created = c.st.CreateConsumer(c.g, c.name, c.now)
 	c.cons.Seen(c.now)
+	if c.created {
+		propagate(c.st, "XGROUP CREATECONSUMER", c.key, c.g.Name(), c.name)
+	}
 }
 
 // claim gives id to the consumer, with its delivery time and count.
 func (c *claimer) claim(id store.StreamID, deliveryTime int64, count uint64) {
 	c.st.SetNACK(c.g, c.cons, id, deliveryTime, count)
 	c.claimed = append(c.claimed, id)
+	propagateClaim(c.st, c.key, c.g, id)
+}
+
+// drop clears id, an entry no longer in the stream, from the PEL.
+func (c *claimer) drop(id store.StreamID) {
+	c.st.Ack(c.g, id)
+	propagate(c.st, "XACK", c.key, c.g.Name(), streamIDArg(id))
 }
 
 // finish records the claims and writes the claimed entries (or IDs); a
@@ -389,6 +421,7 @@ func (c *claimer) finish(rc *conn, justID bool) {
 		c.cons.Active(c.now)
 	}
 	c.st.Touch()
+	c.st.Propagated() // the consumer's times are not sent
 	rc.w.Array(len(c.claimed))
 	for _, id := range c.claimed {
 		rc.writeClaimed(c.st, id, justID)
@@ -472,6 +505,7 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 		}
 		if g.LastID().Less(lastID) {
 			st.SetGroupID(g, lastID, g.EntriesRead())
+			propagateGroupID(&st, key, g)
 		}
 		if delivery < 0 || delivery > now {
 			delivery = now
@@ -480,9 +514,15 @@ func cmdXClaim(rc *conn, argv [][]byte) {
 		c.consumer()
 		for _, id := range ids {
 			nack, pending := g.NACK(id)
-			if !st.Has(id) {
+			// An entry no longer in the stream leaves the PEL, as in
+			// Redis; but not by a primary's XCLAIM ... FORCE JUSTID, which
+			// sets a pending entry's state (stream_prop.go): a full
+			// resync's replay applies it again after the entry was
+			// trimmed, and must leave the entry pending as the snapshot
+			// has it.
+			if !st.Has(id) && !(rc.master && force && justID) {
 				if pending {
-					st.Ack(g, id)
+					c.drop(id)
 				}
 				continue
 			}
@@ -586,7 +626,7 @@ func cmdXAutoClaim(rc *conn, argv [][]byte) {
 			attempts--
 			e := pending[i]
 			if !st.Has(e.ID) {
-				st.Ack(g, e.ID)
+				c.drop(e.ID)
 				deleted = append(deleted, e.ID)
 				count--
 				continue
