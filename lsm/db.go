@@ -83,7 +83,7 @@ type DB struct {
 	compactPointer [numLevels][]byte
 	bgCond         sync.Cond // signalled when a flush or compaction ends
 	flushing       bool
-	flushMem       *memTable // the memtable flushOne is writing, until its log is gone
+	flushMem       *memTable    // the memtable flushOne is writing, until its log is gone
 	snapshots      snapshotList // live snapshots, oldest first (snapshot.go)
 
 	// manifestMu serializes version changes (logAndApply); it is taken
