@@ -146,7 +146,9 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	clk := &c.clk
 	s.pollFlush(clk)
 	s.lock(sh)
-	c.feeding = write && s.feed.Load() != nil
+	if c.feeding = write && s.feed.Load() != nil; c.feeding {
+		c.props = sh.props[:0]
+	}
 	unlocked := false
 	defer func() {
 		if !unlocked {
@@ -177,6 +179,9 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	}
 	if c.obj != nil {
 		sh.reclaimLocked(c.obj) // fn has returned: what it read is not needed
+	}
+	if c.feeding && cap(c.props) <= maxDiskRecBuf {
+		sh.props = c.props[:0] // the Feed has copied them
 	}
 	s.assertShardLocked(sh, "collection")
 	sh.scratchBusy = false

@@ -39,6 +39,7 @@ type shard struct {
 	scratch     []byte         // a collection's encoding while a command changes it (coll.go)
 	moving      []movingRecord // compactOneLocked's list of the victim's live records
 	diskRec     []byte         // a disk record while Disk.Write copies it (recordHead)
+	props       []byte         // a call's commands for the Feed while it copies them (coll.props)
 	scratchBusy bool           // scratch is in use by a collection handle
 	txDepth     int            // Tx (and Exclusive) calls holding the shard: objects wait in reclaim and doomed (bigmem.go)
 	reclaim     []object       // objects whose retired slices are freed when the Tx ends

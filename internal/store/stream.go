@@ -173,11 +173,17 @@ func (st *Stream) Create() {
 // propagate every change it makes, or none.
 func (st *Stream) Feeding() bool { return st.c.feeding }
 
-// Propagate adds cmd, one command encoded as a RESP array, to the call's
-// changes for the Feed (see Feeding). cmd is copied.
-func (st *Stream) Propagate(cmd []byte) {
+// Props returns the commands the call has propagated so far (RESP
+// arrays, one after another), for the caller to append one more to and
+// hand back with Propagate.
+func (st *Stream) Props() []byte { return st.c.props }
+
+// Propagate takes props, what Props returned with one more command
+// appended (a RESP array), as the call's changes for the Feed (see
+// Feeding).
+func (st *Stream) Propagate(props []byte) {
 	if st.c.feeding {
-		st.c.props = append(st.c.props, cmd...)
+		st.c.props = props
 		st.c.propN++
 		st.c.propagated = true
 	}

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/minikv/minikv/internal/replication"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -30,19 +29,68 @@ import (
 // still writes the record). A call either propagates every change it
 // makes or none (the whole state is sent).
 
-// propagate adds the command cmd (its name, and a subcommand's) on key
-// (the store's, which names the database: the Feed selects it) with args
-// to the call's changes on st, when the store feeds a replication stream.
+// cmdWriter appends one command, a RESP array of bulk strings, to the
+// call's propagated commands (Stream.Props), allocating nothing else.
+type cmdWriter struct{ b []byte }
+
+func (w *cmdWriter) begin(n int) {
+	w.b = append(w.b, '*')
+	w.b = strconv.AppendInt(w.b, int64(n), 10)
+	w.b = append(w.b, '\r', '\n')
+}
+
+func (w *cmdWriter) bulk(s []byte) {
+	w.b = append(w.b, '$')
+	w.b = strconv.AppendInt(w.b, int64(len(s)), 10)
+	w.b = append(w.b, '\r', '\n')
+	w.b = append(append(w.b, s...), '\r', '\n')
+}
+
+func (w *cmdWriter) str(s string) {
+	w.b = append(w.b, '$')
+	w.b = strconv.AppendInt(w.b, int64(len(s)), 10)
+	w.b = append(w.b, '\r', '\n')
+	w.b = append(append(w.b, s...), '\r', '\n')
+}
+
+func (w *cmdWriter) id(id store.StreamID) {
+	var tmp [48]byte
+	w.bulk(id.AppendTo(tmp[:0]))
+}
+
+func (w *cmdWriter) int(n int64) {
+	var tmp [24]byte
+	w.bulk(strconv.AppendInt(tmp[:0], n, 10))
+}
+
+// command begins a command of n arguments after cmd's words (its name,
+// and a subcommand's) and key (the store's, which names the database:
+// the Feed selects it).
+func (w *cmdWriter) command(cmd string, key []byte, n int) {
+	w.begin(strings.Count(cmd, " ") + 2 + n)
+	for {
+		word, rest, more := strings.Cut(cmd, " ")
+		w.str(word)
+		if !more {
+			break
+		}
+		cmd = rest
+	}
+	w.bulk(userKey(key))
+}
+
+// propagate adds the command cmd on key with args to the call's changes
+// on st, when the store feeds a replication stream.
 func propagate(st *store.Stream, cmd string, key []byte, args ...[]byte) {
 	if !st.Feeding() {
 		return
 	}
-	var argv [][]byte
-	for w := range strings.FieldsSeq(cmd) {
-		argv = append(argv, []byte(w))
+	w := cmdWriter{b: st.Props()}
+	w.command(cmd, key, len(args))
+	for _, a := range args {
+		w.bulk(a)
 	}
-	argv = append(append(argv, userKey(key)), args...)
-	st.Propagate(replication.AppendCommand(nil, argv...))
+	st.Propagate(w.b)
 }
 
 // streamIDArg is id as a command argument.
@@ -68,13 +116,22 @@ func propagateXAdd(st *store.Stream, key []byte, id store.StreamID, fields [][]b
 	if !st.Feeding() {
 		return
 	}
-	args := make([][]byte, 0, 5+len(fields))
+	w := cmdWriter{b: st.Props()}
+	n := 1 + len(fields)
 	if trimmed {
-		args = append(args, exactTrim(st)...)
+		n += 3
 	}
-	args = append(args, streamIDArg(id))
-	args = append(args, fields...)
-	propagate(st, "XADD", key, args...)
+	w.command("XADD", key, n)
+	if trimmed {
+		for _, a := range exactTrim(st) {
+			w.bulk(a)
+		}
+	}
+	w.id(id)
+	for _, f := range fields {
+		w.bulk(f)
+	}
+	st.Propagate(w.b)
 }
 
 // propagateClaim propagates the state of the pending entry id of group g
@@ -88,16 +145,35 @@ func propagateClaim(st *store.Stream, key []byte, g *store.StreamCG, id store.St
 	if !ok {
 		return
 	}
-	propagate(st, "XCLAIM", key, g.Name(), nack.Consumer.Name(), []byte("0"), streamIDArg(id),
-		[]byte("TIME"), strconv.AppendInt(nil, nack.DeliveryTime, 10),
-		[]byte("RETRYCOUNT"), strconv.AppendUint(nil, nack.DeliveryCount, 10),
-		[]byte("FORCE"), []byte("JUSTID"), []byte("LASTID"), streamIDArg(g.LastID()))
+	w := cmdWriter{b: st.Props()}
+	w.command("XCLAIM", key, 12)
+	w.bulk(g.Name())
+	w.bulk(nack.Consumer.Name())
+	w.str("0")
+	w.id(id)
+	w.str("TIME")
+	w.int(nack.DeliveryTime)
+	w.str("RETRYCOUNT")
+	w.int(int64(nack.DeliveryCount))
+	w.str("FORCE")
+	w.str("JUSTID")
+	w.str("LASTID")
+	w.id(g.LastID())
+	st.Propagate(w.b)
 }
 
 // propagateGroupID propagates group g's last ID and entries-read count.
 func propagateGroupID(st *store.Stream, key []byte, g *store.StreamCG) {
-	propagate(st, "XGROUP SETID", key, g.Name(), streamIDArg(g.LastID()),
-		[]byte("ENTRIESREAD"), strconv.AppendInt(nil, g.EntriesRead(), 10))
+	if !st.Feeding() {
+		return
+	}
+	w := cmdWriter{b: st.Props()}
+	w.command("XGROUP SETID", key, 4)
+	w.bulk(g.Name())
+	w.id(g.LastID())
+	w.str("ENTRIESREAD")
+	w.int(g.EntriesRead())
+	st.Propagate(w.b)
 }
 
 // groupConsumer finds or makes group g's consumer name for a read at now
