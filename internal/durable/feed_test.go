@@ -21,10 +21,6 @@ type logFeed struct {
 	fences []uint64
 }
 
-func (f *logFeed) Commands(key []byte, cas uint64, n int, cmds []byte) {
-	panic("durable test: a Feed got commands")
-}
-
 func (f *logFeed) Flush(fence uint64) {
 	f.mu.Lock()
 	f.fences = append(f.fences, fence)
@@ -51,12 +47,6 @@ func (f *storeFeed) Flush(fence uint64) { f.to.FlushAll(0) }
 func (f *storeFeed) Hold()              {}
 func (f *storeFeed) Release()           {}
 
-// Commands come only from the redis layer's stream commands, which these
-// tests do not run.
-func (f *storeFeed) Commands(key []byte, cas uint64, n int, cmds []byte) {
-	panic("durable test: a Feed got commands")
-}
-
 // feeds sends one Feed's calls to several.
 type feeds []store.Feed
 
@@ -73,11 +63,6 @@ func (fs feeds) Flush(fence uint64) {
 func (fs feeds) Hold() {
 	for _, f := range fs {
 		f.Hold()
-	}
-}
-func (fs feeds) Commands(key []byte, cas uint64, n int, cmds []byte) {
-	for _, f := range fs {
-		f.Commands(key, cas, n, cmds)
 	}
 }
 func (fs feeds) Release() {

@@ -76,6 +76,9 @@ const (
 	opKeyCommands
 )
 
+// A Source takes a collection's change as commands.
+var _ store.CommandFeed = (*Source)(nil)
+
 var errNotDumped = errors.New("replication: a collection's record did not decode")
 
 // queue holds changes not yet encoded, their bytes in one arena.

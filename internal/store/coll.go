@@ -126,6 +126,11 @@ type coll struct {
 	propagated bool // the call's changes for the Feed are props, if any
 	props      []byte
 	propN      int
+	// unrecorded: the call changed the collection other than through a
+	// method that records its change as a command (record): the Feed
+	// gets the whole state. Every change marks it (own, and wherever
+	// dirty is set); a recording method puts back what it found.
+	unrecorded bool
 }
 
 // collection runs fn with the collection of kind under key, with the shard
@@ -146,7 +151,7 @@ func (s *Store) collection(key []byte, kind Kind, write bool, c *coll, fn func()
 	clk := &c.clk
 	s.pollFlush(clk)
 	s.lock(sh)
-	if c.feeding = write && s.feed.Load() != nil; c.feeding {
+	if c.feeding = write && s.commandFeeder() != nil; c.feeding {
 		c.props = sh.props[:0]
 	}
 	unlocked := false
@@ -331,7 +336,7 @@ func (c *coll) length() int {
 // record's bytes change only when the call settles), creating an empty listpack for a new
 // collection, and marks c changed.
 func (c *coll) own() {
-	c.dirty = true
+	c.dirty, c.unrecorded = true, true
 	if c.owned {
 		return
 	}

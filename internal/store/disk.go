@@ -464,21 +464,27 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 	if !s.recording() {
 		return
 	}
+	s.persistTo(sh, e, true)
+}
+
+// persistTo queues e's record for the Disk and, when feed, the Feed.
+func (s *Store) persistTo(sh *shard, e *entry, feed bool) {
 	if e.isBig() {
 		// The object's flat encoding: whole, on every change. (A big
 		// collection costs O(size) per write in durable mode.)
-		s.queueRecord(sh, sh.key(e), sh.object(e).appendFlat(recordHead(sh, e)), e)
+		s.queueRecordTo(sh, sh.key(e), sh.object(e).appendFlat(recordHead(sh, e)), e, feed)
 		return
 	}
-	s.persistItem(sh, sh.key(e), sh.value(e), nil, e)
+	s.queueRecordTo(sh, sh.key(e), append(recordHead(sh, e), sh.value(e)...), e, feed)
 }
 
 // persistCollLocked is persistLocked for a collection changed by the call
 // c: when the call propagated its changes as commands, the Feed gets
 // those instead of the whole state (a Disk still gets the record).
 func (s *Store) persistCollLocked(sh *shard, e *entry, c *coll) {
-	f := s.feeder()
-	if !c.propagated || !c.feeding || f == nil {
+	f := s.commandFeeder()
+	cmds := c.propagated || c.kind != KindStream && !c.unrecorded && c.propN > 0
+	if !cmds || !c.feeding || f == nil {
 		s.persistLocked(sh, e)
 		return
 	}
@@ -486,12 +492,7 @@ func (s *Store) persistCollLocked(sh *shard, e *entry, c *coll) {
 		f.Commands(sh.key(e), e.cas, c.propN, c.props)
 	}
 	if s.disk != nil {
-		rec := sh.object(e).appendFlat(recordHead(sh, e))
-		s.disk.Write(sh.key(e), rec, e.deadline)
-		s.diskWrites.Add(1)
-		if cap(rec) <= maxDiskRecBuf {
-			sh.diskRec = rec[:0]
-		}
+		s.persistTo(sh, e, false)
 	}
 }
 
@@ -516,11 +517,16 @@ func recordHead(sh *shard, e *entry) []byte {
 // queueRecord queues rec, begun by recordHead, as key's record and keeps
 // its buffer for the shard's next one unless it grew too large.
 func (s *Store) queueRecord(sh *shard, key, rec []byte, e *entry) {
+	s.queueRecordTo(sh, key, rec, e, true)
+}
+
+// queueRecordTo is queueRecord, telling the Feed only when feed.
+func (s *Store) queueRecordTo(sh *shard, key, rec []byte, e *entry, feed bool) {
 	if s.disk != nil {
 		s.disk.Write(key, rec, e.deadline)
 		s.diskWrites.Add(1)
 	}
-	if f := s.feeder(); f != nil {
+	if f := s.feeder(); f != nil && feed {
 		f.Write(key, rec, e.deadline)
 	}
 	if cap(rec) <= maxDiskRecBuf {

@@ -36,18 +36,30 @@ type Feed interface {
 	// section (EXEC, a script, RENAME ...): they are one atomic step.
 	Hold()
 	Release()
+}
+
+// A CommandFeed is a Feed that also takes a collection's change as the
+// Redis commands that make it (replication's Source), where a Feed gets
+// the collection's whole new record: a hash's, set's or sorted set's
+// HSET, SREM, ZADD ... (the store records them: coll.record), a stream's
+// XADD, XCLAIM ... (the redis layer's: Stream.Propagate).
+type CommandFeed interface {
+	Feed
 	// Commands is a change of key given as the n commands (RESP arrays,
 	// in cmds) that make it on a replica holding key's previous state,
-	// in place of its whole new record: what a collection's call
-	// propagated (Stream.Propagate). cas is the CAS token the key holds
-	// after it, as a record's (RecordCAS). The commands are Redis's own
-	// propagation, which a replica may apply again over a later state
-	// without changing it. It must not block, and copies key and cmds.
+	// in place of its whole new record. cas is the CAS token the key
+	// holds after it, as a record's (RecordCAS). Each command is one a
+	// replica may apply again over a later state without changing it (a
+	// full resync's replay). It must not block, and copies key and cmds.
 	Commands(key []byte, cas uint64, n int, cmds []byte)
 }
 
-// feedRef boxes a Feed for an atomic pointer.
-type feedRef struct{ f Feed }
+// feedRef boxes a Feed for an atomic pointer; cf is f when it takes
+// commands.
+type feedRef struct {
+	f  Feed
+	cf CommandFeed
+}
 
 // SetFeed attaches f (nil detaches the current one). Changes made after
 // SetFeed returns reach f; a change being made at the same moment may or
@@ -58,7 +70,16 @@ func (s *Store) SetFeed(f Feed) {
 		s.feed.Store(nil)
 		return
 	}
-	s.feed.Store(&feedRef{f: f})
+	cf, _ := f.(CommandFeed)
+	s.feed.Store(&feedRef{f: f, cf: cf})
+}
+
+// commandFeeder is the attached Feed when it takes commands, or nil.
+func (s *Store) commandFeeder() CommandFeed {
+	if r := s.feed.Load(); r != nil {
+		return r.cf
+	}
+	return nil
 }
 
 // feeder is the attached Feed, or nil.

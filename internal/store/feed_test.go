@@ -25,9 +25,6 @@ func (f *recFeed) Write(key, rec []byte, deadline int64) {
 func (f *recFeed) Flush(fence uint64) { f.add(fmt.Sprintf("flush %d", fence)) }
 func (f *recFeed) Hold()              { f.add("hold") }
 func (f *recFeed) Release()           { f.add("release") }
-func (f *recFeed) Commands(key []byte, cas uint64, n int, cmds []byte) {
-	f.add(fmt.Sprintf("commands %s %d %q", key, n, cmds))
-}
 
 // TestFeedEvents: a cache-mode store tells its Feed of writes, deletes,
 // a FlushAll with its fence, and brackets a Tx's changes with Hold and

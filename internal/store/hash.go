@@ -94,12 +94,20 @@ func (h *Hash) Value(field, dst []byte) ([]byte, bool) {
 
 // Set stores field's value and reports whether the field is new.
 func (h *Hash) Set(field, value []byte) bool {
+	u := h.c.unrecorded
+	isNew := h.set(field, value)
+	h.c.unrecorded = u
+	h.c.record("HSET", field, value)
+	return isNew
+}
+
+func (h *Hash) set(field, value []byte) bool {
 	c := &h.c
 	if !c.write {
 		panic("store: Hash.Set in ViewHash")
 	}
 	if t := h.table(); t != nil {
-		c.dirty = true
+		c.dirty, c.unrecorded = true, true
 		return t.set(field, value)
 	}
 	s := c.s
@@ -132,16 +140,26 @@ func (h *Hash) toTable() *table {
 			p = lpNext(c.lp, p)
 		}
 	}
-	c.obj, c.enc, c.lp, c.dirty = &bigHash{t: t}, encBig, nil, true
+	c.obj, c.enc, c.lp, c.dirty, c.unrecorded = &bigHash{t: t}, encBig, nil, true, true
 	return t
 }
 
 // Delete removes field and reports whether it was there.
 func (h *Hash) Delete(field []byte) bool {
+	u := h.c.unrecorded
+	if !h.del(field) {
+		return false
+	}
+	h.c.unrecorded = u
+	h.c.record("HDEL", field)
+	return true
+}
+
+func (h *Hash) del(field []byte) bool {
 	c := &h.c
 	if t := h.table(); t != nil {
 		if t.del(field) {
-			c.dirty = true
+			c.dirty, c.unrecorded = true, true
 			return true
 		}
 		return false

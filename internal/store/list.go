@@ -100,7 +100,7 @@ func (l *List) toQuicklist() *quicklist {
 		flush()
 	}
 	q.settleRange(0, q.count()-1)
-	c.obj, c.enc, c.lp, c.dirty = q, encBig, nil, true
+	c.obj, c.enc, c.lp, c.dirty, c.unrecorded = q, encBig, nil, true, true
 	return q
 }
 
@@ -120,7 +120,7 @@ func (l *List) quickW() *quicklist {
 // changed.
 func (l *List) own() {
 	if l.c.obj != nil {
-		l.c.dirty = true
+		l.c.dirty, l.c.unrecorded = true, true
 		return
 	}
 	l.c.own()
@@ -147,7 +147,7 @@ func (l *List) Push(left bool, v []byte) {
 	}
 	if q != nil {
 		q.push(left, v)
-		c.dirty = true
+		c.dirty, c.unrecorded = true, true
 		return
 	}
 	c.own()
@@ -168,7 +168,7 @@ func (l *List) Pop(left bool, dst []byte) ([]byte, bool) {
 		return dst, false
 	}
 	if q := l.quickW(); q != nil {
-		c.dirty = true
+		c.dirty, c.unrecorded = true, true
 		return q.pop(left, dst), true
 	}
 	p := lpFirst(c.lp)
@@ -215,7 +215,7 @@ func (l *List) Set(i int, v []byte) bool {
 	}
 	if q != nil {
 		q.set(i, v)
-		l.c.dirty = true
+		l.c.dirty, l.c.unrecorded = true, true
 		return true
 	}
 	c := &l.c
@@ -239,7 +239,7 @@ func (l *List) InsertAt(i int, v []byte) {
 	}
 	if q != nil {
 		q.insert(i, v)
-		l.c.dirty = true
+		l.c.dirty, l.c.unrecorded = true, true
 		return
 	}
 	c := &l.c
@@ -311,7 +311,7 @@ func (l *List) Delete(i, k int) {
 	}
 	if q := l.quickW(); q != nil {
 		q.deleteRange(i, k)
-		l.c.dirty = true
+		l.c.dirty, l.c.unrecorded = true, true
 		return
 	}
 	c := &l.c
@@ -347,7 +347,7 @@ func (l *List) Remove(v []byte, count int) int {
 		skip = matches + count
 	}
 	if q := l.quickW(); q != nil {
-		l.c.dirty = true
+		l.c.dirty, l.c.unrecorded = true, true
 		return q.removeEqual(v, skip, limit)
 	}
 	c := &l.c

@@ -139,6 +139,16 @@ func (st *Set) Prepare(first []byte, n int) {
 
 // Add adds m and reports whether it is new.
 func (st *Set) Add(m []byte) bool {
+	u := st.c.unrecorded
+	if !st.add(m) {
+		return false
+	}
+	st.c.unrecorded = u
+	st.c.record("SADD", m)
+	return true
+}
+
+func (st *Set) add(m []byte) bool {
 	c := &st.c
 	if !c.write {
 		panic("store: Set.Add in ViewSet")
@@ -148,7 +158,7 @@ func (st *Set) Add(m []byte) bool {
 	}
 	if t := st.table(); t != nil {
 		if t.set(m, nil) {
-			c.dirty = true
+			c.dirty, c.unrecorded = true, true
 			return true
 		}
 		return false
@@ -212,7 +222,7 @@ func (st *Set) toListpack() {
 	} else {
 		c.lp, c.owned = lp, true
 	}
-	c.enc, c.dirty = encCompact, true
+	c.enc, c.dirty, c.unrecorded = encCompact, true, true
 }
 
 // toTable turns the intset or listpack into a table sized for n members.
@@ -234,19 +244,29 @@ func (st *Set) toTable(n int) *table {
 			t.set(c.element(lpGet(c.lp, p)), nil)
 		}
 	}
-	c.obj, c.enc, c.lp, c.dirty = &bigSet{t: t}, encBig, nil, true
+	c.obj, c.enc, c.lp, c.dirty, c.unrecorded = &bigSet{t: t}, encBig, nil, true, true
 	return t
 }
 
 // Remove removes m and reports whether it was a member.
 func (st *Set) Remove(m []byte) bool {
+	u := st.c.unrecorded
+	if !st.remove(m) {
+		return false
+	}
+	st.c.unrecorded = u
+	st.c.record("SREM", m)
+	return true
+}
+
+func (st *Set) remove(m []byte) bool {
 	c := &st.c
 	if !c.write {
 		panic("store: Set.Remove in ViewSet")
 	}
 	if t := st.table(); t != nil {
 		if t.del(m) {
-			c.dirty = true
+			c.dirty, c.unrecorded = true, true
 			return true
 		}
 		return false
@@ -283,7 +303,7 @@ func (st *Set) Clear() {
 	if c.obj != nil && !c.storedObj(c.obj) {
 		c.dropped = append(c.dropped, c.obj) // fn may still read it
 	}
-	c.obj, c.lp, c.owned, c.dirty = nil, nil, false, true
+	c.obj, c.lp, c.owned, c.dirty, c.unrecorded = nil, nil, false, true, true
 }
 
 // Each calls fn for every member until fn returns false: in ascending

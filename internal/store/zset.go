@@ -160,12 +160,21 @@ func (z *ZSet) Score(member []byte) (float64, bool) {
 // Set gives member score, adding it if it is new, and reports whether it
 // was added. score must not be NaN.
 func (z *ZSet) Set(member []byte, score float64) bool {
+	u := z.c.unrecorded
+	added := z.setScore(member, score)
+	z.c.unrecorded = u
+	var buf [32]byte
+	z.c.record("ZADD", formatScore(buf[:0], score), member)
+	return added
+}
+
+func (z *ZSet) setScore(member []byte, score float64) bool {
 	c := &z.c
 	if !c.write {
 		panic("store: ZSet.Set in ViewZSet")
 	}
 	if b := z.big(); b != nil {
-		c.dirty = true
+		c.dirty, c.unrecorded = true, true
 		return b.set(member, score)
 	}
 	p := lpZFind(c.lp, member)
@@ -231,16 +240,26 @@ func (z *ZSet) toBig() *bigZSet {
 			p = lpNext(c.lp, p)
 		}
 	}
-	c.obj, c.enc, c.lp, c.dirty = b, encBig, nil, true
+	c.obj, c.enc, c.lp, c.dirty, c.unrecorded = b, encBig, nil, true, true
 	return b
 }
 
 // Delete removes member and reports whether it was there.
 func (z *ZSet) Delete(member []byte) bool {
+	u := z.c.unrecorded
+	if !z.del(member) {
+		return false
+	}
+	z.c.unrecorded = u
+	z.c.record("ZREM", member)
+	return true
+}
+
+func (z *ZSet) del(member []byte) bool {
 	c := &z.c
 	if b := z.big(); b != nil {
 		if b.del(member) {
-			c.dirty = true
+			c.dirty, c.unrecorded = true, true
 			return true
 		}
 		return false
@@ -381,6 +400,15 @@ func (z *ZSet) partition(below func(m []byte, s float64) bool) int {
 // not be empty. The member is copied, so nothing returned aliases z (a
 // caller's handle stays on its stack: ZPOPMIN allocates nothing).
 func (z *ZSet) Pop(maxSide bool, dst []byte) ([]byte, float64) {
+	u := z.c.unrecorded
+	n := len(dst)
+	dst, score := z.pop(maxSide, dst)
+	z.c.unrecorded = u
+	z.c.record("ZREM", dst[n:])
+	return dst, score
+}
+
+func (z *ZSet) pop(maxSide bool, dst []byte) ([]byte, float64) {
 	r := 0
 	if maxSide {
 		r = z.Len() - 1
@@ -414,7 +442,7 @@ func (z *ZSet) DeleteRange(start, end int) int {
 	}
 	c := &z.c
 	if b := z.big(); b != nil {
-		c.dirty = true
+		c.dirty, c.unrecorded = true, true
 		return b.delRange(start, end)
 	}
 	c.own()

@@ -258,9 +258,44 @@ func parseMultibulk(t *testing.T, raw string) []string {
 // copy holding the state after any of them, from any earlier point on,
 // end in the primary's state (the snapshot is taken after the stream's
 // offset is marked, so a replica applies again what it holds already).
-// The commands are read off a replication link (PSYNC), and replayed on
-// a second server for 40 seeded pairs of points.
 func TestStreamPropagationReplays(t *testing.T) {
+	checkReplays(t, func(c *servertest.RESPClient) {
+		streamWorkload(c, "s", 300)
+		for i := range 60 {
+			c.Do("XADD", "s", "MAXLEN", "~", "200", "*", "more", strconv.Itoa(i))
+			c.Do("XREADGROUP", "GROUP", "g1", "c"+strconv.Itoa(i%3), "COUNT", "2", "STREAMS", "s", ">")
+			if i%4 == 0 {
+				c.Do("XAUTOCLAIM", "s", "g1", "c9", "0", "0-0", "COUNT", "2")
+			}
+			if i%5 == 0 {
+				c.Do("XTRIM", "s", "MAXLEN", strconv.Itoa(250-i))
+			}
+		}
+	}, func(cl *servertest.RESPClient) string {
+		var b strings.Builder
+		for _, d := range []string{"0", "3"} {
+			cl.Do("SELECT", d)
+			for _, k := range []string{"s", "s:new", "s:gone"} {
+				b.WriteString(cl.Do("XRANGE", k, "-", "+"))
+				b.WriteString(maskSeenTimes(cl.Do("XINFO", "STREAM", k, "FULL")))
+				for _, g := range []string{"g1", "g2", "g"} {
+					b.WriteString(dropIdle(cl.Do("XPENDING", k, g, "-", "+", "1000")))
+				}
+			}
+		}
+		return b.String()
+	}, "X", 200)
+}
+
+// checkReplays runs workload on a MiniKV primary, reads the commands it
+// streams off a replication link (PSYNC), and checks that every one
+// begins with prefix and that there are at least min of them; then that
+// they give the primary's state (as reads sees it) on a MiniKV replica:
+// applied once in order, and for 25 seeded pairs of points i <= j,
+// applied from i on over a snapshot of the state after j (as a full
+// resync's replica does, its snapshot taken after the offset's mark).
+func checkReplays(t *testing.T, workload func(*servertest.RESPClient), reads func(*servertest.RESPClient) string, prefix string, min int) {
+	t.Helper()
 	rs := startRESP(t, server.Config{}, store.Config{})
 	nc, err := net.Dial("tcp", rs.respAddr)
 	if err != nil {
@@ -284,17 +319,7 @@ func TestStreamPropagationReplays(t *testing.T) {
 	}
 
 	c := dialRESP(t, rs.respAddr)
-	streamWorkload(c, "s", 300)
-	for i := range 60 {
-		c.Do("XADD", "s", "MAXLEN", "~", "200", "*", "more", strconv.Itoa(i))
-		c.Do("XREADGROUP", "GROUP", "g1", "c"+strconv.Itoa(i%3), "COUNT", "2", "STREAMS", "s", ">")
-		if i%4 == 0 {
-			c.Do("XAUTOCLAIM", "s", "g1", "c9", "0", "0-0", "COUNT", "2")
-		}
-		if i%5 == 0 {
-			c.Do("XTRIM", "s", "MAXLEN", strconv.Itoa(250-i))
-		}
-	}
+	workload(c)
 	c.Do("SET", "the", "end")
 
 	// The units a replica applies: a command, or a MULTI ... EXEC block,
@@ -333,29 +358,15 @@ func TestStreamPropagationReplays(t *testing.T) {
 		if name == "SET" && args[1] == "the" {
 			break
 		}
-		if !strings.HasPrefix(name, "X") {
-			t.Fatalf("a stream's change streamed as %q", args)
+		if !strings.HasPrefix(name, prefix) {
+			t.Fatalf("a change streamed as %q", args)
 		}
 		units = append(units, unit{db, [][]string{args}})
 	}
-	if len(units) < 200 {
+	if len(units) < min {
 		t.Fatalf("%d units streamed", len(units))
 	}
 
-	reads := func(cl interface{ Do(...string) string }) string {
-		var b strings.Builder
-		for _, d := range []string{"0", "3"} {
-			cl.Do("SELECT", d)
-			for _, k := range []string{"s", "s:new", "s:gone"} {
-				b.WriteString(cl.Do("XRANGE", k, "-", "+"))
-				b.WriteString(maskSeenTimes(cl.Do("XINFO", "STREAM", k, "FULL")))
-				for _, g := range []string{"g1", "g2", "g"} {
-					b.WriteString(dropIdle(cl.Do("XPENDING", k, g, "-", "+", "1000")))
-				}
-			}
-		}
-		return b.String()
-	}
 	want := reads(c)
 	r0 := startRESP(t, server.Config{}, store.Config{})
 	rc := dialRESP(t, r0.respAddr)
