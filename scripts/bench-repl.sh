@@ -16,7 +16,14 @@
 #             it has it; the lag is the time from the primary's reply to
 #             the replica's first reply with the value (p50 and p99).
 #
+#   MODE=coll: big collections with one replica attached: a sorted set
+#             and a hash of MEMBERS members (default 100 000), then
+#             ZINCRBY lb 1 m:__rand_int__ and HSET hh f:__rand_int__ v at
+#             pipeline P; the primary's CPU per request and requests per
+#             second for each.
+#
 #   make build && P=16 scripts/bench-repl.sh && P=1 N=100000 scripts/bench-repl.sh
+#   make build && MODE=coll N=100000 scripts/bench-repl.sh
 #   make build && MODE=sync KEYS=1000000 scripts/bench-repl.sh
 #   make build && MODE=lag scripts/bench-repl.sh
 #   MINIKV_REPLICA_ENV=GOMAXPROCS=1 MODE=lag scripts/bench-repl.sh   # the replica's environment
@@ -27,6 +34,7 @@ N=${N:-300000}
 ROUNDS=${ROUNDS:-3}
 KEYS=${KEYS:-1000000}
 PROBES=${PROBES:-1500}
+MEMBERS=${MEMBERS:-100000}
 MINIKV=${MINIKV:-bin/minikv}
 tmp=$(mktemp -d)
 pids=()
@@ -75,7 +83,46 @@ stop() {
 	wait "$@" 2>/dev/null || true
 }
 
+rate() { tr '\r' '\n' | awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}' | tail -1; }
+
 case "$MODE" in
+coll)
+	python3 - "$MEMBERS" >"$tmp/coll.resp" <<'EOF'
+import sys
+n = int(sys.argv[1])
+out = sys.stdout.buffer
+for i in range(0, n, 100):
+    a = [b"ZADD", b"lb"]
+    h = [b"HSET", b"hh"]
+    for j in range(i, min(i + 100, n)):
+        a += [b"%d" % j, b"m:%012d" % j]
+        h += [b"f:%012d" % j, b"value-%d" % j]
+    for c in (a, h):
+        out.write(b"*%d\r\n" % len(c) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in c))
+EOF
+	for _ in $(seq "$ROUNDS"); do
+		for srv in redis minikv; do
+			pp=$(free_port)
+			start "$srv" "$pp"
+			ppid=$pid
+			redis-cli -p "$pp" --pipe <"$tmp/coll.resp" >/dev/null
+			rp=$(free_port)
+			start "$srv" "$rp" "$pp"
+			rpid=$pid
+			insync "$rp"
+			line="$srv P=$P members=$MEMBERS"
+			for op in zincrby hset; do
+				if [ "$op" = zincrby ]; then set -- ZINCRBY lb 1 m:__rand_int__; else set -- HSET hh f:__rand_int__ v; fi
+				c0=$(cpu "$ppid")
+				rps=$(redis-benchmark -p "$pp" -n "$N" -r "$MEMBERS" -P "$P" -c 50 -q "$@" 2>/dev/null | rate)
+				c1=$(cpu "$ppid")
+				line="$line $op: rps=$rps cpu_us=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc)"
+			done
+			stop "$rpid" "$ppid"
+			echo "$line"
+		done
+	done
+	;;
 set)
 	for _ in $(seq "$ROUNDS"); do
 		for srv in redis minikv; do
