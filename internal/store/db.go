@@ -61,9 +61,85 @@ type DBCounts struct {
 	Items, Expires [MaxDBs]int64
 }
 
-// CountDBs counts the items of every database: one walk over the store,
-// a shard at a time (in durable mode, over the disk, as Count does).
+// countDBLocked adds d to the count of key's database in sh, when that
+// is not database 0 (whose count is the rest of the shard's).
+func (sh *shard) countDBLocked(key []byte, d int64) {
+	if len(key) < 2 || key[0] != DBMark || key[1] == 0 {
+		return
+	}
+	if sh.others == nil {
+		sh.others = new([MaxDBs]int64)
+	}
+	sh.others[key[1]] += d
+	sh.othersN += d
+}
+
+// CountDB counts the live items of database db (Redis's DBSIZE). In
+// memory mode it reads each shard's counts, and walks only a shard that
+// may hold an item expired or flushed and not yet reclaimed (the sweeper
+// leaves few): O(shards) rather than O(items). In durable mode it walks
+// the disk, as CountDBs does.
+func (s *Store) CountDB(db int) (int64, error) {
+	if s.disk != nil {
+		c, err := s.CountDBs()
+		return c.Items[db], err
+	}
+	return s.countDBMem(db), nil
+}
+
+func (s *Store) countDBMem(db int) int64 {
+	clk := s.clock()
+	s.pollFlush(&clk)
+	now, fence := clk.now(), s.fence.Load()
+	var n int64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		if sh.mayHoldDead(now, fence) {
+			s.ScanItems(i, func(key []byte, _ Item) bool {
+				if InDB(key, db) {
+					n++
+				}
+				return true
+			})
+			continue
+		}
+		s.lock(sh)
+		switch {
+		case db == 0:
+			n += int64(sh.len()) - sh.othersN
+		case sh.others != nil:
+			n += sh.others[db]
+		}
+		s.unlock(sh)
+	}
+	return n
+}
+
+// onlyDB0 reports whether no shard holds an item of a database other
+// than 0.
+func (s *Store) onlyDB0() bool {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		s.lock(sh)
+		n := sh.othersN
+		s.unlock(sh)
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// CountDBs counts the items of every database and those with a deadline
+// (INFO keyspace). In memory mode, when every item is database 0's, it
+// takes CountDB(0) and Expires (O(shards)); otherwise it walks the
+// store, a shard at a time (in durable mode, the disk, as Count does).
 func (s *Store) CountDBs() (c DBCounts, err error) {
+	if s.disk == nil && s.onlyDB0() {
+		c.Items[0] = s.countDBMem(0)
+		c.Expires[0] = min(s.Expires(), c.Items[0])
+		return c, nil
+	}
 	if s.disk != nil {
 		clk := s.clock()
 		s.pollFlush(&clk)

@@ -2,7 +2,9 @@ package store
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // TestDBKey: the encoding round-trips, is unambiguous (no two (db, key)
@@ -61,4 +63,89 @@ func TestCountDBsAndDBKeys(t *testing.T) {
 	if len(got) != 2 || got[0] == got[1] || (got[0] != "a" && got[0] != "b") {
 		t.Errorf("DBKeys(3) = %q", got)
 	}
+}
+
+// TestCountDBFromCounts: DBSIZE's count (CountDB) and INFO keyspace's
+// (CountDBs) agree with a walk over the live items, whichever databases
+// hold keys, through inserts, overwrites, deletes, expiry not yet
+// reclaimed (the sweeper is off: those shards are walked), FLUSHALL, and
+// a collection made and emptied.
+func TestCountDBFromCounts(t *testing.T) {
+	s := newTestStore(t, Config{MemoryLimit: 64 << 20, SweepInterval: -1})
+	walk := func(db int) int64 {
+		var n int64
+		for i := range s.shards {
+			s.ScanItems(i, func(key []byte, _ Item) bool {
+				if InDB(key, db) {
+					n++
+				}
+				return true
+			})
+		}
+		return n
+	}
+	check := func(what string) {
+		t.Helper()
+		c, err := s.CountDBs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, db := range []int{0, 1, 3, 15} {
+			want := walk(db)
+			got, err := s.CountDB(db)
+			if err != nil || got != want {
+				t.Fatalf("%s: CountDB(%d) = %d, %v; a walk counts %d", what, db, got, err, want)
+			}
+			if c.Items[db] != want {
+				t.Fatalf("%s: CountDBs().Items[%d] = %d; a walk counts %d", what, db, c.Items[db], want)
+			}
+		}
+	}
+	put := func(db, i int, deadline int64) {
+		if _, err := s.Store(ModeSet, DBKey(nil, db, []byte("k"+strconv.Itoa(i))), []byte("v"), 0, deadline, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3000 {
+		put(0, i, 0)
+	}
+	check("database 0 only")
+	for i := range 500 {
+		put(3, i, 0)
+		put(1, i, 0)
+		put(0, i, 0) // an overwrite
+	}
+	put(0, -1, 0)
+	if _, err := s.Store(ModeSet, []byte{DBMark, 0, 'x'}, []byte("v"), 0, 0, 0); err != nil { // database 0's escaped key
+		t.Fatal(err)
+	}
+	check("three databases")
+	for i := range 200 {
+		if err := s.Delete(DBKey(nil, 3, []byte("k"+strconv.Itoa(i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("deletes")
+	soon := time.Now().Add(50 * time.Millisecond).UnixMilli()
+	for i := range 100 {
+		put(1, 1000+i, soon)
+		put(0, 5000+i, soon)
+	}
+	check("deadlines ahead")
+	time.Sleep(100 * time.Millisecond)
+	check("expired, not reclaimed")
+	var h Hash
+	key := DBKey(nil, 15, []byte("h"))
+	if err := s.UpdateHash(key, &h, func() error { h.Set([]byte("f"), []byte("v")); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	check("a hash in database 15")
+	if err := s.UpdateHash(key, &h, func() error { h.Delete([]byte("f")); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	check("the hash emptied")
+	s.FlushAll(0)
+	check("after FLUSHALL")
+	put(3, 1, 0)
+	check("one key after FLUSHALL")
 }

@@ -117,6 +117,7 @@ func objMapped(o object) (live, retired int64) {
 func (s *Store) verifyShardLocked(i int, sh *shard) (int64, int, error) {
 	var bytes int64
 	live := 0
+	others := map[byte]int64{} // items per database other than 0
 	minDeadline := int64(1<<63 - 1)
 	inList := make([]bool, len(sh.segs))
 	prev := noSeg
@@ -162,6 +163,9 @@ func (s *Store) verifyShardLocked(i int, sh *shard) (int64, int, error) {
 				return 0, 0, fmt.Errorf("shard %d: live record %q at %d/%d not found through the index (found %d/%d)", i, k, e.seg, e.off, f.seg, f.off)
 			}
 			live++
+			if len(k) >= 2 && k[0] == DBMark && k[1] != 0 {
+				others[k[1]]++
+			}
 			segLive += e.size()
 			bytes += sh.costOf(&e)
 			if e.deadline != 0 {
@@ -190,6 +194,16 @@ func (s *Store) verifyShardLocked(i int, sh *shard) (int64, int, error) {
 		} else {
 			dead += int64(len(sg.buf)) - int64(sg.live)
 		}
+	}
+	var othersN int64
+	for db, n := range others {
+		othersN += n
+		if sh.others == nil || sh.others[db] != n {
+			return 0, 0, fmt.Errorf("shard %d: database %d holds %d items, counted %v", i, db, n, sh.others)
+		}
+	}
+	if othersN != sh.othersN {
+		return 0, 0, fmt.Errorf("shard %d: items of databases other than 0: %d, counted %d", i, othersN, sh.othersN)
 	}
 	if segBytes != sh.segBytes || dead != sh.dead {
 		return 0, 0, fmt.Errorf("shard %d: segBytes, dead = %d, %d; want %d, %d", i, sh.segBytes, sh.dead, segBytes, dead)

@@ -20,6 +20,8 @@ type shard struct {
 	seed        maphash.Seed // the Store's seed, to rehash the key of a record being moved
 	index       index
 	segs        []segment
+	others      *[MaxDBs]int64 // items per database other than 0 (made at the first; db.go)
+	othersN     int64          // their sum: database 0 holds len() - othersN
 	freeSegs    []uint32       // free segment slots
 	active      uint32         // the open segment, or noSeg
 	oldest      uint32         // the list of segments in the order they were opened
@@ -72,6 +74,7 @@ func (sh *shard) init(seed maphash.Seed, total *segTotal) {
 // resetLocked empties the shard's tables.
 func (sh *shard) resetLocked() {
 	sh.index = index{slots: make([]uint64, minIndex)}
+	sh.others, sh.othersN = nil, 0
 	sh.segs = nil
 	sh.freeSegs = nil
 	sh.active, sh.oldest, sh.newest = noSeg, noSeg, noSeg
@@ -128,6 +131,7 @@ func (sh *shard) len() int { return sh.index.n }
 func (sh *shard) insertLocked(e *entry, key, a, b []byte) {
 	sh.appendLocked(e, key, a, b)
 	sh.index.insert(slotOf(e.tag, loc(e.seg, e.off)))
+	sh.countDBLocked(key, 1)
 }
 
 // replaceLocked writes a new record for e holding key and a+b in place of
@@ -148,6 +152,7 @@ func (sh *shard) removeLocked(e *entry) int64 {
 	c := sh.costOf(e)
 	sh.removals++
 	sh.index.remove(slotOf(e.tag, loc(e.seg, e.off)), e.pos)
+	sh.countDBLocked(sh.key(e), -1)
 	sh.bytes -= c
 	if e.isBig() {
 		sh.freeObjLocked(sh.objID(e))

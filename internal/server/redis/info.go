@@ -199,7 +199,8 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 	case "cluster":
 		field("cluster_enabled", b2i(p.cluster != nil))
 	case "keyspace":
-		// One walk over the store (in durable mode, the disk): store.CountDBs.
+		// The shards' counts when only database 0 has keys, else one
+		// walk over the store (in durable mode, the disk): store.CountDBs.
 		if c, err := rc.st.CountDBs(); err == nil {
 			for db, n := range c.Items {
 				if n > 0 {

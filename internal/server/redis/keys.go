@@ -392,18 +392,16 @@ func (rc *conn) randomKey() ([]byte, bool) {
 	return key, found && err == nil
 }
 
-// cmdDBSize is DBSIZE: the selected database's items, including expired
-// ones not yet reclaimed (as Redis counts keys not yet expired by its
-// cycle); in durable mode the live items on disk, counted by one walk
-// over it. With more than one database, it counts by a walk over the
-// store (store.CountDBs).
+// cmdDBSize is DBSIZE: the selected database's live items, from the
+// shards' counts in memory mode (store.CountDB); in durable mode the live
+// items on disk, counted by one walk over it.
 func cmdDBSize(rc *conn, _ [][]byte) {
-	c, err := rc.st.CountDBs()
+	n, err := rc.st.CountDB(rc.db)
 	if err != nil {
 		rc.w.Error("ERR " + err.Error())
 		return
 	}
-	rc.w.Int(c.Items[rc.db])
+	rc.w.Int(n)
 }
 
 // cmdBGRewriteAOF is BGREWRITEAOF: in durable mode, a full compaction of
