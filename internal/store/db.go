@@ -61,6 +61,10 @@ type DBCounts struct {
 	Items, Expires [MaxDBs]int64
 }
 
+// dbCounts are a shard's items of each database other than 0, and how
+// many of them have a deadline (records with one: the segments' ttl).
+type dbCounts struct{ keys, ttl [MaxDBs]int64 }
+
 // countDBLocked adds d to the count of key's database in sh, when that
 // is not database 0 (whose count is the rest of the shard's).
 func (sh *shard) countDBLocked(key []byte, d int64) {
@@ -68,10 +72,23 @@ func (sh *shard) countDBLocked(key []byte, d int64) {
 		return
 	}
 	if sh.others == nil {
-		sh.others = new([MaxDBs]int64)
+		sh.others = new(dbCounts)
 	}
-	sh.others[key[1]] += d
+	sh.others.keys[key[1]] += d
 	sh.othersN += d
+}
+
+// countTTLLocked adds d to the count of records with a deadline of key's
+// database in sh, when that is not database 0.
+func (sh *shard) countTTLLocked(key []byte, d int64) {
+	if len(key) < 2 || key[0] != DBMark || key[1] == 0 {
+		return
+	}
+	if sh.others == nil {
+		sh.others = new(dbCounts)
+	}
+	sh.others.ttl[key[1]] += d
+	sh.othersTTL += d
 }
 
 // CountDB counts the live items of database db (Redis's DBSIZE). In
@@ -108,36 +125,51 @@ func (s *Store) countDBMem(db int) int64 {
 		case db == 0:
 			n += int64(sh.len()) - sh.othersN
 		case sh.others != nil:
-			n += sh.others[db]
+			n += sh.others.keys[db]
 		}
 		s.unlock(sh)
 	}
 	return n
 }
 
-// onlyDB0 reports whether no shard holds an item of a database other
-// than 0.
-func (s *Store) onlyDB0() bool {
-	for i := range s.shards {
-		sh := &s.shards[i]
-		s.lock(sh)
-		n := sh.othersN
-		s.unlock(sh)
-		if n != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// CountDBs counts the items of every database and those with a deadline
-// (INFO keyspace). In memory mode, when every item is database 0's, it
-// takes CountDB(0) and Expires (O(shards)); otherwise it walks the
-// store, a shard at a time (in durable mode, the disk, as Count does).
+// CountDBs counts the live items of every database and those with a
+// deadline (INFO keyspace). In memory mode it reads each shard's counts,
+// walking only a shard that may hold an item expired or flushed and not
+// yet reclaimed, as CountDB does; in durable mode it walks the disk, as
+// Count does.
 func (s *Store) CountDBs() (c DBCounts, err error) {
-	if s.disk == nil && s.onlyDB0() {
-		c.Items[0] = s.countDBMem(0)
-		c.Expires[0] = min(s.Expires(), c.Items[0])
+	if s.disk == nil {
+		clk := s.clock()
+		s.pollFlush(&clk)
+		now, fence := clk.now(), s.fence.Load()
+		for i := range s.shards {
+			sh := &s.shards[i]
+			if sh.mayHoldDead(now, fence) {
+				s.ScanItems(i, func(key []byte, it Item) bool {
+					db, _ := SplitDBKey(key)
+					c.Items[db]++
+					if it.Deadline != 0 {
+						c.Expires[db]++
+					}
+					return true
+				})
+				continue
+			}
+			s.lock(sh)
+			var ttl int64
+			for j := range sh.segs {
+				ttl += int64(sh.segs[j].ttl)
+			}
+			c.Items[0] += int64(sh.len()) - sh.othersN
+			c.Expires[0] += ttl - sh.othersTTL
+			if o := sh.others; o != nil {
+				for db := 1; db < MaxDBs; db++ {
+					c.Items[db] += o.keys[db]
+					c.Expires[db] += o.ttl[db]
+				}
+			}
+			s.unlock(sh)
+		}
 		return c, nil
 	}
 	if s.disk != nil {

@@ -66,23 +66,26 @@ func TestCountDBsAndDBKeys(t *testing.T) {
 }
 
 // TestCountDBFromCounts: DBSIZE's count (CountDB) and INFO keyspace's
-// (CountDBs) agree with a walk over the live items, whichever databases
+// (CountDBs, items and those with a deadline) agree with a walk over the
+// live items, whichever databases
 // hold keys, through inserts, overwrites, deletes, expiry not yet
 // reclaimed (the sweeper is off: those shards are walked), FLUSHALL, and
 // a collection made and emptied.
 func TestCountDBFromCounts(t *testing.T) {
 	s := newTestStore(t, Config{MemoryLimit: 64 << 20, SweepInterval: -1})
-	walk := func(db int) int64 {
-		var n int64
+	walk := func(db int) (n, expires int64) {
 		for i := range s.shards {
-			s.ScanItems(i, func(key []byte, _ Item) bool {
+			s.ScanItems(i, func(key []byte, it Item) bool {
 				if InDB(key, db) {
 					n++
+					if it.Deadline != 0 {
+						expires++
+					}
 				}
 				return true
 			})
 		}
-		return n
+		return n, expires
 	}
 	check := func(what string) {
 		t.Helper()
@@ -91,13 +94,13 @@ func TestCountDBFromCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, db := range []int{0, 1, 3, 15} {
-			want := walk(db)
+			want, expires := walk(db)
 			got, err := s.CountDB(db)
 			if err != nil || got != want {
 				t.Fatalf("%s: CountDB(%d) = %d, %v; a walk counts %d", what, db, got, err, want)
 			}
-			if c.Items[db] != want {
-				t.Fatalf("%s: CountDBs().Items[%d] = %d; a walk counts %d", what, db, c.Items[db], want)
+			if c.Items[db] != want || c.Expires[db] != expires {
+				t.Fatalf("%s: CountDBs() database %d: %d items, %d with a deadline; a walk counts %d, %d", what, db, c.Items[db], c.Expires[db], want, expires)
 			}
 		}
 	}
@@ -132,6 +135,19 @@ func TestCountDBFromCounts(t *testing.T) {
 		put(0, 5000+i, soon)
 	}
 	check("deadlines ahead")
+	for i := range 50 { // a deadline added, changed in place, and removed
+		k := DBKey(nil, 3, []byte("k"+strconv.Itoa(300+i)))
+		if !s.Touch(k, time.Now().Add(time.Hour).UnixMilli()) {
+			t.Fatalf("%s is gone", k)
+		}
+		if i%2 == 0 {
+			s.Touch(k, time.Now().Add(2*time.Hour).UnixMilli())
+		}
+		if i%5 == 0 {
+			s.Touch(k, 0)
+		}
+	}
+	check("deadlines set, changed and removed")
 	time.Sleep(100 * time.Millisecond)
 	check("expired, not reclaimed")
 	var h Hash

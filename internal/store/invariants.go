@@ -118,6 +118,7 @@ func (s *Store) verifyShardLocked(i int, sh *shard) (int64, int, error) {
 	var bytes int64
 	live := 0
 	others := map[byte]int64{} // items per database other than 0
+	othersTTL := map[byte]int64{}
 	minDeadline := int64(1<<63 - 1)
 	inList := make([]bool, len(sh.segs))
 	prev := noSeg
@@ -165,6 +166,9 @@ func (s *Store) verifyShardLocked(i int, sh *shard) (int64, int, error) {
 			live++
 			if len(k) >= 2 && k[0] == DBMark && k[1] != 0 {
 				others[k[1]]++
+				if e.deadline != 0 {
+					othersTTL[k[1]]++
+				}
 			}
 			segLive += e.size()
 			bytes += sh.costOf(&e)
@@ -196,14 +200,16 @@ func (s *Store) verifyShardLocked(i int, sh *shard) (int64, int, error) {
 		}
 	}
 	var othersN int64
+	var othersTTLN int64
 	for db, n := range others {
 		othersN += n
-		if sh.others == nil || sh.others[db] != n {
-			return 0, 0, fmt.Errorf("shard %d: database %d holds %d items, counted %v", i, db, n, sh.others)
+		othersTTLN += othersTTL[db]
+		if sh.others == nil || sh.others.keys[db] != n || sh.others.ttl[db] != othersTTL[db] {
+			return 0, 0, fmt.Errorf("shard %d: database %d holds %d items, %d with a deadline; counted otherwise", i, db, n, othersTTL[db])
 		}
 	}
-	if othersN != sh.othersN {
-		return 0, 0, fmt.Errorf("shard %d: items of databases other than 0: %d, counted %d", i, othersN, sh.othersN)
+	if othersN != sh.othersN || othersTTLN != sh.othersTTL {
+		return 0, 0, fmt.Errorf("shard %d: items of databases other than 0: %d, %d with a deadline; counted %d, %d", i, othersN, othersTTLN, sh.othersN, sh.othersTTL)
 	}
 	if segBytes != sh.segBytes || dead != sh.dead {
 		return 0, 0, fmt.Errorf("shard %d: segBytes, dead = %d, %d; want %d, %d", i, sh.segBytes, sh.dead, segBytes, dead)

@@ -219,6 +219,7 @@ func (sh *shard) noteLiveLocked(e *entry) {
 	sg := &sh.segs[e.seg]
 	if e.deadline != 0 {
 		sg.ttl++
+		sh.countTTLLocked(sh.key(e), 1)
 	}
 	sh.lowerSummaryLocked(e)
 }
@@ -266,6 +267,7 @@ func (sh *shard) killLocked(e *entry) {
 	sh.dead += int64(n)
 	if e.info&infoDeadline != 0 { // what the record holds, whatever e now says
 		sg.ttl--
+		sh.countTTLLocked(sh.key(e), -1)
 	}
 	e.info |= infoDead
 	sg.buf[e.off] = e.info

@@ -20,8 +20,9 @@ type shard struct {
 	seed        maphash.Seed // the Store's seed, to rehash the key of a record being moved
 	index       index
 	segs        []segment
-	others      *[MaxDBs]int64 // items per database other than 0 (made at the first; db.go)
-	othersN     int64          // their sum: database 0 holds len() - othersN
+	others      *dbCounts // items of databases other than 0 (made at the first; db.go)
+	othersN     int64     // their sum: database 0 holds len() - othersN
+	othersTTL   int64     // how many of them have a deadline (the segments' ttl holds the rest)
 	freeSegs    []uint32       // free segment slots
 	active      uint32         // the open segment, or noSeg
 	oldest      uint32         // the list of segments in the order they were opened
@@ -74,7 +75,7 @@ func (sh *shard) init(seed maphash.Seed, total *segTotal) {
 // resetLocked empties the shard's tables.
 func (sh *shard) resetLocked() {
 	sh.index = index{slots: make([]uint64, minIndex)}
-	sh.others, sh.othersN = nil, 0
+	sh.others, sh.othersN, sh.othersTTL = nil, 0, 0
 	sh.segs = nil
 	sh.freeSegs = nil
 	sh.active, sh.oldest, sh.newest = noSeg, noSeg, noSeg
