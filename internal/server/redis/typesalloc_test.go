@@ -49,11 +49,21 @@ func TestTypesDispatchZeroAllocs(t *testing.T) {
 					rc.dispatch(argv)
 				}
 			}
-			allocs := testing.AllocsPerRun(500, func() {
-				for _, argv := range seq {
-					rc.dispatch(argv)
+			// Up to three tries: AllocsPerRun counts the whole process's
+			// allocations, so a background goroutine (the sweeper, a
+			// timer) running during a slow try on a loaded machine adds
+			// to it; one made by the commands shows in every try.
+			var allocs float64
+			for range 3 {
+				allocs = testing.AllocsPerRun(500, func() {
+					for _, argv := range seq {
+						rc.dispatch(argv)
+					}
+				})
+				if allocs == 0 {
+					break
 				}
-			})
+			}
 			if allocs != 0 {
 				t.Errorf("n=%d %s ...: %v allocs per round", n, seq[0][0], allocs)
 			}
