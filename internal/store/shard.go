@@ -20,9 +20,9 @@ type shard struct {
 	seed        maphash.Seed // the Store's seed, to rehash the key of a record being moved
 	index       index
 	segs        []segment
-	others      *dbCounts // items of databases other than 0 (made at the first; db.go)
-	othersN     int64     // their sum: database 0 holds len() - othersN
-	othersTTL   int64     // how many of them have a deadline (the segments' ttl holds the rest)
+	others      *dbCounts      // items of databases other than 0 (made at the first; db.go)
+	othersN     int64          // their sum: database 0 holds len() - othersN
+	othersTTL   int64          // how many of them have a deadline (the segments' ttl holds the rest)
 	freeSegs    []uint32       // free segment slots
 	active      uint32         // the open segment, or noSeg
 	oldest      uint32         // the list of segments in the order they were opened
