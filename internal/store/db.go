@@ -65,30 +65,38 @@ type DBCounts struct {
 // many of them have a deadline (records with one: the segments' ttl).
 type dbCounts struct{ keys, ttl [MaxDBs]int64 }
 
-// countDBLocked adds d to the count of key's database in sh, when that
-// is not database 0 (whose count is the rest of the shard's).
-func (sh *shard) countDBLocked(key []byte, d int64) {
-	if len(key) < 2 || key[0] != DBMark || key[1] == 0 {
-		return
-	}
+// countsLocked returns sh's counts of other databases, made at the first.
+func (sh *shard) countsLocked() *dbCounts {
 	if sh.others == nil {
 		sh.others = new(dbCounts)
 	}
-	sh.others.keys[key[1]] += d
-	sh.othersN += d
+	return sh.others
+}
+
+// otherDB is the database the store's key names, 0 for database 0.
+func otherDB(key []byte) byte {
+	if len(key) < 2 || key[0] != DBMark {
+		return 0
+	}
+	return key[1]
+}
+
+// countDBLocked adds d to the count of key's database in sh, when that
+// is not database 0 (whose count is the rest of the shard's).
+func (sh *shard) countDBLocked(key []byte, d int64) {
+	if db := otherDB(key); db != 0 {
+		sh.countsLocked().keys[db] += d
+		sh.othersN += d
+	}
 }
 
 // countTTLLocked adds d to the count of records with a deadline of key's
 // database in sh, when that is not database 0.
 func (sh *shard) countTTLLocked(key []byte, d int64) {
-	if len(key) < 2 || key[0] != DBMark || key[1] == 0 {
-		return
+	if db := otherDB(key); db != 0 {
+		sh.countsLocked().ttl[db] += d
+		sh.othersTTL += d
 	}
-	if sh.others == nil {
-		sh.others = new(dbCounts)
-	}
-	sh.others.ttl[key[1]] += d
-	sh.othersTTL += d
 }
 
 // CountDB counts the live items of database db (Redis's DBSIZE). In

@@ -146,14 +146,7 @@ func TestCollectionsReplicateCommands(t *testing.T) {
 	rs := startRESP(t, server.Config{}, store.Config{})
 	host, port, _ := net.SplitHostPort(rs.respAddr)
 	c := dialRESP(t, rs.respAddr)
-	redisReplica := startRedisServer(t, "--replicaof", host, port)
-	mk := startRESP(t, server.Config{}, store.Config{})
-	if got := dialRESP(t, mk.respAddr).Do("REPLICAOF", host, port); got != "+OK\r\n" {
-		t.Fatalf("REPLICAOF = %q", got)
-	}
-	for _, r := range []string{redisReplica, mk.respAddr} {
-		waitFor(t, "the link of "+r, func() bool { return infoField(t, r, "replication", "master_link_status") == "up" })
-	}
+	redisReplica, mkReplica := twoReplicas(t, host, port)
 	collWorkload(c, rand.New(rand.NewPCG(4, 40)), 2000)
 
 	off := func() int64 {
@@ -170,7 +163,7 @@ func TestCollectionsReplicateCommands(t *testing.T) {
 	}
 
 	want := fmt.Sprint(off())
-	for _, r := range []string{redisReplica, mk.respAddr} {
+	for _, r := range []string{redisReplica, mkReplica} {
 		waitFor(t, "the replica "+r+" to catch up", func() bool {
 			return infoField(t, r, "replication", "slave_repl_offset") == want
 		})

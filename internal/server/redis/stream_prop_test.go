@@ -97,14 +97,7 @@ func TestStreamReplicatesCommands(t *testing.T) {
 	host, port, _ := net.SplitHostPort(rs.respAddr)
 	c := dialRESP(t, rs.respAddr)
 	c.Do("XADD", "pre", "1-1", "a", "b") // carried by the full syncs
-	redisReplica := startRedisServer(t, "--replicaof", host, port)
-	mk := startRESP(t, server.Config{}, store.Config{})
-	if got := dialRESP(t, mk.respAddr).Do("REPLICAOF", host, port); got != "+OK\r\n" {
-		t.Fatalf("REPLICAOF = %q", got)
-	}
-	for _, r := range []string{redisReplica, mk.respAddr} {
-		waitFor(t, "the link of "+r, func() bool { return infoField(t, r, "replication", "master_link_status") == "up" })
-	}
+	redisReplica, mkReplica := twoReplicas(t, host, port)
 
 	streamWorkload(c, "s", 2000)
 	off := func() int64 {
@@ -122,12 +115,12 @@ func TestStreamReplicatesCommands(t *testing.T) {
 	}
 
 	want := off()
-	for _, r := range []string{redisReplica, mk.respAddr} {
+	for _, r := range []string{redisReplica, mkReplica} {
 		waitFor(t, "the replica "+r+" to catch up", func() bool {
 			return infoField(t, r, "replication", "slave_repl_offset") == fmt.Sprint(want)
 		})
 	}
-	for _, r := range []string{redisReplica, mk.respAddr} {
+	for _, r := range []string{redisReplica, mkReplica} {
 		rc := dialRESP(t, r)
 		for _, db := range []string{"0", "3"} {
 			c.Do("SELECT", db)
@@ -197,20 +190,13 @@ func TestStreamFullSyncUnderWrites(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the writer to begin", func() bool { return n.Load() > 1000 })
-	redisReplica := startRedisServer(t, "--replicaof", host, port)
-	mk := startRESP(t, server.Config{}, store.Config{})
-	if got := dialRESP(t, mk.respAddr).Do("REPLICAOF", host, port); got != "+OK\r\n" {
-		t.Fatalf("REPLICAOF = %q", got)
-	}
-	for _, r := range []string{redisReplica, mk.respAddr} {
-		waitFor(t, "the link of "+r, func() bool { return infoField(t, r, "replication", "master_link_status") == "up" })
-	}
+	redisReplica, mkReplica := twoReplicas(t, host, port)
 	at := n.Load()
 	waitFor(t, "2 000 more writes", func() bool { return n.Load() > at+2000 })
 	close(stop)
 	<-done
 	want := infoField(t, rs.respAddr, "replication", "master_repl_offset")
-	for _, r := range []string{redisReplica, mk.respAddr} {
+	for _, r := range []string{redisReplica, mkReplica} {
 		waitFor(t, "the replica "+r+" to catch up", func() bool {
 			return infoField(t, r, "replication", "master_link_status") == "up" &&
 				infoField(t, r, "replication", "slave_repl_offset") == want
@@ -297,26 +283,7 @@ func TestStreamPropagationReplays(t *testing.T) {
 func checkReplays(t *testing.T, workload func(*servertest.RESPClient), reads func(*servertest.RESPClient) string, prefix string, min int) {
 	t.Helper()
 	rs := startRESP(t, server.Config{}, store.Config{})
-	nc, err := net.Dial("tcp", rs.respAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	br := bufio.NewReader(nc)
-	if _, err := nc.Write([]byte(multibulk("PSYNC", "?", "-1"))); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
-		t.Fatalf("PSYNC: %q %v", line, err)
-	}
-	line, err := br.ReadString('\n')
-	size, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-	if err != nil || line[0] != '$' || size <= 0 {
-		t.Fatalf("the RDB's length: %q %v", line, err)
-	}
-	if _, err := io.CopyN(io.Discard, br, int64(size)); err != nil {
-		t.Fatal(err)
-	}
+	br, _ := psyncFull(t, rs.respAddr)
 
 	c := dialRESP(t, rs.respAddr)
 	workload(c)
@@ -448,29 +415,38 @@ func newRDBSource(t *testing.T) func(fill func(*servertest.RESPClient)) string {
 	return func(fill func(*servertest.RESPClient)) string {
 		rs := startRESP(t, server.Config{}, store.Config{})
 		fill(dialRESP(t, rs.respAddr))
-		nc, err := net.Dial("tcp", rs.respAddr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		br := bufio.NewReader(nc)
-		if _, err := nc.Write([]byte(multibulk("PSYNC", "?", "-1"))); err != nil {
-			t.Fatal(err)
-		}
-		if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
-			t.Fatalf("PSYNC: %q %v", line, err)
-		}
-		head, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
-		b := make([]byte, n)
-		if _, err := io.ReadFull(br, b); err != nil {
-			t.Fatal(err)
-		}
-		return head + string(b)
+		_, snap := psyncFull(t, rs.respAddr)
+		return snap
 	}
+}
+
+// psyncFull asks addr for a full resync (PSYNC ? -1) and returns the
+// link's reader, at the stream's first byte, and the snapshot as sent
+// ($<length> and the RDB). The link closes with the test.
+func psyncFull(t *testing.T, addr string) (*bufio.Reader, string) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	br := bufio.NewReader(nc)
+	if _, err := nc.Write([]byte(multibulk("PSYNC", "?", "-1"))); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
+		t.Fatalf("PSYNC: %q %v", line, err)
+	}
+	head, err := br.ReadString('\n')
+	if err != nil || head[0] != '$' {
+		t.Fatalf("the RDB's length: %q %v", head, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+	b := make([]byte, n)
+	if _, err := io.ReadFull(br, b); err != nil {
+		t.Fatal(err)
+	}
+	return br, head + string(b)
 }
 
 // holdingPrimary is fakePrimary keeping the link open after its reply,
@@ -502,4 +478,19 @@ func holdingPrimary(t *testing.T, reply string) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// twoReplicas starts a redis-server replica and a MiniKV replica of the
+// primary at host:port and waits for both links to be up.
+func twoReplicas(t *testing.T, host, port string) (redisReplica, mkReplica string) {
+	t.Helper()
+	redisReplica = startRedisServer(t, "--replicaof", host, port)
+	mk := startRESP(t, server.Config{}, store.Config{})
+	if got := dialRESP(t, mk.respAddr).Do("REPLICAOF", host, port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF = %q", got)
+	}
+	for _, r := range []string{redisReplica, mk.respAddr} {
+		waitFor(t, "the link of "+r, func() bool { return infoField(t, r, "replication", "master_link_status") == "up" })
+	}
+	return redisReplica, mk.respAddr
 }
