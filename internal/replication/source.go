@@ -37,9 +37,10 @@ type Source struct {
 	bl   *Backlog
 	dump Dump
 
-	mu      sync.Mutex // protects q and waiters
+	mu      sync.Mutex // protects q, waiters and marks
 	q       queue
 	waiters []chan struct{} // Sync callers, woken when the queue they saw is encoded
+	marks   []chan int64    // Mark callers, in the order of their opMark entries
 	kick    chan struct{}   // a token when the queue has work
 
 	// The encoder's own state.
@@ -74,6 +75,7 @@ const (
 	opGetAck
 	opCommand
 	opKeyCommands
+	opMark
 )
 
 // A Source takes a collection's change as commands.
@@ -169,6 +171,29 @@ func (s *Source) Commands(key []byte, cas uint64, n int, cmds []byte) {
 	s.push(queued{op: opKeyCommands, fence: cas, deadline: int64(n)}, key, cmds)
 }
 
+// Mark returns the stream's offset at this point of the changes: the
+// backlog's end once every change queued before the call is encoded and
+// none after it, and makes the stream after it begin with SELECT 0. It
+// waits for the encoder. A full resync's snapshot calls it at the
+// instant it copies the store (every shard held: no change is being
+// queued), so the snapshot is the store at exactly that offset. ok is
+// false when the changes before the mark cannot be cut there (a section
+// of them still open), or the Source is closed.
+func (s *Source) Mark() (offset int64, ok bool) {
+	ch := make(chan int64, 1)
+	s.mu.Lock()
+	s.marks = append(s.marks, ch)
+	s.q.ops = append(s.q.ops, queued{op: opMark, keyOff: len(s.q.arena), keyEnd: len(s.q.arena), recEnd: len(s.q.arena)})
+	s.mu.Unlock()
+	s.wake()
+	select {
+	case off := <-ch:
+		return off, off >= 0
+	case <-s.done:
+		return 0, false
+	}
+}
+
 // GetAck streams REPLCONF GETACK *, which every replica answers with the
 // offset it has applied (WAIT).
 func (s *Source) GetAck() { s.push(queued{op: opGetAck}, nil, nil) }
@@ -232,6 +257,9 @@ func (s *Source) encodeQueued(q *queue) {
 			continue
 		case opReselect:
 			s.selected = false
+			continue
+		case opMark:
+			s.mark()
 			continue
 		}
 		if !s.selected {
@@ -337,7 +365,7 @@ func (s *Source) markStale(q *queue) {
 		case opHold:
 			depth--
 			continue
-		case opFlush, opGetAck, opReselect, opCommand:
+		case opFlush, opGetAck, opReselect, opCommand, opMark:
 			clear(s.later)
 			continue
 		case opKeyCommands:
@@ -358,6 +386,27 @@ func (s *Source) markStale(q *queue) {
 			s.later[string(key)] = struct{}{}
 		}
 	}
+}
+
+// mark answers the oldest Mark: the offset after every command encoded
+// so far, which it appends to the backlog first. A section open with
+// changes in it (a group not yet closed) cannot be cut: -1. A section
+// open and still empty is the snapshot's own (store.Exclusive).
+func (s *Source) mark() {
+	s.mu.Lock()
+	ch := s.marks[0]
+	s.marks = s.marks[1:]
+	s.mu.Unlock()
+	if len(s.group) > 0 || s.groupN > 0 {
+		ch <- -1
+		return
+	}
+	if len(s.out) > 0 {
+		s.bl.Append(s.out)
+		s.out = s.out[:0]
+	}
+	s.selected = false // the stream after the mark begins with SELECT 0
+	ch <- s.bl.End()
 }
 
 // closeGroup moves the group's commands to out, in MULTI ... EXEC when

@@ -132,6 +132,14 @@ func (s *Store) FlushAll(at int64) {
 		s.flushMu.Unlock()
 		return
 	}
+	// One instant: every shard held while the fence rises and the shards
+	// are cleared, so no write lands between the two (a write to a shard
+	// not yet cleared would be lost here but reach replicas after the
+	// FLUSHALL), and a full resync's snapshot sees the flush whole or not
+	// at all. Shards before flushMu, as inside Exclusive.
+	for i := range s.shards {
+		s.lock(&s.shards[i])
+	}
 	s.flushMu.Lock()
 	s.flushAt.Store(0)
 	fence := s.raiseFenceLocked()
@@ -139,7 +147,6 @@ func (s *Store) FlushAll(at int64) {
 	s.flushMu.Unlock()
 	for i := range s.shards {
 		sh := &s.shards[i]
-		s.lock(sh)
 		n, bytes := sh.clearLocked() // its segments' drop may release memory (segTotal)
 		s.used.Add(-bytes)
 		sh.reclaimed += uint64(n)
@@ -147,7 +154,9 @@ func (s *Store) FlushAll(at int64) {
 			sh.sweptFence.Store(fence)
 		}
 		s.assertShardLocked(sh, "FlushAll")
-		s.unlock(sh)
+	}
+	for i := len(s.shards) - 1; i >= 0; i-- {
+		s.unlock(&s.shards[i])
 	}
 }
 

@@ -29,6 +29,22 @@ func (c *coll) record(name string, args ...[]byte) {
 	c.propN++
 }
 
+// exact reports whether the call may record commands that change a
+// state again when applied twice (a list's LPUSH, RPOP ...): a Feed
+// takes them and the store is in memory, where a full resync's snapshot
+// is one instant at the stream's mark, so no command is applied twice
+// (replication.Source.Mark). A durable store's snapshot walks the disk
+// while the replica's stream begins before it: its lists go whole.
+func (c *coll) exact() bool { return c.feeding && c.s.disk == nil }
+
+// sideCmd is left's command name or right's.
+func sideCmd(left bool, l, r string) string {
+	if left {
+		return l
+	}
+	return r
+}
+
 // appendBulk appends s as a RESP bulk string.
 func appendBulk[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '$')

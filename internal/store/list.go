@@ -1,5 +1,7 @@
 package store
 
+import "strconv"
+
 // List is a list value, as the function given to Store.UpdateList or
 // ViewList sees it with the key's shard locked. Elements are indexed from
 // 0 at the head (the left). Slices it returns alias the store's memory or
@@ -132,13 +134,24 @@ func (l *List) own() {
 func (l *List) Touch() {
 	l.mustWrite("Touch")
 	if l.Len() > 0 {
+		u := l.c.unrecorded // no element changes: what was recorded stands
 		l.quickW()
 		l.own()
+		l.c.unrecorded = u
 	}
 }
 
 // Push adds v at the head (left) or the tail.
 func (l *List) Push(left bool, v []byte) {
+	u := l.c.unrecorded
+	l.push(left, v)
+	if l.c.exact() {
+		l.c.unrecorded = u
+		l.c.record(sideCmd(left, "LPUSH", "RPUSH"), v)
+	}
+}
+
+func (l *List) push(left bool, v []byte) {
 	l.mustWrite("Push")
 	c := &l.c
 	q := l.quickW()
@@ -162,6 +175,16 @@ func (l *List) Push(left bool, v []byte) {
 // Pop removes the head (left) or tail element and returns dst with the
 // element's bytes appended; false when the list is empty.
 func (l *List) Pop(left bool, dst []byte) ([]byte, bool) {
+	u := l.c.unrecorded
+	dst, ok := l.pop(left, dst)
+	if ok && l.c.exact() {
+		l.c.unrecorded = u
+		l.c.record(sideCmd(left, "LPOP", "RPOP"))
+	}
+	return dst, ok
+}
+
+func (l *List) pop(left bool, dst []byte) ([]byte, bool) {
 	l.mustWrite("Pop")
 	c := &l.c
 	if l.Len() == 0 {
@@ -201,6 +224,22 @@ func (l *List) Index(i int) ([]byte, bool) {
 // Set replaces element i (negative from the tail) with v and reports
 // whether i was in range.
 func (l *List) Set(i int, v []byte) bool {
+	u := l.c.unrecorded
+	if i < 0 {
+		i += l.Len()
+	}
+	if i < 0 || !l.set(i, v) { // i from the tail: counted once, here
+		return false
+	}
+	if l.c.exact() {
+		var num [20]byte
+		l.c.unrecorded = u
+		l.c.record("LSET", strconv.AppendInt(num[:0], int64(i), 10), v)
+	}
+	return true
+}
+
+func (l *List) set(i int, v []byte) bool {
 	l.mustWrite("Set")
 	n := l.Len()
 	if i < 0 {
@@ -228,6 +267,15 @@ func (l *List) Set(i int, v []byte) bool {
 // InsertAt puts v before element i, 0 <= i <= Len (i == Len: at the
 // tail).
 func (l *List) InsertAt(i int, v []byte) {
+	u, n := l.c.unrecorded, l.Len()
+	l.insertAt(i, v)
+	if (i == 0 || i == n) && l.c.exact() { // an insert in the middle sends the whole list
+		l.c.unrecorded = u
+		l.c.record(sideCmd(i == 0, "LPUSH", "RPUSH"), v)
+	}
+}
+
+func (l *List) insertAt(i int, v []byte) {
 	l.mustWrite("InsertAt")
 	n := l.Len()
 	if i < 0 || i > n {
@@ -301,6 +349,21 @@ func (l *List) each(from int, reverse bool, fn func(i int, e lpEntry) bool) {
 
 // Delete removes k elements from index i on (0 <= i, i+k <= Len).
 func (l *List) Delete(i, k int) {
+	u, n := l.c.unrecorded, l.Len()
+	l.delete(i, k)
+	if k == 0 || !l.c.exact() || i != 0 && i+k != n { // a cut in the middle sends the whole list
+		return
+	}
+	var a, b [20]byte
+	start, stop := strconv.AppendInt(a[:0], int64(k), 10), []byte("-1") // the head's k
+	if i != 0 {
+		start, stop = []byte("0"), strconv.AppendInt(b[:0], int64(n-k-1), 10) // the tail's
+	}
+	l.c.unrecorded = u
+	l.c.record("LTRIM", start, stop)
+}
+
+func (l *List) delete(i, k int) {
 	l.mustWrite("Delete")
 	n := l.Len()
 	if i < 0 || k < 0 || i+k > n {
@@ -328,6 +391,17 @@ func (l *List) Delete(i, k int) {
 // them from the head for a positive count, the last -count from the tail
 // for a negative one, all for 0. It returns how many it removed.
 func (l *List) Remove(v []byte, count int) int {
+	u := l.c.unrecorded
+	removed := l.remove(v, count)
+	if removed > 0 && l.c.exact() {
+		var num [20]byte
+		l.c.unrecorded = u
+		l.c.record("LREM", strconv.AppendInt(num[:0], int64(count), 10), v)
+	}
+	return removed
+}
+
+func (l *List) remove(v []byte, count int) int {
 	l.mustWrite("Remove")
 	matches := 0
 	l.each(0, false, func(_ int, e lpEntry) bool {

@@ -186,6 +186,12 @@ func (tx *Tx) end() {
 		// behind the section's, and replies must wait for them again.
 		s.disk.EndExclusive()
 	}
+	if held != nil {
+		// Also before: a section is never open on the Feed while no
+		// shard is held, so a full resync's snapshot, which holds them
+		// all, marks the stream between sections (replication.Source.Mark).
+		held.Release()
+	}
 	for i := len(tx.shards) - 1; i >= 0; i-- {
 		sh := tx.shards[i]
 		sh.walking = false
@@ -199,9 +205,6 @@ func (tx *Tx) end() {
 	}
 	if s.disk != nil {
 		s.disk.Release() // every change is queued: settled above
-	}
-	if held != nil {
-		held.Release()
 	}
 	if over := s.used.Load() - s.limit.Load(); over > 0 {
 		s.shed(nil, over)
@@ -229,6 +232,9 @@ func (tx *Tx) open(key []byte, kind Kind, write bool, c *coll) error {
 	}
 	sh, h := tx.lockedShard(key)
 	*c = coll{s: tx.s, sh: sh, write: write, clk: tx.clk, key: key, h: h, kind: kind}
+	// Its own buffer for the Feed's commands: two handles of a Tx may be
+	// in one shard (LMOVE's source and destination).
+	c.feeding = write && tx.s.commandFeeder() != nil
 	c.replaces = slices.ContainsFunc(tx.cleared, func(k []byte) bool { return bytes.Equal(k, key) })
 	if tx.s.lookupLocked(sh, h, key, &c.clk, !write, &c.e) {
 		if kindOf(c.e.meta) != kind {

@@ -92,6 +92,12 @@ type replicaLink struct {
 
 	acked    chan struct{} // closed at its first REPLCONF ACK
 	ackedOne sync.Once
+
+	// mark: a primary in memory mode's full resync, whose offset is the
+	// one the Source marks at the snapshot's instant (sendSnapshot); the
+	// +FULLRESYNC line (when the replica sent PSYNC, reply) waits for it.
+	mark  *replication.Source
+	reply bool
 }
 
 const (
@@ -432,15 +438,21 @@ func (rc *conn) psync(replid []byte, off int64, psync bool) {
 			pr.partialErr.Add(1)
 		}
 		pr.fullSyncs.Add(1)
-		if src != nil {
-			src.Reselect() // the stream after the snapshot begins with SELECT 0
-			src.Sync()
+		if release == nil && src != nil && !p.st.Durable() {
+			// The snapshot is one instant of the store: the Source marks
+			// the stream there, and the offset is known then.
+			l.mark, l.reply = src, psync
+		} else {
+			if src != nil {
+				src.Reselect() // the stream after the snapshot begins with SELECT 0
+				src.Sync()
+			}
+			from = bl.End()
+			if psync {
+				rc.w.Simple("FULLRESYNC " + replidNow + " " + strconv.FormatInt(from, 10))
+			}
+			l.ack.Store(from)
 		}
-		from = bl.End()
-		if psync {
-			rc.w.Simple("FULLRESYNC " + replidNow + " " + strconv.FormatInt(from, 10))
-		}
-		l.ack.Store(from)
 	}
 	_ = rc.w.Flush()
 	rc.link = l
@@ -525,7 +537,12 @@ func (l *replicaLink) run(bl *replication.Backlog, full bool, from int64, replid
 	p := rc.p
 	if full {
 		l.state.Store(linkSendBulk)
-		err := l.sendSnapshot(from, replid, eof, release)
+		var err error
+		if l.mark != nil {
+			from, err = l.sendMarkedSnapshot(replid, eof)
+		} else {
+			err = l.sendSnapshot(from, replid, eof, release)
+		}
 		if release != nil {
 			release()
 		}
@@ -588,6 +605,9 @@ func (l *replicaLink) run(bl *replication.Backlog, full bool, from int64, replid
 // server's socket buffers and the primary's output buffer.
 func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool, release func()) error {
 	p := l.rc.p
+	if testHookBeforeSync != nil {
+		testHookBeforeSync()
+	}
 	opt := p.saveOptions() // the function libraries too (persist.go)
 	opt.Aux = [][2]string{{"repl-stream-db", "0"}, {"repl-id", replid}, {"repl-offset", strconv.FormatInt(off, 10)}}
 	opt.Flags = true // memcached flags as AUX fields, which Redis ignores (flags.go)
@@ -644,6 +664,101 @@ func (l *replicaLink) sendSnapshot(off int64, replid string, eof bool, release f
 		_, err = io.WriteString(w, mark)
 	}
 	return err
+}
+
+// sendMarkedSnapshot is sendSnapshot for a primary in memory mode: the
+// snapshot is the store at one instant, every shard held, and the Source
+// marks the stream's offset at that instant (Source.Mark), so the
+// snapshot holds exactly the changes before the offset and the replica
+// applies exactly those after it. Nothing is applied twice, which the
+// commands of a list's change (LPUSH ...) need. +FULLRESYNC with that
+// offset goes first, then the RDB; it returns the offset.
+func (l *replicaLink) sendMarkedSnapshot(replid string, eof bool) (int64, error) {
+	p := l.rc.p
+	if testHookBeforeSync != nil {
+		testHookBeforeSync()
+	}
+	opt := p.saveOptions() // the function libraries too (persist.go)
+	opt.Aux = [][2]string{{"repl-stream-db", "0"}, {"repl-id", replid}}
+	opt.Flags = true // memcached flags as AUX fields, which Redis ignores (flags.go)
+	off, marked := int64(0), false
+	opt.AtSnapshot = func() [][2]string {
+		off, marked = l.mark.Mark()
+		return [][2]string{{"repl-offset", strconv.FormatInt(off, 10)}}
+	}
+	w := outboxWriter{l: l}
+	head := func(payload string) error {
+		if !marked {
+			return errors.New("replication: the stream could not be marked at the snapshot")
+		}
+		l.ack.Store(off)
+		if l.reply {
+			payload = "+FULLRESYNC " + replid + " " + strconv.FormatInt(off, 10) + "\r\n" + payload
+		}
+		_, err := io.WriteString(w, payload)
+		return err
+	}
+	if eof {
+		mark := newReplID()
+		hw := &headWriter{w: w, head: func() error { return head("$EOF:" + mark + "\r\n") }}
+		if _, err := rdb.Save(hw, p.st, opt); err != nil {
+			return 0, err
+		}
+		if err := hw.flushHead(); err != nil {
+			return 0, err
+		}
+		_, err := io.WriteString(w, mark)
+		return off, err
+	}
+	f, err := os.CreateTemp("", "minikv-sync-*.rdb")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := rdb.Save(f, p.st, opt); err != nil {
+		return 0, err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	if err := head("$" + strconv.FormatInt(size, 10) + "\r\n"); err != nil {
+		return 0, err
+	}
+	_, err = io.CopyBuffer(w, f, make([]byte, 256<<10))
+	return off, err
+}
+
+// testHookBeforeSync, when a test sets it, runs as a full resync begins
+// to take its snapshot: writes made meanwhile are before the snapshot
+// and, unless the stream is marked at the snapshot, after the offset too.
+var testHookBeforeSync func()
+
+// headWriter writes head (once) before the first bytes written through
+// it: the RDB's first bytes come after rdb.Save took its snapshot.
+type headWriter struct {
+	w    io.Writer
+	head func() error
+	done bool
+}
+
+func (h *headWriter) flushHead() error {
+	if h.done {
+		return nil
+	}
+	h.done = true
+	return h.head()
+}
+
+func (h *headWriter) Write(p []byte) (int, error) {
+	if err := h.flushHead(); err != nil {
+		return 0, err
+	}
+	return h.w.Write(p)
 }
 
 func replicationCommands() []respCommand {
