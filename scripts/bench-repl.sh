@@ -16,11 +16,12 @@
 #             it has it; the lag is the time from the primary's reply to
 #             the replica's first reply with the value (p50 and p99).
 #
-#   MODE=coll: big collections with one replica attached: a sorted set
-#             and a hash of MEMBERS members (default 100 000), then
-#             ZINCRBY lb 1 m:__rand_int__ and HSET hh f:__rand_int__ v at
-#             pipeline P; the primary's CPU per request and requests per
-#             second for each.
+#   MODE=coll: big collections with one replica attached: a sorted set,
+#             a hash and a list of MEMBERS members (default 100 000), then
+#             ZINCRBY lb 1 m:__rand_int__, HSET hh f:__rand_int__ v and
+#             LMOVE lq lq RIGHT LEFT (a queue's rotation) at pipeline P;
+#             the primary's CPU per request and requests per second for
+#             each.
 #
 #   make build && P=16 scripts/bench-repl.sh && P=1 N=100000 scripts/bench-repl.sh
 #   make build && MODE=coll N=100000 scripts/bench-repl.sh
@@ -94,10 +95,12 @@ out = sys.stdout.buffer
 for i in range(0, n, 100):
     a = [b"ZADD", b"lb"]
     h = [b"HSET", b"hh"]
+    l = [b"RPUSH", b"lq"]
     for j in range(i, min(i + 100, n)):
         a += [b"%d" % j, b"m:%012d" % j]
         h += [b"f:%012d" % j, b"value-%d" % j]
-    for c in (a, h):
+        l += [b"job-%d" % j]
+    for c in (a, h, l):
         out.write(b"*%d\r\n" % len(c) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in c))
 EOF
 	for _ in $(seq "$ROUNDS"); do
@@ -111,8 +114,12 @@ EOF
 			rpid=$pid
 			insync "$rp"
 			line="$srv P=$P members=$MEMBERS"
-			for op in zincrby hset; do
-				if [ "$op" = zincrby ]; then set -- ZINCRBY lb 1 m:__rand_int__; else set -- HSET hh f:__rand_int__ v; fi
+			for op in zincrby hset lmove; do
+				case $op in
+				zincrby) set -- ZINCRBY lb 1 m:__rand_int__ ;;
+				hset) set -- HSET hh f:__rand_int__ v ;;
+				lmove) set -- LMOVE lq lq RIGHT LEFT ;;
+				esac
 				c0=$(cpu "$ppid")
 				rps=$(redis-benchmark -p "$pp" -n "$N" -r "$MEMBERS" -P "$P" -c 50 -q "$@" 2>/dev/null | rate)
 				c1=$(cpu "$ppid")

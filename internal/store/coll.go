@@ -124,6 +124,7 @@ type coll struct {
 	// propagated (Stream.Propagated) with no command sends nothing.
 	feeding    bool
 	propagated bool // the call's changes for the Feed are props, if any
+	shardProps bool // props is the shard's buffer (sh.props), a Tx's handle's
 	props      []byte
 	propN      int
 	// unrecorded: the call changed the collection other than through a

@@ -232,9 +232,12 @@ func (tx *Tx) open(key []byte, kind Kind, write bool, c *coll) error {
 	}
 	sh, h := tx.lockedShard(key)
 	*c = coll{s: tx.s, sh: sh, write: write, clk: tx.clk, key: key, h: h, kind: kind}
-	// Its own buffer for the Feed's commands: two handles of a Tx may be
-	// in one shard (LMOVE's source and destination).
-	c.feeding = write && tx.s.commandFeeder() != nil
+	// The shard's buffer for the Feed's commands, unless another handle
+	// of the Tx in the shard has it (LMOVE's source and destination).
+	if c.feeding = write && tx.s.commandFeeder() != nil; c.feeding &&
+		!slices.ContainsFunc(tx.opened, func(o *coll) bool { return o.sh == sh && o.shardProps }) {
+		c.props, c.shardProps = sh.props[:0], true
+	}
 	c.replaces = slices.ContainsFunc(tx.cleared, func(k []byte) bool { return bytes.Equal(k, key) })
 	if tx.s.lookupLocked(sh, h, key, &c.clk, !write, &c.e) {
 		if kindOf(c.e.meta) != kind {
@@ -263,6 +266,9 @@ func (tx *Tx) done(c *coll) {
 	switch {
 	case c.dirty:
 		tx.s.settleLocked(c, c.key, c.h, c.kind)
+		if c.shardProps && cap(c.props) <= maxDiskRecBuf {
+			c.sh.props = c.props[:0] // the Feed has copied them
+		}
 	case c.found && !c.write:
 		c.sh.markUsedLocked(&c.e, tx.s.stamp(&c.e, &c.clk))
 	case c.found: // a write that changed nothing: still a use, as Redis's lookupKeyWrite
