@@ -57,7 +57,8 @@ func TestKeyspaceWalksSeeTheDisk(t *testing.T) {
 	s.close(t)
 	time.Sleep(40 * time.Millisecond)
 
-	s = openStore(t, dir, store.Config{SweepInterval: -1})
+	// No warm-up: it would load the disk back into memory meanwhile.
+	s = openStore(t, dir, store.Config{SweepInterval: -1, NoWarmUp: true})
 	defer s.close(t)
 	if st := s.Stats(); st.Items != 0 {
 		t.Fatalf("memory holds %d items right after a restart; the test wants them on disk only", st.Items)
