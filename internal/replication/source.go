@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/minikv/minikv/internal/store"
 )
@@ -42,8 +43,13 @@ type Source struct {
 	waiters []chan struct{} // Sync callers, woken when the queue they saw is encoded
 	marks   []chan int64    // Mark callers, in the order of their opMark entries
 	kick    chan struct{}   // a token when the queue has work
+	pending atomic.Bool     // the queue has work (a hint for EncodeNow, read without mu)
 
-	// The encoder's own state.
+	encMu  sync.Mutex // held by whoever encodes: the goroutine or EncodeNow
+	encQ   queue      // the queue being encoded, its buffers reused
+	closed bool       // Close has stopped the encoder
+
+	// The encoder's own state, under encMu.
 	selected bool                // SELECT 0 was streamed since the last Reselect
 	db       int                 // the database the stream last selected
 	scratch  *store.Store        // where a collection's record becomes a value to encode
@@ -110,6 +116,9 @@ func NewSource(bl *Backlog, dump Dump) *Source {
 func (s *Source) Close() {
 	close(s.quit)
 	<-s.done
+	s.encMu.Lock()
+	s.closed = true // EncodeNow from a loop that has not yet seen SetPassEnd(nil)
+	s.encMu.Unlock()
 	s.scratch.Close()
 }
 
@@ -124,6 +133,7 @@ func (s *Source) push(q queued, key, rec []byte) {
 	s.q.arena = append(s.q.arena, rec...)
 	q.recEnd = len(s.q.arena)
 	s.q.ops = append(s.q.ops, q)
+	s.pending.Store(true)
 	s.mu.Unlock()
 	s.wake()
 }
@@ -218,23 +228,47 @@ func (s *Source) Sync() {
 
 func (s *Source) encodeLoop() {
 	defer close(s.done)
-	var q queue
 	for {
 		select {
 		case <-s.kick:
 		case <-s.quit:
-			s.encodeQueued(&q)
+			s.encMu.Lock()
+			s.encodeQueued(&s.encQ)
+			s.encMu.Unlock()
 			return
 		}
-		s.encodeQueued(&q)
+		s.encMu.Lock()
+		s.encodeQueued(&s.encQ)
+		s.encMu.Unlock()
 	}
 }
+
+// EncodeNow encodes what is queued on the caller's goroutine, unless
+// nothing is or the encoder goroutine is at it (it then takes what was
+// queued since, as every change kicks it). An event loop calls it at the
+// end of each pass (server.SetPassEnd), as Redis feeds its replicas from
+// its one thread: waiting for the encoder goroutine to be scheduled on a
+// loaded machine put milliseconds into the replication lag's tail
+// (docs/benchmarks.md).
+func (s *Source) EncodeNow() {
+	if !s.pending.Load() || !s.encMu.TryLock() {
+		return
+	}
+	if !s.closed {
+		s.encodeQueued(&s.encQ)
+	}
+	s.encMu.Unlock()
+}
+
+// Pending reports whether changes are queued and not yet encoded.
+func (s *Source) Pending() bool { return s.pending.Load() }
 
 // encodeQueued takes the queue, swapping in q's buffers for reuse, and
 // encodes it.
 func (s *Source) encodeQueued(q *queue) {
 	s.mu.Lock()
 	*q, s.q = s.q, queue{ops: q.ops[:0], arena: q.arena[:0]}
+	s.pending.Store(false)
 	waiters := s.waiters
 	s.waiters = nil
 	s.mu.Unlock()

@@ -73,3 +73,14 @@ func (s *Server) WriteRefusal() string {
 	}
 	return ""
 }
+
+// SetPassEnd makes every event loop run fn after each pass, once the
+// pass's replies are written (nil: nothing): a primary encodes its
+// replication stream there (replication.Source.EncodeNow).
+func (s *Server) SetPassEnd(fn func()) {
+	if fn == nil {
+		s.passEnd.Store(nil)
+		return
+	}
+	s.passEnd.Store(&fn)
+}

@@ -326,6 +326,9 @@ func (l *eventLoop) run() {
 			}
 		}
 		l.flushAll()
+		if f := l.srv.passEnd.Load(); f != nil {
+			(*f)()
+		}
 		if stop {
 			l.closeAll()
 			return

@@ -80,8 +80,9 @@ type Server struct {
 	start time.Time
 
 	shuttingDown atomic.Bool
-	gate         writeGate     // replication's refusal of clients' writes (link.go)
-	closing      chan struct{} // closed when Shutdown begins
+	gate         writeGate              // replication's refusal of clients' writes (link.go)
+	passEnd      atomic.Pointer[func()] // what an event loop runs after each pass (SetPassEnd)
+	closing      chan struct{}          // closed when Shutdown begins
 	nextConnID   atomic.Uint64
 	currConns    atomic.Int64
 	totalConns   atomic.Uint64

@@ -83,3 +83,48 @@ func FuzzMultibulkRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadRaw checks ReadRaw against Read: the same requests from the
+// same bytes (with Ready's look-ahead or without), and when it hands out
+// a request's bytes, they are that request exactly: read alone they
+// parse to the same arguments and nothing is left over.
+func FuzzReadRaw(f *testing.F) {
+	for _, tt := range readerTests {
+		if len(tt.in) < 4096 {
+			f.Add([]byte(tt.in), false)
+		}
+	}
+	f.Add([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nvv\r\n*1\r\n$4\r\nPING\r\n"), true)
+	f.Fuzz(func(t *testing.T, in []byte, ready bool) {
+		const maxBulk = 64
+		want, _ := readAll(bytes.NewReader(in), 32, maxBulk)
+		r := NewReader(bytes.NewReader(in), 32, maxBulk)
+		var got []string
+		var raw []byte
+		for {
+			if ready {
+				r.Ready()
+			}
+			argv, out, ok, err := r.ReadRaw(raw[:0])
+			if err != nil {
+				break
+			}
+			if !ok && len(out) != 0 {
+				t.Fatalf("ReadRaw(%q): not ok, yet %q appended", in, out)
+			}
+			raw = out
+			got = append(got, fmt.Sprintf("%q", argv))
+			if !ok {
+				continue
+			}
+			alone := NewReader(bytes.NewReader(out), len(out)+16, maxBulk)
+			again, err := alone.Read()
+			if err != nil || fmt.Sprint(again) != fmt.Sprint(argv) || alone.Buffered() != 0 {
+				t.Fatalf("ReadRaw(%q): request %q gave raw %q, which reads as %q (err %v, %d left)", in, argv, out, again, err, alone.Buffered())
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("ReadRaw(%q): %q, Read: %q", in, got, want)
+		}
+	})
+}

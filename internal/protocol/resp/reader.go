@@ -189,6 +189,41 @@ func (r *Reader) Read() ([][]byte, error) {
 	return r.vector(), nil
 }
 
+// ReadRaw is Read that also appends the request's bytes, as they came,
+// to raw, and returns it: a replica keeps its primary's stream byte for
+// byte (its offset counts those bytes, and its own backlog passes them
+// on) without encoding every command again. ok is false, and raw as it
+// was, when the request was not parsed from the buffer in one piece (an
+// inline one, or one with a bulk longer than the buffer): the caller
+// encodes that one itself.
+func (r *Reader) ReadRaw(raw []byte) (argv [][]byte, out []byte, ok bool, err error) {
+	if r.ready {
+		r.ready = false
+		raw = append(raw, r.Pending()[:r.readyLen]...)
+		_, _ = r.br.Discard(r.readyLen)
+		return r.vector(), raw, true, nil
+	}
+	r.begin()
+	first, err := r.br.Peek(1)
+	if err != nil {
+		return nil, raw, false, err
+	}
+	if first[0] == '*' {
+		if n := r.parseBuffered(); n > 0 {
+			raw = append(raw, r.Pending()[:n]...)
+			_, _ = r.br.Discard(n)
+			return r.vector(), raw, true, nil
+		}
+		err = r.readMultibulk()
+	} else {
+		err = r.readInline()
+	}
+	if err != nil {
+		return nil, raw, false, err
+	}
+	return r.vector(), raw, false, nil
+}
+
 // Ready reports how the buffered input frames (Frame) without waiting
 // for more. When it is FrameComplete the next Read returns that request
 // without reading; a request within every limit is parsed here already,

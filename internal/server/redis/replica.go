@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -576,7 +577,8 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 	// Every bulk is kept whole, however long: the offset counts the
 	// command's bytes as they came.
 	rd.SetMaxBulkLen(p.protoMaxBulk.Load(), int(p.protoMaxBulk.Load()))
-	var raw []byte
+	var raw []byte // the stream's bytes applied and not yet counted (a MULTI block's, until its EXEC)
+	var read int64 // of those, the bytes not yet counted into readOffset
 	durable := p.st.Durable()
 	p.repl.mu.Lock()
 	replid := p.repl.replid
@@ -584,65 +586,99 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 	var prefetch [store.MaxPrefetch][]byte
 	ahead := 0 // commands read whose keys were prefetched
 	applied := 0
+	// count moves what was applied into the offset, the backlog (and in
+	// durable mode the store's record of both), unless a MULTI block is
+	// open: the offset never stands inside one.
+	count := func() {
+		l.readOffset.Add(read)
+		read = 0
+		if mc.multi.active || len(raw) == 0 {
+			return
+		}
+		p.repl.mu.Lock()
+		bl := p.repl.backlog
+		p.repl.mu.Unlock()
+		bl.Append(raw)
+		off := l.offset.Add(int64(len(raw)))
+		raw = raw[:0]
+		if durable {
+			p.saveReplState(replid, off)
+		}
+	}
 	for {
-		argv, err := rd.Read()
+		argv, out, ok, err := rd.ReadRaw(raw)
 		if err != nil {
 			return streamError(err) // guard.go
 		}
-		if len(argv) == 0 {
-			continue
-		}
-		if ahead > 0 {
-			ahead--
-		} else if p.st.PrefetchPays() {
-			// The commands buffered behind this one: their lookups'
-			// cache misses overlap, as a client's pipeline's do
-			// (server.Conn.prefetchBatch). Applying the stream one
-			// lookup miss at a time made a replica lag its primary
-			// under load (docs/benchmarks.md).
-			ks, n := mc.keysIn(rd.Pending(), prefetch[:0])
-			if len(ks) > 1 {
-				p.st.Prefetch(ks)
-			}
-			clear(ks)
-			ahead = n
-		}
-		n := len(raw)
-		raw = replication.AppendCommand(raw, argv...)
-		l.readOffset.Add(int64(len(raw) - n))
+		// The commands already buffered are applied under one hold of
+		// the applier's lock, and counted together at the end (in
+		// durable mode, where each command's changes and the offset
+		// after it are one batch on disk, one at a time): a lock, a
+		// backlog append and an offset per command cost the replica CPU,
+		// which it lacks when its primary is loaded (docs/benchmarks.md).
 		p.follow.applyMu.Lock()
 		var release func()
 		if durable {
-			release = p.st.Hold() // the command's changes and the offset after it: one batch on disk
+			release = p.st.Hold()
 		}
-		if is(argv[0], "replconf") && len(argv) >= 2 && is(argv[1], "getack") {
-			l.sendAck() // the offset before this command, as Redis answers
-			select {
-			case l.syncNow <- struct{}{}: // and a FACK once that is on disk
-			default:
+		for batch := 0; ; batch++ {
+			if len(argv) > 0 {
+				n := len(raw)
+				if ok {
+					raw = out
+				} else {
+					raw = replication.AppendCommand(raw, argv...)
+				}
+				read += int64(len(raw) - n)
+				if ahead > 0 {
+					ahead--
+				} else if p.st.PrefetchPays() {
+					// The commands buffered behind this one: their lookups'
+					// cache misses overlap, as a client's pipeline's do
+					// (server.Conn.prefetchBatch). Applying the stream one
+					// lookup miss at a time made a replica lag its primary
+					// under load (docs/benchmarks.md).
+					ks, n := mc.keysIn(rd.Pending(), prefetch[:0])
+					if len(ks) > 1 {
+						p.st.Prefetch(ks)
+					}
+					clear(ks)
+					ahead = n
+				}
+				if is(argv[0], "replconf") && len(argv) >= 2 && is(argv[1], "getack") {
+					// The offset before this command, as Redis answers.
+					cmd := slices.Clone(raw[n:])
+					raw, read = raw[:n], read-int64(len(cmd))
+					count()
+					l.sendAck()
+					raw, read = append(raw, cmd...), read+int64(len(cmd))
+					select {
+					case l.syncNow <- struct{}{}: // and a FACK once that is on disk
+					default:
+					}
+				} else {
+					mc.newBatch()
+					mc.dispatch(argv)
+					if applied++; applied&255 == 0 || rd.Buffered() == 0 {
+						mc.Ran() // CLIENT LIST's idle: a clock read per command cost 7 % of applying SETs
+					}
+				}
 			}
-		} else {
-			mc.newBatch()
-			mc.dispatch(argv)
-			if applied++; applied&255 == 0 || rd.Buffered() == 0 {
-				mc.Ran() // CLIENT LIST's idle: a clock read per command cost 7 % of applying SETs
+			if durable || batch == 255 || rd.Ready() != resp.FrameComplete {
+				break
+			}
+			if argv, out, ok, err = rd.ReadRaw(raw); err != nil {
+				break
 			}
 		}
-		if !mc.multi.active {
-			p.repl.mu.Lock()
-			bl := p.repl.backlog
-			p.repl.mu.Unlock()
-			bl.Append(raw)
-			off := l.offset.Add(int64(len(raw)))
-			raw = raw[:0]
-			if durable {
-				p.saveReplState(replid, off)
-			}
-		}
+		count()
 		if durable {
 			release()
 		}
 		p.follow.applyMu.Unlock()
+		if err != nil {
+			return streamError(err)
+		}
 	}
 }
 

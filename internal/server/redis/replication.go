@@ -170,6 +170,7 @@ func (p *Protocol) attachSourceLocked() {
 	}
 	pr.src = replication.NewSource(pr.backlog, rdb.Dump)
 	p.st.SetFeed(pr.src)
+	p.srv.SetPassEnd(pr.src.EncodeNow)
 	if !pr.pinging {
 		pr.pinging = true
 		go p.replCron()
@@ -191,6 +192,7 @@ func (p *Protocol) detachSourceLocked() {
 	pr.src = nil
 	pr.mu.Unlock()
 	if src != nil {
+		p.srv.SetPassEnd(nil)
 		p.st.SetFeed(nil)
 		src.Close()
 	}
