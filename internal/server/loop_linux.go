@@ -93,6 +93,11 @@ type eventLoop struct {
 	kills []*Conn    // to be closed (Kill)
 	stop  bool
 
+	watchAdd []*watch   // WatchFD calls, under mu
+	watchDel []watchDel // unwatch calls, under mu
+	stopped  bool       // the loop has ended: unwatch returns at once (under mu)
+	watches  map[int32]*watch
+
 	// The loop lent to a connection's work (loan_linux.go).
 	lentTo  *Conn         // the connection whose work has the loop; nil: none
 	standIn chan struct{} // closed when the stand-in has stopped; nil: none running
@@ -317,6 +322,8 @@ func (l *eventLoop) run() {
 			}
 			if c := l.conns.get(ev.Fd); c != nil {
 				l.serve(c, true)
+			} else if l.watches != nil {
+				l.serveWatch(ev.Fd)
 			}
 		}
 		for i, c := range again {
@@ -348,6 +355,7 @@ func (l *eventLoop) takeInbox() bool {
 	l.mu.Lock()
 	inbox, kills, stop := l.inbox, l.kills, l.stop
 	l.inbox, l.kills = nil, nil
+	l.takeWatchesLocked()
 	l.mu.Unlock()
 	for _, c := range inbox {
 		lc := c.lc
@@ -759,6 +767,7 @@ func (l *eventLoop) closeAll() {
 	l.mu.Lock()
 	inbox := l.inbox
 	l.inbox = nil
+	l.endWatchesLocked()
 	l.mu.Unlock()
 	for _, c := range inbox {
 		l.finish(c, nil)

@@ -42,3 +42,6 @@ func (ln *LoopLoan) Rescue() {}
 
 // Return does nothing without event loops.
 func (ln *LoopLoan) Return() {}
+
+// WatchFD needs an event loop: the caller reads fd itself.
+func (s *Server) WatchFD(int, func() bool) (func(), bool) { return nil, false }

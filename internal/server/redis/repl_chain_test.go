@@ -256,9 +256,12 @@ func linkUp(t *testing.T, addrs ...string) {
 // there is P's. After WAIT on P and the chain caught up, every key holds
 // the same type, value and TTL on all four.
 func TestChainedReplicasFullResync(t *testing.T) {
-	p := startRESP(t, server.Config{Logger: testLogger(t, "P")}, store.Config{})
-	r1 := startRESP(t, server.Config{Logger: testLogger(t, "R1")}, store.Config{})
-	r2 := startRESP(t, server.Config{Logger: testLogger(t, "R2")}, store.Config{})
+	// With event loops, as cmd/minikv runs: the replicas apply their
+	// streams in the loop, and R1's applier leaves it while its
+	// snapshots hold the applier's lock.
+	p := startRESP(t, server.Config{Logger: testLogger(t, "P"), EventLoops: 1}, store.Config{})
+	r1 := startRESP(t, server.Config{Logger: testLogger(t, "R1"), EventLoops: 1}, store.Config{})
+	r2 := startRESP(t, server.Config{Logger: testLogger(t, "R2"), EventLoops: 1}, store.Config{})
 	// Backlogs that hold the whole test: a replica that fell behind one
 	// would resync fully, which the counts below would take for a fault.
 	bigBacklog(t, p.respAddr, r1.respAddr)
@@ -346,7 +349,7 @@ func TestChainedReplicasFullResync(t *testing.T) {
 // offset R1 names, and every key ends the same on all three.
 func TestRedisPrimaryChainedMiniKV(t *testing.T) {
 	primary := startRedisServer(t, "--repl-diskless-sync-delay", "0")
-	r1 := startRESP(t, server.Config{}, store.Config{})
+	r1 := startRESP(t, server.Config{EventLoops: 1}, store.Config{}) // applies Redis's stream in its loop
 	r2 := startRESP(t, server.Config{}, store.Config{})
 	bigBacklog(t, primary, r1.respAddr)
 	w := newReplWriter(t, uint64(time.Now().UnixNano()), primary, "")

@@ -14,7 +14,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/rdb"
@@ -573,113 +576,297 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 	defer close(ackDone)
 	l.sendAck() // at once, as Redis's replica: a primary that sent a diskless snapshot streams after it
 	go l.ackLoop(ackDone)
-	rd := resp.NewReader(&deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}, server.ReadBufSize, 0)
+	src := &linkReader{dr: deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}, fd: -1}
+	defer src.closeFD()
+	rd := resp.NewReader(src, server.ReadBufSize, 0)
 	// Every bulk is kept whole, however long: the offset counts the
 	// command's bytes as they came.
 	rd.SetMaxBulkLen(p.protoMaxBulk.Load(), int(p.protoMaxBulk.Load()))
-	var raw []byte // the stream's bytes applied and not yet counted (a MULTI block's, until its EXEC)
-	var read int64 // of those, the bytes not yet counted into readOffset
-	durable := p.st.Durable()
+	a := &applier{l: l, mc: mc, rd: rd, durable: p.st.Durable()}
 	p.repl.mu.Lock()
-	replid := p.repl.replid
+	a.replid = p.repl.replid
 	p.repl.mu.Unlock()
-	var prefetch [store.MaxPrefetch][]byte
-	ahead := 0 // commands read whose keys were prefetched
-	applied := 0
-	// count moves what was applied into the offset, the backlog (and in
-	// durable mode the store's record of both), unless a MULTI block is
-	// open: the offset never stands inside one.
-	count := func() {
-		l.readOffset.Add(read)
-		read = 0
-		if mc.multi.active || len(raw) == 0 {
-			return
-		}
-		p.repl.mu.Lock()
-		bl := p.repl.backlog
-		p.repl.mu.Unlock()
-		bl.Append(raw)
-		off := l.offset.Add(int64(len(raw)))
-		raw = raw[:0]
-		if durable {
-			p.saveReplState(replid, off)
-		}
-	}
 	for {
-		argv, out, ok, err := rd.ReadRaw(raw)
+		// On this goroutine: what the snapshot's reads left buffered,
+		// a command longer than the read buffer, a turn the applier's
+		// lock was taken (a sub-replica's snapshot), and in durable mode
+		// everything.
+		argv, out, ok, err := rd.ReadRaw(a.raw)
 		if err != nil {
 			return streamError(err) // guard.go
 		}
-		// The commands already buffered are applied under one hold of
-		// the applier's lock, and counted together at the end (in
-		// durable mode, where each command's changes and the offset
-		// after it are one batch on disk, one at a time): a lock, a
-		// backlog append and an offset per command cost the replica CPU,
-		// which it lacks when its primary is loaded (docs/benchmarks.md).
 		p.follow.applyMu.Lock()
-		var release func()
-		if durable {
-			release = p.st.Hold()
-		}
-		for batch := 0; ; batch++ {
-			if len(argv) > 0 {
-				n := len(raw)
-				if ok {
-					raw = out
-				} else {
-					raw = replication.AppendCommand(raw, argv...)
-				}
-				read += int64(len(raw) - n)
-				if ahead > 0 {
-					ahead--
-				} else if p.st.PrefetchPays() {
-					// The commands buffered behind this one: their lookups'
-					// cache misses overlap, as a client's pipeline's do
-					// (server.Conn.prefetchBatch). Applying the stream one
-					// lookup miss at a time made a replica lag its primary
-					// under load (docs/benchmarks.md).
-					ks, n := mc.keysIn(rd.Pending(), prefetch[:0])
-					if len(ks) > 1 {
-						p.st.Prefetch(ks)
-					}
-					clear(ks)
-					ahead = n
-				}
-				if is(argv[0], "replconf") && len(argv) >= 2 && is(argv[1], "getack") {
-					// The offset before this command, as Redis answers.
-					cmd := slices.Clone(raw[n:])
-					raw, read = raw[:n], read-int64(len(cmd))
-					count()
-					l.sendAck()
-					raw, read = append(raw, cmd...), read+int64(len(cmd))
-					select {
-					case l.syncNow <- struct{}{}: // and a FACK once that is on disk
-					default:
-					}
-				} else {
-					mc.newBatch()
-					mc.dispatch(argv)
-					if applied++; applied&255 == 0 || rd.Buffered() == 0 {
-						mc.Ran() // CLIENT LIST's idle: a clock read per command cost 7 % of applying SETs
-					}
-				}
-			}
-			if durable || batch == 255 || rd.Ready() != resp.FrameComplete {
-				break
-			}
-			if argv, out, ok, err = rd.ReadRaw(raw); err != nil {
-				break
-			}
-		}
-		count()
-		if durable {
-			release()
-		}
+		err = a.run(argv, out, ok)
 		p.follow.applyMu.Unlock()
 		if err != nil {
 			return streamError(err)
 		}
+		if a.durable || a.noLoop || rd.Buffered() > 0 || br.Buffered() > 0 {
+			continue
+		}
+		if err := a.inLoop(src, timeout); !errors.Is(err, errLeaveLoop) {
+			return err
+		}
 	}
+}
+
+// testHookLoopApplies counts the event loops' turns at applying a
+// stream (tests check that the loop did).
+var testHookLoopApplies atomic.Int64
+
+// errLeaveLoop is what applier.inLoop returns when the stream goes back
+// to the link's goroutine.
+var errLeaveLoop = errors.New("replication: the stream leaves the event loop")
+
+// linkReader is the stream's source: the link's socket through Go's
+// poller with the repl-timeout deadline (dr) on the link's goroutine, or,
+// while an event loop applies the stream (applier.inLoop), a duplicate of
+// the socket read without waiting.
+type linkReader struct {
+	dr       deadlineReader
+	fd       int // the duplicate; -1: none yet
+	nonblock bool
+}
+
+func (r *linkReader) Read(b []byte) (int, error) {
+	if !r.nonblock {
+		return r.dr.Read(b)
+	}
+	n, err := unix.Read(r.fd, b)
+	switch {
+	case n > 0:
+		r.dr.lastIO.Store(time.Now().Unix())
+		return n, nil
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return 0, server.ErrWouldBlock
+	case err == nil:
+		return 0, io.EOF
+	}
+	return 0, err
+}
+
+func (r *linkReader) closeFD() {
+	if r.fd >= 0 {
+		_ = unix.Close(r.fd)
+		r.fd = -1
+	}
+}
+
+// applier applies the primary's stream: each command as the primary's
+// client (mc), its bytes kept as they came and counted into the offset
+// and the backlog.
+type applier struct {
+	l       *masterLink
+	mc      *conn
+	rd      *resp.Reader
+	durable bool
+	noLoop  bool // no event loop applies the stream: the goroutine applies all
+	replid  string
+
+	raw      []byte // the stream's bytes applied and not yet counted (a MULTI block's, until its EXEC)
+	read     int64  // of those, the bytes not yet counted into readOffset
+	prefetch [store.MaxPrefetch][]byte
+	ahead    int // commands read whose keys were prefetched
+	applied  int
+}
+
+// run applies the command ReadRaw returned (argv; out and ok as ReadRaw's)
+// and then those already buffered behind it, up to 256 (one in durable
+// mode, where each command's changes and the offset after it are one
+// batch on disk), and counts them together: a lock, a backlog append and
+// an offset per command cost the replica CPU it lacks when its primary is
+// loaded (docs/benchmarks.md). The caller holds follow.applyMu.
+func (a *applier) run(argv [][]byte, out []byte, ok bool) (err error) {
+	var release func()
+	if a.durable {
+		release = a.l.p.st.Hold()
+	}
+	for batch := 0; ; batch++ {
+		a.apply(argv, out, ok)
+		if a.durable || batch == 255 || a.rd.Ready() != resp.FrameComplete || a.p().srv.Paused() {
+			break
+		}
+		if argv, out, ok, err = a.rd.ReadRaw(a.raw); err != nil {
+			break
+		}
+	}
+	a.count()
+	if a.durable {
+		release()
+	}
+	return err
+}
+
+func (a *applier) p() *Protocol { return a.l.p }
+
+// apply runs one command of the stream.
+func (a *applier) apply(argv [][]byte, out []byte, ok bool) {
+	if len(argv) == 0 {
+		return
+	}
+	l, mc, p := a.l, a.mc, a.l.p
+	n := len(a.raw)
+	if ok {
+		a.raw = out
+	} else {
+		a.raw = replication.AppendCommand(a.raw, argv...)
+	}
+	a.read += int64(len(a.raw) - n)
+	if a.ahead > 0 {
+		a.ahead--
+	} else if p.st.PrefetchPays() {
+		// The commands buffered behind this one: their lookups' cache
+		// misses overlap, as a client's pipeline's do
+		// (server.Conn.prefetchBatch). Applying the stream one lookup
+		// miss at a time made a replica lag its primary under load
+		// (docs/benchmarks.md).
+		ks, k := mc.keysIn(a.rd.Pending(), a.prefetch[:0])
+		if len(ks) > 1 {
+			p.st.Prefetch(ks)
+		}
+		clear(ks)
+		a.ahead = k
+	}
+	if is(argv[0], "replconf") && len(argv) >= 2 && is(argv[1], "getack") {
+		// The offset before this command, as Redis answers.
+		cmd := slices.Clone(a.raw[n:])
+		a.raw, a.read = a.raw[:n], a.read-int64(len(cmd))
+		a.count()
+		l.sendAck()
+		a.raw, a.read = append(a.raw, cmd...), a.read+int64(len(cmd))
+		select {
+		case l.syncNow <- struct{}{}: // and a FACK once that is on disk
+		default:
+		}
+		return
+	}
+	mc.newBatch()
+	mc.dispatch(argv)
+	if a.applied++; a.applied&255 == 0 || a.rd.Buffered() == 0 {
+		mc.Ran() // CLIENT LIST's idle: a clock read per command cost 7 % of applying SETs
+	}
+}
+
+// count moves what was applied into the offset, the backlog (and in
+// durable mode the store's record of both), unless a MULTI block is
+// open: the offset never stands inside one.
+func (a *applier) count() {
+	l, p := a.l, a.l.p
+	l.readOffset.Add(a.read)
+	a.read = 0
+	if a.mc.multi.active || len(a.raw) == 0 {
+		return
+	}
+	p.repl.mu.Lock()
+	bl := p.repl.backlog
+	p.repl.mu.Unlock()
+	bl.Append(a.raw)
+	off := l.offset.Add(int64(len(a.raw)))
+	a.raw = a.raw[:0]
+	if a.durable {
+		p.saveReplState(a.replid, off)
+	}
+}
+
+// inLoop has an event loop apply the stream as it arrives, between its
+// clients' requests (server.Server.WatchFD), until the link ends (its
+// error is returned: closed, killed, repl-timeout, a malformed stream) or
+// something needs the link's goroutine (errLeaveLoop, with the input
+// that needs it still buffered): a command longer than the read buffer,
+// the applier's lock held by a sub-replica's snapshot. Without a loop it
+// returns errLeaveLoop at once, and the goroutine applies all.
+func (a *applier) inLoop(src *linkReader, timeout time.Duration) error {
+	l := a.l
+	if src.fd < 0 {
+		fd := -1
+		sc, ok := src.dr.nc.(syscall.Conn)
+		if !ok {
+			a.noLoop = true
+			return errLeaveLoop
+		}
+		rc, e := sc.SyscallConn()
+		if e == nil {
+			e = rc.Control(func(sfd uintptr) { fd, e = unix.FcntlInt(sfd, unix.F_DUPFD_CLOEXEC, 0) })
+		}
+		if e != nil || fd < 0 {
+			return errLeaveLoop
+		}
+		src.fd = fd
+	}
+	result := make(chan error, 1)
+	end := func(err error) bool {
+		result <- err
+		return false // and the loop stops calling serve
+	}
+	// serve runs on the loop's goroutine whenever the socket is readable.
+	serve := func() bool {
+		testHookLoopApplies.Add(1)
+		if !a.l.p.follow.applyMu.TryLock() {
+			return end(errLeaveLoop)
+		}
+		defer a.l.p.follow.applyMu.Unlock()
+		full, ferr := a.rd.Fill()
+		if errors.Is(ferr, server.ErrWouldBlock) {
+			ferr = nil
+		}
+		for {
+			if a.l.p.srv.Paused() {
+				// A client pause holds the primary's commands back
+				// (waitPause): on the goroutine, not the loop.
+				return end(errLeaveLoop)
+			}
+			switch a.rd.Ready() {
+			case resp.FrameComplete:
+				argv, out, ok, err := a.rd.ReadRaw(a.raw)
+				if err == nil {
+					err = a.run(argv, out, ok)
+				}
+				if err != nil {
+					return end(err)
+				}
+				continue
+			case resp.FrameNeedMore:
+				if full {
+					return end(errLeaveLoop) // longer than the buffer: the goroutine reads it whole
+				}
+				if ferr != nil {
+					return end(ferr)
+				}
+				return true
+			default:
+				return end(errLeaveLoop) // malformed: the goroutine's ReadRaw says how
+			}
+		}
+	}
+	src.nonblock = true
+	unwatch, ok := l.p.srv.WatchFD(src.fd, serve)
+	if !ok {
+		src.nonblock = false
+		a.noLoop = true // no loop (EventLoops 0), or shutting down
+		return errLeaveLoop
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var err error
+	for err == nil {
+		select {
+		case err = <-result:
+		case <-l.stop:
+			err = net.ErrClosed
+		case <-a.mc.KillCh():
+			err = net.ErrClosed
+		case <-tick.C:
+			if time.Since(time.Unix(l.lastIO.Load(), 0)) > timeout {
+				err = os.ErrDeadlineExceeded
+			}
+		}
+	}
+	unwatch()
+	src.nonblock = false
+	if errors.Is(err, errLeaveLoop) {
+		return errLeaveLoop
+	}
+	return streamError(err)
 }
 
 // replAux is the store's record of the replication id and offset its
