@@ -1,6 +1,9 @@
 package replication
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Backlog is the replication stream's recent bytes, a ring of fixed size
 // (repl-backlog-size), addressed by stream offset: byte number off of the
@@ -19,6 +22,8 @@ type Backlog struct {
 	// close and replace it: a replica copying its primary's stream
 	// appends once per command, and a channel each time cost 4 % of it.
 	waited bool
+
+	onAppend atomic.Pointer[func()] // OnAppend
 }
 
 // NewBacklog returns an empty backlog of size bytes whose next byte is
@@ -50,6 +55,40 @@ func (bl *Backlog) Append(b []byte) {
 		bl.waited = false
 	}
 	bl.mu.Unlock()
+	if f := bl.onAppend.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// OnAppend has every Append call f once its bytes are in, on the
+// appending goroutine (nil: nothing): a primary sends them to its
+// replicas there (ReadFrom), with no goroutine to wake.
+func (bl *Backlog) OnAppend(f func()) {
+	if f == nil {
+		bl.onAppend.Store(nil)
+		return
+	}
+	bl.onAppend.Store(&f)
+}
+
+// ReadFrom is ReadAt without the channel: it never makes Append wake
+// anyone.
+func (bl *Backlog) ReadFrom(dst []byte, off int64, limit int) (out []byte, next int64, ok bool) {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	n := int64(len(bl.buf))
+	if off > bl.end || off < bl.startLocked() {
+		return dst, off, false
+	}
+	want := min(bl.end-off, int64(limit))
+	for want > 0 {
+		at := off % n
+		c := min(want, n-at)
+		dst = append(dst, bl.buf[at:at+c]...)
+		off += c
+		want -= c
+	}
+	return dst, off, true
 }
 
 // End is the offset just past the stream's last byte: Redis's

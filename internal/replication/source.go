@@ -44,6 +44,7 @@ type Source struct {
 	marks   []chan int64    // Mark callers, in the order of their opMark entries
 	kick    chan struct{}   // a token when the queue has work
 	pending atomic.Bool     // the queue has work (a hint for EncodeNow, read without mu)
+	deferTo func() bool     // SetDeferTo
 
 	encMu  sync.Mutex // held by whoever encodes: the goroutine or EncodeNow
 	encQ   queue      // the queue being encoded, its buffers reused
@@ -135,7 +136,9 @@ func (s *Source) push(q queued, key, rec []byte) {
 	s.q.ops = append(s.q.ops, q)
 	s.pending.Store(true)
 	s.mu.Unlock()
-	s.wake()
+	if f := s.deferTo; f == nil || !f() {
+		s.wake()
+	}
 }
 
 func (s *Source) wake() {
@@ -251,7 +254,13 @@ func (s *Source) encodeLoop() {
 // loaded machine put milliseconds into the replication lag's tail
 // (docs/benchmarks.md).
 func (s *Source) EncodeNow() {
-	if !s.pending.Load() || !s.encMu.TryLock() {
+	if !s.pending.Load() {
+		return
+	}
+	if !s.encMu.TryLock() {
+		// The goroutine is encoding, maybe from before changes that
+		// did not wake it (SetDeferTo): it takes them next.
+		s.wake()
 		return
 	}
 	if !s.closed {
@@ -259,6 +268,11 @@ func (s *Source) EncodeNow() {
 	}
 	s.encMu.Unlock()
 }
+
+// SetDeferTo has a change queued while f reports true wake no goroutine:
+// whoever made f true runs EncodeNow after (an event loop's pass,
+// server.Server.InPass). Call it before the Source is in use.
+func (s *Source) SetDeferTo(f func() bool) { s.deferTo = f }
 
 // Pending reports whether changes are queued and not yet encoded.
 func (s *Source) Pending() bool { return s.pending.Load() }

@@ -84,3 +84,8 @@ func (s *Server) SetPassEnd(fn func()) {
 	}
 	s.passEnd.Store(&fn)
 }
+
+// InPass reports whether an event loop is inside a pass, whose end will
+// run the SetPassEnd function: work that function does (a primary's
+// stream encoding) needs no goroutine woken for it meanwhile.
+func (s *Server) InPass() bool { return s.passes.Load() > 0 }

@@ -64,6 +64,9 @@ func (ln *LoopLoan) Rescue() {
 	done := make(chan struct{})
 	l.standIn = done
 	l.srv.log.Debug("event loop: long work; a stand-in serves the other connections", "conn_id", ln.c.id)
+	// The loop's pass will not end soon: it no longer counts as one
+	// (InPass), and the stand-in runs passEnd after each of its own.
+	l.srv.passes.Add(-1)
 	go l.serveStandIn(ln.c, done)
 }
 
@@ -80,6 +83,7 @@ func (ln *LoopLoan) Return() {
 		return
 	}
 	<-done
+	l.srv.passes.Add(1) // the loop's pass again, ended by the loop
 	l.mu.Lock()
 	l.standIn, l.reclaim = nil, false
 	l.mu.Unlock()
@@ -124,6 +128,9 @@ func (l *eventLoop) serveStandIn(lent *Conn, done chan struct{}) {
 			}
 		}
 		l.flushAll()
+		if f := l.srv.passEnd.Load(); f != nil {
+			(*f)()
+		}
 		if served == 0 && n > 0 {
 			// Only the lent connection or the eventfd is ready; they stay
 			// ready (level-triggered) until the loop is back.

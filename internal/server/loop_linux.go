@@ -299,6 +299,7 @@ func (l *eventLoop) run() {
 			l.srv.log.Error("event loop: epoll_wait failed", "err", err)
 			n = 0
 		}
+		l.srv.passes.Add(1) // InPass: the pass's end runs passEnd
 		// One clock reading serves the pass: its connections' last
 		// command times and the deadline check at its end.
 		l.now = time.Now().UnixNano()
@@ -332,10 +333,14 @@ func (l *eventLoop) run() {
 				l.serve(c, false)
 			}
 		}
-		l.flushAll()
+		// The pass's end work (a primary's replication stream, sent to
+		// its replicas) before its replies: a client that reads a
+		// replica after its write's reply finds it there sooner.
+		l.srv.passes.Add(-1) // before passEnd: a change queued after this may have seen no pass
 		if f := l.srv.passEnd.Load(); f != nil {
 			(*f)()
 		}
+		l.flushAll()
 		if stop {
 			l.closeAll()
 			return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -78,6 +79,7 @@ type Outbox struct {
 	dead      bool       // cut off or failed: drop everything
 	mark      uint64     // the oldest DiskMark of the connection's own replies queued
 	marked    bool       // the queue holds replies of the connection's own (mark is set)
+	busy      bool       // a write to the socket is under way: the writer's or WriteNow's
 
 	done chan struct{} // closed when the writer has exited
 }
@@ -170,6 +172,96 @@ func (o *Outbox) cutLocked() {
 	o.c.closeRaw()
 }
 
+// WriteNow sends b on the caller's goroutine, as far as the socket takes
+// it without waiting, when nothing is queued or being written; what is
+// left (or all of b, when the writer is busy) is queued in order, as Push
+// queues it, from a copy. It reports false when the connection is cut
+// off or closing. Only for output that needs no durability wait (a
+// primary's replication stream in cache mode): a primary's event loop
+// sends its replicas the stream this way at the end of its pass, as
+// Redis writes to its replicas from its one thread, instead of waking
+// the writer goroutine for every pass (docs/benchmarks.md).
+func (o *Outbox) WriteNow(b []byte) bool {
+	o.mu.Lock()
+	if o.dead || o.stopping {
+		o.mu.Unlock()
+		return false
+	}
+	if o.busy || len(o.queue) > 0 {
+		ok := o.pushLocked(append([]byte(nil), b...))
+		o.mu.Unlock()
+		return ok
+	}
+	o.busy = true
+	o.mu.Unlock()
+	n, err := o.c.writeNoWait(b)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.busy = false
+	if err != nil {
+		if !o.dead {
+			o.dead = true
+			clear(o.queue)
+			o.queue = nil
+			o.c.writeFailedAsync(err)
+		}
+		return false
+	}
+	if n < len(b) {
+		// The rest goes first: what was queued meanwhile came after it.
+		rest := append([]byte(nil), b[n:]...)
+		o.pending += int64(len(rest)) + queuedOverhead
+		o.queue = append(o.queue, nil)
+		copy(o.queue[1:], o.queue)
+		o.queue[0] = rest
+		if o.overLimitLocked() {
+			o.cutLocked()
+			return false
+		}
+	}
+	if len(o.queue) > 0 {
+		o.cond.Signal()
+	}
+	return true
+}
+
+// writeNoWait writes p to the socket as far as it takes it now: a TCP
+// socket through its file descriptor, without waiting for room; any
+// other kind is written by the writer (0, nil).
+func (c *Conn) writeNoWait(p []byte) (int, error) {
+	sc, ok := c.nc.(syscall.Conn)
+	if !ok {
+		return 0, nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, nil
+	}
+	n := 0
+	var werr error
+	err = rc.Write(func(fd uintptr) bool {
+		for n < len(p) {
+			k, e := syscall.Write(int(fd), p[n:])
+			if e == syscall.EINTR {
+				continue
+			}
+			if e != nil {
+				if e != syscall.EAGAIN {
+					werr = e
+				}
+				break
+			}
+			n += k
+		}
+		return true // never wait: the rest is the writer's
+	})
+	if err != nil && werr == nil {
+		werr = err
+	}
+	c.stats[StatBytesWritten].Add(uint64(n))
+	return n, werr
+}
+
 // write is Conn.Write once the Outbox is started: the serving
 // goroutine's replies, copied (its buffer is reused), join the queue.
 func (o *Outbox) write(p []byte) (int, error) {
@@ -214,13 +306,14 @@ func (o *Outbox) run() {
 	var armedAt time.Time // when the write deadline was last set
 	for {
 		o.mu.Lock()
-		for len(o.queue) == 0 && !o.stopping && !o.dead {
+		for (len(o.queue) == 0 || o.busy) && !o.dead && !(o.stopping && len(o.queue) == 0) {
 			o.cond.Wait()
 		}
 		if o.dead || len(o.queue) == 0 {
 			o.mu.Unlock()
 			return
 		}
+		o.busy = true
 		batch, o.queue = o.queue, batch[:0]
 		mark, marked := o.mark, o.marked
 		o.marked = false
@@ -255,6 +348,7 @@ func (o *Outbox) run() {
 
 		o.mu.Lock()
 		o.pending -= n
+		o.busy = false
 		if err != nil && !o.dead {
 			o.dead = true
 			clear(o.queue)

@@ -82,6 +82,7 @@ type Server struct {
 	shuttingDown atomic.Bool
 	gate         writeGate              // replication's refusal of clients' writes (link.go)
 	passEnd      atomic.Pointer[func()] // what an event loop runs after each pass (SetPassEnd)
+	passes       atomic.Int32           // event loops inside a pass (InPass)
 	closing      chan struct{}          // closed when Shutdown begins
 	nextConnID   atomic.Uint64
 	currConns    atomic.Int64

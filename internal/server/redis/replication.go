@@ -55,8 +55,9 @@ type primary struct {
 	offset  int64 // master_repl_offset while there is no backlog (freed by repl-backlog-ttl)
 	src     *replication.Source
 	links   map[*replicaLink]struct{}
-	alone   int64 // Unix s since when no replica is connected (repl-backlog-ttl)
-	pinging bool  // replCron runs
+	pumped  atomic.Pointer[[]*replicaLink] // the links online, for pumpLinks (setPumpedLocked)
+	alone   int64                          // Unix s since when no replica is connected (repl-backlog-ttl)
+	pinging bool                           // replCron runs
 
 	backlogSize atomic.Int64 // repl-backlog-size, bytes
 	minReplicas atomic.Int64 // min-replicas-to-write
@@ -98,6 +99,16 @@ type replicaLink struct {
 	// +FULLRESYNC line (when the replica sent PSYNC, reply) waits for it.
 	mark  *replication.Source
 	reply bool
+
+	// Sending the stream (pump): on the goroutine of whoever appended
+	// to the backlog, with the link's own goroutine for backpressure.
+	pumping atomic.Bool // online, bl and sent set: pump sends
+	pumpMu  sync.Mutex  // held while sending; protects bl, sent and buf
+	again   atomic.Bool // bytes were appended while pumpMu was held
+	bl      *replication.Backlog
+	sent    int64 // the next offset to send
+	buf     []byte
+	poke    chan struct{} // the Outbox was full: the goroutine waits for room and pumps
 }
 
 const (
@@ -169,6 +180,7 @@ func (p *Protocol) attachSourceLocked() {
 		return
 	}
 	pr.src = replication.NewSource(pr.backlog, rdb.Dump)
+	pr.src.SetDeferTo(p.srv.InPass)
 	p.st.SetFeed(pr.src)
 	p.srv.SetPassEnd(pr.src.EncodeNow)
 	if !pr.pinging {
@@ -491,6 +503,7 @@ func (rc *conn) endLink() {
 	pr := &rc.p.repl
 	pr.mu.Lock()
 	delete(pr.links, l)
+	pr.setPumpedLocked()
 	if len(pr.links) == 0 {
 		pr.alone = time.Now().Unix()
 	}
@@ -569,29 +582,105 @@ func (l *replicaLink) run(bl *replication.Backlog, full bool, from int64, replid
 		l.state.Store(linkOnline)
 		p.log.Info("replica synchronized", "conn_id", rc.ID(), "addr", net.JoinHostPort(l.ip, strconv.Itoa(l.port)), "offset", from)
 	}
-	off := from
+	l.pumpMu.Lock()
+	l.bl, l.sent = bl, from
+	l.pumpMu.Unlock()
+	l.poke = make(chan struct{}, 1)
+	l.pumping.Store(true)
+	pr := &p.repl
+	pr.mu.Lock()
+	pr.setPumpedLocked()
+	pr.mu.Unlock()
+	bl.OnAppend(p.pumpLinks)
 	for {
-		data, next, more, ok := bl.ReadAt(nil, off, 1<<20)
-		if !ok {
-			p.log.Warn("replica fell behind the backlog; disconnected", "conn_id", rc.ID(), "offset", off, "backlog_start", bl.Start())
-			rc.Kill()
-			return
-		}
-		if len(data) > 0 {
+		l.pump() // what the backlog holds already, and after a wait for room
+		select {
+		case <-l.poke:
 			if err := l.wait(); err != nil {
 				return
 			}
-			if !l.out.Push(data) {
-				return
-			}
-			off = next
-			continue
-		}
-		select {
-		case <-more:
 		case <-l.done:
 			return
 		}
+	}
+}
+
+// pumpLinks sends what was appended to the backlog to every replica
+// online: Backlog.OnAppend's function, on the appender's goroutine (an
+// event loop at its pass's end, the Source's goroutine, a replica's
+// applier), as Redis writes its replicas' output from its one thread:
+// a goroutine woken for every pass cost a primary's loop about a tenth
+// of its CPU at redis-benchmark -P 1 (docs/benchmarks.md).
+func (p *Protocol) pumpLinks() {
+	if ls := p.repl.pumped.Load(); ls != nil {
+		for _, l := range *ls {
+			l.pump()
+		}
+	}
+}
+
+// setPumpedLocked lists the links pumpLinks sends to. pr.mu is held.
+func (pr *primary) setPumpedLocked() {
+	var ls []*replicaLink
+	for l := range pr.links {
+		if l.pumping.Load() {
+			ls = append(ls, l)
+		}
+	}
+	pr.pumped.Store(&ls)
+}
+
+// pump sends the link what the backlog holds past what it sent, unless
+// another goroutine is at it (which then sends this too: again).
+func (l *replicaLink) pump() {
+	l.again.Store(true)
+	for l.again.Load() && l.pumpMu.TryLock() {
+		l.again.Store(false)
+		l.sendAvailable()
+		l.pumpMu.Unlock()
+	}
+}
+
+// sendAvailable is pump's work, under pumpMu. A replica whose Outbox
+// holds linkPending bytes gets no more until it drains (the link's
+// goroutine waits for that); one further behind than the backlog holds
+// is disconnected, and resyncs.
+func (l *replicaLink) sendAvailable() {
+	if !l.pumping.Load() {
+		return
+	}
+	durable := l.rc.p.st.Durable()
+	for {
+		if l.out.Pending() > linkPending {
+			select {
+			case l.poke <- struct{}{}:
+			default:
+			}
+			return
+		}
+		data, next, ok := l.bl.ReadFrom(l.buf[:0], l.sent, 1<<20)
+		if !ok {
+			l.rc.p.log.Warn("replica fell behind the backlog; disconnected", "conn_id", l.rc.ID(), "offset", l.sent, "backlog_start", l.bl.Start())
+			l.pumping.Store(false)
+			l.rc.Kill()
+			return
+		}
+		if len(data) == 0 {
+			return
+		}
+		l.buf = data[:0]
+		var sent bool
+		if durable {
+			// Its writer sends it once it is on disk here (writeAsync).
+			sent = l.out.Push(append([]byte(nil), data...))
+		} else {
+			sent = l.out.WriteNow(data)
+		}
+		if !sent {
+			l.pumping.Store(false)
+			return
+		}
+		l.sent = next
 	}
 }
 
