@@ -76,6 +76,12 @@ func (bl *Backlog) OnAppend(f func()) {
 func (bl *Backlog) ReadFrom(dst []byte, off int64, limit int) (out []byte, next int64, ok bool) {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
+	return bl.readLocked(dst, off, limit)
+}
+
+// readLocked appends up to limit bytes from offset off to dst; ok is
+// false when the ring does not hold off. bl.mu is held.
+func (bl *Backlog) readLocked(dst []byte, off int64, limit int) (out []byte, next int64, ok bool) {
 	n := int64(len(bl.buf))
 	if off > bl.end || off < bl.startLocked() {
 		return dst, off, false
@@ -129,21 +135,13 @@ func (bl *Backlog) Holds(off int64) bool {
 func (bl *Backlog) ReadAt(dst []byte, off int64, limit int) (out []byte, next int64, more <-chan struct{}, ok bool) {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
-	n := int64(len(bl.buf))
-	if off > bl.end || off < bl.startLocked() {
-		return dst, off, nil, false
-	}
 	if off == bl.end {
 		bl.waited = true
 		return dst, off, bl.wake, true
 	}
-	want := min(bl.end-off, int64(limit))
-	for want > 0 {
-		at := off % n
-		c := min(want, n-at)
-		dst = append(dst, bl.buf[at:at+c]...)
-		off += c
-		want -= c
+	out, next, ok = bl.readLocked(dst, off, limit)
+	if !ok {
+		return dst, off, nil, false
 	}
-	return dst, off, bl.wake, true
+	return out, next, bl.wake, true
 }

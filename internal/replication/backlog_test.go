@@ -40,3 +40,36 @@ func TestBacklogKeepsTheLastBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestBacklogReadFromAndOnAppend: ReadFrom reads as ReadAt does, without
+// the channel, and OnAppend's function runs once per Append, after the
+// bytes are in.
+func TestBacklogReadFromAndOnAppend(t *testing.T) {
+	bl := NewBacklog(8, 100)
+	var seen []int64
+	bl.OnAppend(func() { seen = append(seen, bl.End()) })
+	bl.Append([]byte("abcde"))
+	bl.Append([]byte("fgh"))
+	if len(seen) != 2 || seen[0] != 105 || seen[1] != 108 {
+		t.Fatalf("OnAppend saw ends %v, want [105 108]", seen)
+	}
+	out, next, ok := bl.ReadFrom(nil, 102, 4)
+	if !ok || string(out) != "cdef" || next != 106 {
+		t.Fatalf("ReadFrom(102, 4) = %q, %d, %v", out, next, ok)
+	}
+	if out, next, ok = bl.ReadFrom(nil, 108, 4); !ok || len(out) != 0 || next != 108 {
+		t.Fatalf("ReadFrom at the end = %q, %d, %v", out, next, ok)
+	}
+	bl.Append([]byte("ijk")) // the ring holds 103..111 now
+	if _, _, ok = bl.ReadFrom(nil, 102, 4); ok {
+		t.Fatal("ReadFrom(102) after the ring passed it: ok")
+	}
+	if out, _, ok = bl.ReadFrom(nil, 103, 100); !ok || string(out) != "defghijk" {
+		t.Fatalf("ReadFrom(103) = %q, %v", out, ok)
+	}
+	bl.OnAppend(nil)
+	bl.Append([]byte("l"))
+	if len(seen) != 3 {
+		t.Fatalf("OnAppend(nil) still called: %v", seen)
+	}
+}
