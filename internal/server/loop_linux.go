@@ -93,9 +93,9 @@ type eventLoop struct {
 	kills []*Conn    // to be closed (Kill)
 	stop  bool
 
-	watchAdd []*watch   // WatchFD calls, under mu
-	watchDel []watchDel // unwatch calls, under mu
-	stopped  bool       // the loop has ended: unwatch returns at once (under mu)
+	watchAdd []*watch // WatchFD calls, under mu
+	watchDel []*watch // unwatch calls, under mu
+	stopped  bool     // the loop has ended: unwatch closes the fd itself (under mu)
 	watches  map[int32]*watch
 
 	// The loop lent to a connection's work (loan_linux.go).

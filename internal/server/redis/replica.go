@@ -577,7 +577,6 @@ func (l *masterLink) stream(nc net.Conn, br *bufio.Reader, timeout time.Duration
 	l.sendAck() // at once, as Redis's replica: a primary that sent a diskless snapshot streams after it
 	go l.ackLoop(ackDone)
 	src := &linkReader{dr: deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}, fd: -1}
-	defer src.closeFD()
 	rd := resp.NewReader(src, server.ReadBufSize, 0)
 	// Every bulk is kept whole, however long: the offset counts the
 	// command's bytes as they came.
@@ -624,7 +623,7 @@ var errLeaveLoop = errors.New("replication: the stream leaves the event loop")
 // the socket read without waiting.
 type linkReader struct {
 	dr       deadlineReader
-	fd       int // the duplicate; -1: none yet
+	fd       int // the duplicate, while nonblock: the loop owns and closes it
 	nonblock bool
 }
 
@@ -643,13 +642,6 @@ func (r *linkReader) Read(b []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return 0, err
-}
-
-func (r *linkReader) closeFD() {
-	if r.fd >= 0 {
-		_ = unix.Close(r.fd)
-		r.fd = -1
-	}
 }
 
 // applier applies the primary's stream: each command as the primary's
@@ -777,21 +769,21 @@ func (a *applier) count() {
 // returns errLeaveLoop at once, and the goroutine applies all.
 func (a *applier) inLoop(src *linkReader, timeout time.Duration) error {
 	l := a.l
-	if src.fd < 0 {
-		fd := -1
-		sc, ok := src.dr.nc.(syscall.Conn)
-		if !ok {
-			a.noLoop = true
-			return errLeaveLoop
-		}
-		rc, e := sc.SyscallConn()
-		if e == nil {
-			e = rc.Control(func(sfd uintptr) { fd, e = unix.FcntlInt(sfd, unix.F_DUPFD_CLOEXEC, 0) })
-		}
-		if e != nil || fd < 0 {
-			return errLeaveLoop
-		}
-		src.fd = fd
+	// A duplicate of the link's socket for the loop, which closes it
+	// once its epoll set lets it go (server.Server.WatchFD).
+	fd := -1
+	sc, ok := src.dr.nc.(syscall.Conn)
+	if !ok {
+		a.noLoop = true
+		return errLeaveLoop
+	}
+	rc, e := sc.SyscallConn()
+	if e == nil {
+		e = rc.Control(func(sfd uintptr) { fd, e = unix.FcntlInt(sfd, unix.F_DUPFD_CLOEXEC, 0) })
+	}
+	if e != nil || fd < 0 {
+		a.noLoop = true
+		return errLeaveLoop
 	}
 	result := make(chan error, 1)
 	end := func(err error) bool {
@@ -838,10 +830,11 @@ func (a *applier) inLoop(src *linkReader, timeout time.Duration) error {
 			}
 		}
 	}
-	src.nonblock = true
-	unwatch, ok := l.p.srv.WatchFD(src.fd, serve)
+	src.fd, src.nonblock = fd, true
+	unwatch, ok := l.p.srv.WatchFD(fd, serve)
 	if !ok {
-		src.nonblock = false
+		src.fd, src.nonblock = -1, false
+		_ = unix.Close(fd)
 		a.noLoop = true // no loop (EventLoops 0), or shutting down
 		return errLeaveLoop
 	}
@@ -861,8 +854,8 @@ func (a *applier) inLoop(src *linkReader, timeout time.Duration) error {
 			}
 		}
 	}
-	unwatch()
-	src.nonblock = false
+	unwatch() // serve is not called after it; the loop closes fd
+	src.fd, src.nonblock = -1, false
 	if errors.Is(err, errLeaveLoop) {
 		return errLeaveLoop
 	}
