@@ -15,13 +15,8 @@ import (
 type Backlog struct {
 	mu   sync.Mutex // protects what follows
 	buf  []byte
-	base int64         // the offset it began at: it never holds bytes before
-	end  int64         // offset just past the last byte appended
-	wake chan struct{} // closed (and replaced) when bytes are appended after a reader found none
-	// waited: a ReadAt at the end handed out wake. Only then does Append
-	// close and replace it: a replica copying its primary's stream
-	// appends once per command, and a channel each time cost 4 % of it.
-	waited bool
+	base int64 // the offset it began at: it never holds bytes before
+	end  int64 // offset just past the last byte appended
 
 	onAppend atomic.Pointer[func()] // OnAppend
 }
@@ -29,7 +24,7 @@ type Backlog struct {
 // NewBacklog returns an empty backlog of size bytes whose next byte is
 // offset start.
 func NewBacklog(size int, start int64) *Backlog {
-	return &Backlog{buf: make([]byte, max(size, 1)), base: start, end: start, wake: make(chan struct{})}
+	return &Backlog{buf: make([]byte, max(size, 1)), base: start, end: start}
 }
 
 // Append adds b at the end of the stream.
@@ -49,11 +44,6 @@ func (bl *Backlog) Append(b []byte) {
 		b = b[c:]
 		bl.end += int64(c)
 	}
-	if bl.waited {
-		close(bl.wake)
-		bl.wake = make(chan struct{})
-		bl.waited = false
-	}
 	bl.mu.Unlock()
 	if f := bl.onAppend.Load(); f != nil {
 		(*f)()
@@ -71,17 +61,14 @@ func (bl *Backlog) OnAppend(f func()) {
 	bl.onAppend.Store(&f)
 }
 
-// ReadFrom is ReadAt without the channel: it never makes Append wake
-// anyone.
+// ReadFrom appends to dst the bytes from offset off on, at most limit of
+// them, and returns it with the offset after them (nothing at the end).
+// ok is false when the ring no longer holds off (the reader fell behind
+// by more than the ring's size). Whoever waits for more bytes is told by
+// OnAppend's function.
 func (bl *Backlog) ReadFrom(dst []byte, off int64, limit int) (out []byte, next int64, ok bool) {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
-	return bl.readLocked(dst, off, limit)
-}
-
-// readLocked appends up to limit bytes from offset off to dst; ok is
-// false when the ring does not hold off. bl.mu is held.
-func (bl *Backlog) readLocked(dst []byte, off int64, limit int) (out []byte, next int64, ok bool) {
 	n := int64(len(bl.buf))
 	if off > bl.end || off < bl.startLocked() {
 		return dst, off, false
@@ -125,23 +112,4 @@ func (bl *Backlog) Holds(off int64) bool {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	return off <= bl.end && off >= bl.startLocked()
-}
-
-// ReadAt appends to dst the bytes from offset off on, at most max of
-// them, and returns it with the offset after them. When off is the end it
-// returns at once with nothing and a channel closed when more bytes come.
-// ok is false when the ring no longer holds off (the reader fell behind by
-// more than the ring's size).
-func (bl *Backlog) ReadAt(dst []byte, off int64, limit int) (out []byte, next int64, more <-chan struct{}, ok bool) {
-	bl.mu.Lock()
-	defer bl.mu.Unlock()
-	if off == bl.end {
-		bl.waited = true
-		return dst, off, bl.wake, true
-	}
-	out, next, ok = bl.readLocked(dst, off, limit)
-	if !ok {
-		return dst, off, nil, false
-	}
-	return out, next, bl.wake, true
 }

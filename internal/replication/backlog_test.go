@@ -31,18 +31,18 @@ func TestBacklogKeepsTheLastBytes(t *testing.T) {
 			t.Fatalf("end %d: Start %d, Holds(%d) %v, Holds(%d) %v", end, bl.Start(), from, bl.Holds(from), from-1, bl.Holds(from-1))
 		}
 		off := from + int64(r.IntN(int(end-from)+1))
-		got, next, _, ok := bl.ReadAt(nil, off, 1<<20)
+		got, next, ok := bl.ReadFrom(nil, off, 1<<20)
 		if !ok || next != end || !bytes.Equal(got, stream[off-start:]) {
-			t.Fatalf("ReadAt(%d) = %d bytes, next %d, ok %v; want %d bytes to %d", off, len(got), next, ok, end-off, end)
+			t.Fatalf("ReadFrom(%d) = %d bytes, next %d, ok %v; want %d bytes to %d", off, len(got), next, ok, end-off, end)
 		}
-		if _, _, _, ok := bl.ReadAt(nil, from-1, 10); ok {
-			t.Fatalf("ReadAt(%d) before the ring's start (%d) succeeded", from-1, from)
+		if _, _, ok := bl.ReadFrom(nil, from-1, 10); ok {
+			t.Fatalf("ReadFrom(%d) before the ring's start (%d) succeeded", from-1, from)
 		}
 	}
 }
 
-// TestBacklogReadFromAndOnAppend: ReadFrom reads as ReadAt does, without
-// the channel, and OnAppend's function runs once per Append, after the
+// TestBacklogReadFromAndOnAppend: ReadFrom at the end and past the ring,
+// and OnAppend's function runs once per Append, after the
 // bytes are in.
 func TestBacklogReadFromAndOnAppend(t *testing.T) {
 	bl := NewBacklog(8, 100)

@@ -274,9 +274,6 @@ func (s *Source) EncodeNow() {
 // server.Server.InPass). Call it before the Source is in use.
 func (s *Source) SetDeferTo(f func() bool) { s.deferTo = f }
 
-// Pending reports whether changes are queued and not yet encoded.
-func (s *Source) Pending() bool { return s.pending.Load() }
-
 // encodeQueued takes the queue, swapping in q's buffers for reuse, and
 // encodes it.
 func (s *Source) encodeQueued(q *queue) {

@@ -159,7 +159,7 @@ func TestReplicationStreamMatchesRedis(t *testing.T) {
 	}
 	time.Sleep(20 * time.Millisecond) // the 1 ms keys are past their deadline
 	src.Sync()
-	stream, _, _, ok := bl.ReadAt(nil, 0, 1<<30)
+	stream, _, ok := bl.ReadFrom(nil, 0, 1<<30)
 	if !ok || len(stream) == 0 {
 		t.Fatalf("no stream (%d bytes, ok %v)", len(stream), ok)
 	}
