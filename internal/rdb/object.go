@@ -68,7 +68,7 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 				return nil
 			}
 			if lp := h.HashListpack(); lp != nil {
-				p = AppendString(head(typeHashListpack), lp)
+				p = appendCompact(head, store.KindHash, store.EncodingListpack, lp)
 				return nil
 			}
 			p = AppendLen(head(typeHash), uint64(h.Len()))
@@ -85,11 +85,9 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 				return nil
 			}
 			if is := s.Intset(); is != nil {
-				p = AppendString(head(typeSetIntset), is)
+				p = appendCompact(head, store.KindSet, store.EncodingIntset, is)
 				return nil
 			}
-			// A listpack set is Redis 7.2's encoding, which 7.0
-			// cannot read: written as RDB_TYPE_SET, as a big one.
 			p = AppendLen(head(typeSet), uint64(s.Len()))
 			s.Each(func(m []byte) bool {
 				p = AppendString(p, m)
@@ -112,7 +110,7 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 				return nil
 			}
 			if lp := z.Listpack(); lp != nil {
-				p = AppendString(head(typeZSetListpack), lp)
+				p = appendCompact(head, store.KindZSet, store.EncodingListpack, lp)
 				return nil
 			}
 			n := z.Len()
@@ -137,6 +135,31 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 	return p, found, err
 }
 
+// appendCompact appends the object of a small collection of kind whose
+// whole value is lp, a listpack or (EncodingIntset) an intset, after
+// head(its type byte): what appendKind writes for it, from the bytes
+// alone, so that a snapshot can copy them under the store's lock and
+// encode them after (takeSnapshot). A set's listpack is Redis 7.2's
+// encoding, which 7.0 cannot read: it is written as RDB_TYPE_SET, as a
+// big set is.
+func appendCompact(head func(typ byte) []byte, kind store.Kind, enc store.Encoding, lp []byte) []byte {
+	switch {
+	case kind == store.KindHash:
+		return AppendString(head(typeHashListpack), lp)
+	case kind == store.KindZSet:
+		return AppendString(head(typeZSetListpack), lp)
+	case kind == store.KindList:
+		p := AppendLen(head(typeListQuick2), 1)
+		return AppendString(AppendLen(p, quicklistPacked), lp)
+	case enc == store.EncodingIntset:
+		return AppendString(head(typeSetIntset), lp)
+	default:
+		p := AppendLen(head(typeSet), uint64(store.ListpackCount(lp)))
+		_ = store.ListpackEach(lp, func(m []byte) { p = AppendString(p, m) })
+		return p
+	}
+}
+
 // quicklistNodeBytes is the size of the listpacks a big list is cut
 // into: list-max-listpack-size -2, Redis's default (8 KiB).
 const quicklistNodeBytes = 8192
@@ -147,9 +170,7 @@ const quicklistNodeBytes = 8192
 // in its node).
 func appendList(p []byte, l *store.List) []byte {
 	if lp := l.Listpack(); lp != nil {
-		p = AppendLen(p, 1)
-		p = AppendLen(p, quicklistPacked)
-		return AppendString(p, lp)
+		return appendCompact(func(byte) []byte { return p }, store.KindList, store.EncodingListpack, lp)
 	}
 	var nodes [][]byte
 	var cur []byte

@@ -106,20 +106,24 @@ type SaveStats struct {
 // Consistency. Redis forks and writes the child's frozen memory. MiniKV,
 // with the store in memory alone (no --data-dir), takes a point-in-time
 // copy: it holds every shard at once (store.Exclusive, as EXEC does) while
-// it walks the index (store.ScanItems), keeping for each key a reference
-// to the key's and a string's bytes, which the store never rewrites, and
-// encoding collections, whose bytes it may rewrite in place; then it lets
-// go, and compresses and writes everything with no lock held. So the file
-// is the store at one instant, as Redis's is, and clients wait for the
-// walk only (SaveStats.Hold): about 0.17-0.2 µs per string key on the
-// team's 2-core VM (BenchmarkSave: 201k keys, 35-40 ms), most of it the
-// cache miss of reading each record; a big collection adds its encoding.
-// Redis's fork costs about 10-20 ms per GB of memory instead, so for many
-// small keys MiniKV's pause is the longer one (1 M keys: about 0.2 s).
-// The copy costs 80 bytes per key (references, deadline) plus the encoded
-// collections until Save returns, and segments the store compacts away
-// meanwhile stay alive until then (at worst the store's size again, the
-// worst case of Redis's copy-on-write too).
+// it walks the index (store.ScanItemsFreq, which prefetches the records
+// ahead), keeping for each key a reference to the key's and a string's
+// bytes, which the store never rewrites, copying a small collection's
+// listpack or intset, which it may rewrite in place, and encoding a large
+// collection; then it lets go, and encodes, compresses and writes
+// everything else with no lock held. So the file is the store at one
+// instant, as Redis's is, and clients wait for the walk only
+// (SaveStats.Hold): about 55-65 ns per key on the team's 2-core VM
+// (BenchmarkSave: 201k keys, 11-13 ms), and 0.16-0.18 s for the 1 M
+// keys of mixed types of the full-sync benchmark (docs/benchmarks.md),
+// most of it the cache misses of reading each record; a large collection
+// adds its encoding. Redis's fork costs about 10-20 ms per GB of memory
+// instead, so for many small keys MiniKV's pause is the longer one. The
+// copy costs about 90 bytes per key (references, deadline) plus the
+// small collections' bytes and the large ones encoded, until Save
+// returns, and segments the store compacts away meanwhile stay alive
+// until then (at worst the store's size again, the worst case of Redis's
+// copy-on-write too).
 //
 // In durable mode (--data-dir) memory is a cache over the disk, which
 // holds the keyspace: Save walks the disk in key order (store.ScanKeys)
@@ -212,14 +216,21 @@ func appendExpire(b []byte, deadline int64) []byte {
 }
 
 // snapKey is one key of the point-in-time copy. A string's key and value
-// alias the store's records (never rewritten once built); a
-// collection's type byte, key and object are encoded in obj.
+// alias the store's records (never rewritten once built); a small
+// collection's bytes (its listpack or intset), which the store may
+// rewrite in place, are copied into the snapshot's arena, and encoded
+// once the store is let go (raw); a large one's type byte, key and
+// object are encoded during the hold, in obj.
 type snapKey struct {
 	key, str []byte
 	deadline int64
 	flags    uint32 // a string's memcached flags
 	obj      []byte // nil for a string
-	lfu      bool   // freq is the key's LFU counter, saved with RDB_OPCODE_FREQ
+	db       uint8  // the key's database (store.SplitDBKey)
+	raw      bool   // obj is a small collection's bytes, of kind and enc
+	kind     store.Kind
+	enc      store.Encoding
+	lfu      bool // freq is the key's LFU counter, saved with RDB_OPCODE_FREQ
 	freq     uint8
 }
 
@@ -227,6 +238,18 @@ type snapKey struct {
 type snapshot struct {
 	keys    []snapKey
 	expires int64
+	arena   []byte // where small collections' bytes are copied
+}
+
+// copyBytes copies b into the arena, in blocks of 256 KiB (a bigger b
+// alone), so that the hold allocates once per block, not once per key.
+func (snap *snapshot) copyBytes(b []byte) []byte {
+	if len(b) > cap(snap.arena)-len(snap.arena) {
+		snap.arena = make([]byte, 0, max(256<<10, len(b)))
+	}
+	n := len(snap.arena)
+	snap.arena = append(snap.arena, b...)
+	return snap.arena[n:len(snap.arena):len(snap.arena)]
 }
 
 // takeSnapshot copies the store's keys with every shard held, calling at
@@ -238,21 +261,26 @@ func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, erro
 	start := time.Now()
 	err := st.Exclusive(func(v *store.Store) error {
 		at()
-		var colls []snapKey // the shard's collections, encoded after its walk
-		lfu := v.LFU()      // Redis saves the LFU counters under an LFU policy
+		var big []snapKey // the shard's large collections, encoded after its walk
+		lfu := v.LFU()    // Redis saves the LFU counters under an LFU policy
 		for i := range v.NumShards() {
-			colls = colls[:0]
-			v.ScanItemsFreq(i, func(k []byte, it store.Item, freq uint8) bool {
-				sk := snapKey{key: k, deadline: it.Deadline, lfu: lfu, freq: freq}
-				if it.Kind != store.KindString {
-					colls = append(colls, sk)
+			big = big[:0]
+			v.ScanItemsFreq(i, func(k []byte, it store.Item, enc store.Encoding, freq uint8) bool {
+				db, _ := store.SplitDBKey(k)
+				sk := snapKey{key: k, deadline: it.Deadline, db: uint8(db), lfu: lfu, freq: freq}
+				switch {
+				case it.Kind == store.KindString:
+					sk.str, sk.flags = it.Value, it.Flags
+				case enc == store.EncodingObject:
+					big = append(big, sk)
 					return true
+				default:
+					sk.obj, sk.raw, sk.kind, sk.enc = snap.copyBytes(it.Value), true, it.Kind, enc
 				}
-				sk.str, sk.flags = it.Value, it.Flags
 				snap.keys = append(snap.keys, sk)
 				return true
 			})
-			for _, sk := range colls {
+			for _, sk := range big {
 				obj, _, ok, err := appendObject(nil, v, sk.key, true)
 				if err != nil {
 					return err
@@ -266,6 +294,7 @@ func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, erro
 		return nil
 	})
 	stats.Hold = time.Since(start)
+	snap.arena = nil
 	if err != nil {
 		return nil, err
 	}
@@ -277,16 +306,17 @@ func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, erro
 	return snap, nil
 }
 
-// write writes the copied keys, compressing strings as it goes, and lets
-// the collector have each key's references once written.
+// write writes the copied keys, compressing strings and encoding small
+// collections as it goes, and lets the collector have each key's
+// references once written.
 func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) error {
 	// Each database's keys after its SELECTDB (store.DBKey): in the
 	// order of the walk when every key is database 0's, as usual.
 	var keys, expires [store.MaxDBs]int64
 	sorted := true
-	last := 0
+	last := uint8(0)
 	for i := range snap.keys {
-		db, _ := store.SplitDBKey(snap.keys[i].key)
+		db := snap.keys[i].db
 		keys[db]++
 		if snap.keys[i].deadline != 0 {
 			expires[db]++
@@ -295,11 +325,7 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) erro
 		last = db
 	}
 	if !sorted {
-		slices.SortStableFunc(snap.keys, func(a, b snapKey) int {
-			da, _ := store.SplitDBKey(a.key)
-			db, _ := store.SplitDBKey(b.key)
-			return da - db
-		})
+		slices.SortStableFunc(snap.keys, func(a, b snapKey) int { return int(a.db) - int(b.db) })
 	}
 	if len(snap.keys) == 0 {
 		if _, err := bw.Write(dbHeader(0, 0, 0)); err != nil {
@@ -310,7 +336,7 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) erro
 	cur := -1
 	for i := range snap.keys {
 		sk := &snap.keys[i]
-		if db, _ := store.SplitDBKey(sk.key); db != cur {
+		if db := int(sk.db); db != cur {
 			cur = db
 			if _, err := bw.Write(dbHeader(db, keys[db], expires[db])); err != nil {
 				return err
@@ -324,10 +350,13 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) erro
 		if sk.lfu {
 			buf = append(buf, opFreq, sk.freq)
 		}
-		if sk.obj != nil {
+		_, k := store.SplitDBKey(sk.key)
+		switch {
+		case sk.raw:
+			buf = appendCompact(func(typ byte) []byte { return AppendString(append(buf, typ), k) }, sk.kind, sk.enc, sk.obj)
+		case sk.obj != nil:
 			buf = append(buf, sk.obj...)
-		} else {
-			_, k := store.SplitDBKey(sk.key)
+		default:
 			buf = AppendString(AppendString(append(buf, typeString), k), sk.str)
 		}
 		if _, err := bw.Write(buf); err != nil {

@@ -190,3 +190,26 @@ func benchGetBatch(b *testing.B, n int) {
 		})
 	}
 }
+
+// BenchmarkScanItems walks a store of 1 M short strings with
+// ScanItemsFreq, as a snapshot does (rdb.Save).
+func BenchmarkScanItems(b *testing.B) {
+	st := New(Config{MemoryLimit: 4 << 30})
+	defer st.Close()
+	v := []byte("value-xxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+	for i := range 1_000_000 {
+		_, _ = st.Store(ModeSet, []byte("k:"+strconv.Itoa(i)), v, 0, 0, 0)
+	}
+	n := 0
+	for b.Loop() {
+		for i := range st.NumShards() {
+			st.ScanItemsFreq(i, func(k []byte, it Item, _ Encoding, _ uint8) bool {
+				n += len(k) + len(it.Value)
+				return true
+			})
+		}
+	}
+	if n == 0 {
+		b.Fatal("walked nothing")
+	}
+}

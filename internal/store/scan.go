@@ -3,6 +3,7 @@ package store
 import (
 	"math"
 	"math/rand/v2"
+	"unsafe"
 )
 
 // Reads that Redis-style commands need beyond memcached's: a look that does
@@ -73,6 +74,10 @@ func (s *Store) ScanShard(i int, fn func(key []byte) bool) {
 
 // walkShard calls fn with every live record of shard i, under the
 // shard's lock, from a random slot on or from the first.
+// walkAhead is how many index slots ahead of its record walkShard
+// prefetches a record.
+const walkAhead = 16
+
 func (s *Store) walkShard(i int, randomStart bool, fn func(sh *shard, e *entry) bool) {
 	clk := s.clock()
 	s.pollFlush(&clk)
@@ -86,6 +91,12 @@ func (s *Store) walkShard(i int, randomStart bool, fn func(sh *shard, e *entry) 
 	}
 	var e entry
 	for j := range slots {
+		// The records are all over memory: the one walkAhead slots on
+		// is fetched meanwhile, so the misses overlap
+		// (BenchmarkScanItems, 1 M keys: 30 ms a walk, 72 without).
+		if w := slots[(start+j+walkAhead)%len(slots)]; w != 0 {
+			prefetch(unsafe.Pointer(&sh.segs[slotSeg(w)].buf[slotOff(w)]))
+		}
 		v := slots[(start+j)%len(slots)]
 		if v == 0 {
 			continue
@@ -204,12 +215,39 @@ func (s *Store) Count() (items, expires int64, err error) {
 	return items, expires, err
 }
 
-// ScanItemsFreq is ScanItems with each item's access count as Object
-// reports it in Freq: in LFU mode the decayed LFU counter, which an RDB
-// file carries (RDB_OPCODE_FREQ).
-func (s *Store) ScanItemsFreq(i int, fn func(key []byte, it Item, freq uint8) bool) {
+// Encoding says what the Item.Value of a collection that ScanItemsFreq
+// reports holds.
+type Encoding uint8
+
+const (
+	// EncodingListpack: the whole collection as one listpack, in Redis
+	// 7's format: a small hash, list or sorted set (as DUMP writes them),
+	// or a small set of strings (Redis 7.2's encoding). Also a string:
+	// Value is its bytes.
+	EncodingListpack Encoding = iota
+	// EncodingIntset: a small set of integers, as Redis's intset.
+	EncodingIntset
+	// EncodingObject: a large collection or a stream, which Value does
+	// not hold; read it through its handle (ViewHash ...).
+	EncodingObject
+)
+
+// ScanItemsFreq is ScanItems with each item's encoding, and its access
+// count as Object reports it in Freq: in LFU mode the decayed LFU
+// counter, which an RDB file carries (RDB_OPCODE_FREQ). A listpack's or
+// intset's bytes may be rewritten in place once the lock is let go: a
+// snapshot copies them.
+func (s *Store) ScanItemsFreq(i int, fn func(key []byte, it Item, enc Encoding, freq uint8) bool) {
 	clk := s.clock()
 	s.walkShard(i, false, func(sh *shard, e *entry) bool {
-		return fn(sh.key(e), sh.snapshot(e), s.freqOf(e, &clk))
+		enc := EncodingObject
+		switch kind, ec := kindOf(e.meta), encOf(e.meta); {
+		case kind == KindStream || ec == encBig:
+		case ec == encIntset:
+			enc = EncodingIntset
+		default:
+			enc = EncodingListpack
+		}
+		return fn(sh.key(e), sh.snapshot(e), enc, s.freqOf(e, &clk))
 	})
 }
