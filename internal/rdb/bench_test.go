@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/store"
 )
@@ -69,4 +70,62 @@ func benchStore(n int) *store.Store {
 		_, _ = st.Store(store.ModeSet, []byte("key:"+strconv.Itoa(i)), val, 0, 0, 0)
 	}
 	return st
+}
+
+// BenchmarkLoadMixed loads a file of 200k keys of the mix the full-sync
+// benchmark uses (scripts/bench-repl.sh MODE=sync): 3/5 short strings,
+// and hashes, lists, sets and sorted sets of 5, one key in 7 with a TTL.
+func BenchmarkLoadMixed(b *testing.B) {
+	const n = 200_000
+	src := store.New(store.Config{MemoryLimit: 1 << 30})
+	deadline := time.Now().Add(time.Hour).UnixMilli()
+	five := func(f func(j int) []string) [][]byte {
+		var out [][]byte
+		for j := range 5 {
+			for _, s := range f(j) {
+				out = append(out, []byte(s))
+			}
+		}
+		return out
+	}
+	for i := range n {
+		k := []byte("k:" + strconv.Itoa(i))
+		var v *Value
+		switch m := i % 10; {
+		case m < 6:
+			v = &Value{Kind: store.KindString, Str: []byte("value-" + strconv.Itoa(i) + "-xxxxxxxxxxxxxxxxxxxx")}
+		case m == 6:
+			v = &Value{Kind: store.KindHash, elems: five(func(j int) []string { return []string{"f" + strconv.Itoa(j), "v" + strconv.Itoa(j)} })}
+		case m == 7:
+			v = &Value{Kind: store.KindList, elems: five(func(j int) []string { return []string{"e" + strconv.Itoa(j)} })}
+		case m == 8:
+			v = &Value{Kind: store.KindSet, elems: five(func(j int) []string { return []string{"m" + strconv.Itoa(j)} })}
+		default:
+			v = &Value{Kind: store.KindZSet, elems: five(func(j int) []string { return []string{"z" + strconv.Itoa(j)} }), scores: []float64{0, 1, 2, 3, 4}}
+		}
+		var dl int64
+		if i%7 == 0 {
+			dl = deadline
+		}
+		_ = src.Tx([][]byte{k}, func(tx *store.Tx) error {
+			if v.Build(tx, k) == nil {
+				tx.SetRestored(k, dl, -1, -1)
+			}
+			return nil
+		})
+	}
+	var buf bytes.Buffer
+	if _, err := Save(&buf, src, SaveOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	src.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		st := store.New(store.Config{MemoryLimit: 1 << 30})
+		if s, err := LoadBytes(buf.Bytes(), st, LoadOptions{}); err != nil || s.Keys != n {
+			b.Fatal(s, err)
+		}
+		st.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/key")
 }

@@ -20,6 +20,7 @@ func FuzzRDBDecode(f *testing.F) {
 		[]byte("\x05\x01\x01a\x00\x00\x00\x00\x00\x00\xf0\x3f"),
 		[]byte("\x12\x01\x02\x0b\x0b\x00\x00\x00\x02\x00\x81a\x02\x01\x01\xff"),
 		[]byte("\x12\x01\x01\x03abc"),
+		append([]byte{typeZSetListpack}, AppendString(nil, store.ListpackAppend(store.ListpackAppend(store.ListpackAppend(store.ListpackAppend(store.ListpackNew(), []byte("a")), []byte("1")), []byte("b")), []byte("2.5")))...),
 		append([]byte{typeListZiplist}, AppendString(nil, testZiplist("a", "7", "-300", "70000"))...),
 		append([]byte{typeHashZiplist}, AppendString(nil, testZiplist("f", "1", "g", "v"))...),
 		append([]byte{typeZSetZiplist}, AppendString(nil, testZiplist("m", "1.5", "n", "2"))...),

@@ -204,7 +204,7 @@ func (v *Value) Build(tx *store.Tx, key []byte) error {
 	case store.KindString:
 		return tx.PutString(key, v.Str)
 	case store.KindHash:
-		if v.lp != nil && tx.RestoreHashListpack(key, v.lp) {
+		if v.lp != nil && tx.RestoreListpack(key, store.KindHash, v.lp) {
 			return nil
 		}
 		var h store.Hash
@@ -228,6 +228,9 @@ func (v *Value) Build(tx *store.Tx, key []byte) error {
 		tx.DoneSet(&s)
 		return nil
 	case store.KindList:
+		if v.lp != nil && tx.RestoreListpack(key, store.KindList, v.lp) {
+			return nil
+		}
 		var l store.List
 		if err := tx.List(key, &l, true); err != nil {
 			return err
@@ -238,6 +241,9 @@ func (v *Value) Build(tx *store.Tx, key []byte) error {
 		tx.DoneList(&l)
 		return nil
 	case store.KindZSet:
+		if v.lp != nil && tx.RestoreListpack(key, store.KindZSet, v.lp) {
+			return nil
+		}
 		var z store.ZSet
 		if err := tx.ZSet(key, &z, true); err != nil {
 			return err

@@ -1,7 +1,6 @@
 package rdb
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/crc64"
@@ -353,7 +352,8 @@ func (r *reader) value(typ byte) (*Value, error) {
 		}
 	case typeZSetListpack:
 		v.Kind = store.KindZSet
-		r.zsetPairs(v, r.listpack(r.str()))
+		v.lp = r.str()
+		r.zsetPairs(v, r.listpack(v.lp))
 	case typeListQuick2:
 		v.Kind = store.KindList
 		n := r.count(2)
@@ -367,6 +367,9 @@ func (r *reader) value(typ byte) (*Value, error) {
 			if c == quicklistPlain {
 				v.elems = append(v.elems, s)
 				continue
+			}
+			if n == 1 {
+				v.lp = s // one node: the list's listpack, as the store may hold it
 			}
 			v.elems = append(v.elems, r.listpack(s)...)
 		}
@@ -424,12 +427,22 @@ func (v *Value) valid() bool {
 		step = 2
 	}
 	if v.Kind != store.KindList {
-		seen := make(map[string]struct{}, len(v.elems)/step)
-		for i := 0; i < len(v.elems); i += step {
-			if _, dup := seen[string(v.elems[i])]; dup {
-				return false
+		if n := len(v.elems) / step; n <= 16 {
+			for i := 0; i < len(v.elems); i += step {
+				for j := 0; j < i; j += step {
+					if string(v.elems[i]) == string(v.elems[j]) {
+						return false
+					}
+				}
 			}
-			seen[string(v.elems[i])] = struct{}{}
+		} else {
+			seen := make(map[string]struct{}, n)
+			for i := 0; i < len(v.elems); i += step {
+				if _, dup := seen[string(v.elems[i])]; dup {
+					return false
+				}
+				seen[string(v.elems[i])] = struct{}{}
+			}
 		}
 	}
 	for _, f := range v.scores {
@@ -445,8 +458,20 @@ func (r *reader) listpack(lp []byte) [][]byte {
 	if r.err != nil {
 		return nil
 	}
+	// The entries are copied into one block (which may move as it
+	// grows: those copied before keep the old one).
 	var out [][]byte
-	if err := store.ListpackEach(lp, func(e []byte) { out = append(out, bytes.Clone(e)) }); err != nil {
+	if len(lp) >= 6 { // the count in the header, which ListpackEach checks
+		out = make([][]byte, 0, min(int(binary.LittleEndian.Uint16(lp[4:])), len(lp)))
+	}
+	var block []byte
+	if err := store.ListpackEach(lp, func(e []byte) {
+		if len(e) > cap(block)-len(block) {
+			block = make([]byte, 0, max(2*len(lp), len(e)))
+		}
+		block = append(block, e...)
+		out = append(out, block[len(block)-len(e):len(block):len(block)])
+	}); err != nil {
 		r.fail()
 	}
 	return out

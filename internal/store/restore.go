@@ -1,6 +1,10 @@
 package store
 
-import "errors"
+import (
+	"errors"
+	"math"
+	"strconv"
+)
 
 // What RESTORE and DUMP need from the store beyond the handles: reading
 // and building Redis's listpacks from outside the package (a DUMP payload
@@ -36,42 +40,122 @@ func ListpackNew() []byte                { return lpNew() }
 func ListpackAppend(lp, s []byte) []byte { return lpAppend(lp, s) }
 func ListpackBytes(lp []byte) int        { return len(lp) }
 func ListpackCount(lp []byte) int        { return lpCount(lp) }
-func listpackHashOK(lp []byte, l Limits) bool {
+
+// listpackOK reports whether lp, a well-formed listpack, is what the
+// store builds for a value of kind from lp's elements, which it may then
+// hold as it is (RestoreListpack): within the compact encoding's limits,
+// and for a hash field, value pairs with no field twice, for a sorted set
+// member, score pairs in the store's order (score, then member; which
+// also rules out a pair twice) with no member twice and no score that is
+// not a number. A list stays one listpack while each element pushed in
+// turn fits (List.fits).
+func listpackOK(kind Kind, lp []byte, l Limits) bool {
 	n := lpCount(lp)
-	if n == 0 || n%2 != 0 || int64(n/2) > l.HashEntries {
+	switch {
+	case n == 0:
+		return false
+	case kind == KindHash:
+		if n%2 != 0 || int64(n/2) > l.HashEntries {
+			return false
+		}
+	case kind == KindZSet:
+		if n%2 != 0 || int64(n/2) > l.ZSetEntries {
+			return false
+		}
+	case kind != KindList:
 		return false
 	}
-	seen := make(map[string]struct{}, n/2)
+	var keyBuf [16][]byte
+	var intBuf [128]byte
+	keys := keyBuf[:0]    // the fields or members, to find one twice
+	ints := intBuf[:0]    // the string forms of those held as integers
+	var prevScore float64 // the last pair's
+	var member []byte     // the pair's
 	i := 0
 	for p := lpFirst(lp); p >= 0; p = lpNext(lp, p) {
 		en := lpGet(lp, p)
-		s := en.appendTo(nil)
-		if int64(len(s)) > l.HashValue {
-			return false
+		elem := en.Str
+		if en.isInt() {
+			at := len(ints)
+			ints = strconv.AppendInt(ints, en.Int, 10)
+			elem = ints[at:len(ints):len(ints)]
 		}
-		if i%2 == 0 {
-			if _, dup := seen[string(s)]; dup {
+		size := len(elem)
+		switch kind {
+		case KindHash:
+			if int64(size) > l.HashValue {
 				return false
 			}
-			seen[string(s)] = struct{}{}
+			if i%2 == 0 {
+				keys = append(keys, elem)
+			}
+		case KindZSet:
+			if i%2 == 0 {
+				if int64(size) > l.ZSetValue {
+					return false
+				}
+				member = elem
+				keys = append(keys, member)
+				break
+			}
+			if !en.isInt() {
+				if f, err := strconv.ParseFloat(string(en.Str), 64); math.IsNaN(f) || err != nil && !errors.Is(err, strconv.ErrRange) {
+					return false
+				}
+			}
+			score := lpScore(en)
+			if i > 1 && zcmp(prevScore, keys[len(keys)-2], score, member) >= 0 {
+				return false
+			}
+			prevScore = score
+		case KindList:
+			if listExceeds(l.ListPackSize, p+1+size, i+1) {
+				return false
+			}
 		}
 		i++
 	}
+	return !hasDup(keys)
+}
+
+// hasDup reports whether two of keys are equal.
+func hasDup(keys [][]byte) bool {
+	if len(keys) <= 16 {
+		for i := range keys {
+			for j := range i {
+				if string(keys[i]) == string(keys[j]) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seen := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		if _, dup := seen[string(k)]; dup {
+			return true
+		}
+		seen[string(k)] = struct{}{}
+	}
+	return false
+}
+
+// RestoreListpack stores lp, the listpack of a small hash, sorted set or
+// list from an RDB file or a DUMP payload, under key as it is, when it is
+// well formed and what the store builds for those elements (listpackOK);
+// it reports false, and stores nothing, otherwise (the caller then builds
+// the value element by element). The key must not hold a value nor be
+// open.
+func (tx *Tx) RestoreListpack(key []byte, kind Kind, lp []byte) bool {
+	if lpValidate(lp) != nil || !listpackOK(kind, lp, tx.s.Limits()) {
+		return false
+	}
+	tx.put(key, typeMeta(kind, encCompact), lp)
 	return true
 }
 
-// RestoreHashListpack stores lp, a hash's listpack from a DUMP payload,
-// under key as it is, when it is a well-formed hash (field, value pairs,
-// no field twice) that fits the compact encoding's limits; it reports
-// false, and stores nothing, otherwise (the caller then builds the hash
-// field by field). The key must not hold a value nor be open.
-func (tx *Tx) RestoreHashListpack(key, lp []byte) bool {
-	if lpValidate(lp) != nil || !listpackHashOK(lp, tx.s.Limits()) {
-		return false
-	}
-	tx.put(key, typeMeta(KindHash, encCompact), lp)
-	return true
-}
+// RestoreHashListpack is RestoreListpack for a hash.
+func (tx *Tx) RestoreHashListpack(key, lp []byte) bool { return tx.RestoreListpack(key, KindHash, lp) }
 
 // PutString stores value as key's string, under a new CAS token and
 // without a deadline (RESTORE of a string). The key must not hold a value
