@@ -100,7 +100,16 @@ func FuzzLoad(f *testing.F) {
 	f.Add(fileOf(3, []byte{typeHashZipmap}, "z", string(AppendString(nil, testZipmap("f", "v")))))
 	st := store.New(store.Config{MemoryLimit: 64 << 20})
 	defer st.Close()
+	f.Add(fileOf(10, []byte{typeZSetListpack}, "z", string(AppendString(nil, store.ListpackAppend(store.ListpackAppend(store.ListpackNew(), []byte("m")), []byte("1.5"))))))
+	lim := st.Limits()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A listpack the store takes as it is (store.CheckListpack)
+		// is one the element by element decoding accepts too.
+		_, errChecked := parse(data, LoadOptions{limits: &lim}, func(*fileKey) error { return nil })
+		_, errPlain := parse(data, LoadOptions{}, func(*fileKey) error { return nil })
+		if (errChecked == nil) != (errPlain == nil) {
+			t.Fatalf("decoding for the store: %v; element by element: %v", errChecked, errPlain)
+		}
 		_, _ = LoadBytes(data, st, LoadOptions{})
 		_, _ = parse(data, LoadOptions{}, func(k *fileKey) error {
 			return st.Tx([][]byte{k.key}, func(tx *store.Tx) error {

@@ -14,6 +14,9 @@ import (
 
 // LoadOptions say what Load does with what the store cannot hold.
 type LoadOptions struct {
+	// limits are the store's, set by LoadBytes (reader.limits).
+	limits *store.Limits
+
 	// Function is the hook for RDB_OPCODE_FUNCTION2 records: it gets
 	// each library's code, as FUNCTION LOAD would. Nil: the records are
 	// skipped and counted (LoadStats.Functions), so the caller can warn.
@@ -110,6 +113,8 @@ func LoadBytes(data []byte, st *store.Store, opt LoadOptions) (LoadStats, error)
 		cur = make([]*fileKey, 0, batchKeys)
 		return nil
 	}
+	lim := st.Limits()
+	opt.limits = &lim
 	stats, err := parse(data, opt, func(k *fileKey) error {
 		if cur = append(cur, k); len(cur) == batchKeys {
 			return send()
@@ -227,7 +232,7 @@ func parse(data []byte, opt LoadOptions, fn func(*fileKey) error) (LoadStats, er
 		return stats, err
 	}
 	stats.Version = ver
-	r := &reader{b: data[9:]}
+	r := &reader{b: data[9:], limits: opt.limits}
 	now := time.Now().UnixMilli()
 	var db uint64
 	deadline, idle, freq := int64(0), int64(-1), -1

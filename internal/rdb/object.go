@@ -200,6 +200,10 @@ func appendList(p []byte, l *store.List) []byte {
 // file's keys as they load). The caller sets the deadline afterwards
 // (tx.SetRestored).
 func (v *Value) Build(tx *store.Tx, key []byte) error {
+	if v.isChecked {
+		tx.RestoreChecked(key, v.checked)
+		return nil
+	}
 	switch v.Kind {
 	case store.KindString:
 		return tx.PutString(key, v.Str)

@@ -163,6 +163,10 @@ func Verify(p []byte) ([]byte, bool) {
 type reader struct {
 	b   []byte
 	err error
+	// limits, when the values read are to be stored in a store with
+	// them, lets a listpack that the store can hold as it is be checked
+	// as such (store.CheckListpack) instead of split into its elements.
+	limits *store.Limits
 }
 
 func (r *reader) fail() { r.err = ErrBadData }
@@ -295,9 +299,13 @@ type Value struct {
 	Str    []byte             // a string's bytes
 	Stream *store.StreamValue // a stream, checked whole (store.ValidateStream)
 	typ    byte               // the RDB type it was read as
-	lp     []byte             // a hash's listpack as sent, to be stored as it is
-	elems  [][]byte           // hash: field, value, ...; set, zset: members; list: elements
-	scores []float64          // zset: the members' scores
+	lp     []byte             // a hash's, sorted set's or one-node list's listpack as sent, which the store may hold as it is
+	// checked is lp checked for the store (reader.checked); elems and
+	// scores are then not filled in.
+	checked   store.CheckedListpack
+	isChecked bool
+	elems     [][]byte  // hash: field, value, ...; set, zset: members; list: elements
+	scores    []float64 // zset: the members' scores
 }
 
 // DecodeValue decodes an object (a type byte, then the object, as DUMP
@@ -327,6 +335,9 @@ func (r *reader) value(typ byte) (*Value, error) {
 	case typeHashListpack:
 		v.Kind = store.KindHash
 		v.lp = r.str()
+		if r.checked(v) {
+			break
+		}
 		v.elems = r.listpack(v.lp)
 		if len(v.elems)%2 != 0 {
 			r.fail()
@@ -353,7 +364,9 @@ func (r *reader) value(typ byte) (*Value, error) {
 	case typeZSetListpack:
 		v.Kind = store.KindZSet
 		v.lp = r.str()
-		r.zsetPairs(v, r.listpack(v.lp))
+		if !r.checked(v) {
+			r.zsetPairs(v, r.listpack(v.lp))
+		}
 	case typeListQuick2:
 		v.Kind = store.KindList
 		n := r.count(2)
@@ -370,6 +383,9 @@ func (r *reader) value(typ byte) (*Value, error) {
 			}
 			if n == 1 {
 				v.lp = s // one node: the list's listpack, as the store may hold it
+				if r.checked(v) {
+					break
+				}
 			}
 			v.elems = append(v.elems, r.listpack(s)...)
 		}
@@ -386,10 +402,21 @@ func (r *reader) value(typ byte) (*Value, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if v.Kind != store.KindString && v.Kind != store.KindStream && !v.valid() {
+	if v.Kind != store.KindString && v.Kind != store.KindStream && !v.isChecked && !v.valid() {
 		return nil, ErrBadData
 	}
 	return v, nil
+}
+
+// checked reports whether v.lp, a hash's, sorted set's or list's
+// listpack, passed store.CheckListpack under r.limits, so that the store
+// takes it as it is and v needs no elements.
+func (r *reader) checked(v *Value) bool {
+	if r.limits == nil || r.err != nil {
+		return false
+	}
+	v.checked, v.isChecked = store.CheckListpack(v.Kind, v.lp, *r.limits)
+	return v.isChecked
 }
 
 // ErrModule is the error of what MiniKV does not hold: module types.

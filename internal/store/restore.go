@@ -147,11 +147,33 @@ func hasDup(keys [][]byte) bool {
 // the value element by element). The key must not hold a value nor be
 // open.
 func (tx *Tx) RestoreListpack(key []byte, kind Kind, lp []byte) bool {
-	if lpValidate(lp) != nil || !listpackOK(kind, lp, tx.s.Limits()) {
-		return false
+	c, ok := CheckListpack(kind, lp, tx.s.Limits())
+	if ok {
+		tx.RestoreChecked(key, c)
 	}
-	tx.put(key, typeMeta(kind, encCompact), lp)
-	return true
+	return ok
+}
+
+// CheckedListpack is a listpack that CheckListpack passed: a loader
+// checks on one goroutine and stores on another (rdb.LoadBytes).
+type CheckedListpack struct {
+	kind Kind
+	lp   []byte
+}
+
+// CheckListpack does RestoreListpack's checks on lp under the limits l,
+// without a store.
+func CheckListpack(kind Kind, lp []byte, l Limits) (CheckedListpack, bool) {
+	if lpValidate(lp) != nil || !listpackOK(kind, lp, l) {
+		return CheckedListpack{}, false
+	}
+	return CheckedListpack{kind: kind, lp: lp}, true
+}
+
+// RestoreChecked stores c under key as RestoreListpack does. The key must
+// not hold a value nor be open.
+func (tx *Tx) RestoreChecked(key []byte, c CheckedListpack) {
+	tx.put(key, typeMeta(c.kind, encCompact), c.lp)
 }
 
 // RestoreHashListpack is RestoreListpack for a hash.
