@@ -1,6 +1,9 @@
 package rdb
 
-import "sync"
+import (
+	"bytes"
+	"sync"
+)
 
 // LZF, the compression of strings in Redis's RDB format (Redis's lzf_c.c
 // and lzf_d.c, liblzf 3.6). A compressed block is a sequence of
@@ -65,6 +68,7 @@ type lzfTable struct {
 	pos   [1 << lzfHashLog]uint32
 	epoch [1 << lzfHashLog]uint16
 	cur   uint16
+	out   []byte // lzfCompressTo's output, reused
 }
 
 // begin starts a call: every entry reads as 0.
@@ -94,15 +98,26 @@ var lzfTables = sync.Pool{New: func() any { return new(lzfTable) }}
 // hash table of 2^16 offsets, here zeroed), or returns nil when that does
 // not save at least 4 bytes (Redis then stores the string as it is).
 func lzfCompress(s []byte) []byte {
+	htab := lzfTables.Get().(*lzfTable)
+	defer lzfTables.Put(htab)
+	return bytes.Clone(lzfCompressTo(htab, s))
+}
+
+// lzfCompressTo is lzfCompress with htab's table, writing into its
+// buffer: the result is valid until htab's next use (AppendString copies
+// it, saving an allocation a string).
+func lzfCompressTo(htab *lzfTable, s []byte) []byte {
 	if len(s) <= 4 {
 		return nil
 	}
-	htab := lzfTables.Get().(*lzfTable)
-	defer lzfTables.Put(htab)
 	htab.begin()
 	limit := len(s) - 4
 	idx := func(h uint32) uint32 { return ((h >> (3*8 - lzfHashLog)) - h*5) & (1<<lzfHashLog - 1) }
-	out := make([]byte, 1, limit+3)
+	if cap(htab.out) < limit+3 || cap(htab.out) > 1<<20 && limit+3 < 1<<20 {
+		htab.out = make([]byte, 0, limit+3)
+	}
+	out := append(htab.out[:0], 0)
+	defer func() { htab.out = out[:0] }()
 	lit := 0 // the run being written starts at out[len(out)-lit-1]
 	ip := 0
 	end := len(s)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"time"
@@ -306,9 +307,11 @@ func takeSnapshot(st *store.Store, at func(), stats *SaveStats) (*snapshot, erro
 	return snap, nil
 }
 
-// write writes the copied keys, compressing strings and encoding small
-// collections as it goes, and lets the collector have each key's
-// references once written.
+// write writes the copied keys: encoding them (compressing strings,
+// encoding small collections) is most of a save's work once the store is
+// let go, so chunks of keys are encoded on snapWorkers goroutines and
+// written in order, as they come back. Each key's references go to the
+// collector once it is encoded.
 func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) error {
 	// Each database's keys after its SELECTDB (store.DBKey): in the
 	// order of the walk when every key is database 0's, as usual.
@@ -332,17 +335,79 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) erro
 			return err
 		}
 	}
-	var buf []byte
-	cur := -1
-	for i := range snap.keys {
-		sk := &snap.keys[i]
-		if db := int(sk.db); db != cur {
-			cur = db
-			if _, err := bw.Write(dbHeader(db, keys[db], expires[db])); err != nil {
-				return err
+	// The chunks, each within one database, the first of each database
+	// after its header.
+	type chunk struct {
+		head     []byte
+		from, to int
+		out      chan []byte
+	}
+	quit := make(chan struct{})
+	defer close(quit)
+	todo := make(chan *chunk, snapInFlight)
+	inOrder := make(chan *chunk, snapInFlight)
+	go func() {
+		defer close(todo)
+		defer close(inOrder)
+		for from := 0; from < len(snap.keys); {
+			db := snap.keys[from].db
+			c := &chunk{from: from, out: make(chan []byte, 1)}
+			if from == 0 || snap.keys[from-1].db != db {
+				c.head = dbHeader(int(db), keys[db], expires[db])
+			}
+			c.to = min(from+snapChunkKeys, len(snap.keys))
+			for i := from + 1; i < c.to; i++ {
+				if snap.keys[i].db != db {
+					c.to = i
+				}
+			}
+			from = c.to
+			select {
+			case inOrder <- c:
+			case <-quit:
+				return
+			}
+			select {
+			case todo <- c:
+			case <-quit:
+				return
 			}
 		}
-		buf = buf[:0]
+	}()
+	for range snapWorkers() {
+		go func() {
+			for c := range todo {
+				c.out <- snap.encode(c.head, snap.keys[c.from:c.to], flags)
+			}
+		}()
+	}
+	for c := range inOrder {
+		if _, err := bw.Write(<-c.out); err != nil {
+			return err
+		}
+	}
+	stats.Keys, stats.Expires = int64(len(snap.keys)), snap.expires
+	return nil
+}
+
+// snapChunkKeys is how many keys a chunk of the snapshot holds, and
+// snapInFlight how many chunks are encoded or waiting to be written at
+// once.
+const (
+	snapChunkKeys = 2048
+	snapInFlight  = 8
+)
+
+// snapWorkers is how many goroutines encode a snapshot's keys: one per
+// CPU the runtime uses, at most 4.
+func snapWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// encode returns head followed by the keys' encoding, and clears them.
+func (snap *snapshot) encode(head []byte, keys []snapKey, flags bool) []byte {
+	buf := make([]byte, 0, 64*len(keys))
+	buf = append(buf, head...)
+	for i := range keys {
+		sk := &keys[i]
 		if flags {
 			buf = appendFlags(buf, sk.flags)
 		}
@@ -353,19 +418,16 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) erro
 		_, k := store.SplitDBKey(sk.key)
 		switch {
 		case sk.raw:
-			buf = appendCompact(func(typ byte) []byte { return AppendString(append(buf, typ), k) }, sk.kind, sk.enc, sk.obj)
+			at := buf
+			buf = appendCompact(func(typ byte) []byte { return AppendString(append(at, typ), k) }, sk.kind, sk.enc, sk.obj)
 		case sk.obj != nil:
 			buf = append(buf, sk.obj...)
 		default:
 			buf = AppendString(AppendString(append(buf, typeString), k), sk.str)
 		}
-		if _, err := bw.Write(buf); err != nil {
-			return err
-		}
 		*sk = snapKey{}
 	}
-	stats.Keys, stats.Expires = int64(len(snap.keys)), snap.expires
-	return nil
+	return buf
 }
 
 // saveWalkBatch is how many keys the durable walk reads per step.

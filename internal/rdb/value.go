@@ -94,7 +94,9 @@ func AppendString(b, s []byte) []byte {
 		}
 	}
 	if len(s) > 20 {
-		if c := lzfCompress(s); c != nil {
+		htab := lzfTables.Get().(*lzfTable)
+		defer lzfTables.Put(htab)
+		if c := lzfCompressTo(htab, s); c != nil {
 			b = append(b, 0xC3)
 			b = AppendLen(b, uint64(len(c)))
 			b = AppendLen(b, uint64(len(s)))
