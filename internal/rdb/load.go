@@ -24,6 +24,10 @@ type LoadOptions struct {
 	// Databases is how many databases are stored (0: one, database 0);
 	// the keys of the others are skipped and counted.
 	Databases int
+	// Sum, if not nil, is a CRCWriter that the file went through as it
+	// was received: its crc is checked against the file's instead of
+	// reading the file for it.
+	Sum *CRCWriter
 }
 
 // LoadStats describe a loaded file.
@@ -76,7 +80,7 @@ func Load(r io.Reader, st *store.Store, opt LoadOptions) (LoadStats, error) {
 // bounds checks rely on knowing what is left, so no count in a bad file
 // makes a large allocation.
 func LoadBytes(data []byte, st *store.Store, opt LoadOptions) (LoadStats, error) {
-	if err := checkSum(data); err != nil {
+	if err := checkSum(data, opt.Sum); err != nil {
 		return LoadStats{}, err
 	}
 	// Decoding and storing run on two goroutines, handing keys over in
@@ -164,7 +168,7 @@ func storeKey(st *store.Store, k *fileKey) error {
 // Check decodes the RDB file data without storing anything, as
 // redis-check-rdb does: nil when MiniKV can load it.
 func Check(data []byte) (LoadStats, error) {
-	if err := checkSum(data); err != nil {
+	if err := checkSum(data, nil); err != nil {
 		return LoadStats{}, err
 	}
 	var n int64
@@ -175,9 +179,11 @@ func Check(data []byte) (LoadStats, error) {
 
 // CheckSum checks data's header and the crc64 that ends an RDB file of
 // version 5 on, and reports whether the file carries one (0: written with
-// rdbchecksum off, not checked).
-func CheckSum(data []byte) (summed bool, err error) {
-	if err := checkSum(data); err != nil {
+// rdbchecksum off, not checked). sum, if not nil, is a CRCWriter that
+// data went through as it was received, whose sum is compared instead of
+// reading data again.
+func CheckSum(data []byte, sum *CRCWriter) (summed bool, err error) {
+	if err := checkSum(data, sum); err != nil {
 		return false, err
 	}
 	ver, _ := header(data)
@@ -185,8 +191,9 @@ func CheckSum(data []byte) (summed bool, err error) {
 }
 
 // checkSum checks the header and the crc64 that ends a file of version 5
-// on (0: written with rdbchecksum off, not checked).
-func checkSum(data []byte) error {
+// on (0: written with rdbchecksum off, not checked), with sum's crc when
+// it is not nil.
+func checkSum(data []byte, sum *CRCWriter) error {
 	ver, err := header(data)
 	if err != nil || ver < 5 {
 		return err
@@ -195,10 +202,46 @@ func checkSum(data []byte) error {
 		return errShortFile
 	}
 	want := binary.LittleEndian.Uint64(data[len(data)-8:])
-	if want != 0 && CRC64(0, data[:len(data)-8]) != want {
+	if want == 0 {
+		return nil
+	}
+	var got uint64
+	if sum != nil && sum.n == int64(len(data)) {
+		got = sum.crc
+	} else {
+		got = CRC64(0, data[:len(data)-8])
+	}
+	if got != want {
 		return errors.New("rdb: wrong checksum: the file is damaged or cut short")
 	}
 	return nil
+}
+
+// CRCWriter computes, as an RDB file is written through it (a replica
+// receiving its primary's), the crc64 that the file's last 8 bytes hold:
+// that of every byte before them.
+type CRCWriter struct {
+	crc  uint64
+	n    int64   // bytes written
+	tail [8]byte // the last bytes written, not yet summed
+	held int     // how many of tail
+}
+
+func (c *CRCWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	if len(p) >= 8 {
+		c.crc = CRC64(c.crc, c.tail[:c.held])
+		c.crc = CRC64(c.crc, p[:len(p)-8])
+		c.held = copy(c.tail[:], p[len(p)-8:])
+		return len(p), nil
+	}
+	var all [16]byte
+	n := copy(all[:], c.tail[:c.held])
+	n += copy(all[n:], p)
+	k := max(n-8, 0)
+	c.crc = CRC64(c.crc, all[:k])
+	c.held = copy(c.tail[:], all[k:n])
+	return len(p), nil
 }
 
 // header checks the signature and returns the version.

@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 	"time"
@@ -113,5 +114,43 @@ func TestSnapshotWritesWhatDumpWrites(t *testing.T) {
 		if now, _ := loaded.Peek(k); now.Deadline != was.Deadline {
 			t.Errorf("%q reloaded with deadline %d, was %d", k, now.Deadline, was.Deadline)
 		}
+	}
+}
+
+// TestCRCWriter: written in pieces of any size, the sum is the crc64 of
+// everything but the last 8 bytes, and LoadBytes checks a file with it.
+func TestCRCWriter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 3, 8, 9, 15, 16, 17, 100, 5000} {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		var w CRCWriter
+		for rest := data; len(rest) > 0; {
+			k := min(len(rest), rng.IntN(20))
+			_, _ = w.Write(rest[:k])
+			rest = rest[k:]
+		}
+		want := CRC64(0, data[:max(n-8, 0)])
+		if w.crc != want || w.n != int64(n) {
+			t.Errorf("%d bytes: crc %x n %d, want %x", n, w.crc, w.n, want)
+		}
+	}
+	st := store.New(store.Config{MemoryLimit: 16 << 20})
+	defer st.Close()
+	_, _ = st.Store(store.ModeSet, []byte("k"), []byte("v"), 0, 0, 0)
+	var file bytes.Buffer
+	if _, err := Save(&file, st, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var w CRCWriter
+	_, _ = w.Write(file.Bytes())
+	if _, err := LoadBytes(file.Bytes(), st, LoadOptions{Sum: &w}); err != nil {
+		t.Fatalf("a good file with its sum: %v", err)
+	}
+	w.crc ^= 1
+	if _, err := LoadBytes(file.Bytes(), st, LoadOptions{Sum: &w}); err == nil {
+		t.Fatal("a wrong sum was not refused")
 	}
 }

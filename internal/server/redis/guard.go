@@ -25,8 +25,8 @@ var errBadSnapshot = errors.New("the primary's snapshot is not a valid RDB file;
 // of a 1 M-key full resync (docs/benchmarks.md); a primary that writes a
 // well-formed checksum over a file that does not decode is then caught
 // by the load, as Redis's replica catches it, with the store emptied.
-func checkSnapshot(data []byte) error {
-	summed, err := rdb.CheckSum(data)
+func checkSnapshot(data []byte, sum *rdb.CRCWriter) error {
+	summed, err := rdb.CheckSum(data, sum)
 	if err == nil && !summed {
 		_, err = rdb.Check(data)
 	}

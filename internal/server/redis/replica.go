@@ -372,10 +372,7 @@ func (l *masterLink) session() error {
 			return fmt.Errorf("malformed reply to PSYNC: %q", r)
 		}
 		l.state.Store(linkSync)
-		path, err := l.readSnapshot(nc, br, timeout)
-		if path != "" {
-			defer os.Remove(path)
-		}
+		data, sum, err := l.readSnapshot(nc, br, timeout)
 		if err != nil {
 			return err
 		}
@@ -384,7 +381,8 @@ func (l *masterLink) session() error {
 		// following the old history must resync.
 		p.follow.applyMu.Lock()
 		p.disconnectReplicas()
-		err = l.loadSnapshot(path)
+		err = l.loadSnapshot(data, sum)
+		data = nil
 		if err == nil {
 			pr.mu.Lock()
 			pr.replid, pr.replid2, pr.second = f[1], "0000000000000000000000000000000000000000", -1
@@ -446,47 +444,44 @@ func readReplyLine(br *bufio.Reader) (string, error) {
 }
 
 // readSnapshot reads the RDB of a full resync ($EOF:<mark> ... <mark>, or
-// $<length> and that many bytes) into a temporary file, whose path it
-// returns (the caller removes it).
-func (l *masterLink) readSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Duration) (string, error) {
+// $<length> and that many bytes) into memory, where it is loaded from
+// (rdb.LoadBytes decodes a file held whole), summing it as it comes
+// (rdb.CRCWriter), so that neither a temporary file nor a second reading
+// for the checksum delays the load.
+func (l *masterLink) readSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Duration) ([]byte, *rdb.CRCWriter, error) {
 	_ = nc.SetReadDeadline(time.Now().Add(timeout))
 	head, err := readReplyLine(br)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	f, err := os.CreateTemp("", "minikv-replica-*.rdb")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
+	var buf bytes.Buffer
+	sum := &rdb.CRCWriter{}
+	w := io.MultiWriter(&buf, sum)
 	rd := &deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}
 	switch {
 	case strings.HasPrefix(head, "$EOF:") && len(head) == 5+40:
-		if err := copyUntilMark(f, br, []byte(head[5:]), nc, timeout, &l.lastIO); err != nil {
-			return f.Name(), err
+		if err := copyUntilMark(w, br, []byte(head[5:]), nc, timeout, &l.lastIO); err != nil {
+			return nil, nil, err
 		}
 	case strings.HasPrefix(head, "$"):
 		n, err := strconv.ParseInt(head[1:], 10, 64)
 		if err != nil || n < 0 {
-			return f.Name(), fmt.Errorf("malformed snapshot header %q", head)
+			return nil, nil, fmt.Errorf("malformed snapshot header %q", head)
 		}
-		if _, err := io.CopyN(f, rd, n); err != nil {
-			return f.Name(), err
+		buf.Grow(int(min(n, 256<<20))) // a length is not trusted with more before the bytes come
+		if _, err := io.CopyN(w, rd, n); err != nil {
+			return nil, nil, err
 		}
 	default:
-		return f.Name(), fmt.Errorf("primary sent %q for the snapshot", head)
+		return nil, nil, fmt.Errorf("primary sent %q for the snapshot", head)
 	}
-	return f.Name(), f.Close()
+	return buf.Bytes(), sum, nil
 }
 
-// loadSnapshot empties the store and loads the primary's RDB at path
-// into it.
-func (l *masterLink) loadSnapshot(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := checkSnapshot(data); err != nil {
+// loadSnapshot empties the store and loads the primary's RDB, data,
+// into it; sum is the CRCWriter data went through.
+func (l *masterLink) loadSnapshot(data []byte, sum *rdb.CRCWriter) error {
+	if err := checkSnapshot(data, sum); err != nil {
 		return err // the data kept: a bad snapshot is refused before the store is emptied (guard.go)
 	}
 	st := l.p.st
@@ -494,7 +489,7 @@ func (l *masterLink) loadSnapshot(path string) error {
 	l.p.srv.Flushed(nil)  // clients tracking keys: every key is invalid
 	l.p.functions.Flush() // the primary's libraries replace ours, as Redis's replica does
 	l.p.saveFunctions()
-	stats, err := rdb.LoadBytes(data, st, rdb.LoadOptions{Function: l.p.loadRDBFunction, Databases: l.p.servedDatabases()})
+	stats, err := rdb.LoadBytes(data, st, rdb.LoadOptions{Function: l.p.loadRDBFunction, Databases: l.p.servedDatabases(), Sum: sum})
 	if err != nil {
 		return fmt.Errorf("loading the primary's snapshot: %w", err)
 	}
