@@ -394,3 +394,52 @@ func TestCopyUntilMark(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestMiniKVFollowsRedisDiskSync: a redis-server primary with
+// repl-diskless-sync no sends its RDB as $<length> and the file's bytes
+// (the other form a replica reads, after the $EOF: marks): MiniKV loads
+// every key of it, values and TTLs.
+func TestMiniKVFollowsRedisDiskSync(t *testing.T) {
+	primary := startRedisServer(t, "--repl-diskless-sync", "no")
+	p := dialRESP(t, primary)
+	var keys []string
+	for i := range 2000 {
+		k := fmt.Sprint("k:", i)
+		keys = append(keys, k)
+		switch i % 4 {
+		case 0:
+			p.Do("SET", k, strings.Repeat(fmt.Sprint(i), 10), "EX", "10000")
+		case 1:
+			p.Do("HSET", k, "a", fmt.Sprint(i), "b", "x")
+		case 2:
+			p.Do("RPUSH", k, "1", fmt.Sprint(i))
+		default:
+			p.Do("ZADD", k, fmt.Sprint(i%9), "m", "1.5", "n")
+		}
+	}
+	rs := startRESP(t, server.Config{}, store.Config{})
+	replicaOf(t, rs.respAddr, primary)
+	linkUp(t, rs.respAddr)
+	sameKeys(t, primary, rs.respAddr, keys)
+}
+
+// TestSnapshotBlocks: a snapshot received in pieces of any size, across
+// the 1 MiB blocks, joins into the bytes sent.
+func TestSnapshotBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	want := make([]byte, 3<<20+12345)
+	for i := range want {
+		want[i] = byte(rng.Uint32())
+	}
+	var b blocks
+	for rest := want; len(rest) > 0; {
+		k := min(len(rest), rng.IntN(300000))
+		if n, err := b.Write(rest[:k]); n != k || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+		rest = rest[k:]
+	}
+	if got := b.join(); !bytes.Equal(got, want) {
+		t.Fatalf("joined %d bytes, not the %d written", len(got), len(want))
+	}
+}

@@ -454,28 +454,66 @@ func (l *masterLink) readSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Du
 	if err != nil {
 		return nil, nil, err
 	}
-	var buf bytes.Buffer
 	sum := &rdb.CRCWriter{}
-	w := io.MultiWriter(&buf, sum)
 	rd := &deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}
 	switch {
 	case strings.HasPrefix(head, "$EOF:") && len(head) == 5+40:
-		if err := copyUntilMark(w, br, []byte(head[5:]), nc, timeout, &l.lastIO); err != nil {
+		var b blocks
+		if err := copyUntilMark(io.MultiWriter(&b, sum), br, []byte(head[5:]), nc, timeout, &l.lastIO); err != nil {
 			return nil, nil, err
 		}
+		return b.join(), sum, nil
 	case strings.HasPrefix(head, "$"):
 		n, err := strconv.ParseInt(head[1:], 10, 64)
 		if err != nil || n < 0 {
 			return nil, nil, fmt.Errorf("malformed snapshot header %q", head)
 		}
-		buf.Grow(int(min(n, 256<<20))) // a length is not trusted with more before the bytes come
-		if _, err := io.CopyN(w, rd, n); err != nil {
+		if n <= 256<<20 { // a length is not trusted with more before the bytes come
+			data := make([]byte, n)
+			_, err := io.ReadFull(io.TeeReader(rd, sum), data)
+			return data, sum, err
+		}
+		var b blocks
+		if _, err := io.CopyN(io.MultiWriter(&b, sum), rd, n); err != nil {
 			return nil, nil, err
 		}
-	default:
-		return nil, nil, fmt.Errorf("primary sent %q for the snapshot", head)
+		return b.join(), sum, nil
 	}
-	return buf.Bytes(), sum, nil
+	return nil, nil, fmt.Errorf("primary sent %q for the snapshot", head)
+}
+
+// blocks holds a snapshot as it comes, in blocks of 1 MiB: while it
+// comes, what it holds is the snapshot's size, where a buffer doubling
+// as it grows holds up to three times that; join copies it into one.
+type blocks struct {
+	bs [][]byte
+	n  int
+}
+
+func (b *blocks) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if len(b.bs) == 0 || len(b.bs[len(b.bs)-1]) == cap(b.bs[len(b.bs)-1]) {
+			b.bs = append(b.bs, make([]byte, 0, 1<<20))
+		}
+		last := &b.bs[len(b.bs)-1]
+		k := min(len(p), cap(*last)-len(*last))
+		*last = append(*last, p[:k]...)
+		p = p[k:]
+	}
+	b.n += n
+	return n, nil
+}
+
+// join returns what was written, in one slice, and lets the blocks go.
+func (b *blocks) join() []byte {
+	out := make([]byte, 0, b.n)
+	for i, x := range b.bs {
+		out = append(out, x...)
+		b.bs[i] = nil // the collector may take it while the rest is copied
+	}
+	b.bs = nil
+	return out
 }
 
 // loadSnapshot empties the store and loads the primary's RDB, data,
