@@ -349,11 +349,13 @@ func (snap *snapshot) write(bw *bufio.Writer, stats *SaveStats, flags bool) erro
 	go func() {
 		defer close(todo)
 		defer close(inOrder)
+		prev := -1 // the last chunk's database (its keys are a worker's now)
 		for from := 0; from < len(snap.keys); {
 			db := snap.keys[from].db
 			c := &chunk{from: from, out: make(chan []byte, 1)}
-			if from == 0 || snap.keys[from-1].db != db {
+			if int(db) != prev {
 				c.head = dbHeader(int(db), keys[db], expires[db])
+				prev = int(db)
 			}
 			c.to = min(from+snapChunkKeys, len(snap.keys))
 			for i := from + 1; i < c.to; i++ {
