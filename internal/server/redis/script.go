@@ -595,8 +595,15 @@ func cmdScriptFlush(rc *conn, argv [][]byte) {
 
 func cmdScriptKill(rc *conn, _ [][]byte) { rc.killScript(false) }
 
-// killScript is SCRIPT KILL, or with function set FUNCTION KILL.
+// killScript is SCRIPT KILL, or with function set FUNCTION KILL. Redis
+// reads no command while a script runs until it has run past
+// busy-reply-threshold, so a kill sent earlier finds the script ended
+// (NOTBUSY) unless it runs past the threshold: a script that has not is
+// waited for, as Redis's client waits (with no threshold, none is).
 func (rc *conn) killScript(function bool) {
+	if r := rc.p.scripts.Running(); r != nil && rc.p.busyThreshold.Load() > 0 {
+		rc.waitBusy(r)
+	}
 	if err := rc.p.scripts.Kill(function); err != nil {
 		rc.w.Error(err.Error())
 		return
@@ -608,9 +615,16 @@ func (rc *conn) killScript(function bool) {
 // runs: wait until it ends, or answer BUSY once it has run longer than
 // busy-reply-threshold. It reports whether the command may go on.
 func (rc *conn) awaitScript(r *script.Run, cmd *respCommand) bool {
-	if cmd.allowBusy {
+	if cmd.allowBusy || rc.waitBusy(r) {
 		return true
 	}
+	rc.reject(r.BusyError().Error()) // SCRIPT KILL or FUNCTION KILL
+	return false
+}
+
+// waitBusy waits until the script run r ends (true) or has run longer
+// than busy-reply-threshold (false); with no threshold, until it ends.
+func (rc *conn) waitBusy(r *script.Run) bool {
 	threshold := time.Duration(rc.p.busyThreshold.Load()) * time.Millisecond
 	wait := threshold - time.Duration(rc.p.ops.clock.ns(rc.p.ops.now()-r.Started))
 	if threshold > 0 && wait > 0 {
@@ -629,9 +643,8 @@ func (rc *conn) awaitScript(r *script.Run, cmd *respCommand) bool {
 	case <-r.Done():
 		return true
 	default:
+		return false
 	}
-	rc.reject(r.BusyError().Error()) // SCRIPT KILL or FUNCTION KILL
-	return false
 }
 
 // scriptConfigParams are busy-reply-threshold and its older name,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/minikv/minikv/internal/script"
 	"github.com/minikv/minikv/internal/server"
@@ -158,4 +159,20 @@ func TestPipelinedScriptsEachAtomic(t *testing.T) {
 	a.Expect(incr+incr+bad+incr+multibulk("GET", "n")+incr,
 		":1\r\n", ":2\r\n", "-WRONGTYPE Operation against a key holding the wrong kind of value script: "+
 			script.SHA1Hex([]byte("return redis.call('hget', KEYS[1], 'f')"))+", on @user_script:1.\r\n", ":3\r\n", "$1\r\n3\r\n", ":4\r\n")
+}
+
+// TestScriptKillUnderThreshold: Redis reads no command while a script
+// runs until the script has run past busy-reply-threshold, so a SCRIPT
+// KILL sent sooner is answered once the script has ended: NOTBUSY, and
+// the script's own reply is its result. (Parallel differential sessions
+// saw a kill meant for nothing stop another session's script.)
+func TestScriptKillUnderThreshold(t *testing.T) {
+	rs := startRESP(t, server.Config{}, store.Config{})
+	a, b := dialRESP(t, rs.respAddr), dialRESP(t, rs.respAddr)
+	b.Expect(multibulk("CONFIG", "SET", "busy-reply-threshold", "60000"), "+OK\r\n")
+	a.Send(multibulk("EVAL", "local function ms(t) return t[1] * 1000 + t[2] / 1000 end "+
+		"local t0 = ms(redis.call('time')) while ms(redis.call('time')) - t0 < 300 do end return 'done'", "0"))
+	time.Sleep(50 * time.Millisecond) // most often during the script; after it, the replies are the same
+	b.Expect(multibulk("SCRIPT", "KILL"), "-NOTBUSY No scripts in execution right now.\r\n")
+	a.Expect("", "$4\r\ndone\r\n")
 }
