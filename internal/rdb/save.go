@@ -114,8 +114,8 @@ type SaveStats struct {
 // collection; then it lets go, and encodes, compresses and writes
 // everything else with no lock held. So the file is the store at one
 // instant, as Redis's is, and clients wait for the walk only
-// (SaveStats.Hold): about 55-65 ns per key on the team's 2-core VM
-// (BenchmarkSave: 201k keys, 11-13 ms), and 0.16-0.18 s for the 1 M
+// (SaveStats.Hold): about 50-65 ns per key on the team's 2-core VM
+// (BenchmarkSave: 201k keys, 10-13 ms), and 0.16-0.19 s for the 1 M
 // keys of mixed types of the full-sync benchmark (docs/benchmarks.md),
 // most of it the cache misses of reading each record; a large collection
 // adds its encoding. Redis's fork costs about 10-20 ms per GB of memory
