@@ -422,24 +422,3 @@ func TestMiniKVFollowsRedisDiskSync(t *testing.T) {
 	linkUp(t, rs.respAddr)
 	sameKeys(t, primary, rs.respAddr, keys)
 }
-
-// TestSnapshotBlocks: a snapshot received in pieces of any size, across
-// the 1 MiB blocks, joins into the bytes sent.
-func TestSnapshotBlocks(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	want := make([]byte, 3<<20+12345)
-	for i := range want {
-		want[i] = byte(rng.Uint32())
-	}
-	var b blocks
-	for rest := want; len(rest) > 0; {
-		k := min(len(rest), rng.IntN(300000))
-		if n, err := b.Write(rest[:k]); n != k || err != nil {
-			t.Fatalf("Write = %d, %v", n, err)
-		}
-		rest = rest[k:]
-	}
-	if got := b.join(); !bytes.Equal(got, want) {
-		t.Fatalf("joined %d bytes, not the %d written", len(got), len(want))
-	}
-}

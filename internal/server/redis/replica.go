@@ -372,7 +372,10 @@ func (l *masterLink) session() error {
 			return fmt.Errorf("malformed reply to PSYNC: %q", r)
 		}
 		l.state.Store(linkSync)
-		data, sum, err := l.readSnapshot(nc, br, timeout)
+		path, sum, err := l.readSnapshot(nc, br, timeout)
+		if path != "" {
+			defer os.Remove(path)
+		}
 		if err != nil {
 			return err
 		}
@@ -381,8 +384,7 @@ func (l *masterLink) session() error {
 		// following the old history must resync.
 		p.follow.applyMu.Lock()
 		p.disconnectReplicas()
-		err = l.loadSnapshot(data, sum)
-		data = nil
+		err = l.loadSnapshot(path, sum)
 		if err == nil {
 			pr.mu.Lock()
 			pr.replid, pr.replid2, pr.second = f[1], "0000000000000000000000000000000000000000", -1
@@ -444,81 +446,50 @@ func readReplyLine(br *bufio.Reader) (string, error) {
 }
 
 // readSnapshot reads the RDB of a full resync ($EOF:<mark> ... <mark>, or
-// $<length> and that many bytes) into memory, where it is loaded from
-// (rdb.LoadBytes decodes a file held whole), summing it as it comes
-// (rdb.CRCWriter), so that neither a temporary file nor a second reading
-// for the checksum delays the load.
-func (l *masterLink) readSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Duration) ([]byte, *rdb.CRCWriter, error) {
+// $<length> and that many bytes) into a temporary file, whose path it
+// returns (the caller removes it), summing it as it comes
+// (rdb.CRCWriter), so that the load need not read it again for its
+// checksum.
+func (l *masterLink) readSnapshot(nc net.Conn, br *bufio.Reader, timeout time.Duration) (string, *rdb.CRCWriter, error) {
 	_ = nc.SetReadDeadline(time.Now().Add(timeout))
 	head, err := readReplyLine(br)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
+	f, err := os.CreateTemp("", "minikv-replica-*.rdb")
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
 	sum := &rdb.CRCWriter{}
+	w := io.MultiWriter(f, sum)
 	rd := &deadlineReader{nc: nc, r: br, timeout: timeout, lastIO: &l.lastIO}
 	switch {
 	case strings.HasPrefix(head, "$EOF:") && len(head) == 5+40:
-		var b blocks
-		if err := copyUntilMark(io.MultiWriter(&b, sum), br, []byte(head[5:]), nc, timeout, &l.lastIO); err != nil {
-			return nil, nil, err
+		if err := copyUntilMark(w, br, []byte(head[5:]), nc, timeout, &l.lastIO); err != nil {
+			return f.Name(), nil, err
 		}
-		return b.join(), sum, nil
 	case strings.HasPrefix(head, "$"):
 		n, err := strconv.ParseInt(head[1:], 10, 64)
 		if err != nil || n < 0 {
-			return nil, nil, fmt.Errorf("malformed snapshot header %q", head)
+			return f.Name(), nil, fmt.Errorf("malformed snapshot header %q", head)
 		}
-		if n <= 256<<20 { // a length is not trusted with more before the bytes come
-			data := make([]byte, n)
-			_, err := io.ReadFull(io.TeeReader(rd, sum), data)
-			return data, sum, err
+		if _, err := io.CopyN(w, rd, n); err != nil {
+			return f.Name(), nil, err
 		}
-		var b blocks
-		if _, err := io.CopyN(io.MultiWriter(&b, sum), rd, n); err != nil {
-			return nil, nil, err
-		}
-		return b.join(), sum, nil
+	default:
+		return f.Name(), nil, fmt.Errorf("primary sent %q for the snapshot", head)
 	}
-	return nil, nil, fmt.Errorf("primary sent %q for the snapshot", head)
+	return f.Name(), sum, f.Close()
 }
 
-// blocks holds a snapshot as it comes, in blocks of 1 MiB: while it
-// comes, what it holds is the snapshot's size, where a buffer doubling
-// as it grows holds up to three times that; join copies it into one.
-type blocks struct {
-	bs [][]byte
-	n  int
-}
-
-func (b *blocks) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		if len(b.bs) == 0 || len(b.bs[len(b.bs)-1]) == cap(b.bs[len(b.bs)-1]) {
-			b.bs = append(b.bs, make([]byte, 0, 1<<20))
-		}
-		last := &b.bs[len(b.bs)-1]
-		k := min(len(p), cap(*last)-len(*last))
-		*last = append(*last, p[:k]...)
-		p = p[k:]
+// loadSnapshot empties the store and loads the primary's RDB at path
+// into it; sum is the CRCWriter it went through.
+func (l *masterLink) loadSnapshot(path string, sum *rdb.CRCWriter) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
 	}
-	b.n += n
-	return n, nil
-}
-
-// join returns what was written, in one slice, and lets the blocks go.
-func (b *blocks) join() []byte {
-	out := make([]byte, 0, b.n)
-	for i, x := range b.bs {
-		out = append(out, x...)
-		b.bs[i] = nil // the collector may take it while the rest is copied
-	}
-	b.bs = nil
-	return out
-}
-
-// loadSnapshot empties the store and loads the primary's RDB, data,
-// into it; sum is the CRCWriter data went through.
-func (l *masterLink) loadSnapshot(data []byte, sum *rdb.CRCWriter) error {
 	if err := checkSnapshot(data, sum); err != nil {
 		return err // the data kept: a bad snapshot is refused before the store is emptied (guard.go)
 	}
