@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"io"
 	"math/big"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -25,14 +26,32 @@ import (
 	"time"
 )
 
+// freePort returns a port free on 127.0.0.1 for a server a test starts.
+// It is picked below the kernel's ephemeral range (ip_local_port_range),
+// which listeners on port 0 draw from. A replica this package starts
+// keeps dialing its primary's port after a test kills the primary, so
+// that port must not be handed to a test server of another package
+// running meanwhile: a stray replica's PSYNC there attached the server's
+// own replication feed in place of the one TestReplicationStreamMatchesRedis
+// had set, and made TestReplicaResyncAfterBacklogOverflow count a third
+// full sync (both seen once in CI). Where the range cannot be read, port
+// 0 picks it.
 func freePort(t *testing.T) int {
 	t.Helper()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	lo, hi := portsBelowEphemeral()
+	for range 10000 {
+		port := 0
+		if hi > lo {
+			port = lo + mrand.IntN(hi-lo)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
+			if port != 0 {
+				continue // taken: another one
+			}
 			t.Fatal(err)
 		}
-		port := ln.Addr().(*net.TCPAddr).Port
+		port = ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 		// The kernel may hand a port just closed out again: a test that
 		// asks for several (a cluster's nodes) must get distinct ones,
@@ -45,6 +64,27 @@ func freePort(t *testing.T) int {
 			return port
 		}
 	}
+	t.Fatal("no free port found")
+	return 0
+}
+
+// portsBelowEphemeral is the range freePort draws from: the 10 000 ports
+// below the kernel's ephemeral range, or none (0, 0) when the range
+// cannot be read or starts too low.
+func portsBelowEphemeral() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < 12000 {
+		return 0, 0
+	}
+	return low - 10000, low
 }
 
 // issuedPorts are the ports freePort has returned.
