@@ -31,11 +31,11 @@ import (
 // which listeners on port 0 draw from. A replica this package starts
 // keeps dialing its primary's port after a test kills the primary, so
 // that port must not be handed to a test server of another package
-// running meanwhile: a stray replica's PSYNC there attached the server's
-// own replication feed in place of the one TestReplicationStreamMatchesRedis
-// had set, and made TestReplicaResyncAfterBacklogOverflow count a third
-// full sync (both seen once in CI). Where the range cannot be read, port
-// 0 picks it.
+// running meanwhile. A stray replica's PSYNC there is the one explanation
+// found for two failures seen once each: TestReplicationStreamMatchesRedis
+// (in CI) found its own replication feed replaced by the server's, and
+// TestReplicaResyncAfterBacklogOverflow counted a third full sync from an
+// unknown replica. Where the range cannot be read, port 0 picks it.
 func freePort(t *testing.T) int {
 	t.Helper()
 	lo, hi := portsBelowEphemeral()
