@@ -31,7 +31,7 @@ func startDurableOnMem(t *testing.T, mem *vfs.MemFS) (st *store.Store, mcAddr, r
 		t.Fatal(err)
 	}
 	s := servertest.StartOn(t, server.Config{}, st)
-	return st, s.Listen(t, memcache.New(s.Server)), s.Listen(t, New(s.Server))
+	return st, s.Listen(t, memcache.New(s.Server)), s.Listen(t, newClosed(t, s))
 }
 
 // diskFull makes every write and fsync of mem's files fail with ENOSPC

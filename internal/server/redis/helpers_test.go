@@ -31,12 +31,27 @@ func startRESP(t testing.TB, cfg server.Config, scfg store.Config) *respServer {
 func startRESPWith(t testing.TB, cfg server.Config, scfg store.Config, wrap func(server.Protocol) server.Protocol) *respServer {
 	t.Helper()
 	s := servertest.Start(t, cfg, scfg)
+	p := newClosed(t, s)
 	return &respServer{
 		srv:      s.Server,
 		store:    s.Store,
 		addr:     s.Listen(t, memcache.New(s.Server)),
-		respAddr: s.Listen(t, wrap(New(s.Server))),
+		respAddr: s.Listen(t, wrap(p)),
 	}
+}
+
+// newClosed is New for the test server s, the protocol closed once s
+// has stopped, as cmd/minikv closes it: a replica's link to its primary
+// ends then, instead of dialing the primary's port for the rest of the
+// test binary's life, where a later test's server may listen and take it
+// for a replica of its own.
+func newClosed(t testing.TB, s *servertest.Server) *Protocol {
+	p := New(s.Server)
+	t.Cleanup(func() {
+		s.Stop(t)
+		_ = p.Close()
+	})
+	return p
 }
 
 func dial(t testing.TB, addr string) *servertest.Client {

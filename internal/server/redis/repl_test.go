@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
 )
 
@@ -421,4 +422,42 @@ func TestMiniKVFollowsRedisDiskSync(t *testing.T) {
 	replicaOf(t, rs.respAddr, primary)
 	linkUp(t, rs.respAddr)
 	sameKeys(t, primary, rs.respAddr, keys)
+}
+
+// TestReplicaLinkEndsWithItsServer: once a replica's server has stopped
+// and its protocol is closed, its link to the primary no longer dials the
+// primary's address (before, it went on once a second for the life of the
+// process, and a server that later took that port got a stray replica).
+func TestReplicaLinkEndsWithItsServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary := ln.Addr().String()
+	s := servertest.Start(t, server.Config{}, store.Config{})
+	rp := New(s.Server)
+	addr := s.Listen(t, rp)
+	replicaOf(t, addr, primary)
+	nc, err := ln.Accept() // the link dials the (silent) primary
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	s.Stop(t)
+	if err := rp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A new listener on the same port: what the old one had queued is
+	// gone, and any dial from now on is the link's, after its Close.
+	ln.Close()
+	ln, err = net.Listen("tcp", primary)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	defer ln.Close()
+	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(2500 * time.Millisecond))
+	if nc, err := ln.Accept(); err == nil {
+		nc.Close()
+		t.Fatal("the closed replica's link dialed its primary again")
+	}
 }

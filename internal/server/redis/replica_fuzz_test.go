@@ -135,7 +135,7 @@ func FuzzReplicaStream(f *testing.F) {
 	f.Add(uint8(fuzzStream), []byte("*1\r\n$99999999999\r\n"))
 
 	s := servertest.Start(f, server.Config{}, store.Config{MemoryLimit: 64 << 20})
-	p := New(s.Server)
+	p := newClosed(f, s)
 	s.Listen(f, p)
 	p.follow.timeout.Store(5)
 	p.repl.mu.Lock()

@@ -307,14 +307,26 @@ func (p *Protocol) disconnectReplicas() {
 	}
 }
 
-// closeReplication stops replication's background work: the pings and
-// the Source's encoder. The links end with their connections.
+// closeReplication stops replication's background work: the pings, the
+// Source's encoder, and a replica's link to its primary, which would
+// otherwise go on dialing the primary's address once a second after the
+// server is gone (and, in a process that runs servers one after another
+// as the tests do, sync with whatever server takes that port next). The
+// replicas' links end with their connections.
 func (p *Protocol) closeReplication() {
 	select {
 	case <-p.quit:
 		return // closed already
 	default:
 		close(p.quit)
+	}
+	f := &p.follow
+	f.mu.Lock()
+	l := f.link
+	f.link = nil
+	f.mu.Unlock()
+	if l != nil {
+		l.close()
 	}
 	p.detachSource()
 }
