@@ -31,11 +31,10 @@ import (
 // which listeners on port 0 draw from. A replica this package starts
 // keeps dialing its primary's port after a test kills the primary, so
 // that port must not be handed to a test server of another package
-// running meanwhile. A stray replica's PSYNC there is the one explanation
-// found for two failures seen once each: TestReplicationStreamMatchesRedis
-// (in CI) found its own replication feed replaced by the server's, and
-// TestReplicaResyncAfterBacklogOverflow counted a third full sync from an
-// unknown replica. Where the range cannot be read, port 0 picks it.
+// running meanwhile, which would take the stray for a replica of its own
+// (as internal/server/redis's servers did with the replicas of earlier
+// tests in their own process, whose links outlived them until 8d718b7).
+// Where the range cannot be read, port 0 picks it.
 func freePort(t *testing.T) int {
 	t.Helper()
 	lo, hi := portsBelowEphemeral()
