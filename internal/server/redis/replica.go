@@ -224,11 +224,7 @@ func (f *follower) start(p *Protocol, host string, port int) {
 // kept as replid2 up to this offset so the old primary's other replicas
 // can continue from here.
 func (p *Protocol) promote() {
-	f := &p.follow
-	f.mu.Lock()
-	l := f.link
-	f.link = nil
-	f.mu.Unlock()
+	l := p.follow.takeLink()
 	if l == nil {
 		return
 	}
@@ -248,6 +244,16 @@ func (p *Protocol) promote() {
 	pr.mu.Unlock()
 	p.attachSource()
 	p.log.Info("promoted to primary", "replid", pr.replid, "replid2", pr.replid2, "offset", end)
+}
+
+// takeLink removes the link to the primary, if any, and returns it for
+// the caller to close.
+func (f *follower) takeLink() *masterLink {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.link
+	f.link = nil
+	return l
 }
 
 func (l *masterLink) close() {

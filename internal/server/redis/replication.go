@@ -320,12 +320,7 @@ func (p *Protocol) closeReplication() {
 	default:
 		close(p.quit)
 	}
-	f := &p.follow
-	f.mu.Lock()
-	l := f.link
-	f.link = nil
-	f.mu.Unlock()
-	if l != nil {
+	if l := p.follow.takeLink(); l != nil {
 		l.close()
 	}
 	p.detachSource()
