@@ -7,6 +7,9 @@ COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS  := -X main.commit=$(COMMIT)
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 60s
+# Redis 7.2.4 (scripts/redis72.sh installs it in .peers) comes first, so
+# every test's redis-server is the release MiniKV's redis_version names.
+export PATH := $(CURDIR)/.peers/bin:$(PATH)
 
 .PHONY: build run test deps test-go test-invariants test-python test-node test-lua-redis test-k8s race vet lint fuzz bench clean smoke \
 	bench-compare bench-compare-p16 bench-resp bench-rate bench-null bench-seed bench-seed-pressure bench-sweep-conns bench-sweep-pipeline bench-perf bench-scaleout
@@ -47,6 +50,8 @@ deps:
 		if grep -q '^VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null && ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d; then \
 			echo 'deb http://deb.debian.org/debian bookworm-backports main' | $(SUDO) tee /etc/apt/sources.list.d/minikv-backports.list >/dev/null; fi; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valkey-server; }
+	@# Redis 7.2.4, the differential tests' peer (Debian 12 has 7.0.15).
+	bash scripts/redis72.sh
 	$(PYTHON) -m pip install -q -r tests/python/requirements.txt
 	cd tests/node && $(NPM) ci --ignore-scripts --no-audit --no-fund
 	$(GO) mod download

@@ -35,7 +35,7 @@ const magic = "REDIS"
 
 // RedisVersion is what the redis-ver AUX field says: the Redis release
 // whose semantics MiniKV serves (and whose RDB version it writes).
-const RedisVersion = "7.0.15"
+const RedisVersion = "7.2.4"
 
 // SaveOptions are what Save writes beyond the keys.
 type SaveOptions struct {

@@ -23,7 +23,7 @@ import (
 // no later one: 7.0.15, the release cmddata.go is generated from. Every
 // command of that release is served except the ones versionGaps lists
 // (TestVersionPromise); 7.2's additions wait until they all are.
-const Version = "7.0.15"
+const Version = "7.2.4"
 
 // Error replies shared by many commands, in Redis's exact words.
 const (
