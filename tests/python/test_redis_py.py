@@ -178,7 +178,7 @@ def test_server_commands(r):
         docs = conn.read_response()
     finally:
         r.connection_pool.release(conn)
-    assert docs[b"get"][b"summary"] == b"Get the value of a key"  # Redis 7.0.15's text
+    assert docs[b"get"][b"summary"] == b"Returns the string value of a key."  # Redis 7.2.4's text
     assert docs[b"get"][b"group"] == b"string"
     assert r.execute_command("SELECT", "0") in (True, b"OK", "OK")
     with pytest.raises(redis.ResponseError, match="DB index is out of range"):

@@ -2,7 +2,7 @@ package acl
 
 import "strings"
 
-// Descriptions in Redis 7.0's forms (acl.c's ACLDescribe*): what ACL
+// Descriptions in Redis 7.2's forms (acl.c's ACLDescribe*): what ACL
 // LIST, ACL GETUSER and ACL SAVE print.
 
 func (k keyPattern) String() string {
@@ -15,88 +15,18 @@ func (k keyPattern) String() string {
 	return "~" + k.pat
 }
 
-// commandRules is ACLDescribeSelectorCommandRules: +@all or -@all, then
-// the categories that best fit the bitmap, then single commands (in name
-// order; Redis's order there is its hash table's, which differs from run
-// to run).
+// commandRules is Redis 7.2's ACLDescribeSelectorCommandRules: +@all
+// or -@all, then the command and category rules as they were applied
+// since (addRule).
 func (s *selector) commandRules() string {
-	var b strings.Builder
-	additive := !s.future
-	fake := newSelector()
-	if additive {
-		b.WriteString("-@all ")
-		_ = fake.apply("-@all")
-	} else {
-		b.WriteString("+@all ")
-		_ = fake.apply("+@all")
+	first := "-@all"
+	if s.future {
+		first = "+@all"
 	}
-	temp := newSelector()
-	copy(temp.bits, s.bits)
-	applied := make([]bool, len(Categories))
-	all := commands().all
-	for {
-		best, minDiff, maxSame := -1, int(^uint(0)>>1), 0
-		for j := range Categories {
-			if applied[j] {
-				continue
-			}
-			on, off := 0, 0
-			for _, c := range all {
-				if c.Cats&(1<<j) != 0 {
-					if temp.bit(c.ID) {
-						on++
-					} else {
-						off++
-					}
-				}
-			}
-			diff, same := on, off
-			if additive {
-				diff, same = off, on
-			}
-			if same > diff && (diff < minDiff || diff == minDiff && same > maxSame) {
-				best, minDiff, maxSame = j, diff, same
-			}
-		}
-		if best < 0 {
-			break
-		}
-		fake.setCategory(1<<best, additive)
-		temp.setCategory(1<<best, !additive)
-		if additive {
-			b.WriteString("+@")
-		} else {
-			b.WriteString("-@")
-		}
-		b.WriteString(Categories[best])
-		b.WriteByte(' ')
-		applied[best] = true
+	if len(s.rules) == 0 {
+		return first
 	}
-	var single func(cs []*Command)
-	single = func(cs []*Command) {
-		for _, c := range cs {
-			user := s.bit(c.ID)
-			if user != fake.bit(c.ID) {
-				if user {
-					b.WriteByte('+')
-				} else {
-					b.WriteByte('-')
-				}
-				b.WriteString(c.Name)
-				b.WriteByte(' ')
-				fake.changePerm(c, user)
-			}
-			single(c.Subs)
-			if !user {
-				for _, a := range s.firstArgs[c.ID] {
-					b.WriteString("+" + c.Name + "|" + a + " ")
-				}
-			}
-		}
-	}
-	single(commands().top)
-	out := b.String()
-	return out[:len(out)-1]
+	return first + " " + strings.Join(s.rules, " ")
 }
 
 // describe is ACLDescribeSelector.

@@ -35,6 +35,10 @@ type selector struct {
 	keys        []keyPattern
 	channels    []string
 	firstArgs   map[int][]string // +select|0: first arguments of an otherwise denied command
+	// rules are the command and category rules applied since the last
+	// +@all or -@all, in order, each command or category once (Redis
+	// 7.2's command_rules): what ACL LIST describes.
+	rules []string
 }
 
 func newSelector() *selector {
@@ -46,6 +50,7 @@ func (s *selector) clone() *selector {
 	c.bits = slices.Clone(s.bits)
 	c.keys = slices.Clone(s.keys)
 	c.channels = slices.Clone(s.channels)
+	c.rules = slices.Clone(s.rules)
 	if s.firstArgs != nil {
 		c.firstArgs = make(map[int][]string, len(s.firstArgs))
 		for k, v := range s.firstArgs {
@@ -81,6 +86,23 @@ func (s *selector) changePerm(c *Command, on bool) {
 	delete(s.firstArgs, c.ID)
 	for _, sc := range c.Subs {
 		s.setBit(sc.ID, on)
+	}
+}
+
+// addRule is Redis 7.2's ACLUpdateCommandRules: rule (a command, a
+// command|arg or an @category, lower-cased) replaces the earlier rules
+// of the same name and those of its subcommands or first arguments,
+// and goes last.
+func (s *selector) addRule(rule string, allow bool) {
+	rule = strings.ToLower(rule)
+	s.rules = slices.DeleteFunc(s.rules, func(r string) bool {
+		r = r[1:]
+		return r == rule || len(r) > len(rule) && r[len(rule)] == '|' && r[:len(rule)] == rule
+	})
+	if allow {
+		s.rules = append(s.rules, "+"+rule)
+	} else {
+		s.rules = append(s.rules, "-"+rule)
 	}
 }
 
@@ -143,10 +165,10 @@ func (s *selector) apply(op string) error {
 		for i := range s.bits {
 			s.bits[i] = ^uint64(0)
 		}
-		s.future, s.allCommands, s.firstArgs = true, true, nil
+		s.future, s.allCommands, s.firstArgs, s.rules = true, true, nil, nil
 	case strings.EqualFold(cs, "nocommands") || strings.EqualFold(cs, "-@all"):
 		clear(s.bits)
-		s.future, s.allCommands, s.firstArgs = false, false, nil
+		s.future, s.allCommands, s.firstArgs, s.rules = false, false, nil, nil
 	case op[0] == '~' || op[0] == '%':
 		if s.allKeys {
 			return errKeysAfterAll
@@ -205,6 +227,7 @@ func (s *selector) apply(op string) error {
 				return errUnknown
 			}
 			s.changePerm(c, true)
+			s.addRule(c.Name, true)
 			return nil
 		}
 		c := lookupACL(name[:i])
@@ -230,18 +253,21 @@ func (s *selector) apply(op string) error {
 				s.firstArgs[c.ID] = append(s.firstArgs[c.ID], sub)
 			}
 		}
+		s.addRule(name, true)
 	case op[0] == '-' && (len(cs) < 2 || cs[1] != '@'):
 		c := lookupACL(cs[1:])
 		if c == nil {
 			return errUnknown
 		}
 		s.changePerm(c, false)
+		s.addRule(c.Name, false)
 	case (op[0] == '+' || op[0] == '-') && len(cs) >= 2 && cs[1] == '@':
 		bit := CategoryBit(cs[2:])
 		if bit == 0 {
 			return errUnknown
 		}
 		s.setCategory(bit, op[0] == '+')
+		s.addRule(cs[1:], op[0] == '+')
 	default:
 		return errSyntax
 	}
@@ -261,10 +287,11 @@ type Rules struct {
 	pubsubDflt bool // acl-pubsub-default allchannels when the rules were made
 }
 
-// NewRules are a new user's: off, no password, no keys, no channels
-// (allchannels when acl-pubsub-default is allchannels), no commands.
+// NewRules are a new user's: off, sanitize-payload (as Redis 7.2 creates
+// users), no password, no keys, no channels (allchannels when
+// acl-pubsub-default is allchannels), no commands.
 func NewRules(allChannels bool) *Rules {
-	r := &Rules{root: newSelector(), pubsubDflt: allChannels}
+	r := &Rules{root: newSelector(), sanitize: 1, pubsubDflt: allChannels}
 	r.root.allChannels = allChannels
 	return r
 }

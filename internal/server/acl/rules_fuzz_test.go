@@ -89,3 +89,27 @@ func TestMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyPermissionNeedsAFlag: "%" and "%~pattern" (a key pattern with
+// neither R nor W) are refused, as Redis 7.0 refused them. Redis 7.2.4
+// accepts them and then aborts (acl.c's "Invalid key pattern flag
+// detected") when ACL LIST or GETUSER describes the user: a documented
+// difference (docs/redis.md, ACL).
+func TestKeyPermissionNeedsAFlag(t *testing.T) {
+	testCommands()
+	for _, op := range []string{"%", "%~", "%~k*"} {
+		r := NewRules(false)
+		if err := r.Apply(op); err == nil {
+			t.Errorf("%q accepted: %q", op, r.Describe())
+		}
+	}
+	r := NewRules(false)
+	for _, op := range []string{"%R", "%W~k*", "%rw~x"} {
+		if err := r.Apply(op); err != nil {
+			t.Errorf("%q: %v", op, err)
+		}
+	}
+	if got, want := r.Describe(), "off sanitize-payload %R~ %W~k* ~x resetchannels -@all"; got != want {
+		t.Errorf("described %q, want %q", got, want)
+	}
+}

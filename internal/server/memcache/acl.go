@@ -92,11 +92,11 @@ func (c *conn) aclPermit(r *acl.Rules, req *memcache.Request, w *memcache.Writer
 		return true
 	}
 	obj := m.name
-	msg := "CLIENT_ERROR NOPERM this user has no permissions to run the '" + m.name + "' command"
+	msg := "CLIENT_ERROR NOPERM User " + c.ACLUser().Name + " has no permissions to run the '" + m.name + "' command"
 	switch reason {
 	case acl.DeniedKey:
 		obj = string(argv[idx])
-		msg = "CLIENT_ERROR NOPERM this user has no permissions to access one of the keys used as arguments"
+		msg = "CLIENT_ERROR NOPERM No permissions to access a key"
 	case acl.DeniedChannel:
 		obj = string(argv[idx])
 	}

@@ -328,12 +328,8 @@ func cmdACLDryRun(rc *conn, argv [][]byte) {
 	switch reason {
 	case acl.OK:
 		rc.w.OK()
-	case acl.DeniedCommand:
-		rc.w.BulkString("This user has no permissions to run the '" + cmd.name + "' command")
-	case acl.DeniedKey:
-		rc.w.BulkString("This user has no permissions to access the '" + cstr(call[idx]) + "' key")
 	default:
-		rc.w.BulkString("This user has no permissions to access the '" + cstr(call[idx]) + "' channel")
+		rc.w.BulkString(aclDenial(reason, u.Name, cmd.name, call, idx, true))
 	}
 }
 
@@ -399,15 +395,30 @@ func (rc *conn) aclPermit(r *acl.Rules, cmd *respCommand, argv [][]byte) bool {
 		ctx = acl.CtxMulti
 	}
 	rc.aclLog(reason, ctx, cmd, argv, idx)
-	switch reason {
-	case acl.DeniedCommand:
-		rc.reject("NOPERM this user has no permissions to run the '" + cmd.name + "' command")
-	case acl.DeniedKey:
-		rc.reject("NOPERM this user has no permissions to access one of the keys used as arguments")
-	default:
-		rc.reject("NOPERM this user has no permissions to access one of the channels used as arguments")
-	}
+	rc.reject("NOPERM " + aclDenial(reason, rc.ACLUser().Name, cmd.name, argv, idx, false))
 	return false
+}
+
+// aclDenial is Redis 7.2's text for a denied call (getAclErrorMessage):
+// the user and the command, or with verbose (ACL DRYRUN) the user and
+// the key or channel, else a key or channel unnamed (-NOPERM replies).
+func aclDenial(reason int, user, cmd string, argv [][]byte, idx int, verbose bool) string {
+	var arg []byte
+	if idx >= 0 && idx < len(argv) {
+		arg = argv[idx]
+	}
+	switch {
+	case reason == acl.DeniedCommand:
+		return "User " + user + " has no permissions to run the '" + cmd + "' command"
+	case reason == acl.DeniedKey && verbose:
+		return "User " + user + " has no permissions to access the '" + cstr(arg) + "' key"
+	case reason == acl.DeniedKey:
+		return "No permissions to access a key"
+	case verbose:
+		return "User " + user + " has no permissions to access the '" + cstr(arg) + "' channel"
+	default:
+		return "No permissions to access a channel"
+	}
 }
 
 // aclLog adds an ACL LOG entry for a denied call of the connection.
@@ -437,13 +448,7 @@ func (rc *conn) scriptACL(cmd *respCommand, argv [][]byte) []byte {
 		return nil
 	}
 	rc.aclLog(reason, acl.CtxLua, cmd, argv, idx)
-	switch reason {
-	case acl.DeniedCommand:
-		return []byte("-ERR The user executing the script can't run this command or subcommand\r\n")
-	case acl.DeniedKey:
-		return []byte("-ERR The user executing the script can't access at least one of the keys mentioned in the command arguments\r\n")
-	}
-	return []byte("-ERR The user executing the script can't publish to the channel mentioned in the command\r\n")
+	return []byte("-ERR ACL failure in script: " + aclDenial(reason, rc.ACLUser().Name, cmd.name, argv, idx, false) + "\r\n")
 }
 
 // aclConfigParams are the ACL's CONFIG parameters: requirepass (the

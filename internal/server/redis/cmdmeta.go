@@ -9,8 +9,8 @@ import (
 	"github.com/minikv/minikv/internal/protocol/resp"
 )
 
-// Command metadata as Redis 7.0 declares it. cmddata.go, generated from
-// redis-server 7.0.15 (TestCommandData), holds for every Redis command its
+// Command metadata as Redis 7.2 declares it. cmddata.go, generated from
+// redis-server 7.2.4 (TestCommandData), holds for every Redis command its
 // COMMAND INFO and COMMAND DOCS replies in RESP3. At start-up each command
 // of the table takes from them:
 //
@@ -24,10 +24,6 @@ import (
 //     way Redis's getKeysFromCommandWithSpecs does, with the command's own
 //     getkeys function where Redis has one (SET, BITFIELD, SORT, the
 //     numkeys commands).
-//
-// A Redis 7.2 command that 7.0 lacks (WAITAOF, CLIENT SETINFO, ...), or
-// one whose syntax 7.2 extended (ZRANK ... WITHSCORE), takes Redis 7.2.4's
-// metadata from cmddata72.go instead.
 //
 //	cmddata.go: "get" -> {"*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n...", "%5\r\n$7\r\nsummary\r\n..."}
 //	                         │ parseRV, at init                                          │ parseRV, on first COMMAND DOCS
@@ -249,7 +245,7 @@ func parseKeySpec(v rv) keySpec {
 }
 
 // applyRedisMeta gives the table's commands (and their subcommands) the
-// flags and metadata Redis 7.0 declares for them. table.go's init calls
+// flags and metadata Redis 7.2 declares for them. table.go's init calls
 // it before deriving anything from the flags.
 func applyRedisMeta(table []respCommand) {
 	for i := range table {
@@ -265,10 +261,7 @@ func applyRedisMeta(table []respCommand) {
 
 // applyMeta takes c's metadata from cmddata.go, if Redis has the command.
 func (c *respCommand) applyMeta() bool {
-	data, ok := redis72CommandData[c.name] // a 7.2 command, or one 7.2 changed (cmddata72.go)
-	if !ok {
-		data, ok = redisCommandData[c.name]
-	}
+	data, ok := redisCommandData[c.name]
 	if !ok {
 		return false
 	}
@@ -283,7 +276,7 @@ func (c *respCommand) applyMeta() bool {
 	return true
 }
 
-// Key extraction for COMMAND GETKEYS and GETKEYSANDFLAGS, as Redis 7.0's
+// Key extraction for COMMAND GETKEYS and GETKEYSANDFLAGS, as Redis 7.2's
 // getKeysFromCommandWithSpecs: the key specs when every one is
 // reliable, else (or when the specs fail on these arguments) the
 // command's own getkeys function.
@@ -297,7 +290,7 @@ type keyRef struct {
 // getKeysFunc is a command's own key finder (Redis's getkeys_proc).
 type getKeysFunc func(argv [][]byte) []keyRef
 
-// redisGetKeys are Redis 7.0's getkeys functions of the commands MiniKV
+// redisGetKeys are Redis 7.2's getkeys functions of the commands MiniKV
 // serves.
 var redisGetKeys = map[string]getKeysFunc{
 	"set":         setGetKeys,
@@ -445,7 +438,7 @@ func (c *respCommand) hasKeys() bool {
 // (a bad numkeys).
 func (c *respCommand) keyRefs(argv [][]byte) []keyRef {
 	if c.meta == nil {
-		// Not a Redis 7.0 command: the table's key range, without flags.
+		// Not a Redis 7.2 command: the table's key range, without flags.
 		var refs []keyRef
 		for _, k := range c.keyPositions(len(argv)) {
 			refs = append(refs, keyRef{pos: k})

@@ -62,13 +62,13 @@ func servedCommands() []*respCommand {
 }
 
 // TestCommandTableMatchesRedis checks the table against Redis's metadata:
-// every command Redis 7.0 has carries it, and its arity and legacy key
+// every command Redis 7.2 has carries it, and its arity and legacy key
 // range (which cluster routing and prefetching read) are Redis's.
 func TestCommandTableMatchesRedis(t *testing.T) {
 	for _, c := range servedCommands() {
 		if c.meta == nil {
 			if c.name != "client|setinfo" {
-				t.Errorf("%s: no Redis 7.0 metadata (a command Redis 7.0 lacks must be listed here)", c.name)
+				t.Errorf("%s: no Redis 7.2 metadata (a command Redis 7.2 lacks must be listed here)", c.name)
 			}
 			continue
 		}
@@ -121,7 +121,7 @@ func TestCommandInfoDocsDifferential(t *testing.T) {
 	for _, resp3 := range []bool{false, true} {
 		r, m := dialCmd(t, redisAddr, resp3), dialCmd(t, rs.respAddr, resp3)
 		for _, c := range servedCommands() {
-			if c.meta == nil || is72(c.name) { // 7.2's: TestRedis72CommandData
+			if c.meta == nil {
 				continue
 			}
 			for _, sub := range []string{"INFO", "DOCS"} {
@@ -160,10 +160,10 @@ func TestCommandListDifferential(t *testing.T) {
 	redisAddr := startRedisServer(t)
 	rs := startRESP(t, server.Config{}, store.Config{})
 	r, m := dialCmd(t, redisAddr, false), dialCmd(t, rs.respAddr, false)
-	served := make(map[string]bool) // by Redis 7.0's name
-	var extra []string              // served, not in Redis 7.0
+	served := make(map[string]bool) // by Redis 7.2's name
+	var extra []string              // served, not in Redis 7.2
 	for _, c := range servedCommands() {
-		if c.meta != nil && !is72(c.name) {
+		if c.meta != nil {
 			served[c.name] = true
 		} else {
 			extra = append(extra, c.name)
@@ -213,7 +213,7 @@ func TestCommandGetKeysDifferential(t *testing.T) {
 	r, m := dialCmd(t, redisAddr, true), dialCmd(t, rs.respAddr, true)
 	n := 0
 	for _, c := range servedCommands() {
-		if c.meta == nil || len(c.subs) > 0 || is72(c.name) {
+		if c.meta == nil || len(c.subs) > 0 {
 			continue
 		}
 		for _, call := range sampleCalls(c) {

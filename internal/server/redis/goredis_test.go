@@ -314,7 +314,7 @@ func testGoRedisCommands(t *testing.T, rdb *redis.Client, resp2 bool) {
 	}
 	docs, err := rdb.Do(ctx, "COMMAND", "DOCS", "GET").Result()
 	noErr("COMMAND DOCS GET", err)
-	if !strings.Contains(fmt.Sprint(docs), "Get the value of a key") {
+	if !strings.Contains(fmt.Sprint(docs), "Returns the string value of a key.") {
 		t.Errorf("COMMAND DOCS GET = %v", docs)
 	}
 	wantErr("CLIENT FOO", rdb.Do(ctx, "CLIENT", "FOO").Err(), "ERR unknown subcommand 'FOO'. Try CLIENT HELP.")

@@ -25,13 +25,7 @@ import (
 // differential tests compare with, lacks them (docs/redis.md, "What
 // redis_version promises").
 
-// is72 reports whether name is a command Redis 7.2 added or changed,
-// whose metadata comes from cmddata72.go.
-func is72(name string) bool {
-	_, ok := redis72CommandData[name]
-	return ok
-}
-
+// startValkeyServer starts valkey-server 8.0.1.
 func startValkeyServer(t *testing.T, extra ...string) string {
 	t.Helper()
 	return startPeerServer(t, "valkey-server", extra...)
@@ -83,46 +77,6 @@ func TestRedis72Differential(t *testing.T) {
 					s.name, want.closed, want.out, got.closed, got.out)
 			}
 		})
-	}
-}
-
-// TestRedis72CommandData checks cmddata72.go against valkey-server:
-// COMMAND INFO and DOCS of each command there, and COMMAND GETKEYS of
-// calls built from its arguments, in RESP2 and RESP3.
-func TestRedis72CommandData(t *testing.T) {
-	peer := startValkeyServer(t)
-	rs := startRESP(t, server.Config{}, store.Config{})
-	// Valkey rewords "master" as "primary" in WAITAOF's summary.
-	redisWords := strings.NewReplacer("$139\r\nBlocks until all of the preceding write commands sent by the connection are written to the append-only file of the primary and/or replicas.",
-		"$138\r\nBlocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.")
-	for _, resp3 := range []bool{false, true} {
-		v, m := dialCmd(t, peer, resp3), dialCmd(t, rs.respAddr, resp3)
-		for _, c := range servedCommands() {
-			if !is72(c.name) {
-				continue
-			}
-			for _, sub := range []string{"INFO", "DOCS"} {
-				want, got := redisWords.Replace(v.do(t, "COMMAND", sub, c.name)), m.do(t, "COMMAND", sub, c.name)
-				if c.name == "cluster|myshardid" && sub == "INFO" {
-					// Valkey 8 flags its CLUSTER subcommands loading too.
-					want = strings.Replace(want, "2\r\n+loading\r\n+stale\r\n", "1\r\n+stale\r\n", 1)
-				}
-				if got != want {
-					t.Errorf("RESP3 %v: COMMAND %s %s\nminikv %q\nvalkey %q", resp3, sub, c.name, got, want)
-				}
-			}
-			if len(c.subs) > 0 || strings.Contains(c.name, "|") {
-				continue
-			}
-			for _, call := range sampleCalls(c) {
-				for _, sub := range []string{"GETKEYS", "GETKEYSANDFLAGS"} {
-					args := append([]string{"COMMAND", sub}, call...)
-					if want, got := v.do(t, args...), m.do(t, args...); got != want {
-						t.Errorf("%q\nminikv %q\nvalkey %q", args, got, want)
-					}
-				}
-			}
-		}
 	}
 }
 

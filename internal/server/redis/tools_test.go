@@ -159,7 +159,7 @@ func TestRedisCLIInfoAndHelp(t *testing.T) {
 		}
 	}
 	out, err = runTool(t, "", cli, "-p", port, "COMMAND", "DOCS", "GET")
-	if err != nil || !strings.Contains(out, "Get the value of a key") {
+	if err != nil || !strings.Contains(out, "Returns the string value of a key.") {
 		t.Errorf("redis-cli COMMAND DOCS GET: %v\n%s", err, out)
 	}
 	out, err = runTool(t, "help set\nhelp incrbyfloat\n", cli, "-p", port)
@@ -167,7 +167,7 @@ func TestRedisCLIInfoAndHelp(t *testing.T) {
 		t.Fatalf("redis-cli help: %v\n%s", err, out)
 	}
 	for _, f := range []string{"SET key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]",
-		"summary: Set the string value of a key", "since: 1.0.0", "group: string", "INCRBYFLOAT key increment"} {
+		"summary: Sets the string value of a key, ignoring its type.", "since: 1.0.0", "group: string", "INCRBYFLOAT key increment"} {
 		if !strings.Contains(stripANSI(out), f) {
 			t.Errorf("redis-cli help lacks %q:\n%s", f, stripANSI(out))
 		}
