@@ -51,6 +51,8 @@ func TestRDBDecode(t *testing.T) {
 		{"set listpack (7.2)", "\x14" + lp("a", "b", "7"), true, store.KindSet, 3},
 		{"set listpack repeated", "\x14" + lp("a", "a"), false, 0, 0},
 		{"set listpack empty", "\x14" + lp(), false, 0, 0},
+		{"set listpack integer twice (as a string)", "\x14\x0c\x0c\x00\x00\x00\x02\x00\x05\x01\x815\x02\xff", false, 0, 0},
+		{"set listpack corrupt", "\x14\x07\x16\x00\x00\x00\x01\x00\x81", false, 0, 0},
 		{"set repeated", "\x02\x02\x01a\x01a", false, 0, 0},
 		{"set count lie", "\x02\x7f\x01a", false, 0, 0},
 		{"intset", "\x0b" + intset(4, -70000, 1, 70000), true, store.KindSet, 3},

@@ -44,7 +44,9 @@ func ListpackCount(lp []byte) int        { return lpCount(lp) }
 // listpackOK reports whether lp, a well-formed listpack, is what the
 // store builds for a value of kind from lp's elements, which it may then
 // hold as it is (RestoreListpack): within the compact encoding's limits,
-// and for a hash field, value pairs with no field twice, for a sorted set
+// and for a hash field, value pairs with no field twice, for a set
+// members with none twice (a set of integers only too: Redis 7.2 keeps
+// such a listpack, which SREM of its strings leaves), for a sorted set
 // member, score pairs in the store's order (score, then member; which
 // also rules out a pair twice) with no member twice and no score that is
 // not a number. A list stays one listpack while each element pushed in
@@ -60,6 +62,10 @@ func listpackOK(kind Kind, lp []byte, l Limits) bool {
 		}
 	case kind == KindZSet:
 		if n%2 != 0 || int64(n/2) > l.ZSetEntries {
+			return false
+		}
+	case kind == KindSet:
+		if int64(n) > l.SetListpackEntries {
 			return false
 		}
 	case kind != KindList:
@@ -89,6 +95,11 @@ func listpackOK(kind Kind, lp []byte, l Limits) bool {
 			if i%2 == 0 {
 				keys = append(keys, elem)
 			}
+		case KindSet:
+			if int64(size) > l.SetListpackValue {
+				return false
+			}
+			keys = append(keys, elem)
 		case KindZSet:
 			if i%2 == 0 {
 				if int64(size) > l.ZSetValue {
@@ -140,8 +151,8 @@ func hasDup(keys [][]byte) bool {
 	return false
 }
 
-// RestoreListpack stores lp, the listpack of a small hash, sorted set or
-// list from an RDB file or a DUMP payload, under key as it is, when it is
+// RestoreListpack stores lp, the listpack of a small hash, set, sorted set
+// or list from an RDB file or a DUMP payload, under key as it is, when it is
 // well formed and what the store builds for those elements (listpackOK);
 // it reports false, and stores nothing, otherwise (the caller then builds
 // the value element by element). The key must not hold a value nor be
@@ -253,6 +264,16 @@ func (h *Hash) HashListpack() []byte {
 // DUMP writes as they are), or nil for a set in another encoding.
 func (st *Set) Intset() []byte {
 	if !st.isIntset() {
+		return nil
+	}
+	return st.c.lp
+}
+
+// Listpack returns a small set's listpack of members in insertion order
+// (Redis 7.2's bytes, which DUMP writes as they are), or nil for an
+// intset or a big set.
+func (st *Set) Listpack() []byte {
+	if st.c.obj != nil || st.isIntset() {
 		return nil
 	}
 	return st.c.lp
