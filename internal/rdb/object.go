@@ -12,10 +12,10 @@ import (
 //
 // A small collection's listpack (or intset) is written as it is: MiniKV
 // keeps them in Redis's byte format. A hash's, set's, sorted set's or
-// one-node list's listpack that fits MiniKV's limits is stored as it
-// came; anything else is built element by element through the kind's
-// handle, which picks the encoding as a command would (a set as Redis
-// 7.2 loads one, Set.PrepareLoad).
+// one-node list's listpack, or a set's intset, that fits MiniKV's limits
+// is stored as it came; anything else is built element by element
+// through the kind's handle, which picks the encoding as a command would
+// (a set as Redis 7.2 loads one, Set.PrepareLoad).
 
 // Dump serializes the value under key as DUMP does: the object, sealed
 // with the version and CRC. It reports false for a missing key.
@@ -224,7 +224,7 @@ func (v *Value) Build(tx *store.Tx, key []byte) error {
 		tx.DoneHash(&h)
 		return nil
 	case store.KindSet:
-		if v.lp != nil && tx.RestoreListpack(key, store.KindSet, v.lp) {
+		if v.lp != nil && tx.RestoreListpack(key, store.KindSet, v.lp) || v.is != nil && tx.RestoreIntset(key, v.is) {
 			return nil
 		}
 		var s store.Set

@@ -101,6 +101,41 @@ func TestSetListpackRestore(t *testing.T) {
 		}
 		return nil
 	})
+	// An intset wider than its members need (Redis's, after SREM of its
+	// widest member) is kept as it came, and DUMPs so; one of more
+	// members than set-max-intset-entries is a hashtable.
+	wide := []byte("\x04\x00\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00")
+	big := []byte{2, 0, 0, 0, 0x01, 0x02, 0, 0} // width 2, 513 members: 0 to 512
+	for i := range 513 {
+		big = append(big, byte(i), byte(i>>8))
+	}
+	for _, c := range []struct {
+		is  []byte
+		enc string
+	}{{wide, "intset"}, {big, "hashtable"}} {
+		obj := append([]byte{typeSetIntset}, AppendString(nil, c.is)...)
+		for _, forStore := range []bool{false, true} {
+			r := &reader{b: obj}
+			if forStore {
+				r.limits = &lim
+			}
+			v, err := r.value(r.byte())
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := []byte("is")
+			_ = st.Delete(key)
+			if err := st.Tx([][]byte{key}, func(tx *store.Tx) error { return v.Build(tx, key) }); err != nil {
+				t.Fatal(err)
+			}
+			if oi, _ := st.Object(key); oi.Encoding != c.enc {
+				t.Errorf("intset of %d bytes (for the store %v): %s, want %s", len(c.is), forStore, oi.Encoding, c.enc)
+			}
+			if p, _, _ := Dump(st, key); c.enc == "intset" && !bytes.Equal(p, Seal(obj)) {
+				t.Errorf("intset: DUMP %q, want %q", p, Seal(obj))
+			}
+		}
+	}
 	// A plain set (type 2) of more members than set-max-intset-entries
 	// is a hashtable, as Redis 7.2 loads it, integers or not.
 	ints := AppendLen([]byte{typeSet}, 513)

@@ -305,6 +305,7 @@ type Value struct {
 	Stream *store.StreamValue // a stream, checked whole (store.ValidateStream)
 	typ    byte               // the RDB type it was read as
 	lp     []byte             // a hash's, set's, sorted set's or one-node list's listpack as sent, which the store may hold as it is
+	is     []byte             // a set's intset as sent, likewise
 	// checked is lp checked for the store (reader.checked); elems and
 	// scores are then not filled in.
 	checked   store.CheckedListpack
@@ -361,7 +362,13 @@ func (r *reader) value(typ byte) (*Value, error) {
 		}
 	case typeSetIntset:
 		v.Kind = store.KindSet
-		v.elems = r.intset(r.str())
+		v.is = r.str()
+		if r.limits != nil && r.err == nil {
+			v.checked, v.isChecked = store.CheckIntset(v.is, *r.limits)
+		}
+		if !v.isChecked {
+			v.elems = r.intset(v.is)
+		}
 	case typeZSet2:
 		v.Kind = store.KindZSet
 		n := r.count(9)

@@ -170,6 +170,7 @@ func (tx *Tx) RestoreListpack(key []byte, kind Kind, lp []byte) bool {
 type CheckedListpack struct {
 	kind Kind
 	lp   []byte
+	enc  uint8 // encCompact, or encIntset for CheckIntset's
 }
 
 // CheckListpack does RestoreListpack's checks on lp under the limits l,
@@ -181,10 +182,34 @@ func CheckListpack(kind Kind, lp []byte, l Limits) (CheckedListpack, bool) {
 	return CheckedListpack{kind: kind, lp: lp}, true
 }
 
+// CheckIntset checks is, a set's intset from an RDB file or a DUMP
+// payload, as Redis's intsetValidateIntegrity does deeply (a known
+// width, a length that matches the size, at least one element, strictly
+// ascending) and against set-max-intset-entries: an intset that passes is
+// kept as it came (RestoreChecked), its width included, as Redis keeps
+// one (which never narrows: SREM of the widest member leaves it).
+func CheckIntset(is []byte, l Limits) (CheckedListpack, bool) {
+	if isValidate(is) != nil || int64(isLen(is)) > l.SetIntsetEntries {
+		return CheckedListpack{}, false
+	}
+	return CheckedListpack{kind: KindSet, lp: is, enc: encIntset}, true
+}
+
+// RestoreIntset stores is under key as it is when CheckIntset passes it
+// under the store's limits, and reports whether it did; the key must not
+// hold a value nor be open.
+func (tx *Tx) RestoreIntset(key, is []byte) bool {
+	c, ok := CheckIntset(is, tx.s.Limits())
+	if ok {
+		tx.RestoreChecked(key, c)
+	}
+	return ok
+}
+
 // RestoreChecked stores c under key as RestoreListpack does. The key must
 // not hold a value nor be open.
 func (tx *Tx) RestoreChecked(key []byte, c CheckedListpack) {
-	tx.put(key, typeMeta(c.kind, encCompact), c.lp)
+	tx.put(key, typeMeta(c.kind, c.enc), c.lp)
 }
 
 // RestoreHashListpack is RestoreListpack for a hash.

@@ -69,6 +69,10 @@ func dumpCases() []dumpCase {
 		cases = append(cases, dumpCase{k, [][]any{args}})
 	}
 	set("set:ints", "1", "-5", "300", "70000", "5000000000")
+	// An intset keeps its width when its widest member goes, and a
+	// listpack stays one when only integers are left.
+	cases = append(cases, dumpCase{"set:narrowed", [][]any{{"SADD", "set:narrowed", "1", "70000", "2"}, {"SREM", "set:narrowed", "70000"}}},
+		dumpCase{"set:lpints", [][]any{{"SADD", "set:lpints", "1", "x", "2"}, {"SREM", "set:lpints", "x"}}})
 	set("set:strs", "a", "b", "hello")
 	var many, bigInts []string
 	for i := range 700 {
