@@ -4,11 +4,11 @@
 // full resync will send and receive. It imports the store and the
 // standard library only.
 //
-// A file (Redis 7.0 writes version 10; every version from 1 to 11 is
-// read):
+// A file (Redis 7.2 writes version 11, as this package does; every
+// version from 1 to 11 is read):
 //
 //	+-----------+----------------------------------------------------+
-//	| REDIS0010 | magic and four digits of version                   |
+//	| REDIS0011 | magic and four digits of version                   |
 //	+-----------+----------------------------------------------------+
 //	| 0xFA k v  | AUX: redis-ver, redis-bits, ctime, used-mem, ...   |
 //	| 0xF5 code | FUNCTION2: a function library (SaveOptions hook)   |
@@ -33,12 +33,13 @@
 // (2 B LE) and the crc64 of what precedes (8 B LE). The crc is Redis's:
 // the Jones polynomial, reflected, no final xor.
 //
-// Objects are written as Redis 7.0 writes them (object.go): strings,
-// listpack or hashtable hashes, intset or hashtable sets, listpack or
-// skiplist sorted sets, quicklist-2 lists, streams of listpacks
-// (stream.go; types 15 and 21 are read too); MiniKV keeps small
-// collections in Redis's listpack and intset bytes, so those go out as
-// they are. They are read with the older encodings Redis 7.0 still reads
+// Objects are written as Redis 7.2 writes them (object.go): strings,
+// listpack or hashtable hashes, intset, listpack or hashtable sets,
+// listpack or skiplist sorted sets, quicklist-2 lists, streams of
+// listpacks with the consumers' active times (stream.go, type 21; 15
+// and 19 are read too); MiniKV keeps small collections in Redis's
+// listpack and intset bytes, so those go out as they are. They are read
+// with the older encodings Redis 7.2 still reads
 // (old.go: zipmaps, ziplists, quicklists of ziplists, linked lists,
 // string scores) and checked deeply on the way in: every length against
 // what is left before anything is allocated for it, every listpack,

@@ -78,9 +78,10 @@ func startServer(t *testing.T, bin, dir, name string, extra ...string) *redisSer
 	}
 }
 
-// populate writes a value of every kind and encoding redis-server 7.0
+// populate writes a value of every kind and encoding redis-server 7.2
 // has (big hashes, sets and sorted sets of 5000 elements among them): integers, short and long (compressible) strings, listpack and
-// hashtable hashes, intset and hashtable sets, listpack and skiplist
+// hashtable hashes, intset, listpack (one of integers only, left by SREM
+// of its strings) and hashtable sets, listpack and skiplist
 // sorted sets (with infinite scores), one-node and many-node quicklists
 // with a plain node, deadlines on strings and collections, a key in
 // database 1 and a function library.
@@ -117,6 +118,9 @@ func populate(t *testing.T, c *redis.Client) {
 		do("SADD", "set:bigints", i*3)
 	}
 	do("SADD", "set:strs", "a", "b", "c", "7")
+	do("SADD", "set:lpints", 5, "x", 300000, -2, 1<<40)
+	do("SREM", "set:lpints", "x")
+	do("SADD", "set:longmember", "m", strings.Repeat("y", 65))
 	do("ZADD", "z:small", 1, "a", 2.5, "b", "-inf", "c", "+inf", "d")
 	for i := range 200 {
 		do("ZADD", "z:big", float64(i)/3, "m"+strconv.Itoa(i))
@@ -205,8 +209,14 @@ func compareWithRedis(t *testing.T, c *redis.Client, st *store.Store) {
 			t.Errorf("key %q: MiniKV %.300s, redis-server %.300s", k, canonical(gv), canonical(wv))
 		}
 		enc := c.ObjectEncoding(ctx, k).Val()
-		if (wv.Kind == store.KindString || enc == "listpack" && wv.Kind == store.KindHash) && string(got) != want {
+		compact := enc == "listpack" && (wv.Kind == store.KindHash || wv.Kind == store.KindSet) || enc == "intset"
+		if (wv.Kind == store.KindString || compact) && string(got) != want {
 			t.Errorf("key %q (%s): DUMP differs:\nMiniKV %q\nredis  %q", k, enc, got, want)
+		}
+		if wv.Kind == store.KindSet {
+			if oi, _ := st.Object([]byte(k)); oi.Encoding != enc {
+				t.Errorf("key %q: MiniKV's encoding %s, redis-server's %s", k, oi.Encoding, enc)
+			}
 		}
 		wantAt, _ := c.Do(ctx, "PEXPIRETIME", k).Int64() // go-redis's Duration overflows past 2262
 		it, _ := st.Peek([]byte(k))
@@ -234,7 +244,7 @@ func TestRedisToMiniKVToRedis(t *testing.T) {
 	if err != nil {
 		t.Fatalf("loading redis-server's file: %v", err)
 	}
-	if stats.Version != 10 || stats.Aux["redis-ver"] == "" || stats.Functions != 1 || stats.OtherDBs[1] != 1 || stats.Expired != 0 {
+	if stats.Version != 11 || stats.Aux["redis-ver"] == "" || stats.Functions != 1 || stats.OtherDBs[1] != 1 || stats.Expired != 0 {
 		t.Errorf("load stats %+v", stats)
 	}
 	compareWithRedis(t, ra.c, st)

@@ -28,6 +28,11 @@ func FuzzRDBDecode(f *testing.F) {
 		append(AppendLen([]byte{typeListQuick}, 1), AppendString(nil, testZiplist("q"))...),
 		[]byte("\x03\x02\x01a\x031.5\x01b\xfe"),
 		[]byte("\x01\x02\x01a\x01b"),
+		// Redis 7.2's set listpacks: strings and integers, integers
+		// only, and a member twice (as an integer and as a string).
+		append([]byte{typeSetListpack}, AppendString(nil, lpOf("a", 7, "b", -300000))...),
+		append([]byte{typeSetListpack}, AppendString(nil, lpOf(1, 2, 1<<40))...),
+		append([]byte{typeSetListpack}, AppendString(nil, []byte("\x0c\x00\x00\x00\x02\x00\x05\x01\x815\x02\xff"))...),
 	} {
 		f.Add(p)
 	}
@@ -101,6 +106,8 @@ func FuzzLoad(f *testing.F) {
 	st := store.New(store.Config{MemoryLimit: 64 << 20})
 	defer st.Close()
 	f.Add(fileOf(10, []byte{typeZSetListpack}, "z", string(AppendString(nil, store.ListpackAppend(store.ListpackAppend(store.ListpackNew(), []byte("m")), []byte("1.5"))))))
+	f.Add(fileOf(11, []byte{typeSetListpack}, "s", string(AppendString(nil, lpOf("m", 12, "n")))))
+	f.Add(fileOf(11, []byte{typeSetListpack}, "s", string(AppendString(nil, lpOf(3, 1, 2)))))
 	lim := st.Limits()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// A listpack the store takes as it is (store.CheckListpack)

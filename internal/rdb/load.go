@@ -60,8 +60,8 @@ func Load(r io.Reader, st *store.Store, opt LoadOptions) (LoadStats, error) {
 }
 
 // LoadBytes stores the keys of the RDB file data in st: the files
-// redis-server writes (versions 1 to 11: every encoding Redis 7.0 reads,
-// old.go, and 7.2's set listpacks), with their deadlines; a key already
+// redis-server writes (versions 1 to 11: every encoding Redis 7.2 reads,
+// old.go among them), with their deadlines; a key already
 // in st is replaced, a key whose deadline has passed is not stored, as
 // Redis skips them when it loads as a primary. LRU idle times and LFU
 // counters set the keys' access state, as RESTORE's IDLETIME and FREQ.

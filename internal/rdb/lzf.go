@@ -146,6 +146,13 @@ func lzfCompressTo(htab *lzfTable, s []byte) []byte {
 					}
 				}
 			}
+			// lzf_compress gives up when the match and the run after
+			// it might not fit before the output's end (limit), with
+			// its exact test: a string whose output would just fit is
+			// then stored as it is, as Redis stores it.
+			if undo := len(out) + 4; lit == 0 && undo-1 >= limit || lit > 0 && undo >= limit {
+				return nil
+			}
 			out[len(out)-lit-1] = byte(lit - 1) // stop the run
 			if lit == 0 {
 				out = out[:len(out)-1] // undo an empty run
@@ -172,6 +179,9 @@ func lzfCompressTo(htab *lzfTable, s []byte) []byte {
 			htab.swap(idx(hval), ip)
 			ip++
 		} else {
+			if len(out) >= limit { // no room for one more literal
+				return nil
+			}
 			lit++
 			out = append(out, s[ip])
 			ip++
@@ -181,9 +191,9 @@ func lzfCompressTo(htab *lzfTable, s []byte) []byte {
 				out = append(out, 0)
 			}
 		}
-		if len(out) > limit+1 {
-			return nil
-		}
+	}
+	if len(out)+3 > limit { // the last (at most 2) literals and their run
+		return nil
 	}
 	for ip < end {
 		lit++

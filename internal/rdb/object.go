@@ -11,9 +11,11 @@ import (
 // built under a key (RESTORE, and every key a file loads).
 //
 // A small collection's listpack (or intset) is written as it is: MiniKV
-// keeps them in Redis's byte format. A hash listpack that fits MiniKV's
-// limits is stored as it came; anything else is built element by element
-// through the kind's handle, which picks the encoding as a command would.
+// keeps them in Redis's byte format. A hash's, set's, sorted set's or
+// one-node list's listpack, or a set's intset, that fits MiniKV's limits
+// is stored as it came; anything else is built element by element
+// through the kind's handle, which picks the encoding as a command would
+// (a set as Redis 7.2 loads one, Set.PrepareLoad).
 
 // Dump serializes the value under key as DUMP does: the object, sealed
 // with the version and CRC. It reports false for a missing key.
@@ -88,6 +90,10 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 				p = appendCompact(head, store.KindSet, store.EncodingIntset, is)
 				return nil
 			}
+			if lp := s.Listpack(); lp != nil {
+				p = appendCompact(head, store.KindSet, store.EncodingListpack, lp)
+				return nil
+			}
 			p = AppendLen(head(typeSet), uint64(s.Len()))
 			s.Each(func(m []byte) bool {
 				p = AppendString(p, m)
@@ -140,8 +146,7 @@ func appendKind(b []byte, st *store.Store, key []byte, it store.Item, withKey bo
 // head(its type byte): what appendKind writes for it, from the bytes
 // alone, so that a snapshot can copy them under the store's lock and
 // encode them after (takeSnapshot). A set's listpack is Redis 7.2's
-// encoding, which 7.0 cannot read: it is written as RDB_TYPE_SET, as a
-// big set is.
+// RDB_TYPE_SET_LISTPACK (RDB version 11).
 func appendCompact(head func(typ byte) []byte, kind store.Kind, enc store.Encoding, lp []byte) []byte {
 	switch {
 	case kind == store.KindHash:
@@ -154,9 +159,7 @@ func appendCompact(head func(typ byte) []byte, kind store.Kind, enc store.Encodi
 	case enc == store.EncodingIntset:
 		return AppendString(head(typeSetIntset), lp)
 	default:
-		p := AppendLen(head(typeSet), uint64(store.ListpackCount(lp)))
-		_ = store.ListpackEach(lp, func(m []byte) { p = AppendString(p, m) })
-		return p
+		return AppendString(head(typeSetListpack), lp)
 	}
 }
 
@@ -221,11 +224,14 @@ func (v *Value) Build(tx *store.Tx, key []byte) error {
 		tx.DoneHash(&h)
 		return nil
 	case store.KindSet:
+		if v.lp != nil && tx.RestoreListpack(key, store.KindSet, v.lp) || v.is != nil && tx.RestoreIntset(key, v.is) {
+			return nil
+		}
 		var s store.Set
 		if err := tx.Set(key, &s, true); err != nil {
 			return err
 		}
-		s.Prepare(v.elems[0], len(v.elems))
+		s.PrepareLoad(v.elems[0], len(v.elems), v.typ == typeSetListpack)
 		for _, m := range v.elems {
 			s.Add(m)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// The encodings Redis no longer writes but Redis 7.0 still reads, so
+// The encodings Redis no longer writes but Redis 7.2 still reads, so
 // dumps of older servers load: linked lists (RDB_TYPE_LIST), sorted sets
 // with scores as strings (RDB_TYPE_ZSET), zipmaps (hashes before 2.6),
 // ziplists (lists before 3.2, small hashes and sorted sets before 7.0)

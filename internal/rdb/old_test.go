@@ -125,7 +125,7 @@ func oldFile() []byte {
 // TestLoadOldEncodings: a version 9 file with every old encoding (built
 // here, and checked by redis-check-rdb and by loading it into
 // redis-server, so the test's encoders are Redis's) loads into MiniKV
-// with the same keys, values and deadlines as into redis-server 7.0.
+// with the same keys, values and deadlines as into redis-server 7.2.
 func TestLoadOldEncodings(t *testing.T) {
 	dir := t.TempDir()
 	data := oldFile()

@@ -89,11 +89,12 @@ type SaveStats struct {
 	Hold    time.Duration // how long every shard was held (the pause clients saw)
 }
 
-// Save writes the store's keys to w as an RDB file in Redis 7.0's format
-// (version 10), which redis-server and redis-check-rdb read:
+// Save writes the store's keys to w as an RDB file in Redis 7.2's format
+// (version 11), which redis-server 7.2 and its redis-check-rdb read
+// (Redis 7.0 refuses version 11):
 //
-//	"REDIS0010"
-//	AUX redis-ver 7.0.15, AUX redis-bits 64, AUX ctime <unix s>,
+//	"REDIS0011"
+//	AUX redis-ver 7.2.4, AUX redis-bits 64, AUX ctime <unix s>,
 //	AUX used-mem <bytes>, AUX aof-base 0, AUX <opt.Aux> ...
 //	FUNCTION2 <code> ...                            (opt.Functions)
 //	SELECTDB 0, RESIZEDB <keys> <keys with a TTL>
@@ -156,7 +157,7 @@ func Save(w io.Writer, st *store.Store, opt SaveOptions) (SaveStats, error) {
 	bw := bufio.NewWriterSize(cw, 64<<10)
 	buf := make([]byte, 0, 256)
 	buf = append(buf, magic...)
-	buf = append(buf, strconv.Itoa(Version + 10000)[1:]...) // "0010"
+	buf = append(buf, strconv.Itoa(Version + 10000)[1:]...) // "0011"
 	aux := func(k, v string) {
 		buf = append(buf, opAux)
 		buf = AppendString(buf, []byte(k))

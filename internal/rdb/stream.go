@@ -26,12 +26,11 @@ import (
 //
 // Type 15 (RDB_TYPE_STREAM_LISTPACKS, Redis 5 and 6) lacks the bracketed
 // fields, which Redis 7 fills in on load as decodeStream does here; 19
-// (_2) is what Redis 7.0 writes; 21 (_3) is Redis 7.2's, with the
+// (_2) is what Redis 7.0 writes (a consumer's active time is then its
+// seen time, as Redis 7.2 loads it); 21 (_3) is Redis 7.2's, with the
 // consumers' active times. appendStreamOf writes 19 or 21; DUMP and RDB
-// files write streamType, 19 while Version is 7.0's 10 (Redis 7.0 refuses
-// type 21, and a payload's version says which types it may hold), so a
-// consumer's active time, kept in the store, does not go out until
-// Version is 11.
+// files write streamType: 21, as Redis 7.2 does at RDB version 11 (which
+// Redis 7.0 refuses, as it refuses type 21).
 
 // appendStreamID appends an ID as a node key or PEL entry holds it: 16
 // raw bytes, big-endian (streamEncodeID).
@@ -54,12 +53,13 @@ func appendMs(b []byte, ms int64) []byte {
 }
 
 // streamType is the stream type DUMP and RDB files write: Redis 7.2's
-// RDB_TYPE_STREAM_LISTPACKS_3 from RDB version 11, 7.0's _2 before.
+// RDB_TYPE_STREAM_LISTPACKS_3 from RDB version 11 (Version), 7.0's _2
+// before.
 const streamType = typeStreamLP2 + (typeStreamLP3-typeStreamLP2)*(Version/11)
 
 // appendStream appends a stream's object as Redis 7.0 writes
 // RDB_TYPE_STREAM_LISTPACKS_2 (after the type byte, and the key in a
-// file).
+// file): what older payloads hold, which the tests make.
 func appendStream(b []byte, v *store.StreamValue) []byte {
 	return appendStreamOf(b, v, typeStreamLP2)
 }

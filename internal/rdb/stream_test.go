@@ -87,7 +87,8 @@ func populateStreams(t *testing.T, c *redis.Client) {
 // streamKeys are the streams populateStreams makes.
 var streamKeys = []string{"x:same", "x:del", "x:trim", "x:big", "x:groups", "x:empty", "x:alldel", "x:setid"}
 
-// TestStreamDumpRedis: every stream redis-server 7.0 DUMPs decodes, and
+// TestStreamDumpRedis: every stream redis-server 7.2 DUMPs (type 21)
+// decodes, and
 // encodes back to exactly Redis's payload; restored into a store and
 // dumped from it, the same bytes again, which redis-server RESTOREs.
 func TestStreamDumpRedis(t *testing.T) {
@@ -101,14 +102,14 @@ func TestStreamDumpRedis(t *testing.T) {
 		if err != nil {
 			t.Fatalf("DUMP %s: %v", k, err)
 		}
-		if want[0] != typeStreamLP2 {
+		if want[0] != typeStreamLP3 {
 			t.Fatalf("%s: redis-server's type %d", k, want[0])
 		}
 		v := decodeDump(t, []byte(want))
 		if v.Kind != store.KindStream || v.Stream == nil {
 			t.Fatalf("%s: decoded as %v", k, v.Kind)
 		}
-		if got := string(Seal(appendStream([]byte{typeStreamLP2}, v.Stream))); got != want {
+		if got := string(Seal(appendStreamOf([]byte{typeStreamLP3}, v.Stream, typeStreamLP3))); got != want {
 			t.Errorf("%s: encoding the decoded stream differs:\nMiniKV %q\nredis  %q", k, got, want)
 		}
 		key := []byte(k)
@@ -130,7 +131,7 @@ func TestStreamDumpRedis(t *testing.T) {
 			dir := filepath.Join("testdata", "fuzz", "FuzzStreamValue")
 			_ = os.MkdirAll(dir, 0o755)
 			body := "go test fuzz v1\n[]byte(" + strconv.Quote(string(obj[:len(obj)-dumpVersionFooter])) + ")\n"
-			if err := os.WriteFile(filepath.Join(dir, "redis-"+strings.TrimPrefix(k, "x:")), []byte(body), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "redis72-"+strings.TrimPrefix(k, "x:")), []byte(body), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -149,7 +150,7 @@ func TestStreamDumpRedis(t *testing.T) {
 }
 
 // TestStreamRDBFile: a redis-server file with streams loads into a store,
-// whose own file (streams written as Redis 7.0 writes them) passes
+// whose own file (streams written as Redis 7.2 writes them) passes
 // redis-check-rdb and a second redis-server loads with the same streams, byte for byte in DUMP.
 func TestStreamRDBFile(t *testing.T) {
 	dirA := t.TempDir()
@@ -421,8 +422,10 @@ func TestStreamDecodeRefuses(t *testing.T) {
 
 // FuzzStreamValue feeds RESTORE's decoder arbitrary stream objects:
 // never a panic; what it accepts builds, and dumps back to the bytes
-// appendStream makes of it, which decode again. Seeds: hand-made streams
-// of each type and redis-server's DUMPs (testdata/fuzz/FuzzStreamValue,
+// appendStreamOf makes of it in DUMP's type (streamType), which decode
+// again. Seeds: hand-made streams
+// of each type and redis-server's DUMPs (testdata/fuzz/FuzzStreamValue:
+// 7.0's type 19 as redis-*, 7.2's type 21 as redis72-*, the latter
 // written by TestStreamDumpRedis with MINIKV_WRITE_STREAM_CORPUS=1).
 func FuzzStreamValue(f *testing.F) {
 	v := testStream()
@@ -449,7 +452,7 @@ func FuzzStreamValue(f *testing.F) {
 		if err != nil || !ok {
 			t.Fatalf("DUMP after RESTORE: %v %v", ok, err)
 		}
-		if want := Seal(appendStream([]byte{typeStreamLP2}, v.Stream)); !bytes.Equal(p, want) {
+		if want := Seal(appendStreamOf([]byte{streamType}, v.Stream, streamType)); !bytes.Equal(p, want) {
 			t.Fatalf("DUMP %q, decoded %q", p, want)
 		}
 		obj2, _ := Verify(p)

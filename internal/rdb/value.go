@@ -11,7 +11,7 @@ import (
 )
 
 // RDB object types (rdb.h). The ones this package writes are the ones
-// Redis 7.0 writes; the older ones it reads as Redis 7.0 still reads
+// Redis 7.2 writes; the older ones it reads as Redis 7.2 still reads
 // them (old.go).
 const (
 	typeString        = 0
@@ -40,12 +40,15 @@ const (
 	dumpVersionFooter = 2 + 8 // a DUMP payload's version and CRC
 )
 
-// Version is the RDB version this package writes: Redis 7.0's
-// RDB_VERSION, in files and in DUMP payloads.
-const Version = 10
+// Version is the RDB version this package writes: Redis 7.2's
+// RDB_VERSION, in files and in DUMP payloads. Redis 7.0 refuses 11 (its
+// own is 10), as it refuses the set listpacks and type-21 streams that
+// come with it.
+const Version = 11
 
-// MaxVersion is the newest version read: Redis 7.2's 11 (whose set
-// listpack this package knows). Redis 7.0 refuses 11.
+// MaxVersion is the newest version read: Redis 7.2's 11. Every older
+// version is read too (files from 1, DUMP payloads of any version up to
+// this one, as Redis's verifyDumpPayload takes them).
 const MaxVersion = 11
 
 // ErrBadData is the error of a malformed object or file.
@@ -301,7 +304,8 @@ type Value struct {
 	Str    []byte             // a string's bytes
 	Stream *store.StreamValue // a stream, checked whole (store.ValidateStream)
 	typ    byte               // the RDB type it was read as
-	lp     []byte             // a hash's, sorted set's or one-node list's listpack as sent, which the store may hold as it is
+	lp     []byte             // a hash's, set's, sorted set's or one-node list's listpack as sent, which the store may hold as it is
+	is     []byte             // a set's intset as sent, likewise
 	// checked is lp checked for the store (reader.checked); elems and
 	// scores are then not filled in.
 	checked   store.CheckedListpack
@@ -352,10 +356,19 @@ func (r *reader) value(typ byte) (*Value, error) {
 		}
 	case typeSetListpack:
 		v.Kind = store.KindSet
-		v.elems = r.listpack(r.str())
+		v.lp = r.str()
+		if !r.checked(v) {
+			v.elems = r.listpack(v.lp)
+		}
 	case typeSetIntset:
 		v.Kind = store.KindSet
-		v.elems = r.intset(r.str())
+		v.is = r.str()
+		if r.limits != nil && r.err == nil {
+			v.checked, v.isChecked = store.CheckIntset(v.is, *r.limits)
+		}
+		if !v.isChecked {
+			v.elems = r.intset(v.is)
+		}
 	case typeZSet2:
 		v.Kind = store.KindZSet
 		n := r.count(9)
@@ -410,7 +423,7 @@ func (r *reader) value(typ byte) (*Value, error) {
 	return v, nil
 }
 
-// checked reports whether v.lp, a hash's, sorted set's or list's
+// checked reports whether v.lp, a hash's, set's, sorted set's or list's
 // listpack, passed store.CheckListpack under r.limits, so that the store
 // takes it as it is and v needs no elements.
 func (r *reader) checked(v *Value) bool {

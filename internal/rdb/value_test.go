@@ -1,7 +1,10 @@
 package rdb
 
 import (
+	"context"
 	"encoding/binary"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,6 +54,8 @@ func TestRDBDecode(t *testing.T) {
 		{"set listpack (7.2)", "\x14" + lp("a", "b", "7"), true, store.KindSet, 3},
 		{"set listpack repeated", "\x14" + lp("a", "a"), false, 0, 0},
 		{"set listpack empty", "\x14" + lp(), false, 0, 0},
+		{"set listpack integer twice (as a string)", "\x14\x0c\x0c\x00\x00\x00\x02\x00\x05\x01\x815\x02\xff", false, 0, 0},
+		{"set listpack corrupt", "\x14\x07\x16\x00\x00\x00\x01\x00\x81", false, 0, 0},
 		{"set repeated", "\x02\x02\x01a\x01a", false, 0, 0},
 		{"set count lie", "\x02\x7f\x01a", false, 0, 0},
 		{"intset", "\x0b" + intset(4, -70000, 1, 70000), true, store.KindSet, 3},
@@ -96,5 +101,52 @@ func TestRDBDecode(t *testing.T) {
 	}
 	if _, ok := Verify([]byte(strings.Repeat("x", 9))); ok {
 		t.Error("a payload shorter than its footer passed")
+	}
+}
+
+// TestLZFMatchesRedis: strings whose LZF output is about as long as they
+// are (random bytes with a few repeats) DUMP as redis-server's do: Redis's
+// lzf_compress gives up, by its early tests, on some whose output would
+// just have fit, and those go out uncompressed.
+func TestLZFMatchesRedis(t *testing.T) {
+	r := startRedis(t, t.TempDir(), "lzf.rdb")
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	var vals [][]byte
+	for i := range 600 {
+		n := 21 + rng.IntN(600)
+		b := make([]byte, 0, n)
+		for len(b) < n {
+			if len(b) > 8 && rng.IntN(40+i%60) == 0 { // a repeat of 3 to 12 earlier bytes
+				at := rng.IntN(len(b) - 3)
+				b = append(b, b[at:at+min(3+rng.IntN(10), len(b)-at)]...)
+				continue
+			}
+			b = append(b, byte(rng.IntN(256)))
+		}
+		vals = append(vals, b[:n])
+	}
+	pipe := r.c.Pipeline()
+	for i, v := range vals {
+		pipe.Set(ctx, "v"+strconv.Itoa(i), v, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	compressed, plain := 0, 0
+	for i, v := range vals {
+		want := r.c.Dump(ctx, "v"+strconv.Itoa(i)).Val()
+		got := string(Seal(AppendString([]byte{typeString}, v)))
+		if got != want {
+			t.Errorf("%d bytes: DUMP %q, redis-server's %q", len(v), got, want)
+		}
+		if want[1] == 0xC3 {
+			compressed++
+		} else {
+			plain++
+		}
+	}
+	if compressed < 50 || plain < 50 {
+		t.Errorf("%d compressed, %d not: the strings are not about the threshold", compressed, plain)
 	}
 }

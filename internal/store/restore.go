@@ -44,7 +44,9 @@ func ListpackCount(lp []byte) int        { return lpCount(lp) }
 // listpackOK reports whether lp, a well-formed listpack, is what the
 // store builds for a value of kind from lp's elements, which it may then
 // hold as it is (RestoreListpack): within the compact encoding's limits,
-// and for a hash field, value pairs with no field twice, for a sorted set
+// and for a hash field, value pairs with no field twice, for a set
+// members with none twice (a set of integers only too: Redis 7.2 keeps
+// such a listpack, which SREM of its strings leaves), for a sorted set
 // member, score pairs in the store's order (score, then member; which
 // also rules out a pair twice) with no member twice and no score that is
 // not a number. A list stays one listpack while each element pushed in
@@ -60,6 +62,10 @@ func listpackOK(kind Kind, lp []byte, l Limits) bool {
 		}
 	case kind == KindZSet:
 		if n%2 != 0 || int64(n/2) > l.ZSetEntries {
+			return false
+		}
+	case kind == KindSet:
+		if int64(n) > l.SetListpackEntries {
 			return false
 		}
 	case kind != KindList:
@@ -89,6 +95,11 @@ func listpackOK(kind Kind, lp []byte, l Limits) bool {
 			if i%2 == 0 {
 				keys = append(keys, elem)
 			}
+		case KindSet:
+			if int64(size) > l.SetListpackValue {
+				return false
+			}
+			keys = append(keys, elem)
 		case KindZSet:
 			if i%2 == 0 {
 				if int64(size) > l.ZSetValue {
@@ -140,8 +151,8 @@ func hasDup(keys [][]byte) bool {
 	return false
 }
 
-// RestoreListpack stores lp, the listpack of a small hash, sorted set or
-// list from an RDB file or a DUMP payload, under key as it is, when it is
+// RestoreListpack stores lp, the listpack of a small hash, set, sorted set
+// or list from an RDB file or a DUMP payload, under key as it is, when it is
 // well formed and what the store builds for those elements (listpackOK);
 // it reports false, and stores nothing, otherwise (the caller then builds
 // the value element by element). The key must not hold a value nor be
@@ -159,6 +170,7 @@ func (tx *Tx) RestoreListpack(key []byte, kind Kind, lp []byte) bool {
 type CheckedListpack struct {
 	kind Kind
 	lp   []byte
+	enc  uint8 // encCompact, or encIntset for CheckIntset's
 }
 
 // CheckListpack does RestoreListpack's checks on lp under the limits l,
@@ -170,10 +182,34 @@ func CheckListpack(kind Kind, lp []byte, l Limits) (CheckedListpack, bool) {
 	return CheckedListpack{kind: kind, lp: lp}, true
 }
 
+// CheckIntset checks is, a set's intset from an RDB file or a DUMP
+// payload, as Redis's intsetValidateIntegrity does deeply (a known
+// width, a length that matches the size, at least one element, strictly
+// ascending) and against set-max-intset-entries: an intset that passes is
+// kept as it came (RestoreChecked), its width included, as Redis keeps
+// one (which never narrows: SREM of the widest member leaves it).
+func CheckIntset(is []byte, l Limits) (CheckedListpack, bool) {
+	if isValidate(is) != nil || int64(isLen(is)) > l.SetIntsetEntries {
+		return CheckedListpack{}, false
+	}
+	return CheckedListpack{kind: KindSet, lp: is, enc: encIntset}, true
+}
+
+// RestoreIntset stores is under key as it is when CheckIntset passes it
+// under the store's limits, and reports whether it did; the key must not
+// hold a value nor be open.
+func (tx *Tx) RestoreIntset(key, is []byte) bool {
+	c, ok := CheckIntset(is, tx.s.Limits())
+	if ok {
+		tx.RestoreChecked(key, c)
+	}
+	return ok
+}
+
 // RestoreChecked stores c under key as RestoreListpack does. The key must
 // not hold a value nor be open.
 func (tx *Tx) RestoreChecked(key []byte, c CheckedListpack) {
-	tx.put(key, typeMeta(c.kind, encCompact), c.lp)
+	tx.put(key, typeMeta(c.kind, c.enc), c.lp)
 }
 
 // RestoreHashListpack is RestoreListpack for a hash.
@@ -253,6 +289,16 @@ func (h *Hash) HashListpack() []byte {
 // DUMP writes as they are), or nil for a set in another encoding.
 func (st *Set) Intset() []byte {
 	if !st.isIntset() {
+		return nil
+	}
+	return st.c.lp
+}
+
+// Listpack returns a small set's listpack of members in insertion order
+// (Redis 7.2's bytes, which DUMP writes as they are), or nil for an
+// intset or a big set.
+func (st *Set) Listpack() []byte {
+	if st.c.obj != nil || st.isIntset() {
 		return nil
 	}
 	return st.c.lp

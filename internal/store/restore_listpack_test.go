@@ -13,7 +13,10 @@ import (
 // value element by element leaves it one listpack with those bytes, over
 // random values around the compact encodings' limits; one in a wrong
 // order, with a field or member twice, or with a score that is not a
-// number is refused.
+// number is refused. A set's listpack is stored as it is exactly when
+// its members fit the set listpack limits, as Redis 7.2 keeps one (of
+// integers only too, which SADD would have made an intset); when SADD
+// makes a listpack of the members, with those bytes.
 func TestRestoreListpackMatchesBuilding(t *testing.T) {
 	s := New(Config{MemoryLimit: 64 << 20})
 	defer s.Close()
@@ -82,6 +85,44 @@ func TestRestoreListpackMatchesBuilding(t *testing.T) {
 			t.Fatalf("%s: restored bytes differ", key)
 		}
 	}
+	// checkSet builds a set of members with SADD's Add, and restores
+	// their listpack (as Redis 7.2 would hold it) under key+":r".
+	checkSet := func(key string, members [][]byte) {
+		t.Helper()
+		var built []byte
+		_ = s.Tx([][]byte{[]byte(key)}, func(tx *Tx) error {
+			var st Set
+			_ = tx.Set([]byte(key), &st, true)
+			st.Prepare(members[0], len(members))
+			for _, m := range members {
+				st.Add(m)
+			}
+			tx.DoneSet(&st)
+			built = st.Listpack()
+			return nil
+		})
+		lp := ListpackNew()
+		fits := int64(len(members)) <= lim.SetListpackEntries
+		for _, m := range members {
+			lp = ListpackAppend(lp, m)
+			fits = fits && int64(len(m)) <= lim.SetListpackValue
+		}
+		if built != nil && string(built) != string(lp) {
+			t.Fatalf("%s: the store built other bytes than ListpackAppend", key)
+		}
+		if got := restore(key+":r", KindSet, lp); got != fits {
+			t.Fatalf("%s (%d members): restored %v, want %v", key, len(members), got, fits)
+		}
+		if !fits {
+			return
+		}
+		var again []byte
+		var st Set
+		_ = s.ViewSet([]byte(key+":r"), &st, func() error { again = st.Listpack(); return nil })
+		if string(again) != string(lp) {
+			t.Fatalf("%s: restored bytes differ", key)
+		}
+	}
 	for i := range 1500 {
 		mode = i % 3
 		var elems [][]byte
@@ -131,6 +172,7 @@ func TestRestoreListpackMatchesBuilding(t *testing.T) {
 		for j := 0; j < len(pairs); j += 2 {
 			members = append(members, pairs[j])
 		}
+		checkSet("set:"+k, members)
 		score := func(j int) float64 { return float64(j%7)/4 - 0.5 }
 		order := make([]int, len(members))
 		for j := range order {
@@ -177,7 +219,10 @@ func TestRestoreListpackMatchesBuilding(t *testing.T) {
 		{"field twice of many", KindHash, manyPairs(20, "dup"), false},
 		{"odd hash", KindHash, []string{"f", "1", "g"}, false},
 		{"list", KindList, []string{"x", "x", "1"}, true},
-		{"set", KindSet, []string{"x"}, false},
+		{"set", KindSet, []string{"x", "1"}, true},
+		{"set of integers", KindSet, []string{"3", "1"}, true},
+		{"member twice", KindSet, []string{"x", "1", "x"}, false},
+		{"integer twice", KindSet, []string{"1", "2", "1"}, false},
 		{"empty", KindList, nil, false},
 	} {
 		if got := restore("case:"+c.name, c.kind, lp(c.elems...)); got != c.ok {

@@ -81,7 +81,9 @@ func (st *Set) table() *table {
 func (st *Set) isIntset() bool { return st.c.enc == encIntset && st.c.lp != nil }
 
 // lpFindMember returns the offset of m's entry in a set's listpack, or -1.
-// m is parsed once: a listpack keeps every canonical integer as one.
+// m is parsed once: a listpack the store builds keeps every canonical
+// integer as one, but one restored from a payload may hold it as a
+// string, which is compared too (as Redis's lpFind does).
 func lpFindMember(lp []byte, m []byte) int {
 	if lp == nil {
 		return -1
@@ -92,7 +94,7 @@ func lpFindMember(lp []byte, m []byte) int {
 			if isInt && en.Int == v {
 				return p
 			}
-		} else if !isInt && string(en.Str) == string(m) {
+		} else if string(en.Str) == string(m) {
 			return p
 		}
 	}
@@ -135,6 +137,24 @@ func (st *Set) Prepare(first []byte, n int) {
 	default:
 		st.toTable(n)
 	}
+}
+
+// PrepareLoad sizes a set about to be loaded (RESTORE, an RDB file) with
+// n members, the first of which is first, as Redis 7.2's rdbLoadObject
+// does: a table when n exceeds SetIntsetEntries, or when the members came
+// as a listpack that the store could not hold as it is (more than
+// SetListpackEntries of them, or one longer than SetListpackValue);
+// else as Prepare. It does nothing to a set that exists.
+func (st *Set) PrepareLoad(first []byte, n int, fromListpack bool) {
+	c := &st.c
+	if c.lp != nil || c.obj != nil {
+		return
+	}
+	if fromListpack || int64(n) > c.s.lim.setIntsetEntries.Load() {
+		st.toTable(n)
+		return
+	}
+	st.Prepare(first, n)
 }
 
 // Add adds m and reports whether it is new.

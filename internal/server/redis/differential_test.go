@@ -70,8 +70,8 @@ var (
 	tooFarExpire = strconv.FormatInt((math.MaxInt64-time.Now().UnixMilli())/1000+86400, 10)
 )
 
-// farRestorePayload is DUMP's payload of the string "v" (RDB version 10,
-// what Redis 7.0 writes and reads).
+// farRestorePayload is DUMP's payload of the string "v" (RDB version 11,
+// what Redis 7.2 writes and reads).
 var farRestorePayload = string(rdbSeal(rdbAppendString([]byte{0}, []byte("v"))))
 
 // mb is multibulk under a shorter name for the session table.

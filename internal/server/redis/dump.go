@@ -9,7 +9,7 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// DUMP and RESTORE in Redis 7.0's serialization format (internal/rdb,
+// DUMP and RESTORE in Redis 7.2's serialization format (internal/rdb,
 // which writes and reads RDB files with the same objects), so values
 // move between Redis and MiniKV both ways.
 //

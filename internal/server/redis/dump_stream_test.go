@@ -3,8 +3,11 @@ package redis
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,19 +129,14 @@ func TestStreamDumpRestoreWithRedis(t *testing.T) {
 			t.Fatalf("minikv %v: %v", cmd, err)
 		}
 	}
-	// full is XINFO STREAM FULL without Redis 7.2's active-time, which
-	// redis-server 7.0 has not (drop72); MiniKV's restored from a 7.0
-	// payload must equal the seen-time, as Redis 7.2 loads one.
+	// full is XINFO STREAM FULL: every time in it (seen-time, active-time,
+	// delivery times) is absolute, so the same payload restored into both
+	// says the same, the consumers' active-times (carried by 7.2's type
+	// 21) included.
 	full := func(c *redis.Client, key string) string {
 		v, err := c.Do(ctx, "XINFO", "STREAM", key, "FULL").Result()
 		if err != nil {
 			t.Fatalf("XINFO STREAM %s FULL: %v", key, err)
-		}
-		v, times := drop72Value(v)
-		for _, st := range times {
-			if c == mc && strings.HasPrefix(key, "from-redis:") && st[1] != st[0] {
-				t.Errorf("%s: a consumer restored from a 7.0 payload: seen-time %d, active-time %d", key, st[0], st[1])
-			}
 		}
 		return fmt.Sprint(v)
 	}
@@ -219,27 +217,16 @@ func TestStreamFullSync(t *testing.T) {
 			}
 		}
 	}
-	var mc2 *redis.Client // MiniKV, the replica of Redis
 	same := func(primary, replica *redis.Client) {
 		t.Helper()
 		for _, k := range streamDumpKeys {
 			if got, want := streamView(t, replica, k), streamView(t, primary, k); got != want {
 				t.Errorf("%s: replica\n%.2000s\nprimary\n%.2000s", k, got, want)
 			}
-			// Without Redis 7.2's active-time (drop72), which only
-			// MiniKV's side has: a 7.0 RDB does not carry it, and MiniKV
-			// loading one sets it to the seen-time, as Redis 7.2 does.
+			// Times included: the RDB (type 21) carries the consumers'
+			// active-times as well as their seen-times.
 			got, _ := replica.Do(ctx, "XINFO", "STREAM", k, "FULL").Result()
 			want, _ := primary.Do(ctx, "XINFO", "STREAM", k, "FULL").Result()
-			got, gotTimes := drop72Value(got)
-			want, _ = drop72Value(want)
-			if replica == mc2 {
-				for _, st := range gotTimes {
-					if st[1] != st[0] {
-						t.Errorf("%s: a consumer loaded from Redis's RDB: seen-time %d, active-time %d", k, st[0], st[1])
-					}
-				}
-			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s: XINFO STREAM FULL: replica\n%.2000v\nprimary\n%.2000v", k, got, want)
 			}
@@ -264,7 +251,7 @@ func TestStreamFullSync(t *testing.T) {
 	t.Cleanup(func() { pc.Close() })
 	build(pc)
 	rs2 := startRESP(t, server.Config{}, store.Config{MemoryLimit: 256 << 20})
-	mc2 = redis.NewClient(&redis.Options{Addr: rs2.respAddr, Protocol: 2})
+	mc2 := redis.NewClient(&redis.Options{Addr: rs2.respAddr, Protocol: 2})
 	t.Cleanup(func() { mc2.Close() })
 	host, pport, _ := net.SplitHostPort(primary)
 	if err := mc2.Do(ctx, "REPLICAOF", host, pport).Err(); err != nil {
@@ -318,6 +305,83 @@ func TestStreamDumpDurable(t *testing.T) {
 		got, ok, err := rdb.Dump(mem, []byte(k))
 		if err != nil || !ok || string(got) != want[k] {
 			t.Errorf("%s: after SAVE and load (%v %v):\ngot  %q\nwant %q", k, ok, err, got, want[k])
+		}
+	}
+}
+
+// stream70Payload is redis-server 7.0.15's DUMP (RDB version 10, type 19:
+// no active-times) of a stream with entries 1-1, 1-2 and 2-0, group g
+// (alice holding 1-1 and 1-2, bob made by XGROUP CREATECONSUMER) and an
+// empty group g2.
+const stream70Payload = "\x13\x01\x10\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\xc3\x35\x3b\x11\x3b\x00\x00\x00\x18\x00\x03\x01\x00\x01\x01\x01\x81\x61\x02\x00\x01\x02\x20\x0a\x40\x0c\x00\x04\x20\x05\x40\x07\x20\x16\x04\x62\x02\x02\x01\x06\x60\x0c\x02\xdf\xff\x02\x20\x0f\x02\x63\x02\x03\x20\x0f\x00\xff\x03\x02\x00\x01\x01\x00\x00\x03\x02\x01\x67\x01\x02\x02\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\xc0\x17\x49\x43\xa2\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02\xc0\x17\x49\x43\xa2\x01\x00\x00\x01\x02\x05\x61\x6c\x69\x63\x65\xc0\x17\x49\x43\xa2\x01\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02\x03\x62\x6f\x62\xd5\x17\x49\x43\xa2\x01\x00\x00\x00\x02\x67\x32\x02\x00\x81\xff\xff\xff\xff\xff\xff\xff\xff\x00\x00\x0a\x00\x53\xe2\xd3\xaf\x02\xf9\xca\x74"
+
+// seal10 seals an object as Redis 7.0's DUMP does: RDB version 10.
+func seal10(obj string) string {
+	p := binary.LittleEndian.AppendUint16([]byte(obj), 10)
+	return string(binary.LittleEndian.AppendUint64(p, rdb.CRC64(0, p)))
+}
+
+// TestRestore70Payloads: payloads of RDB version 10 (Redis 7.0's DUMP)
+// RESTORE into MiniKV as into redis-server 7.2: a stream without
+// active-times (each consumer's becomes its seen-time, XINFO STREAM FULL
+// equal on both), plain sets (RDB_TYPE_SET, in a 7.0 hashtable's order)
+// that 7.2 loads as listpacks, intsets or hashtables; and each server
+// then DUMPs the same version-11 bytes.
+func TestRestore70Payloads(t *testing.T) {
+	redisAddr := startRedisServer(t)
+	rs := startRESP(t, server.Config{}, store.Config{MemoryLimit: 64 << 20})
+	rc := redis.NewClient(&redis.Options{Addr: redisAddr, Protocol: 2})
+	mc := redis.NewClient(&redis.Options{Addr: rs.respAddr, Protocol: 2})
+	t.Cleanup(func() { rc.Close(); mc.Close() })
+	ctx := context.Background()
+	if got := seal10(stream70Payload[:len(stream70Payload)-10]); got != stream70Payload {
+		t.Fatalf("seal10 does not make 7.0's footer: %q", got[len(got)-10:])
+	}
+	set := func(members ...string) string {
+		obj := rdb.AppendLen([]byte{2}, uint64(len(members)))
+		for _, m := range members {
+			obj = rdb.AppendString(obj, []byte(m))
+		}
+		return seal10(string(obj))
+	}
+	var many []string
+	for i := range 200 {
+		many = append(many, "m"+strconv.Itoa(i))
+	}
+	payloads := map[string]string{
+		"stream":     stream70Payload,
+		"set:strs":   set("c", "a", "hello", "b"),
+		"set:mixed":  set("5", "x", "-7", "1000000"),
+		"set:ints":   set("3", "1", "2"),
+		"set:long":   set("a", strings.Repeat("L", 65)),
+		"set:many":   set(many...),
+		"set:string": seal10("\x00\x05hello"),
+	}
+	for k, p := range payloads {
+		for name, c := range map[string]*redis.Client{"redis": rc, "minikv": mc} {
+			if err := c.Restore(ctx, k, 0, p).Err(); err != nil {
+				t.Fatalf("%s: RESTORE %s: %v", name, k, err)
+			}
+		}
+		if k == "stream" {
+			got := mc.Do(ctx, "XINFO", "STREAM", k, "FULL").Val()
+			want := rc.Do(ctx, "XINFO", "STREAM", k, "FULL").Val()
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("XINFO STREAM FULL:\nminikv %v\nredis  %v", got, want)
+			}
+			times := regexp.MustCompile(`seen-time (\d+) active-time (\d+)`).FindAllStringSubmatch(fmt.Sprint(want), -1)
+			if len(times) != 2 || times[0][1] != times[0][2] || times[1][1] != times[1][2] {
+				t.Errorf("redis-server's consumers' seen-time, active-time: %v", times)
+			}
+		} else if got, want := mc.ObjectEncoding(ctx, k).Val(), rc.ObjectEncoding(ctx, k).Val(); got != want {
+			t.Errorf("%s: OBJECT ENCODING %s, redis %s", k, got, want)
+		}
+		got, want := mc.Dump(ctx, k).Val(), rc.Dump(ctx, k).Val()
+		if rc.ObjectEncoding(ctx, k).Val() != "hashtable" && got != want { // a hashtable's order is the server's own
+			t.Errorf("%s: DUMP after RESTORE of 7.0's payload:\nminikv %q\nredis  %q", k, got, want)
+		}
+		if want[len(want)-10] != 11 {
+			t.Errorf("%s: redis-server's DUMP is of version %d", k, want[len(want)-10])
 		}
 	}
 }

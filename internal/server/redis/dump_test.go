@@ -69,6 +69,10 @@ func dumpCases() []dumpCase {
 		cases = append(cases, dumpCase{k, [][]any{args}})
 	}
 	set("set:ints", "1", "-5", "300", "70000", "5000000000")
+	// An intset keeps its width when its widest member goes, and a
+	// listpack stays one when only integers are left.
+	cases = append(cases, dumpCase{"set:narrowed", [][]any{{"SADD", "set:narrowed", "1", "70000", "2"}, {"SREM", "set:narrowed", "70000"}}},
+		dumpCase{"set:lpints", [][]any{{"SADD", "set:lpints", "1", "x", "2"}, {"SREM", "set:lpints", "x"}}})
 	set("set:strs", "a", "b", "hello")
 	var many, bigInts []string
 	for i := range 700 {
@@ -159,7 +163,7 @@ func TestDumpRestoreWithRedis(t *testing.T) {
 	// The same encoding limits on both, so OBJECT ENCODING compares.
 	ctx := context.Background()
 	for _, p := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "zset-max-listpack-entries",
-		"zset-max-listpack-value", "set-max-intset-entries"} {
+		"zset-max-listpack-value", "set-max-intset-entries", "set-max-listpack-entries", "set-max-listpack-value"} {
 		v, err := mc.ConfigGet(ctx, p).Result()
 		if err != nil || v[p] == "" {
 			t.Fatalf("CONFIG GET %s on MiniKV: %v %v", p, v, err)
@@ -248,14 +252,14 @@ func checkDumpCase(t *testing.T, rc, mc *redis.Client, dc dumpCase) {
 	if got := readBack(t, rc, "round-trip:"+dc.key); got != want {
 		t.Errorf("redis -> minikv -> redis: got %.200s, want %.200s", got, want)
 	}
-	// Short values serialize byte for byte as Redis does.
-	if len(p) < 64 && !bytes.Equal([]byte(p), []byte(mp)) {
+	// Short values, and every listpack and intset (MiniKV keeps Redis's
+	// bytes), serialize byte for byte as Redis does.
+	re := rc.ObjectEncoding(ctx, dc.key).Val()
+	compact := re == "listpack" || re == "intset"
+	if (len(p) < 64 || compact) && !bytes.Equal([]byte(p), []byte(mp)) {
 		t.Errorf("DUMP differs: minikv %q, redis %q", mp, p)
 	}
-	// (A small set of strings or a small list is a listpack in
-	// MiniKV, as in Redis 7.2, and a hashtable or a quicklist in
-	// Redis 7.0.)
-	if re, me := rc.ObjectEncoding(ctx, dc.key).Val(), mc.ObjectEncoding(ctx, "from-redis:"+dc.key).Val(); re != me && me != "listpack" {
+	if me := mc.ObjectEncoding(ctx, "from-redis:"+dc.key).Val(); re != me {
 		t.Errorf("encoding after RESTORE: minikv %s, redis %s", me, re)
 	}
 	// The same value built by commands on MiniKV, where it has
@@ -275,9 +279,18 @@ func checkDumpCase(t *testing.T, rc, mc *redis.Client, dc dumpCase) {
 	if got := readBack(t, mc, "from-redis:"+dc.key); got != want {
 		t.Errorf("redis -> minikv: got %.200s, want %.200s", got, want)
 	}
+	if me := mc.ObjectEncoding(ctx, dc.key).Val(); re != me {
+		t.Errorf("encoding built by commands: minikv %s, redis %s", me, re)
+	}
 	mp, err = mc.Dump(ctx, dc.key).Result()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// (Not yet for a sorted set: its listpack holds the scores as
+	// strings, which Redis 7.2 writes in their shortest form and MiniKV
+	// with 17 digits.)
+	if (len(p) < 64 || compact) && mp != p && rc.Type(ctx, dc.key).Val() != "zset" {
+		t.Errorf("DUMP of the value built by commands differs: minikv %q, redis %q", mp, p)
 	}
 	if err := rc.Restore(ctx, "from-minikv:"+dc.key, 0, mp).Err(); err != nil {
 		t.Fatalf("redis RESTORE of MiniKV's DUMP %q: %v", mp, err)
