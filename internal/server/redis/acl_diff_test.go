@@ -9,10 +9,6 @@ package redis
 // in acl_test.go.
 
 import (
-	"bufio"
-	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/store"
 )
@@ -145,56 +140,6 @@ func normalizeACLRules(reply string) string {
 		lines[i] = strings.Join(append(append(toks[:start:start], cats...), singles...), " ")
 	}
 	return strings.Join(lines, "\r\n")
-}
-
-// runRESPSessionStepwise is runRESPSession with each request sent once
-// the reply to the one before has arrived (every request of the ACL
-// sessions has one reply). Redis 7.2 drops the -WRONGPASS of an AUTH
-// that fails while replies to earlier commands of the same read are
-// still unsent (redis/redis#15640, from 7.2.0 on; a documented
-// difference, docs/redis.md "Differences from Redis"): sent one at a
-// time, every reply is there to compare.
-func runRESPSessionStepwise(addr string, s respSession) respDiffResult {
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		return respDiffResult{err: err}
-	}
-	defer nc.Close()
-	br := bufio.NewReader(nc)
-	var res respDiffResult
-	var reqs []string
-	r := resp.NewReader(strings.NewReader(s.in), 1<<20, 1<<20)
-	for {
-		argv, err := r.Read()
-		if err != nil {
-			break
-		}
-		args := make([]string, len(argv))
-		for i, a := range argv {
-			args[i] = string(a)
-		}
-		reqs = append(reqs, multibulk(args...))
-	}
-	for n, req := range append(reqs, respEndMarker) {
-		if _, err := io.WriteString(nc, req); err != nil {
-			res.closed = true
-			return res
-		}
-		_ = nc.SetReadDeadline(time.Now().Add(diffRESPWait))
-		r, err := readRESPReply(br)
-		if err != nil {
-			res.closed = r == ""
-			if !res.closed {
-				res.err = fmt.Errorf("partial reply %q: %w", r, err)
-			}
-			return res
-		}
-		if n >= s.skip {
-			res.out = append(res.out, r...)
-			res.replies = append(res.replies, r)
-		}
-	}
-	return res
 }
 
 func TestACLDifferential(t *testing.T) {

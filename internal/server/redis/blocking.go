@@ -615,10 +615,11 @@ func (rc *conn) block(name string, b *blockCall, timeout time.Duration) {
 	}
 }
 
-// Errors of the blocking commands, as Redis 7.0 words them.
+// Errors of the blocking commands, as Redis 7.2 words them.
 const (
 	errTimeoutNotFloat = "ERR timeout is not a float or out of range"
 	errTimeoutNegative = "ERR timeout is negative"
+	errTimeoutRange    = "ERR timeout is out of range"
 	errUnblocked       = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 )
 
@@ -626,21 +627,27 @@ const (
 // takes up to 2^63-1 ms) waits forever, which it would anyway.
 const maxBlockTimeout = 100 * 365 * 24 * time.Hour
 
-// parseTimeout reads a blocking command's timeout in seconds as Redis 7.0
+// parseTimeout reads a blocking command's timeout in seconds as Redis 7.2
 // reads it (getTimeoutFromObjectOrReply): an x87 long double (strtold's
-// syntax, string2ld's rules), times 1000, rounded up to whole
-// milliseconds, and converted to a 64-bit integer, where anything out of
-// range (inf included) becomes the most negative one: "timeout is
-// negative". Zero means no timeout.
+// syntax, string2ld's rules), times 1000; above 2^63-1 (inf included) it
+// is "timeout is out of range", else rounded up to whole milliseconds and
+// converted to a 64-bit integer, where anything below range becomes the
+// most negative one: "timeout is negative". A deadline past 2^63-1 ms
+// since the epoch is out of range too (timeoutPastEnd). Zero means no
+// timeout.
 func (rc *conn) parseTimeout(arg []byte) (time.Duration, bool) {
 	var z big.Float
 	if !parseLongDouble(&z, arg) {
 		rc.w.Error(errTimeoutNotFloat)
 		return 0, false
 	}
+	z.Mul(&z, big.NewFloat(1000))
+	if z.Cmp(new(big.Float).SetInt64(math.MaxInt64)) > 0 {
+		rc.w.Error(errTimeoutRange)
+		return 0, false
+	}
 	ms := int64(math.MinInt64)
 	if !z.IsInf() {
-		z.Mul(&z, big.NewFloat(1000))
 		i, acc := z.Int(nil) // toward zero
 		if acc == big.Below {
 			i.Add(i, big.NewInt(1))
@@ -653,10 +660,21 @@ func (rc *conn) parseTimeout(arg []byte) (time.Duration, bool) {
 		rc.w.Error(errTimeoutNegative)
 		return 0, false
 	}
+	if timeoutPastEnd(ms) {
+		rc.w.Error(errTimeoutRange)
+		return 0, false
+	}
 	if ms > int64(maxBlockTimeout/time.Millisecond) {
 		return 0, true
 	}
 	return time.Duration(ms) * time.Millisecond, true
+}
+
+// timeoutPastEnd reports whether a timeout of ms milliseconds from now
+// ends past 2^63-1 ms since the epoch: Redis 7.2's "timeout is out of
+// range" for a deadline that would overflow.
+func timeoutPastEnd(ms int64) bool {
+	return ms > 0 && ms > math.MaxInt64-time.Now().UnixMilli()
 }
 
 func blockingCommands() []respCommand {

@@ -527,7 +527,11 @@ func cmdClientPause(rc *conn, argv [][]byte) {
 		return
 	}
 	if ms < 0 {
-		rc.w.Error("ERR timeout is negative")
+		rc.w.Error(errTimeoutNegative)
+		return
+	}
+	if timeoutPastEnd(ms) {
+		rc.w.Error(errTimeoutRange)
 		return
 	}
 	now := time.Now()

@@ -410,6 +410,10 @@ func cmdLPos(rc *conn, argv [][]byte) {
 			if !ok {
 				return
 			}
+			if r == math.MinInt64 { // Redis 7.2 takes -LONG_MAX..LONG_MAX
+				rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+				return
+			}
 			if r == 0 {
 				rc.w.Error(errRankZero)
 				return

@@ -18,12 +18,9 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// Redis 7.2's additions that MiniKV serves (ZRANK ... WITHSCORE, WAITAOF,
-// CLIENT SETINFO, ...), compared byte for byte with valkey-server 8.0.1,
-// a fork of Redis 7.2.4 that reports redis_version 7.2.4 and answers
-// these as Redis 7.2.4 does. Redis 7.0.15, the release the rest of the
-// differential tests compare with, lacks them (docs/redis.md, "What
-// redis_version promises").
+// Redis 7.2's additions to 7.0 (ZRANK ... WITHSCORE, WAITAOF, CLIENT
+// SETINFO, CLIENT NO-TOUCH, CLUSTER MYSHARDID), compared byte for byte
+// with redis-server 7.2.4.
 
 // startValkeyServer starts valkey-server 8.0.1.
 func startValkeyServer(t *testing.T, extra ...string) string {
@@ -60,7 +57,7 @@ var redis72Sessions = inRESP2And3([]respSession{
 })
 
 func TestRedis72Differential(t *testing.T) {
-	peer := startValkeyServer(t)
+	peer := startRedisServer(t)
 	rs := startRESP(t, server.Config{}, store.Config{})
 	// One session at a time: a session and its RESP3 twin write the same
 	// keys, so run side by side their counts (ZADD's) depend on which
@@ -70,10 +67,10 @@ func TestRedis72Differential(t *testing.T) {
 			want := runRESPSession(peer, s)
 			got := runRESPSession(rs.respAddr, s)
 			if want.err != nil || got.err != nil {
-				t.Fatalf("valkey: %v; minikv: %v", want.err, got.err)
+				t.Fatalf("redis: %v; minikv: %v", want.err, got.err)
 			}
 			if !sameRESPReplies(s, got, want) || got.closed != want.closed {
-				t.Errorf("session %q differs\nvalkey (closed %v): %.4000q\nminikv (closed %v): %.4000q",
+				t.Errorf("session %q differs\nredis  (closed %v): %.4000q\nminikv (closed %v): %.4000q",
 					s.name, want.closed, want.out, got.closed, got.out)
 			}
 		})
@@ -82,7 +79,7 @@ func TestRedis72Differential(t *testing.T) {
 
 // TestWaitAOF: WAITAOF's local count is 1 on a durable server, and a
 // replica counts once its REPLCONF ACK carries a FACK at or past the
-// primary's offset: valkey-server with an AOF and a durable MiniKV
+// primary's offset: redis-server 7.2 with an AOF and a durable MiniKV
 // replica send one; redis-server 7.0.15 and a cache-mode MiniKV replica
 // never do, and WAITAOF returns at its timeout without them (while WAIT
 // counts them).
@@ -106,12 +103,12 @@ func TestWaitAOF(t *testing.T) {
 		t.Errorf("WAITAOF 1 1 50 with a replica without an AOF = %q, want [1 0]", got)
 	}
 
-	// valkey-server with an AOF: Redis 7.2's FACK.
-	startValkeyServer(t, "--replicaof", "127.0.0.1", port, "--appendonly", "yes")
-	waitFor(t, "valkey-server's link", func() bool { return c.Do("WAIT", "2", "100") == ":2\r\n" })
+	// redis-server 7.2 with an AOF: Redis 7.2's FACK.
+	startRedisServer(t, "--replicaof", "127.0.0.1", port, "--appendonly", "yes")
+	waitFor(t, "redis-server's link", func() bool { return c.Do("WAIT", "2", "100") == ":2\r\n" })
 	c.Do("SET", "a", "3")
 	if got := c.Do("WAITAOF", "1", "1", "60000"); got != "*2\r\n:1\r\n:1\r\n" {
-		t.Errorf("WAITAOF 1 1 with valkey-server's AOF = %q, want [1 1]", got)
+		t.Errorf("WAITAOF 1 1 with redis-server's AOF = %q, want [1 1]", got)
 	}
 
 	// A durable MiniKV replica.
@@ -123,7 +120,7 @@ func TestWaitAOF(t *testing.T) {
 	waitFor(t, "the MiniKV replica's link", func() bool { return c.Do("WAIT", "3", "100") == ":3\r\n" })
 	c.Do("SET", "a", "4")
 	if got := c.Do("WAITAOF", "0", "2", "60000"); got != "*2\r\n:1\r\n:2\r\n" {
-		t.Errorf("WAITAOF 0 2 with valkey-server and a durable MiniKV replica = %q, want [1 2]", got)
+		t.Errorf("WAITAOF 0 2 with redis-server and a durable MiniKV replica = %q, want [1 2]", got)
 	}
 	if got := r.Do("WAITAOF", "0", "0", "0"); !strings.HasPrefix(got, "-ERR WAITAOF cannot be used with replica instances.") {
 		t.Errorf("WAITAOF on a replica = %q", got)
@@ -134,7 +131,7 @@ func TestWaitAOF(t *testing.T) {
 // time as it was (at least the second slept), and the connection shows
 // flag T (after e, as Redis orders them) until NO-TOUCH OFF or RESET.
 func TestClientNoTouch(t *testing.T) {
-	peer := startValkeyServer(t)
+	peer := startRedisServer(t)
 	rs := startRESP(t, server.Config{}, store.Config{})
 	flags := func(c *servertest.RESPClient) string {
 		t.Helper()
@@ -202,20 +199,20 @@ func TestClusterMyShardID(t *testing.T) {
 			}
 		}
 	}
-	peer := startValkeyServer(t)
+	peer := startRedisServer(t)
 	rs := startRESP(t, server.Config{}, store.Config{})
 	want := dialRESP(t, peer).Do("CLUSTER", "MYSHARDID")
 	if got := dialRESP(t, rs.respAddr).Do("CLUSTER", "MYSHARDID"); got != want {
-		t.Errorf("CLUSTER MYSHARDID off cluster mode = %q, valkey-server %q", got, want)
+		t.Errorf("CLUSTER MYSHARDID off cluster mode = %q, redis-server %q", got, want)
 	}
 }
 
 // TestClientNoTouchLFU: under allkeys-lfu with lfu-log-factor 0 (each
 // use counts), reads in NO-TOUCH mode leave OBJECT FREQ as it was, TOUCH
 // still counts, and so does a read once NO-TOUCH is off, byte for byte
-// as valkey-server answers.
+// as redis-server 7.2 answers.
 func TestClientNoTouchLFU(t *testing.T) {
-	peer := startValkeyServer(t, "--maxmemory-policy", "allkeys-lfu", "--lfu-log-factor", "0")
+	peer := startRedisServer(t, "--maxmemory-policy", "allkeys-lfu", "--lfu-log-factor", "0")
 	rs := startRESP(t, server.Config{}, store.Config{})
 	c := dialRESP(t, rs.respAddr)
 	for _, kv := range [][2]string{{"maxmemory-policy", "allkeys-lfu"}, {"lfu-log-factor", "0"}} {
@@ -231,20 +228,20 @@ func TestClientNoTouchLFU(t *testing.T) {
 		mb("CLIENT", "NO-TOUCH", "OFF") + mb("GET", "nt:s") + mb("HGET", "nt:h", "f") + mb("OBJECT", "FREQ", "nt:s") + mb("OBJECT", "FREQ", "nt:h")}
 	want, got := runRESPSession(peer, s), runRESPSession(rs.respAddr, s)
 	if want.err != nil || got.err != nil {
-		t.Fatalf("valkey: %v; minikv: %v", want.err, got.err)
+		t.Fatalf("redis: %v; minikv: %v", want.err, got.err)
 	}
 	if string(got.out) != string(want.out) {
-		t.Errorf("session differs\nvalkey %q\nminikv %q", want.out, got.out)
+		t.Errorf("session differs\nredis  %q\nminikv %q", want.out, got.out)
 	}
 }
 
 // TestDouble72: resp.AppendDouble72, Redis 7.2's way of printing a double
-// (Grisu2, laid out as its fpconv_dtoa does), gives valkey-server's
+// (Grisu2, laid out as its fpconv_dtoa does), gives redis-server 7.2's
 // ZSCORE digits for 200 000 doubles: random bit patterns, decimals of a
 // few digits, integers around 2^53 and 2^62, powers of ten and their
 // neighbours, tiny and huge magnitudes.
 func TestDouble72(t *testing.T) {
-	peer := startValkeyServer(t)
+	peer := startRedisServer(t)
 	c := dialCmd(t, peer, true)
 	r := rand.New(rand.NewPCG(72, 24))
 	var ds []float64
@@ -294,7 +291,7 @@ func TestDouble72(t *testing.T) {
 				t.Fatal(err)
 			}
 			if want := "," + string(resp.AppendDouble72(nil, d)) + "\r\n"; got != want {
-				t.Fatalf("%v (%#x): valkey %q, AppendDouble72 %q", d, math.Float64bits(d), got, want)
+				t.Fatalf("%v (%#x): redis %q, AppendDouble72 %q", d, math.Float64bits(d), got, want)
 			}
 		}
 		if _, err := readRESPReply(c.br); err != nil {

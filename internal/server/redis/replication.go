@@ -1007,7 +1007,11 @@ func (rc *conn) parseWaitTimeout(arg []byte) (int64, bool) {
 		return 0, false
 	}
 	if timeout < 0 {
-		rc.w.Error("ERR timeout is negative")
+		rc.w.Error(errTimeoutNegative)
+		return 0, false
+	}
+	if timeoutPastEnd(timeout) {
+		rc.w.Error(errTimeoutRange)
 		return 0, false
 	}
 	return timeout, true

@@ -624,6 +624,10 @@ func cmdXRead(rc *conn, argv [][]byte) {
 				rc.w.Error(errTimeoutNegative)
 				return
 			}
+			if timeoutPastEnd(ms) {
+				rc.w.Error(errTimeoutRange)
+				return
+			}
 			timeout = time.Duration(ms) * time.Millisecond
 			if ms > int64(maxBlockTimeout/time.Millisecond) {
 				timeout = 0
