@@ -17,7 +17,7 @@ import (
 // type, range and words, with its error texts) and keeps it, changing
 // nothing else, so a client or test helper that sets them (as Redis's own
 // test suite does) goes on. docs/configuration.md lists them. The table
-// was taken from redis-server 7.0.15's answers (TestAcceptedConfigs
+// was taken from redis-server 7.2.4's answers (TestAcceptedConfigs
 // compares them). Two of them do take effect: lfu-log-factor and
 // lfu-decay-time set the store's LFU counters (applyLFUParams), used under
 // maxmemory-policy allkeys-lfu.
@@ -71,7 +71,7 @@ var acceptedConfigs = []acceptedConfig{
 	{name: "lazyfree-lazy-user-flush", def: "no", kind: acceptBool},
 	{name: "lfu-decay-time", def: "1", kind: acceptInt, lo: 0, hi: math.MaxInt32},
 	{name: "lfu-log-factor", def: "10", kind: acceptInt, lo: 0, hi: math.MaxInt32},
-	{name: "loglevel", def: "notice", kind: acceptEnum, enum: []string{"debug", "verbose", "notice", "warning"}},
+	{name: "loglevel", def: "notice", kind: acceptEnum, enum: []string{"debug", "verbose", "notice", "warning", "nothing"}},
 	{name: "maxmemory-eviction-tenacity", def: "10", kind: acceptInt, lo: 0, hi: 100},
 	{name: "maxmemory-samples", def: "5", kind: acceptInt, lo: 1, hi: math.MaxInt32},
 	{name: "no-appendfsync-on-rewrite", def: "no", kind: acceptBool},

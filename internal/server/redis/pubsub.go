@@ -144,6 +144,41 @@ type subscriber struct {
 	channels []string // in subscription order
 	patterns []string
 	shards   []string // shard channels
+
+	// While its connection runs a command, messages to it wait in held
+	// and follow the command's reply (Redis 7.2 sends a client the
+	// messages its own command caused, PUBLISH's or a keyspace event's,
+	// after the reply; EXEC's and a script's after the whole reply).
+	mu      sync.Mutex
+	holding bool
+	held    [][]byte
+}
+
+// push queues a message to s, or holds it while its connection runs a
+// command (hold).
+func (s *subscriber) push(msg []byte) {
+	s.mu.Lock()
+	if s.holding {
+		s.held = append(s.held, msg)
+	} else {
+		s.out.Push(msg)
+	}
+	s.mu.Unlock()
+}
+
+// hold starts or ends holding s's messages; at the end the held ones
+// are queued, after the replies the caller has flushed.
+func (s *subscriber) hold(on bool) {
+	s.mu.Lock()
+	s.holding = on
+	if !on {
+		for i, m := range s.held {
+			s.out.Push(m)
+			s.held[i] = nil
+		}
+		s.held = s.held[:0]
+	}
+	s.mu.Unlock()
 }
 
 // count is the number (P)SUBSCRIBE's and (P)UNSUBSCRIBE's confirmations
@@ -179,7 +214,7 @@ func (rc *conn) refusedWhileSubscribed(cmd *respCommand) bool {
 // Outbox on first use: from here on all its output is queued.
 func (rc *conn) subscriber() *subscriber {
 	if rc.sub == nil {
-		rc.sub = &subscriber{conn: rc.Conn, out: rc.StartOutbox(), resp3: rc.w.RESP3()}
+		rc.sub = &subscriber{conn: rc.Conn, out: rc.StartOutbox(), resp3: rc.w.RESP3(), holding: rc.holdPushes}
 		h := &rc.p.pubsub
 		h.mu.Lock()
 		if h.ids == nil {
@@ -576,7 +611,7 @@ func (h *hub) publish(channel, message []byte) int {
 		if enc[v] == nil {
 			enc[v] = encodeMessage(s.resp3, nil, channel, message)
 		}
-		s.out.Push(enc[v])
+		s.push(enc[v])
 		n++
 	}
 	for _, ps := range h.patterns {
@@ -589,7 +624,7 @@ func (h *hub) publish(channel, message []byte) int {
 			if penc[v] == nil {
 				penc[v] = encodeMessage(s.resp3, ps.pattern, channel, message)
 			}
-			s.out.Push(penc[v])
+			s.push(penc[v])
 			n++
 		}
 	}
@@ -608,7 +643,7 @@ func (h *hub) spublish(channel, message []byte) int {
 		if enc[v] == nil {
 			enc[v] = encodeSMessage(s.resp3, channel, message)
 		}
-		s.out.Push(enc[v])
+		s.push(enc[v])
 	}
 	return len(subs)
 }

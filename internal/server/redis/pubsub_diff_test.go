@@ -32,7 +32,10 @@ var pubsubSessions = []respSession{
 		mb("PUBSUB", "NUMSUB", "ps1:a") + mb("PSUBSCRIBE", "ps1:p*") + mb("UNSUBSCRIBE", "ps1:zz") + mb("UNSUBSCRIBE", "ps1:a") +
 		mb("UNSUBSCRIBE") + mb("GET", "ps1:k") + mb("PUNSUBSCRIBE") + mb("GET", "ps1:k")},
 	{name: "psubscribe order", in: mb("PSUBSCRIBE", "ps2:z*", "ps2:a*", "ps2:m*", "ps2:b?") + mb("PSUBSCRIBE", "ps2:a*") + mb("SUBSCRIBE", "ps2:ab") +
-		mb("PUNSUBSCRIBE", "ps2:nope") + mb("PUNSUBSCRIBE") + mb("UNSUBSCRIBE")},
+		// A bare PUNSUBSCRIBE with one pattern left: Redis 7.2 confirms
+		// several in its hash table's order, a new one per process
+		// (docs/redis.md, Pub/sub).
+		mb("PUNSUBSCRIBE", "ps2:nope") + mb("PUNSUBSCRIBE", "ps2:m*", "ps2:z*", "ps2:a*") + mb("PUNSUBSCRIBE") + mb("UNSUBSCRIBE")},
 	{name: "subscribed mode resp3", skip: 1, in: mb("HELLO", "3") + mb("UNSUBSCRIBE") + mb("PUNSUBSCRIBE") + mb("SUBSCRIBE", "ps3:c") + mb("PING") +
 		mb("PING", "x") + mb("GET", "ps3:k") + mb("PUBLISH", "ps3:c", "m") + mb("PSUBSCRIBE", "ps3:c*") + mb("PUBLISH", "ps3:c", "m2") +
 		mb("PUBLISH", "ps3:cc", "m3") + mb("PUBSUB", "NUMSUB", "ps3:c", "ps3:cc") + mb("PUBSUB", "CHANNELS", "ps3:*") +

@@ -129,19 +129,20 @@ func (p *Protocol) NewHandler(c *server.Conn) server.Handler {
 // auth state.
 type conn struct {
 	*server.Conn
-	p       *Protocol
-	st      *store.Store
-	r       *resp.Reader
-	w       *resp.Writer
-	name    string
-	scratch []byte       // values built by read-modify-write commands
-	quit    bool         // close after this reply (QUIT, cross-protocol attack)
-	multi   multiState   // MULTI ... EXEC (multi.go)
-	watched []watchedKey // WATCH
-	sub     *subscriber  // pub/sub (pubsub.go); nil until the first (P)SUBSCRIBE
-	nowMs   int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
-	awaited []byte       // the channel PUBLISH last waited for (awaitEarlier), valid in this batch if awaitOK
-	awaitOK bool
+	holdPushes bool // a command runs: a subscriber made now holds its messages (subscriber.hold)
+	p          *Protocol
+	st         *store.Store
+	r          *resp.Reader
+	w          *resp.Writer
+	name       string
+	scratch    []byte       // values built by read-modify-write commands
+	quit       bool         // close after this reply (QUIT, cross-protocol attack)
+	multi      multiState   // MULTI ... EXEC (multi.go)
+	watched    []watchedKey // WATCH
+	sub        *subscriber  // pub/sub (pubsub.go); nil until the first (P)SUBSCRIBE
+	nowMs      int64        // the batch's clock in Unix ms (nowMilli); 0: not read yet
+	awaited    []byte       // the channel PUBLISH last waited for (awaitEarlier), valid in this batch if awaitOK
+	awaitOK    bool
 	// awaitedShard: awaited is a shard channel (SPUBLISH)
 	awaitedShard bool
 	user         string           // the user AUTH or HELLO named; "": default
@@ -452,12 +453,28 @@ func (rc *conn) dispatch(argv [][]byte) {
 		}
 		defer rc.returnScriptLoop()
 	}
-	if rc.sub != nil && rc.p.srv.KeyEventsOn(^server.EventClass(0)) {
-		// Keyspace events the command causes go straight to this
-		// subscriber's Outbox: the replies before them go first.
-		_ = rc.w.Flush()
+	// Messages to this connection that its command causes (PUBLISH to
+	// itself, keyspace events, in EXEC or a script too) follow the
+	// command's reply, as in Redis 7.2: the subscriber holds them while
+	// the command runs, unless it may block (then they flow meanwhile,
+	// as to a blocked Redis client).
+	hold := !cmd.blocking
+	if hold {
+		rc.holdPushes = true
+		if rc.sub != nil {
+			rc.sub.hold(true)
+		}
+	} else if rc.sub != nil && rc.p.srv.KeyEventsOn(^server.EventClass(0)) {
+		_ = rc.w.Flush() // keyspace events it causes follow the replies before it
 	}
 	rc.call(cmd, argv) // cmdstats.go
+	if hold {
+		rc.holdPushes = false
+		if rc.sub != nil {
+			_ = rc.w.Flush() // the reply, then what was held
+			rc.sub.hold(false)
+		}
+	}
 	// CLIENT LIST's cmd (SetCommand) shows the other connections a
 	// command once it has run, or was refused (rejected) or queued
 	// (publish), or as it starts to wait (waitPause, beforeWait), never
@@ -615,6 +632,7 @@ type respCommand struct {
 	args       []docArg
 	noAuth     bool // allowed before the connection has authenticated
 	denyOOM    bool // "denyoom" in flags: refused while the store is full (-OOM)
+	blocking   bool // "blocking" in flags: may wait (messages to its connection are not held meanwhile)
 	publishes  bool // changes what CLIENT LIST shows: the connection publishes after it (client.go)
 	write      bool // "write" in flags: may give a key a blocked client waits on elements
 	run        func(rc *conn, argv [][]byte)

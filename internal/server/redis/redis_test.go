@@ -92,7 +92,7 @@ func TestRESP3Replies(t *testing.T) {
 	if got := c.Do("INFO", "cluster"); got != "=34\r\ntxt:# Cluster\r\ncluster_enabled:0\r\n\r\n" {
 		t.Errorf("INFO cluster in RESP3 = %q", got)
 	}
-	if got := c.Do("HELLO", "2"); !strings.HasPrefix(got, "*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:2\r\n") {
+	if got := c.Do("HELLO", "2"); !strings.HasPrefix(got, "*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.2.4\r\n$5\r\nproto\r\n:2\r\n") {
 		t.Errorf("HELLO 2 = %q", got)
 	}
 	c.Expect(multibulk("GET", "nope"), "$-1\r\n")

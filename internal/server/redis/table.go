@@ -280,6 +280,7 @@ func init() {
 	for i := range table {
 		c := &table[i]
 		c.denyOOM = slices.Contains(c.flags, "denyoom")
+		c.blocking = slices.Contains(c.flags, "blocking")
 		c.write = slices.Contains(c.flags, "write")
 		c.detach = needsGoroutine(c)
 		setScriptFlags(c)
@@ -289,6 +290,7 @@ func init() {
 			sc.publishes = publishingCommands[sc.name]
 			sc.group, sc.noAuth = c.group, c.noAuth
 			sc.denyOOM = slices.Contains(sc.flags, "denyoom")
+			sc.blocking = slices.Contains(sc.flags, "blocking")
 			sc.detach = needsGoroutine(sc)
 			setScriptFlags(sc)
 		}

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,11 +13,11 @@ import (
 // What redis_version promises. Clients and their test suites gate
 // features on the version HELLO and INFO report, so MiniKV reports the
 // release its replies are compared with byte for byte (redis-server
-// 7.0.15, which cmddata.go is generated from), and every command of that
+// 7.2.4, which cmddata.go is generated from), and every command of that
 // release is served except the gaps below, each waiting on the issue
 // that brings it (docs/redis.md, "What redis_version promises").
 
-// versionGaps are the commands and subcommands of Redis 7.0.15 MiniKV
+// versionGaps are the commands and subcommands of Redis 7.2.4 MiniKV
 // does not serve, each group with the reason.
 var versionGaps = map[string][]string{
 	"the Lua debugger (not planned: docs/redis.md, Scripting)": {"script|debug"},
@@ -45,7 +46,7 @@ func TestVersionPromise(t *testing.T) {
 	if v := redisVersion(t, rs.respAddr); v != Version {
 		t.Errorf("INFO server: redis_version %s, want %s", v, Version)
 	}
-	if hello := dialCmd(t, rs.respAddr, false).do(t, "HELLO", "2"); !strings.Contains(hello, "$7\r\nversion\r\n$6\r\n"+Version+"\r\n") {
+	if hello := dialCmd(t, rs.respAddr, false).do(t, "HELLO", "2"); !strings.Contains(hello, "$7\r\nversion\r\n$"+strconv.Itoa(len(Version))+"\r\n"+Version+"\r\n") {
 		t.Errorf("HELLO 2: %q does not report version %s", hello, Version)
 	}
 
