@@ -2,7 +2,7 @@
 // The server the Node.js library tests run against, as tests/python's
 // lua_target fixture chooses it: MINIKV_LUA_TARGET=minikv (the default, as
 // `make test` needs: $MINIKV_BIN, default bin/minikv) or redis (a
-// redis-server 7.0.15 on a free port, to prove the tests themselves).
+// redis-server 7.2.4 on a free port, to prove the tests themselves).
 
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');

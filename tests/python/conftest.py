@@ -166,7 +166,7 @@ def redis_server(tmp_path):
 
 #: The server the tests of real libraries' Lua scripts (test_lua_*.py,
 #: issue 38) run against: "minikv" (the default, as `make test` needs) or
-#: "redis" (a redis-server 7.0.15 on a free port), to prove the tests
+#: "redis" (a redis-server 7.2.4 on a free port), to prove the tests
 #: themselves against the server MiniKV copies.
 LUA_TARGET = os.environ.get("MINIKV_LUA_TARGET", "minikv")
 

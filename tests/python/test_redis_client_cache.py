@@ -7,10 +7,10 @@ the new value.
 
 redis-py turns its cache on only for servers that say they are Redis 7.4 or
 later (CacheProxyConnection.MIN_ALLOWED_VERSION): a version gate, not a
-protocol need, since tracking is Redis 6's. MiniKV says 7.0.15 (the release
+protocol need, since tracking is Redis 6's. MiniKV says 7.2.4 (the release
 its differential tests compare with), so the test lowers the gate to the
 version both servers here report, and runs the same steps on redis-server
-7.0.15 to show they hold there.
+7.2.4 to show they hold there.
 """
 
 import time
@@ -23,7 +23,7 @@ from redis.connection import CacheProxyConnection
 
 @pytest.fixture
 def cache_gate(monkeypatch):
-    monkeypatch.setattr(CacheProxyConnection, "MIN_ALLOWED_VERSION", "7.0.0")
+    monkeypatch.setattr(CacheProxyConnection, "MIN_ALLOWED_VERSION", "7.2.0")
 
 
 def _eventually(fn, want, timeout=10.0):

@@ -29,7 +29,7 @@ def test_handshake_is_resp3(r):
     hello = r.execute_command("HELLO", "3")
     assert hello[b"proto"] == 3
     assert hello[b"server"] == b"redis"
-    assert hello[b"version"] == b"7.0.15"
+    assert hello[b"version"] == b"7.2.4"
 
 
 def test_strings(r):
@@ -151,7 +151,7 @@ def test_keyspace(r):
 
 def test_server_commands(r):
     info = r.info()
-    assert info["redis_version"] == "7.0.15"
+    assert info["redis_version"] == "7.2.4"
     assert info["role"] == "master"
     assert info["cluster_enabled"] == 0
     assert "connected_clients" in info and "used_memory" in info and "maxmemory" in info

@@ -6,7 +6,7 @@ XREAD BLOCK when given a timeout, and job.results() with XRANGE.
 The worker is rq's SimpleWorker in burst mode, in this process (the job
 functions below are imported by name from this module). The server is
 MiniKV by default; MINIKV_RQ_TARGET=redis runs the same tests against a
-redis-server 7.0.15 on a free port, to prove the tests themselves. While
+redis-server 7.2.4 on a free port, to prove the tests themselves. While
 MiniKV answers XADD with the unknown-command error (before streams land)
 the tests skip with STREAMS_MISSING.
 """
