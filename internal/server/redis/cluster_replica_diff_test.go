@@ -178,7 +178,10 @@ func TestClusterReplicaDifferential(t *testing.T) {
 	}
 
 	// CLUSTER SHARDS: Redis lists the shards in its node table's order,
-	// so compare them sorted by first slot, as go-redis parses them.
+	// and (7.2) a shard's nodes in the order it learned they share it,
+	// so compare the shards sorted by first slot and their nodes by
+	// role, then ID, as go-redis parses them. MiniKV lists a shard's
+	// primary first.
 	ctx := context.Background()
 	for _, proto := range []int{2, 3} {
 		shards := func(addr string) []redis.ClusterShard {
@@ -197,6 +200,12 @@ func TestClusterReplicaDifferential(t *testing.T) {
 					}
 					n.ReplicationOffset = 0
 				}
+				slices.SortFunc(s[i].Nodes, func(a, b redis.Node) int {
+					if a.Role != b.Role {
+						return strings.Compare(a.Role, b.Role) // master before replica
+					}
+					return strings.Compare(a.ID, b.ID)
+				})
 			}
 			slices.SortFunc(s, func(a, b redis.ClusterShard) int { return int(a.Slots[0].Start - b.Slots[0].Start) })
 			return s
