@@ -3,8 +3,8 @@ package redis
 // Differential sessions of scripting and functions (issue 38): EVAL,
 // EVALSHA and their _RO forms, SCRIPT, FUNCTION and FCALL, the Lua <-> RESP
 // conversions both ways, the errors redis.call raises, the sandbox, the
-// shebang flags and the libraries Redis 7.0 loads (cjson, cmsgpack, bit,
-// struct). Each session goes to redis-server 7.0.15 and to MiniKV, over
+// shebang flags and the libraries Redis 7.2 loads (cjson, cmsgpack, bit,
+// struct). Each session goes to redis-server 7.2.4 and to MiniKV, over
 // RESP2 and again after HELLO 3, and the reply streams must be equal byte
 // for byte (runRESPSession and sameRESPReplies of differential_test.go).
 //
@@ -35,8 +35,9 @@ package redis
 // FUNCTION KILL of a running script, and the BUSY errors (timing). The
 // script debugger (SCRIPT DEBUG YES) is left out as well: it is an
 // interactive protocol of its own. And error({}) (a table without err):
-// it crashes redis-server 7.0.15 (fixed later, redis/redis#14163); the
-// sessions raise tables with err only, and pcall(error, {}).
+// it crashes redis-server 7.2.4, as 7.0.15 (fixed later,
+// redis/redis#14163); the sessions raise tables with err only, and
+// pcall(error, {}).
 //
 // Sessions that touch server-wide state (SCRIPT FLUSH, the function
 // libraries, maxmemory) are marked global and run one at a time after the
@@ -612,7 +613,7 @@ var scriptSessions = []scriptSession{
 	// FUNCTION RESTORE's policies and payload errors, LIST's patterns
 	// (matched without case), the metadata line and names. Not a library
 	// of two functions whose names differ only in case: redis-server
-	// 7.0.15 loads it, FCALL finds either (dict order), and FUNCTION
+	// 7.2.4 (as 7.0.15) loads it, FCALL finds either (dict order), and FUNCTION
 	// DELETE of it crashes the server.
 	{name: "function restore policies and patterns", global: true, in: func(p string) string {
 		other := "#!lua name=other\nredis.register_function('f1', function() return 'other' end)"
