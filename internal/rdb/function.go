@@ -7,9 +7,8 @@ import "errors"
 //
 //	| 245 | code (string) | 245 | code | ... | RDB version (2, LE) | CRC64 (8, LE) |
 //
-// FUNCTION RESTORE also reads RDB_OPCODE_FUNCTION (246), the layout of
-// Redis 7.0's release candidates (name, engine, a description flag and
-// maybe a description, code), turned into a shebang as Redis does.
+// RDB_OPCODE_FUNCTION (246), the layout of Redis 7.0's release
+// candidates, is refused, as Redis 7.2 refuses it (7.0 read it).
 
 // AppendFunctions seals codes as FUNCTION DUMP's payload.
 func AppendFunctions(b []byte, codes [][]byte) []byte {
@@ -42,40 +41,10 @@ func DecodeFunctions(payload []byte) ([][]byte, error) {
 			}
 			codes = append(codes, code)
 		case opFunctionPreGA:
-			code, msg := r.preGAFunction()
-			if msg != "" {
-				return nil, errors.New(msg)
-			}
-			codes = append(codes, code)
+			return nil, errors.New("Pre-GA function format not supported")
 		default:
 			return nil, errors.New("given type is not a function")
 		}
 	}
 	return codes, nil
-}
-
-// preGAFunction reads a library in the release candidates' layout.
-func (r *reader) preGAFunction() (code []byte, msg string) {
-	name := r.str()
-	if r.err != nil {
-		return nil, "Failed loading library name"
-	}
-	engine := r.str()
-	if r.err != nil {
-		return nil, "Failed loading engine name"
-	}
-	hasDesc, enc := r.length()
-	if r.err != nil || enc {
-		return nil, "Failed loading library description indicator"
-	}
-	if hasDesc != 0 {
-		if r.str(); r.err != nil {
-			return nil, "Failed loading library description"
-		}
-	}
-	blob := r.str()
-	if r.err != nil {
-		return nil, "Failed loading library blob"
-	}
-	return []byte("#!" + string(engine) + " name=" + string(name) + "\n" + string(blob)), ""
 }

@@ -11,8 +11,8 @@ import (
 // Version and VersionNum are redis.REDIS_VERSION and
 // redis.REDIS_VERSION_NUM (0x00MMmmpp).
 const (
-	Version    = "7.0.15"
-	VersionNum = 0x07000f
+	Version    = "7.2.4"
+	VersionNum = 0x070204
 )
 
 // Redis's log levels (redis.LOG_*).
@@ -100,8 +100,9 @@ func (st *state) command(L *lua.LState, raiseErr bool) int {
 		case lua.LString:
 			argv = append(argv, unsafe.Slice(unsafe.StringData(string(v)), len(v)))
 		case lua.LNumber:
-			// Lua's own number format loses precision: Redis uses %.17g.
-			argv = append(argv, strconv.AppendFloat(nil, float64(v), 'g', 17, 64))
+			// Lua's own number format loses precision: Redis 7.2 uses
+			// fpconv_dtoa (fpconv.go).
+			argv = append(argv, appendFpconv(nil, float64(v)))
 		default:
 			st.args = argv[:0]
 			return st.fail(L, raiseErr, "Lua redis lib command arguments must be strings or integers")
@@ -170,7 +171,7 @@ func statusReply(L *lua.LState) int {
 
 func setRepl(L *lua.LState) int {
 	if L.GetTop() != 1 {
-		return raise(L, "redis.set_repl() requires two arguments.")
+		return raise(L, "redis.set_repl() requires one argument.")
 	}
 	flags := int(L.ToNumber(-1))
 	if flags&^3 != 0 {

@@ -369,21 +369,11 @@ func appendNull(b []byte, resp3 bool) []byte {
 	return append(b, "$-1\r\n"...)
 }
 
-// appendDouble is Redis 7.0's addReplyDouble: "%.17g", with inf, -inf
-// and nan spelled out; a bulk string in RESP2.
+// appendDouble is Redis 7.2's addReplyDouble: d2string's text
+// (fpconv.go), a bulk string in RESP2.
 func appendDouble(b []byte, f float64, resp3 bool) []byte {
-	var num []byte
 	var buf [32]byte
-	switch {
-	case math.IsInf(f, 1):
-		num = append(buf[:0], "inf"...)
-	case math.IsInf(f, -1):
-		num = append(buf[:0], "-inf"...)
-	case math.IsNaN(f):
-		num = append(buf[:0], "nan"...)
-	default:
-		num = strconv.AppendFloat(buf[:0], f, 'g', 17, 64)
-	}
+	num := appendD2string(buf[:0], f)
 	if resp3 {
 		b = append(b, ',')
 		b = append(b, num...)

@@ -77,7 +77,7 @@ func TestEvalReplies(t *testing.T) {
 		{"return redis.error_reply('My Error')", false, "-My Error\r\n"},
 		{"return redis.status_reply('FINE')", false, "+FINE\r\n"},
 		{"return {double=3.5}", true, ",3.5\r\n"},
-		{"return {double=0.1}", false, "$19\r\n0.10000000000000001\r\n"},
+		{"return {double=0.1}", false, "$3\r\n0.1\r\n"},
 		{"return {big_number='123'}", true, "(123\r\n"},
 		{"return {verbatim_string={format='txt',string='hi'}}", true, "=6\r\ntxt:hi\r\n"},
 		{"return {map={a=1}}", true, "%1\r\n$1\r\na\r\n:1\r\n"},
@@ -90,7 +90,7 @@ func TestEvalReplies(t *testing.T) {
 		{"return redis.call('get','x')", false, "$-1\r\n"},
 		{"return redis.pcall('incr','x')", false, "-ERR value is not an integer or out of range\r\n"},
 		{"local r = math.random(100) return r >= 1 and r <= 100", false, ":1\r\n"},
-		{"return redis.REDIS_VERSION_NUM", false, ":458767\r\n"},
+		{"return redis.REDIS_VERSION_NUM", false, ":459268\r\n"},
 		{"return _VERSION", false, "$7\r\nLua 5.1\r\n"},
 		{"return type(loadstring)", false, "$8\r\nfunction\r\n"},
 		{"return redis.sha1hex('')", false, "$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"},
@@ -169,6 +169,65 @@ func TestRawsetDoesNotLeak(t *testing.T) {
 	eval(t, e, "rawset(_G, 'leak', 1) rawset(redis, 'leak', 2)", false)
 	if got := eval(t, e, "return rawget(_G, 'leak') or rawget(redis, 'leak') or 0", false); got != ":0\r\n" {
 		t.Fatalf("a later script sees what rawset stored: %q", got)
+	}
+}
+
+// TestEnvironmentFunctionsKeepTheSandbox: getfenv, setfenv, loadstring
+// and load (Redis 7.2 lets scripts call them) never hand a script the
+// real globals, so nothing a script stores through them reaches the next
+// one, and setfenv(0) cannot replace the globals of later scripts.
+func TestEnvironmentFunctionsKeepTheSandbox(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	for _, tc := range []struct{ body, want string }{
+		{"loadstring('leak1 = 1')()", "Attempt to modify a readonly table"},
+		{"local ok, e = pcall(loadstring('leak2 = 1')); return e", "[string \"leak2 = 1\"]:1: Attempt to modify a readonly table"},
+		{"local done; load(function() if not done then done = true return 'leak3 = 1' end end)()", "Attempt to modify a readonly table"},
+		{"getfenv(0).leak4 = 1", "Attempt to modify a readonly table"},
+		{"rawset(getfenv(tostring), 'leak5', 1)", "Attempt to modify a readonly table"},
+		{"rawset(getfenv(1), 'leak6', 1)", "Attempt to modify a readonly table"},
+		{"setfenv(0, {leak7 = 1})", "'setfenv' cannot change environment of given object"},
+		{"setfenv(tostring, {})", "'setfenv' cannot change environment of given object"},
+		{"local co = coroutine.create(function() leak8 = 1 end); local ok, e = coroutine.resume(co); return e", "Attempt to modify a readonly table"},
+		{"return tostring(getfenv(0) == _G) .. tostring(getfenv(1) == _G) .. tostring(getfenv(tostring) == _G)", "truetruetrue"},
+		{"local f = setfenv(function() return x end, {x = 5}); return f()", ":5"},
+		{"local f = setfenv(loadstring('y = 7; return y'), {}); return f()", ":7"},
+		{"return type(newproxy(true))", "userdata"},
+		{"local a = newproxy(true); return tostring(getmetatable(newproxy(a)) == getmetatable(a))", "true"},
+		{"return newproxy(1)", "boolean or proxy expected"},
+		{"return getfenv(2)", "invalid level"},
+	} {
+		if got := eval(t, e, tc.body, false); !strings.Contains(got, tc.want) {
+			t.Errorf("EVAL %q = %q, want it to hold %q", tc.body, got, tc.want)
+		}
+	}
+	if got := eval(t, e, "return {leak1, leak2, leak3, leak4, leak5, leak6, leak7, leak8}", false); !strings.Contains(got, "nonexistent global variable 'leak1'") {
+		t.Fatalf("a later script sees a global an earlier one set: %q", got)
+	}
+	for i := 2; i <= 8; i++ {
+		if got := eval(t, e, "return rawget(_G, 'leak"+itoa(i)+"')", false); got != "$-1\r\n" {
+			t.Errorf("leak%d is set for later scripts: %q", i, got)
+		}
+	}
+	if got := eval(t, e, "return redis.call('get', 'x')", false); got != "$-1\r\n" {
+		t.Fatalf("after the environment tricks, redis.call = %q", got)
+	}
+}
+
+// TestChunkID: loadstring's chunk names as Lua 5.1's luaO_chunkid prints
+// them.
+func TestChunkID(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"x = 1", `[string "x = 1"]`},
+		{"a\nb", `[string "a..."]`},
+		{"=name", "name"},
+		{"@file.lua", "file.lua"},
+		{strings.Repeat("y", 50), `[string "` + strings.Repeat("y", 43) + `..."]`},
+		{strings.Repeat("y", 43), `[string "` + strings.Repeat("y", 43) + `"]`},
+	} {
+		if got := chunkID(tc.in); got != tc.want {
+			t.Errorf("chunkID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 

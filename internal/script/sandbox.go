@@ -29,15 +29,16 @@ const (
 
 // state is one sandboxed interpreter and what a run needs of it.
 type state struct {
-	L       *lua.LState
-	globals *lua.LTable // the real globals: what KEYS and ARGV are set in
-	env     *lua.LTable // what scripts see: a read-only view of globals
-	handler *lua.LFunction
-	fns     map[*lua.FunctionProto]*lua.LFunction // closures of compiled scripts, by proto
-	broken  bool                                  // a run left it unusable: drop it
-	proxies []*lua.LTable                         // the read-only views (sandbox), empty between runs
-	decoyMT *lua.LTable                           // the metatable of what getmetatable shows of a view
-	view    func(t *lua.LTable) *lua.LTable       // makes a read-only view of t (sandbox)
+	L        *lua.LState
+	globals  *lua.LTable // the real globals: what KEYS and ARGV are set in
+	env      *lua.LTable // what scripts see: a read-only view of globals
+	handler  *lua.LFunction
+	fns      map[*lua.FunctionProto]*lua.LFunction // closures of compiled scripts, by proto
+	broken   bool                                  // a run left it unusable: drop it
+	proxies  []*lua.LTable                         // the read-only views (sandbox), empty between runs
+	decoyMT  *lua.LTable                           // the metatable of what getmetatable shows of a view
+	view     func(t *lua.LTable) *lua.LTable       // makes a read-only view of t (sandbox)
+	proxyMTs map[*lua.LTable]bool                  // newproxy's metatables (env.go), emptied after each run
 
 	// The run in progress.
 	run   *Run
@@ -78,10 +79,17 @@ func newState(open func(L *lua.LState)) *state {
 	}
 	g := L.G.Global
 	// Redis removes these for the sandbox (deny list), and gopher-lua's
-	// own extras that Lua 5.1 lacks.
-	for _, name := range []string{"print", "dofile", "loadfile", "module", "require", "_printregs", "_GOPHER_LUA_VERSION", "newproxy", "setfenv", "getfenv"} {
+	// own extras that Lua 5.1 lacks. Redis 7.2 keeps getfenv, setfenv
+	// and newproxy (its allow list): they are Lua 5.1's here over the
+	// sandbox, as are loadstring and load (env.go).
+	for _, name := range []string{"print", "dofile", "loadfile", "module", "require", "_printregs", "_GOPHER_LUA_VERSION"} {
 		g.RawSetString(name, lua.LNil)
 	}
+	g.RawSetString("getfenv", L.NewFunction(st.getfenv))
+	g.RawSetString("setfenv", L.NewFunction(st.setfenv))
+	g.RawSetString("newproxy", L.NewFunction(st.newproxy))
+	g.RawSetString("loadstring", L.NewFunction(loadstring))
+	g.RawSetString("load", L.NewFunction(load))
 	g.RawSetString("pcall", L.NewFunction(st.pcall))
 	g.RawSetString("error", L.NewFunction(luaError))
 	g.RawSetString("tostring", L.NewFunction(tostring))
@@ -180,12 +188,17 @@ func (st *state) sandbox() {
 	st.globals.Metatable = undef
 	st.env = proxy(st.globals)
 	st.globals.RawSetString("_G", st.env)
+	// The thread's environment, what loadstring's functions, coroutines
+	// and getfenv(0) get, is the read-only view as well: Lua 5.1 gives
+	// them the globals, which Redis made read-only.
+	L.Env = st.env
 }
 
 // scrub empties the read-only views after a run: rawset bypasses their
 // __newindex, and what a script stored there must not reach the next
 // one (Redis's read-only tables refuse rawset too).
 func (st *state) scrub() {
+	clear(st.proxyMTs)
 	for _, p := range st.proxies {
 		for k, _ := p.Next(lua.LNil); k != lua.LNil; k, _ = p.Next(lua.LNil) {
 			p.RawSet(k, lua.LNil)

@@ -75,6 +75,11 @@ func (s *Store) Now() int64 {
 	return time.Now().UnixMilli()
 }
 
+// FrozenMicros is the instant (Unix µs) an Exclusive view stands still
+// at, what TIME answers in a script or EXEC as in Redis 7.2; zero
+// elsewhere.
+func (s *Store) FrozenMicros() int64 { return s.frozenUs }
+
 // nowSec is the time in Unix seconds for last-access stamps and for the
 // idle time computed from them: the sweeper's coarse clock (at most one tick
 // behind), or time.Now when the sweeper is off. Stamps and readings always

@@ -444,9 +444,13 @@ func TestExclusiveFreezesTime(t *testing.T) {
 		if _, err := v.Store(ModeSet, []byte("k"), []byte("v"), 0, now+1, 0); err != nil {
 			t.Fatal(err)
 		}
+		us := v.FrozenMicros()
+		if us/1000 != now {
+			t.Errorf("FrozenMicros %d is not the section's instant %d ms", us, now)
+		}
 		time.Sleep(5 * time.Millisecond) // the deadline passes on the wall clock
-		if v.Now() != now {
-			t.Errorf("Now moved inside the section: %d then %d", now, v.Now())
+		if v.Now() != now || v.FrozenMicros() != us {
+			t.Errorf("the clock moved inside the section: %d then %d ms, %d then %d µs", now, v.Now(), us, v.FrozenMicros())
 		}
 		if _, ok := v.Get([]byte("k")); !ok {
 			t.Error("Get: the key expired inside the section")
@@ -464,5 +468,38 @@ func TestExclusiveFreezesTime(t *testing.T) {
 	})
 	if _, ok := s.Get([]byte("k")); ok {
 		t.Error("the key outlived its deadline after the section")
+	}
+	if s.FrozenMicros() != 0 {
+		t.Errorf("FrozenMicros outside a section = %d, want 0", s.FrozenMicros())
+	}
+}
+
+// TestRefreeze: Refreeze moves a section's frozen instant to now, for
+// Store.Now, FrozenMicros and the section's own Tx, so the next script of
+// a batch sees a key expired that the previous one saw alive; outside a
+// section it does nothing.
+func TestRefreeze(t *testing.T) {
+	s := newTestStore(t, Config{})
+	_ = s.Exclusive(func(v *Store) error {
+		now, us := v.Now(), v.FrozenMicros()
+		if _, err := v.Store(ModeSet, []byte("k"), []byte("v"), 0, now+1, 0); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Millisecond)
+		v.Refreeze()
+		if v.Now() < now+3 || v.FrozenMicros() < us+3000 || v.FrozenMicros()/1000 != v.Now() {
+			t.Errorf("after 3 ms and Refreeze: Now %d (was %d), FrozenMicros %d (was %d)", v.Now(), now, v.FrozenMicros(), us)
+		}
+		if _, ok := v.Get([]byte("k")); ok {
+			t.Error("the key whose deadline passed before Refreeze is still there")
+		}
+		if v.excl.clk.now() != v.Now() {
+			t.Errorf("the section's Tx clock %d, its view's %d", v.excl.clk.now(), v.Now())
+		}
+		return nil
+	})
+	s.Refreeze()
+	if s.Now() == 0 || s.FrozenMicros() != 0 {
+		t.Errorf("Refreeze outside a section froze the store: FrozenMicros %d", s.FrozenMicros())
 	}
 }

@@ -38,6 +38,9 @@ type Store struct {
 	// middle of a script or EXEC (Redis freezes its clock for them too).
 	// Zero outside such a view: each operation reads the clock.
 	frozen int64
+	// frozenUs is the same instant in microseconds, for Redis's TIME,
+	// which a script or EXEC sees stand still too (FrozenMicros).
+	frozenUs int64
 	// overdraw lets this view's writes go past the memory limit when
 	// NoEvict forbids making room (AllowOOM).
 	overdraw bool

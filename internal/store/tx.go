@@ -425,7 +425,8 @@ func (s *Store) unlock(sh *shard) {
 // only on the calling goroutine; a Tx started on it nests in the
 // exclusive one. Writes inside fn evict as they do outside it.
 func (s *Store) Exclusive(fn func(v *Store) error) error {
-	clk := clock{ms: time.Now().UnixMilli()} // the view's frozen time (Store.Now)
+	start := time.Now()
+	clk := clock{ms: start.UnixMilli()} // the view's frozen time (Store.Now)
 	s.pollFlush(&clk)
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -445,6 +446,19 @@ func (s *Store) Exclusive(fn func(v *Store) error) error {
 	tx.held = s.holdDisk(true) // an EXEC is one batch on disk (and for replicas) too
 	defer tx.end()
 	v := &s.exclView
-	*v = Store{core: s.core, excl: tx, maxItem: s.maxItem, frozen: clk.ms}
+	*v = Store{core: s.core, excl: tx, maxItem: s.maxItem, frozen: clk.ms, frozenUs: start.UnixMicro()}
 	return fn(v)
+}
+
+// Refreeze moves the frozen time of an Exclusive view to now: a section
+// that runs several scripts one after the other (a pipelined batch) gives
+// each its own instant, as Redis freezes the clock per command. Outside
+// such a view it does nothing.
+func (s *Store) Refreeze() {
+	if s.excl == nil || s.frozen == 0 {
+		return
+	}
+	now := time.Now()
+	s.frozen, s.frozenUs = now.UnixMilli(), now.UnixMicro()
+	s.excl.clk = clock{ms: s.frozen}
 }

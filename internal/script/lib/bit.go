@@ -75,7 +75,7 @@ func bitShift(op func(b, n uint32) uint32) lua.LGFunction {
 }
 
 // bitTohex is bit.tohex(x [, n]): n hex digits (8 by default, at most 8),
-// upper case when n is negative. Redis 7.0.15 cannot negate n = -2^31 and
+// upper case when n is negative. Redis 7.2.4 cannot negate n = -2^31 and
 // reads far past its buffer; this clamps n first, as Redis's later fix does.
 func bitTohex(L *lua.LState) int {
 	b := barg(L, 1)

@@ -1,9 +1,9 @@
-// Package lib gives gopher-lua the four C libraries Redis 7.0 loads into every
+// Package lib gives gopher-lua the four C libraries Redis 7.2 loads into every
 // script state: cjson (lua-cjson 2.1.0), cmsgpack (lua-cmsgpack 0.4.0), bit
 // (LuaBitOp 1.0.2) and struct (Roberto Ierusalimschy's struct.c, with the
 // bounds fixes Redis applied). Each is a translation of the C file Redis ships
 // in deps/lua/src, down to its error texts, so that a script sees the values
-// and the messages redis-server 7.0.15 gives it.
+// and the messages redis-server 7.2.4 gives it (7.0.15's are the same).
 //
 // The libraries keep Lua 5.1's view of numbers: a Lua number is a float64, and
 // where the C code casts a double to an integer type the cast is done here the
@@ -45,7 +45,7 @@
 //   - The tables Open registers are ordinary tables: Redis 7.0 makes them
 //     (like the globals) read-only, which is the sandbox's business, not
 //     theirs ("Attempt to modify a readonly table").
-//   - bit.tohex(x, -2^31) makes Redis 7.0.15 copy (size_t)INT_MIN bytes out
+//   - bit.tohex(x, -2^31) makes Redis 7.2.4 copy (size_t)INT_MIN bytes out
 //     of an 8-byte buffer (CVE-2024-31449, fixed in later releases by
 //     clamping n to -2^31+1); here n is clamped as the fix does, giving 8
 //     upper-case digits, rather than crashing.

@@ -10,7 +10,7 @@ import (
 )
 
 // TestArgumentErrorsNameTheCall guards, without a redis-server, what the
-// comparisons with Redis check: the messages below are redis-server 7.0.15's.
+// comparisons with Redis check: the messages below are redis-server 7.2.4's.
 // The method-call ones depend on reading gopher-lua's call frame (see
 // calledAsMethod), which a gopher-lua upgrade could break.
 func TestArgumentErrorsNameTheCall(t *testing.T) {

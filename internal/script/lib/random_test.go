@@ -293,7 +293,13 @@ func TestBitRandomAgainstRedis(t *testing.T) {
 		parts := make([]string, 8)
 		for j := range parts {
 			fn := fns[rng.IntN(len(fns))]
-			parts[j] = fmt.Sprintf("bit.%s(%s, %s)", fn, randomNumber(rng), randomNumber(rng))
+			x, n := randomNumber(rng), randomNumber(rng)
+			if fn == "tohex" {
+				// A count that wraps to -2^31 crashes redis-server 7.2.4
+				// (CVE-2024-31449, doc.go): small counts only.
+				n = fmt.Sprint(rng.IntN(40) - 20)
+			}
+			parts[j] = fmt.Sprintf("bit.%s(%s, %s)", fn, x, n)
 		}
 		cases = append(cases, luaCase{fmt.Sprint("bit", i), "return " + strings.Join(parts, ", ")})
 	}

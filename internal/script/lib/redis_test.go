@@ -19,7 +19,7 @@ import (
 )
 
 // The differential tests run each case, one line of Lua, in gopher-lua with
-// lib.Open and in redis-server 7.0.15 through EVAL, and compare what the two
+// lib.Open and in redis-server 7.2.4 through EVAL, and compare what the two
 // return. Every case runs inside pcall, so an error is compared by its
 // message, and what it returns is serialised by the same Lua function on both
 // sides (tables with their entries sorted, numbers with %.17g, strings with
@@ -162,13 +162,13 @@ func redisPeer(t *testing.T) *redisConn {
 			if err == nil {
 				peer = &redisConn{nc: nc, rd: bufio.NewReader(nc)}
 				stopPeer = func() { nc.Close(); stop() }
-				// The libraries copy 7.0.15's C files: another version may
+				// The libraries copy 7.2.4's C files: another version may
 				// differ for reasons of its own.
-				if v := peer.eval(t, "return redis.REDIS_VERSION"); v != "7.0.15" {
+				if v := peer.eval(t, "return redis.REDIS_VERSION"); v != "7.2.4" {
 					if os.Getenv("MINIKV_REQUIRE_PEERS") == "1" {
-						t.Fatalf("redis-server is %q, not 7.0.15, and MINIKV_REQUIRE_PEERS=1", v)
+						t.Fatalf("redis-server is %q, not 7.2.4, and MINIKV_REQUIRE_PEERS=1", v)
 					}
-					peerSkip = fmt.Sprintf("redis-server is %q, not 7.0.15: no comparison with Redis", v)
+					peerSkip = fmt.Sprintf("redis-server is %q, not 7.2.4: no comparison with Redis", v)
 					t.Skip(peerSkip)
 				}
 				return peer

@@ -224,6 +224,11 @@ func validateClientName(name []byte) string {
 // cmdTime is TIME: Unix seconds and microseconds, as bulk strings.
 func cmdTime(rc *conn, _ [][]byte) {
 	now := time.Now()
+	if us := rc.st.FrozenMicros(); us != 0 {
+		// In a script or EXEC the clock stands still, TIME's too (Redis
+		// 7.2 answers its command's time snapshot).
+		now = time.UnixMicro(us)
+	}
 	rc.w.Array(2)
 	rc.w.BulkInt(now.Unix())
 	rc.w.BulkInt(int64(now.Nanosecond() / 1000))

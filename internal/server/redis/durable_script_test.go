@@ -53,8 +53,7 @@ func TestDurableBusyScript(t *testing.T) {
 			b.Expect(multibulk("CONFIG", "SET", "busy-reply-threshold", "20"), "+OK\r\n")
 			b.Expect(multibulk("SET", "before", "1"), "+OK\r\n")
 			// It writes, then runs for 3 s of the clock.
-			a.Send(multibulk("EVAL", "redis.call('set', KEYS[1], 'x') local function ms(t) return t[1] * 1000 + t[2] / 1000 end "+
-				"local t0 = ms(redis.call('time')) while ms(redis.call('time')) - t0 < 3000 do end return 'done'", "1", "w"))
+			a.Send(multibulk("EVAL", "redis.call('set', KEYS[1], 'x') "+spinFor(3000)+"return 'done'", "1", "w"))
 			ended := make(chan string, 1)
 			go func() { ended <- a.Reply() }()
 			for {
@@ -110,8 +109,7 @@ func TestDurableExclusiveBigReply(t *testing.T) {
 			// A script that writes and overflows the buffer, pipelined with
 			// one that runs for a second: the first's reply must not leave
 			// while the second holds the store, before its write is durable.
-			spin := multibulk("EVAL", "local function ms(t) return t[1] * 1000 + t[2] / 1000 end "+
-				"local t0 = ms(redis.call('time')) while ms(redis.call('time')) - t0 < 1000 do end return 1", "0")
+			spin := multibulk("EVAL", spinFor(1000)+"return 1", "0")
 			c.Send(multibulk("EVAL", "redis.call('set', KEYS[1], 'x') return redis.call('get', 'big')", "1", "w") + spin)
 			if got := c.Reply(); got != bulk {
 				t.Fatalf("the first script's reply = %.40q", got)

@@ -81,7 +81,9 @@ func functionCommands() []respCommand {
 				write(sub("function|restore", -3, "7.0.0", "Restores all libraries from a payload.", "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
 					functionRestoreHelp, cmdFunctionRestore, str("serialized-value"),
 					oneOf("policy", true, token("FLUSH"), token("APPEND"), token("REPLACE")))),
-				helpSub("function"),
+				// Redis 7.2's wording ("Print", where 7.0 had "Prints").
+				sub("function|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",
+					"Print this help.", cmdHelp),
 			}},
 	}
 }

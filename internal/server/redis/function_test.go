@@ -33,9 +33,8 @@ import (
 // and then runs for 300 ms.
 const spinLib = "#!lua name=spin\n" +
 	"redis.register_function('spin', function(keys, args) local i = 0 while true do i = i + 1 end end)\n" +
-	"local function ms(t) return t[1] * 1000 + t[2] / 1000 end\n" +
 	"redis.register_function('wspin', function(keys, args) redis.call('set', keys[1], 'x')\n" +
-	"  local t0 = ms(redis.call('time')) while ms(redis.call('time')) - t0 < 300 do end return 'done' end)"
+	"  local t0 = wall_ms() while wall_ms() - t0 < 300 do end return 'done' end)"
 
 // TestFunctionBusyAndKill: while a function runs, other clients are told
 // to use FUNCTION KILL, SCRIPT KILL refuses it, FUNCTION STATS shows it,

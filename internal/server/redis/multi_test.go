@@ -115,3 +115,50 @@ func TestWatchSeesTheMemcachedPort(t *testing.T) {
 		c.Expect("set k 0 0 1\r\na\r\n", "STORED")
 	}
 }
+
+// TestTimeStandsStillInExecAndScripts: TIME inside EXEC, and inside a
+// script (there or on its own), answers the instant its command began, as
+// Redis 7.2 does, though a loop of 10^5 steps runs between the readings;
+// pipelined scripts each get their own instant, never an earlier one.
+func TestTimeStandsStillInExecAndScripts(t *testing.T) {
+	rdb, _ := newGoRedis(t, false)
+	ctx := context.Background()
+	const slowTime = "for i = 1, 100000 do end return redis.call('time')"
+	var tm, ev, tm2 *redis.Cmd
+	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		tm = p.Do(ctx, "TIME")
+		ev = p.Do(ctx, "EVAL", slowTime, "0")
+		tm2 = p.Do(ctx, "TIME")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := fmt.Sprint(tm.Val()), fmt.Sprint(ev.Val()), fmt.Sprint(tm2.Val())
+	if a != b || b != c {
+		t.Errorf("TIME in one EXEC: %s, then in a script %s, then %s", a, b, c)
+	}
+	same, err := rdb.Eval(ctx, "local t = redis.call('time') "+slowTime+"[2] == t[2] and 1 or 0", nil).Result()
+	if err != nil || same != int64(1) {
+		t.Errorf("TIME moved inside a script: %v, %v", same, err)
+	}
+	cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for range 3 {
+			p.Eval(ctx, slowTime, nil)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	for i, cmd := range cmds {
+		v := cmd.(*redis.Cmd).Val().([]any)
+		s, _ := strconv.ParseInt(v[0].(string), 10, 64)
+		us, _ := strconv.ParseInt(v[1].(string), 10, 64)
+		now := s*1e6 + us
+		if now <= last {
+			t.Errorf("pipelined script %d: TIME %d µs, not after the previous script's %d", i, now, last)
+		}
+		last = now
+	}
+}

@@ -87,13 +87,19 @@ type Protocol struct {
 	fo       failover      // a coordinated failover (FAILOVER, failover.go)
 }
 
+// scriptLibraries registers the libraries every Lua state has: Redis's
+// cjson, cmsgpack, bit and struct. The package's tests add a wall clock to
+// them (script_test.go): TIME stands still in a script, as in Redis 7.2,
+// and a test script that must run for a while has no other clock.
+var scriptLibraries = lib.Open
+
 // New returns the Redis protocol for srv's listeners.
 func New(srv *server.Server) *Protocol {
 	p := &Protocol{srv: srv, st: srv.Store(), cfg: srv.Config(), log: srv.Logger(), opsAt: srv.Started(), blocked: newBlockedSet()}
 	p.protoMaxBulk.Store(resp.MaxBulkLen)
 	// cjson, cmsgpack, bit and struct in every Lua state; Run.Started
 	// in ops clock ticks (awaitScript).
-	p.scripts = script.New(script.Config{Now: p.ops.now, Open: lib.Open})
+	p.scripts = script.New(script.Config{Now: p.ops.now, Open: scriptLibraries})
 	p.functions = script.NewFunctions(p.scripts)
 	p.loadFunctions() // durable mode: the libraries kept by the store
 	p.busyThreshold.Store(5000)

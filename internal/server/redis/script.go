@@ -392,6 +392,7 @@ func (rc *conn) dispatchScripts(argv [][]byte) (perr error) {
 				perr = err
 				return nil
 			}
+			v.Refreeze() // each script its own instant, as if it came alone
 			rc.dispatch(next)
 		}
 		return nil
