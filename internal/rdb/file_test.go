@@ -35,8 +35,8 @@ func startRedis(t *testing.T, dir, name string, extra ...string) *redisServer {
 	return startServer(t, "redis-server", dir, name, extra...)
 }
 
-// startServer is startRedis for bin: redis-server, or valkey-server (a
-// fork of Redis 7.2 taking the same options).
+// startServer is startRedis for bin (redis-server, or another server
+// taking its options).
 func startServer(t *testing.T, bin, dir, name string, extra ...string) *redisServer {
 	t.Helper()
 	path, err := exec.LookPath(bin)

@@ -498,12 +498,12 @@ func TestStreamType21Write(t *testing.T) {
 	}
 }
 
-// TestStreamDumpValkey: the streams valkey-server 8.0.1 (Redis 7.2.4's
-// format) DUMPs are type 21, with the consumers' active times; each
+// TestStreamDumpActiveTimes: the streams redis-server 7.2.4 DUMPs are
+// type 21, with the consumers' active times; each
 // decodes, encodes back as type 21 to exactly its object, and keeps its
 // active times through the store (built, exported, written as 21 again).
-func TestStreamDumpValkey(t *testing.T) {
-	r := startServer(t, "valkey-server", t.TempDir(), "s.rdb")
+func TestStreamDumpActiveTimes(t *testing.T) {
+	r := startServer(t, "redis-server", t.TempDir(), "s.rdb")
 	populateStreams(t, r.c)
 	ctx := context.Background()
 	// Times that differ from the seen times: a consumer made and never
@@ -523,12 +523,12 @@ func TestStreamDumpValkey(t *testing.T) {
 			t.Fatalf("DUMP %s: %v", k, err)
 		}
 		if p[0] != typeStreamLP3 {
-			t.Fatalf("%s: valkey-server's type %d", k, p[0])
+			t.Fatalf("%s: redis-server's type %d", k, p[0])
 		}
 		v := decodeDump(t, []byte(p))
 		obj := p[:len(p)-dumpVersionFooter]
 		if got := string(appendStreamOf([]byte{typeStreamLP3}, v.Stream, typeStreamLP3)); got != obj {
-			t.Errorf("%s: encoding the decoded stream differs:\nMiniKV %q\nvalkey %q", k, got, obj)
+			t.Errorf("%s: encoding the decoded stream differs:\nMiniKV %q\nredis  %q", k, got, obj)
 		}
 		key := []byte(k)
 		if err := st.Tx([][]byte{key}, func(tx *store.Tx) error { return v.Build(tx, key) }); err != nil {
@@ -537,7 +537,7 @@ func TestStreamDumpValkey(t *testing.T) {
 		var s store.Stream
 		if err := st.ViewStream(key, &s, func() error {
 			if got := string(appendStreamOf([]byte{typeStreamLP3}, s.Export(), typeStreamLP3)); got != obj {
-				t.Errorf("%s: through the store:\nMiniKV %q\nvalkey %q", k, got, obj)
+				t.Errorf("%s: through the store:\nMiniKV %q\nredis  %q", k, got, obj)
 			}
 			return nil
 		}); err != nil {
@@ -550,6 +550,6 @@ func TestStreamDumpValkey(t *testing.T) {
 		}
 	}
 	if !sawNever {
-		t.Errorf("no consumer with active time -1 in valkey's payloads")
+		t.Errorf("no consumer with active time -1 in redis-server's payloads")
 	}
 }
