@@ -38,8 +38,7 @@ func startValkeyServer(t *testing.T, extra ...string) string {
 }
 
 var redis72Sessions = inRESP2And3([]respSession{
-	// Scores print as Redis 7.0 prints them (%.17g), not with 7.2's
-	// shortest form (docs/redis.md): these have one form only.
+	// Scores print in Redis 7.2's shortest form (resp.AppendDouble72).
 	{name: "zrank withscore", in: mb("ZADD", "r72:z", "1.5", "a", "2", "b", "0.25", "c") +
 		mb("ZRANK", "r72:z", "a", "WITHSCORE") + mb("ZREVRANK", "r72:z", "a", "WITHSCORE") + mb("ZRANK", "r72:z", "c", "withscore") +
 		mb("ZREVRANK", "r72:z", "b", "WITHSCORE") + mb("ZRANK", "r72:z", "nope", "WITHSCORE") + mb("ZREVRANK", "r72:z", "nope", "WITHSCORE") +
@@ -285,12 +284,12 @@ func TestClientNoTouchLFU(t *testing.T) {
 }
 
 // TestDouble72: resp.AppendDouble72, Redis 7.2's way of printing a double
-// (Grisu2, laid out as its fpconv_dtoa does), gives valkey-server's
+// (Grisu2, laid out as its fpconv_dtoa does), gives redis-server 7.2.4's
 // ZSCORE digits for 200 000 doubles: random bit patterns, decimals of a
 // few digits, integers around 2^53 and 2^62, powers of ten and their
 // neighbours, tiny and huge magnitudes.
 func TestDouble72(t *testing.T) {
-	peer := startValkeyServer(t)
+	peer := startRedisServer(t)
 	c := dialCmd(t, peer, true)
 	r := rand.New(rand.NewPCG(72, 24))
 	var ds []float64
@@ -340,7 +339,7 @@ func TestDouble72(t *testing.T) {
 				t.Fatal(err)
 			}
 			if want := "," + string(resp.AppendDouble72(nil, d)) + "\r\n"; got != want {
-				t.Fatalf("%v (%#x): valkey %q, AppendDouble72 %q", d, math.Float64bits(d), got, want)
+				t.Fatalf("%v (%#x): redis %q, AppendDouble72 %q", d, math.Float64bits(d), got, want)
 			}
 		}
 		if _, err := readRESPReply(c.br); err != nil {
