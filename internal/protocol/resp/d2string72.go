@@ -45,6 +45,30 @@ func AppendDouble72(dst []byte, d float64) []byte {
 	return emitDigits(dst, digits[:n], k, neg)
 }
 
+// AppendFpconvDtoa appends d as Redis 7.2's fpconv_dtoa writes it, without
+// d2string's shortcuts: the sign from the sign bit ("-0", "-nan" for a
+// NaN with it set, "-inf"), "0", "nan", "inf", else Grisu2's digits laid
+// out as AppendDouble72 lays them out, integers included (1e17 is
+// "1e+17"). Redis 7.2.4 formats a Lua number passed to redis.call this
+// way.
+func AppendFpconvDtoa(dst []byte, d float64) []byte {
+	neg := math.Signbit(d)
+	if neg {
+		dst = append(dst, '-')
+	}
+	switch {
+	case math.IsNaN(d):
+		return append(dst, "nan"...)
+	case math.IsInf(d, 0):
+		return append(dst, "inf"...)
+	case d == 0:
+		return append(dst, '0')
+	}
+	var digits [18]byte
+	n, k := grisu2(d, &digits)
+	return emitDigits(dst, digits[:n], k, neg)
+}
+
 // diyFp is a 64-bit significand and a binary exponent: f × 2^e.
 type diyFp struct {
 	f uint64
