@@ -30,6 +30,7 @@ var rules = []rule{
 		name:    "codecs are stdlib-only",
 		from:    []string{"internal/protocol/..."},
 		stdOnly: true,
+		except:  []string{"internal/dtoa"},
 		why:     "protocol/* are pure codecs: bytes in, typed values out, standard library only",
 	},
 	{
@@ -39,7 +40,7 @@ var rules = []rule{
 		// Its allocator for big collections' slices outside the Go heap
 		// is a leaf of its own (below), so the store reaches nothing but
 		// the standard library through it either.
-		except: []string{"internal/offheap"},
+		except: []string{"internal/offheap", "internal/dtoa"},
 		// One pinned compressor for big lists' interior nodes
 		// (quicklist.go, list-compress-depth): S2, a stdlib-only
 		// module, measured against an LZF of our own in the commit that
@@ -50,6 +51,12 @@ var rules = []rule{
 		// pending entries: minutes for 200 000 XACKs).
 		vendors: []string{"github.com/klauspost/compress/s2", "github.com/klauspost/compress/internal/...", "github.com/google/btree"},
 		why:     "the store uses the standard library only (and internal/offheap, a stdlib-only leaf, the S2 compressor and google/btree) and declares the persistence interface it consumes",
+	},
+	{
+		name:    "dtoa is stdlib-only",
+		from:    []string{"internal/dtoa"},
+		stdOnly: true,
+		why:     "Redis 7.2's double printing is a leaf the codec, the store and the scripts share",
 	},
 	{
 		name:    "offheap is stdlib-only",
@@ -82,6 +89,7 @@ var rules = []rule{
 		name:    "the scripting core is gopher-lua and stdlib only",
 		from:    []string{"internal/script"},
 		stdOnly: true,
+		except:  []string{"internal/dtoa"},
 		// The Lua side of EVAL knows nothing of the server: commands reach
 		// it through its Host interface, and package lib is plugged in
 		// by the server (Config.Open).

@@ -420,7 +420,11 @@ func promote(b []byte, index int, count uint8) ([]byte, int) {
 }
 
 // Merge raises each of max's registers to b's (hllMerge). b must be
-// Valid; a corrupt sparse value returns false.
+// Valid; a corrupt sparse value returns false. As in Redis 7.2, a VAL
+// opcode that runs past the last register ends the walk, and the value is
+// corrupt only if the registers walked so far are not exactly all of them
+// (Redis 7.0 refused any such opcode): opcodes past a full set of
+// registers are ignored.
 func Merge(max *[Registers]uint8, b []byte) bool {
 	if b[4] == Dense {
 		r := b[HeaderSize:]
@@ -443,7 +447,7 @@ func Merge(max *[Registers]uint8, b []byte) bool {
 		default:
 			n, v := valLen(op), uint8(valValue(op))
 			if n+i > Registers {
-				return false
+				return i == Registers
 			}
 			for ; n > 0; n-- {
 				if v > max[i] {

@@ -124,8 +124,10 @@ func FuzzDecode(f *testing.F) {
 		var max [Registers]uint8
 		okMerge := Merge(&max, b)
 		_, okCount := Count(b)
-		if okMerge && !okCount && b[4] == Sparse {
-			t.Fatalf("Merge accepts what Count refuses: %x", b)
+		// Merge stops at a VAL run past the last register (Redis 7.2), so
+		// it accepts more than Count, never less.
+		if okCount && !okMerge && b[4] == Sparse {
+			t.Fatalf("Count accepts what Merge refuses: %x", b)
 		}
 		_, _ = ToDense(nil, b)
 		c := Prepare(bytes.Clone(b))
@@ -142,4 +144,31 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = CountRegisters(&max)
 	})
+}
+
+// TestMergeOverrun: a sparse value whose opcodes run past the last
+// register merges as Redis 7.2's hllMerge merges it: a VAL run that would
+// pass the end stops the walk, and the value is corrupt unless the
+// registers walked were exactly all of them (checked against
+// redis-server 7.2.4 by TestHLLCorruptSameAsRedis).
+func TestMergeOverrun(t *testing.T) {
+	hdr := []byte{'H', 'Y', 'L', 'L', Sparse, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80}
+	for _, c := range []struct {
+		body []byte
+		ok   bool
+		reg0 uint8
+	}{
+		{[]byte{0x7f, 0xff}, true, 0},
+		{[]byte{0x7f, 0xff, 0x80}, true, 0},                         // VAL after the last register: ignored
+		{[]byte{0x88, 0x7f, 0xfe, 0x8c, 0x80, 0x00, 0x00}, true, 3}, // and everything after it
+		{[]byte{0x7f, 0xff, 0x00}, false, 0},                        // a ZERO run past the end
+		{[]byte{0x7f, 0xfe, 0x83}, false, 0},                        // a VAL run across the end
+		{[]byte{0x7f, 0xfe}, false, 0},                              // short
+	} {
+		var max [Registers]uint8
+		ok := Merge(&max, append(bytes.Clone(hdr), c.body...))
+		if ok != c.ok || ok && max[0] != c.reg0 {
+			t.Errorf("Merge(% x) = %v, register 0 = %d; want %v, %d", c.body, ok, max[0], c.ok, c.reg0)
+		}
+	}
 }

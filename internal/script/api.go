@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/minikv/minikv/internal/dtoa"
 )
 
 // Version and VersionNum are redis.REDIS_VERSION and
@@ -101,8 +103,8 @@ func (st *state) command(L *lua.LState, raiseErr bool) int {
 			argv = append(argv, unsafe.Slice(unsafe.StringData(string(v)), len(v)))
 		case lua.LNumber:
 			// Lua's own number format loses precision: Redis 7.2 uses
-			// fpconv_dtoa (fpconv.go).
-			argv = append(argv, appendFpconv(nil, float64(v)))
+			// fpconv_dtoa (internal/dtoa).
+			argv = append(argv, dtoa.AppendFpconvDtoa(nil, float64(v)))
 		default:
 			st.args = argv[:0]
 			return st.fail(L, raiseErr, "Lua redis lib command arguments must be strings or integers")

@@ -2,11 +2,14 @@ package script
 
 import (
 	"errors"
+
 	"math"
 	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/minikv/minikv/internal/dtoa"
 )
 
 // Conversions between RESP replies and Lua values, as Redis's
@@ -370,10 +373,10 @@ func appendNull(b []byte, resp3 bool) []byte {
 }
 
 // appendDouble is Redis 7.2's addReplyDouble: d2string's text
-// (fpconv.go), a bulk string in RESP2.
+// (internal/dtoa), a bulk string in RESP2.
 func appendDouble(b []byte, f float64, resp3 bool) []byte {
 	var buf [32]byte
-	num := appendD2string(buf[:0], f)
+	num := dtoa.AppendDouble72(buf[:0], f)
 	if resp3 {
 		b = append(b, ',')
 		b = append(b, num...)

@@ -5,9 +5,11 @@ import (
 	"math/rand"
 	"strconv"
 	"testing"
+
+	"github.com/minikv/minikv/internal/dtoa"
 )
 
-// TestFpconv holds appendFpconv and appendD2string to what redis-server
+// TestFpconv holds dtoa.AppendFpconvDtoa and dtoa.AppendDouble72 (what scripts use) to what redis-server
 // 7.2.4 sends (redis.call('set', k, x) then GET; {double=x}), among them
 // doubles whose Grisu2 digits are not the shortest. The conversion was
 // also compared with redis-server on 600 000 random doubles, all equal.
@@ -49,10 +51,10 @@ func TestFpconv(t *testing.T) {
 		{math.Float64frombits(0x441d9a8d048641dc), "136523035141452790000", "136523035141452790000"},
 		{math.Float64frombits(0x4300cb11388512be), "590859306312279.7", "590859306312279.7"},
 	} {
-		if got := string(appendFpconv(nil, c.f)); got != c.fpconv {
+		if got := string(dtoa.AppendFpconvDtoa(nil, c.f)); got != c.fpconv {
 			t.Errorf("fpconv_dtoa(%v): %q, want %q", c.f, got, c.fpconv)
 		}
-		if got := string(appendD2string(nil, c.f)); got != c.d2 {
+		if got := string(dtoa.AppendDouble72(nil, c.f)); got != c.d2 {
 			t.Errorf("d2string(%v): %q, want %q", c.f, got, c.d2)
 		}
 	}
@@ -63,7 +65,7 @@ func TestFpconv(t *testing.T) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			continue
 		}
-		s := string(appendFpconv(nil, f))
+		s := string(dtoa.AppendFpconvDtoa(nil, f))
 		if g, err := strconv.ParseFloat(s, 64); err != nil || g != f {
 			t.Fatalf("%v (%#x) -> %q -> %v, %v", f, math.Float64bits(f), s, g, err)
 		}

@@ -186,3 +186,47 @@ func TestLFURestoredFreq(t *testing.T) {
 		}
 	}
 }
+
+// TestLFURenameRelabel: a renamed value starts at LFU_INIT_VAL again, as
+// Redis 7.2's dbAdd resets it; Relabel (SWAPDB) keeps the counter; Use
+// counts a use.
+func TestLFURenameRelabel(t *testing.T) {
+	s := New(Config{SweepInterval: -1})
+	defer s.Close()
+	s.SetLFU(true)
+	s.SetLFUParams(0, 1) // a step per use
+	mustStore(t, s, ModeSet, "a", "v", 0, 0)
+	for range 4 {
+		s.Get([]byte("a"))
+	}
+	if f := objectFreq(t, s, "a"); f != 9 {
+		t.Fatalf("after 4 reads: Freq %d, want 9", f)
+	}
+	tx := func(keys []string, fn func(tx *Tx)) {
+		var bk [][]byte
+		for _, k := range keys {
+			bk = append(bk, []byte(k))
+		}
+		_ = s.Tx(bk, func(tx *Tx) error { fn(tx); return nil })
+	}
+	tx([]string{"a", "b"}, func(tx *Tx) {
+		if !tx.Relabel([]byte("a"), []byte("b")) {
+			t.Fatal("Relabel: no value")
+		}
+	})
+	if f := objectFreq(t, s, "b"); f != 9 {
+		t.Fatalf("relabelled: Freq %d, want 9", f)
+	}
+	tx([]string{"b"}, func(tx *Tx) { tx.Use([]byte("b")) })
+	if f := objectFreq(t, s, "b"); f != 10 {
+		t.Fatalf("after Use: Freq %d, want 10", f)
+	}
+	tx([]string{"b", "c"}, func(tx *Tx) {
+		if !tx.Rename([]byte("b"), []byte("c"), false) {
+			t.Fatal("Rename: no value")
+		}
+	})
+	if f := objectFreq(t, s, "c"); f != 5 {
+		t.Fatalf("renamed: Freq %d, want 5", f)
+	}
+}

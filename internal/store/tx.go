@@ -290,6 +290,20 @@ func (tx *Tx) Kind(key []byte) (Kind, bool) {
 	return kindOf(e.meta), true
 }
 
+// Use records a use of the live value under key, as Store.Use does:
+// Redis's lookup of a key the command then leaves as it is (a refused
+// RENAMENX or MOVE, RENAME of a key to itself). It reports whether there
+// was a value. The key must not be open.
+func (tx *Tx) Use(key []byte) bool {
+	sh, h := tx.lockedShard(key)
+	var e entry
+	if !tx.s.lookupLocked(sh, h, key, &tx.clk, false, &e) {
+		return false
+	}
+	sh.markTouchedLocked(&e, tx.s.stamp(&e, &tx.clk))
+	return true
+}
+
 // Clear deletes whatever key holds (a *STORE destination, which Redis
 // overwrites whatever its type) and reports whether it held anything. The
 // key must not be open.
@@ -334,17 +348,27 @@ func (tx *Tx) DoneHash(h *Hash) { tx.done(&h.c) }
 // copied: not when src is missing or dst exists without replace. Neither
 // key may be open; src and dst differ.
 func (tx *Tx) Copy(src, dst []byte, replace bool) bool {
-	return tx.transfer(src, dst, replace, false)
+	return tx.transfer(src, dst, replace, false, false)
 }
 
 // Rename moves the value under src, of any kind, with its deadline and
-// flags, to dst (Redis's RENAME; nx refuses when dst exists). It reports
-// whether it moved. Neither key may be open; src and dst differ.
+// flags, to dst (Redis's RENAME and MOVE; nx refuses when dst exists). It
+// reports whether it moved. The value arrives with a new value's access
+// state (LFU counter 5), as Redis 7.2's dbAdd gives it one
+// (initObjectLRUOrLFU); 7.0 kept the counter. Neither key may be open;
+// src and dst differ.
 func (tx *Tx) Rename(src, dst []byte, nx bool) bool {
-	return tx.transfer(src, dst, !nx, true)
+	return tx.transfer(src, dst, !nx, true, false)
 }
 
-func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
+// Relabel moves the value under src to dst, which must not exist, as
+// Rename does but keeping its access state as it was: SWAPDB, where Redis
+// swaps two tables and touches no key. It reports whether src existed.
+func (tx *Tx) Relabel(src, dst []byte) bool {
+	return tx.transfer(src, dst, false, true, true)
+}
+
+func (tx *Tx) transfer(src, dst []byte, replace, move, keepAccess bool) bool {
 	s := tx.s
 	ssh, sh := tx.lockedShard(src)
 	dsh, dh := tx.lockedShard(dst)
@@ -362,10 +386,10 @@ func (tx *Tx) transfer(src, dst []byte, replace, move bool) bool {
 	// The source's record may not have moved: the Tx holds its shard.
 	e := entry{tag: tagOf(dh), meta: se.meta &^ metaWinSent, flags: se.flags, deadline: se.deadline}
 	e.cas = s.nextCAS()
-	if move {
-		e.atime = s.stamp(&se, &tx.clk) // RENAME: the value's use, as Redis's lookup
+	if keepAccess {
+		e.atime = se.atime
 	} else {
-		e.atime = s.stamp(nil, &tx.clk) // COPY: a new value
+		e.atime = s.stamp(nil, &tx.clk) // COPY, RENAME: a new value
 	}
 	value := ssh.value(&se)
 	var cost int64

@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+
+	"github.com/minikv/minikv/internal/dtoa"
 )
 
 // ZSet is a sorted set value, as the function given to Store.UpdateZSet or
@@ -17,8 +19,8 @@ import (
 // function returns.
 //
 // A small sorted set is a listpack of member, score, member, score, ... in
-// order, the score written as Redis writes it (an integer when the double
-// is one, else "%.17g"); one with more than ZSetEntries members or a
+// order, the score written as Redis 7.2 writes it (an integer when the
+// double is one, else d2string's shortest form); one with more than ZSetEntries members or a
 // member longer than ZSetValue bytes is a bigZSet.
 type ZSet struct {
 	c   coll
@@ -92,23 +94,22 @@ func appendLPScore(dst []byte, score float64) []byte {
 	return AppendD2String(dst, score)
 }
 
-// AppendD2String appends score as Redis 7.0's d2string writes it (ZSCAN of
-// a big sorted set).
+// AppendD2String appends score as Redis 7.2's d2string writes it (a
+// small sorted set's scores in its listpack, and so in ZSCAN):
+// dtoa.AppendDouble72.
 func AppendD2String(dst []byte, v float64) []byte {
+	return dtoa.AppendDouble72(dst, v)
+}
+
+// appendScanScore appends score as Redis 7.2's ZSCAN writes a big sorted
+// set's scores (ld2string LD_STR_AUTO: "%.17Lg" of the double, with inf
+// and -inf).
+func appendScanScore(dst []byte, v float64) []byte {
 	switch {
-	case math.IsNaN(v):
-		return append(dst, "nan"...)
 	case math.IsInf(v, 1):
 		return append(dst, "inf"...)
 	case math.IsInf(v, -1):
 		return append(dst, "-inf"...)
-	case v == 0:
-		if math.Signbit(v) {
-			return append(dst, "-0"...)
-		}
-		return append(dst, '0')
-	case v > -4503599627370495 && v < 4503599627370496 && v == float64(int64(v)):
-		return strconv.AppendInt(dst, int64(v), 10)
 	}
 	return strconv.AppendFloat(dst, v, 'g', 17, 64)
 }
@@ -463,7 +464,7 @@ func (z *ZSet) DeleteRange(start, end int) int {
 func (z *ZSet) Scan(cursor uint64, count int, fn func(member, score []byte)) uint64 {
 	if b := z.big(); b != nil {
 		return b.t.scan(cursor, count, func(m, v []byte) {
-			fn(m, AppendD2String(z.buf[:0], math.Float64frombits(binary.LittleEndian.Uint64(v))))
+			fn(m, appendScanScore(z.buf[:0], math.Float64frombits(binary.LittleEndian.Uint64(v))))
 		})
 	}
 	lp := z.c.lp

@@ -260,14 +260,20 @@ func TestZSetEncoding(t *testing.T) {
 	for _, c := range []struct {
 		f    float64
 		want string
-	}{{0.1, "0.10000000000000001"}, {3, "3"}, {-0.0, "0"}, {1e17, "100000000000000000"}, {1e300, "1.0000000000000001e+300"},
+	}{{0.1, "0.1"}, {3, "3"}, {-0.0, "0"}, {1e17, "100000000000000000"}, {1e300, "1e+300"},
 		{math.Inf(-1), "-inf"}, {4.7e18, "4.7e+18"}, {4.6e18, "4600000000000000000"}} {
 		if got := string(appendLPScore(nil, c.f)); got != c.want {
 			t.Errorf("listpack score of %v = %q, want %q", c.f, got, c.want)
 		}
 	}
-	if got := string(AppendD2String(nil, 1e17)); got != "1e+17" {
+	if got := string(AppendD2String(nil, 1e17)); got != "100000000000000000" {
 		t.Errorf("d2string(1e17) = %q", got)
+	}
+	if got := string(appendScanScore(nil, 1e17)); got != "1e+17" {
+		t.Errorf("ZSCAN score of 1e17 = %q", got)
+	}
+	if got := string(appendScanScore(nil, 0.1)); got != "0.10000000000000001" {
+		t.Errorf("ZSCAN score of 0.1 = %q", got)
 	}
 	if got := string(AppendD2String(nil, math.Copysign(0, -1))); got != "-0" {
 		t.Errorf("d2string(-0) = %q", got)

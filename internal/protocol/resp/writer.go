@@ -3,8 +3,9 @@ package resp
 import (
 	"bufio"
 	"io"
-	"math"
 	"strconv"
+
+	"github.com/minikv/minikv/internal/dtoa"
 )
 
 // Writer encodes replies into a buffered writer, in RESP2 until SetRESP3
@@ -154,20 +155,10 @@ func (w *Writer) Set(n int) {
 }
 
 // Double writes a floating-point reply: ",<f>\r\n" in RESP3, a bulk string
-// in RESP2, formatted as Redis's addReplyDouble does ("%.17g", with inf,
-// -inf and nan spelled out).
+// in RESP2, formatted as Redis 7.2's addReplyDouble does (d2string:
+// dtoa.AppendDouble72, the shortest form, with inf, -inf and nan spelled out).
 func (w *Writer) Double(f float64) {
-	var b []byte
-	switch {
-	case math.IsInf(f, 1):
-		b = append(w.num[:0], "inf"...)
-	case math.IsInf(f, -1):
-		b = append(w.num[:0], "-inf"...)
-	case math.IsNaN(f):
-		b = append(w.num[:0], "nan"...)
-	default:
-		b = strconv.AppendFloat(w.num[:0], f, 'g', 17, 64)
-	}
+	b := dtoa.AppendDouble72(w.num[:0], f)
 	if w.resp3 {
 		_ = w.bw.WriteByte(',')
 		_, _ = w.bw.Write(b)

@@ -27,6 +27,9 @@ func TestWriter(t *testing.T) {
 		{"set", func(w *Writer) { w.Set(1); w.BulkString("a") }, "*1\r\n$1\r\na\r\n", "~1\r\n$1\r\na\r\n"},
 		{"double", func(w *Writer) { w.Double(1.5) }, "$3\r\n1.5\r\n", ",1.5\r\n"},
 		{"double inf", func(w *Writer) { w.Double(math.Inf(-1)) }, "$4\r\n-inf\r\n", ",-inf\r\n"},
+		{"double shortest", func(w *Writer) { w.Double(0.1) }, "$3\r\n0.1\r\n", ",0.1\r\n"}, // Redis 7.0: 0.10000000000000001
+		{"double integer", func(w *Writer) { w.Double(1e17) }, "$18\r\n100000000000000000\r\n", ",100000000000000000\r\n"},
+		{"double nan", func(w *Writer) { w.Double(math.NaN()) }, "$3\r\nnan\r\n", ",nan\r\n"},
 		{"bool", func(w *Writer) { w.Bool(true) }, ":1\r\n", "#t\r\n"},
 		{"verbatim", func(w *Writer) { w.Verbatim("txt", []byte("a:1")) }, "$3\r\na:1\r\n", "=7\r\ntxt:a:1\r\n"},
 		{"push", func(w *Writer) { w.Push(2); w.BulkString("a"); w.Int(1) }, "*2\r\n$1\r\na\r\n:1\r\n", ">2\r\n$1\r\na\r\n:1\r\n"},

@@ -178,7 +178,10 @@ func cmdMove(rc *conn, argv [][]byte) {
 		if _, ok := tx.Kind(src); !ok {
 			return nil
 		}
-		moved = tx.Rename(src, dst, true)
+		if moved = tx.Rename(src, dst, true); !moved { // Redis looked both up
+			tx.Use(src)
+			tx.Use(dst)
+		}
 		return nil
 	})
 	if moved {
@@ -249,7 +252,7 @@ func moveDB(v *store.Store, from, to int, moved *[][]byte) error {
 	for _, k := range keys {
 		src, dst := store.DBKey(nil, from, k), store.DBKey(nil, to, k)
 		err := v.Tx([][]byte{src, dst}, func(tx *store.Tx) error {
-			tx.Rename(src, dst, false)
+			tx.Relabel(src, dst)
 			return nil
 		})
 		if err != nil {

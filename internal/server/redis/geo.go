@@ -194,8 +194,9 @@ func cmdGeoDist(rc *conn, argv [][]byte) {
 	}
 }
 
-// geoWriteDist writes a distance as addReplyDoubleDistance: "%.4f", a
-// bulk string in RESP3 too.
+// geoWriteDist writes a distance as Redis 7.2's addReplyDoubleDistance:
+// fixedpoint_d2string with 4 decimals (geoAppendDist), a bulk string in
+// RESP3 too.
 func (rc *conn) geoWriteDist(d float64) {
 	rc.w.Bulk(geoAppendDist(rc.num[:0], d)) // rc.num: no allocation per distance
 }
@@ -223,15 +224,39 @@ func geoPrintedDist(s *geoShape, p *geoPoint) float64 {
 }
 
 func geoAppendDist(dst []byte, d float64) []byte {
-	switch {
-	case math.IsInf(d, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(d, -1):
-		return append(dst, "-inf"...)
-	case math.IsNaN(d):
-		return append(dst, "nan"...) // glibc prints "-nan" for a negative NaN; none arises here
+	// fixedpoint_d2string(d, 4): llrint(d * 10^4), rounding half to even,
+	// its digits with a point before the last four. llrint of a NaN, an
+	// infinity or a value past int64 gives x86's "integer indefinite",
+	// LLONG_MIN (Go's conversion is unspecified there: done by hand).
+	if d == 0 {
+		return append(dst, "0.0000"...)
 	}
-	return strconv.AppendFloat(dst, d, 'f', 4, 64)
+	r := math.RoundToEven(d * 1e4)
+	v := uint64(1) << 63 // LLONG_MIN's magnitude
+	neg := true
+	if r >= -(1<<63) && r < 1<<63 {
+		sv := int64(r)
+		neg = sv < 0
+		v = uint64(sv)
+		if neg {
+			v = -v
+		}
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	var digits [20]byte
+	num := strconv.AppendUint(digits[:0], v, 10)
+	if len(num) <= 4 { // "0.0042"
+		dst = append(dst, '0', '.')
+		for range 4 - len(num) {
+			dst = append(dst, '0')
+		}
+		return append(dst, num...)
+	}
+	dst = append(dst, num[:len(num)-4]...)
+	dst = append(dst, '.')
+	return append(dst, num[len(num)-4:]...)
 }
 
 // geoWriteCoord writes a coordinate as addReplyHumanLongDouble: "%.17Lf"

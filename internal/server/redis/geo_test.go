@@ -245,3 +245,26 @@ func TestGeoPrintedDist(t *testing.T) {
 		}
 	}
 }
+
+// TestGeoAppendDist: distances print as Redis 7.2's fixedpoint_d2string
+// with 4 decimals prints them (its own unit test's cases), rounding
+// d*10^4 half to even where "%.4f" (Redis 7.0) rounds the exact decimal.
+func TestGeoAppendDist(t *testing.T) {
+	for _, c := range []struct {
+		d    float64
+		want string
+	}{
+		{0, "0.0000"}, {math.Copysign(0, -1), "0.0000"}, {0.0001, "0.0001"}, {6.0642951598391699e-05, "0.0001"},
+		{0.01, "0.0100"}, {-0.01, "-0.0100"}, {10.01, "10.0100"}, {1e-9, "0.0000"}, {-1e-9, "0.0000"},
+		{18919844.58907, "18919844.5891"},
+		// Ties after the multiplication: "%.4f" gives 0.0001, 0.0003, 0.0005.
+		{5.0000000000000002e-05, "0.0000"}, {0.00025000000000000001, "0.0002"}, {0.00045000000000000004, "0.0004"},
+		{0.00035, "0.0004"}, // "%.4f": 0.0003
+		// llrint's LLONG_MIN for what has no int64.
+		{math.Inf(1), "-922337203685477.5808"}, {math.NaN(), "-922337203685477.5808"}, {1e300, "-922337203685477.5808"},
+	} {
+		if got := string(geoAppendDist(nil, c.d)); got != c.want {
+			t.Errorf("geoAppendDist(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}

@@ -62,10 +62,14 @@ func (rc *conn) rename(src, dst []byte, nx bool) {
 			return nil
 		}
 		if bytes.Equal(src, dst) {
-			done = !nx // Redis: OK for RENAME, 0 for RENAMENX
+			tx.Use(src) // Redis looked it up
+			done = !nx  // Redis: OK for RENAME, 0 for RENAMENX
 			return nil
 		}
-		done = tx.Rename(src, dst, nx)
+		if done = tx.Rename(src, dst, nx); !done { // RENAMENX over a key: Redis looked both up
+			tx.Use(src)
+			tx.Use(dst)
+		}
 		return nil
 	})
 	if done && !bytes.Equal(src, dst) {

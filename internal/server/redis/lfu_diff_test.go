@@ -55,7 +55,13 @@ var lfuSessions = []respSession{
 	{name: "lfu rename copy touch", in: mb("CONFIG", "SET", "lfu-decay-time", "0") +
 		mb("SET", "lf:a", "v") + reads(3, "GET", "lf:a") + mb("RENAME", "lf:a", "lf:b") + mb("OBJECT", "FREQ", "lf:b") +
 		mb("COPY", "lf:b", "lf:c") + mb("OBJECT", "FREQ", "lf:c") + mb("TOUCH", "lf:c", "lf:b") + mb("OBJECT", "FREQ", "lf:c") +
-		mb("DEL", "lf:b", "lf:c")},
+		mb("DEL", "lf:b", "lf:c") +
+		// Redis 7.2's dbAdd gives a renamed or moved value a new counter.
+		mb("SET", "lf:m", "v") + reads(2, "GET", "lf:m") + mb("RENAMENX", "lf:m", "lf:n") + mb("OBJECT", "FREQ", "lf:n") +
+		reads(2, "GET", "lf:n") + mb("RENAME", "lf:n", "lf:n") + mb("OBJECT", "FREQ", "lf:n") + mb("MOVE", "lf:n", "9") +
+		mb("SELECT", "9") + mb("OBJECT", "FREQ", "lf:n") + mb("SELECT", "0") + mb("SET", "lf:n", "w") + mb("SET", "lf:o", "x") +
+		mb("RENAMENX", "lf:n", "lf:o") + mb("MOVE", "lf:n", "9") + mb("OBJECT", "FREQ", "lf:n") + mb("OBJECT", "FREQ", "lf:o") +
+		mb("SELECT", "9") + mb("OBJECT", "FREQ", "lf:n") + mb("DEL", "lf:n") + mb("SELECT", "0") + mb("DEL", "lf:n", "lf:o")},
 	{name: "lfu more string commands", in: mb("CONFIG", "SET", "lfu-decay-time", "0") +
 		mb("SET", "lm:s", "hello") + mb("SETRANGE", "lm:s", "1", "a") + mb("OBJECT", "FREQ", "lm:s") +
 		mb("GETBIT", "lm:s", "3") + mb("OBJECT", "FREQ", "lm:s") + mb("SETBIT", "lm:s", "3", "1") + mb("OBJECT", "FREQ", "lm:s") +

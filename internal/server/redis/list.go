@@ -410,7 +410,7 @@ func cmdLPos(rc *conn, argv [][]byte) {
 			if !ok {
 				return
 			}
-			if r == math.MinInt64 { // Redis 7.2 takes -LONG_MAX..LONG_MAX
+			if r == math.MinInt64 { // Redis 7.2: getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)
 				rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 				return
 			}
@@ -441,16 +441,7 @@ func cmdLPos(rc *conn, argv [][]byte) {
 		}
 	}
 	reverse := rank < 0
-	switch {
-	case rank == math.MinInt64:
-		// Redis 7.0 negates it into itself (-LONG_MIN overflows): every
-		// match from the tail passes the rank, and with COUNT the
-		// count test overflows and never stops the walk.
-		rank = 1
-		if count > 0 {
-			count = 0
-		}
-	case reverse:
+	if reverse {
 		rank = -rank
 	}
 	var l store.List

@@ -11,6 +11,21 @@ import (
 // and lists past the listpack limit (the quicklist).
 func init() {
 	respSessions = append(respSessions, listSessions...)
+	// Redis 7.2.4 cuts LSET's index to an int: -4294967296 is 0 and
+	// 9223372036854775806 is -2, and it overwrites those elements.
+	respDiffOnlySessions = append(respDiffOnlySessions, respSession{name: "lset index past int",
+		in: mb("RPUSH", "lsx:a", "b") + mb("LSET", "lsx:a", "-4294967296", "a") + mb("LSET", "lsx:a", "4294967296", "a") +
+			mb("LRANGE", "lsx:a", "0", "-1") + mb("RPUSH", "lsx:b", "x", "y") + mb("LSET", "lsx:b", "9223372036854775806", "1") +
+			mb("LSET", "lsx:b", "9223372036854775807", "1") + mb("LSET", "lsx:b", "-9223372036854775807", "1") +
+			mb("LRANGE", "lsx:b", "0", "-1") + mb("LINDEX", "lsx:b", "4294967296")})
+	respKnownDiffs["lset index past int"] = struct {
+		difference string
+		minikv     string
+		closed     bool
+	}{"LSET with an index past 32 bits is refused",
+		":1\r\n-ERR index out of range\r\n-ERR index out of range\r\n*1\r\n$1\r\nb\r\n:2\r\n" +
+			"-ERR index out of range\r\n-ERR index out of range\r\n-ERR index out of range\r\n" +
+			"*2\r\n$1\r\nx\r\n$1\r\ny\r\n$-1\r\n$7\r\n__end__\r\n", false}
 }
 
 // listPushArgs is RPUSH key with n elements of width bytes each.

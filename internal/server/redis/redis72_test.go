@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikv/minikv/internal/dtoa"
 	"github.com/minikv/minikv/lsm/vfs"
 
-	"github.com/minikv/minikv/internal/protocol/resp"
 	"github.com/minikv/minikv/internal/server"
 	"github.com/minikv/minikv/internal/server/servertest"
 	"github.com/minikv/minikv/internal/store"
@@ -29,8 +29,7 @@ func startValkeyServer(t *testing.T, extra ...string) string {
 }
 
 var redis72Sessions = inRESP2And3([]respSession{
-	// Scores print as Redis 7.0 prints them (%.17g), not with 7.2's
-	// shortest form (docs/redis.md): these have one form only.
+	// Scores print in Redis 7.2's shortest form (dtoa.AppendDouble72).
 	{name: "zrank withscore", in: mb("ZADD", "r72:z", "1.5", "a", "2", "b", "0.25", "c") +
 		mb("ZRANK", "r72:z", "a", "WITHSCORE") + mb("ZREVRANK", "r72:z", "a", "WITHSCORE") + mb("ZRANK", "r72:z", "c", "withscore") +
 		mb("ZREVRANK", "r72:z", "b", "WITHSCORE") + mb("ZRANK", "r72:z", "nope", "WITHSCORE") + mb("ZREVRANK", "r72:z", "nope", "WITHSCORE") +
@@ -235,8 +234,8 @@ func TestClientNoTouchLFU(t *testing.T) {
 	}
 }
 
-// TestDouble72: resp.AppendDouble72, Redis 7.2's way of printing a double
-// (Grisu2, laid out as its fpconv_dtoa does), gives redis-server 7.2's
+// TestDouble72: dtoa.AppendDouble72, Redis 7.2's way of printing a double
+// (Grisu2, laid out as its fpconv_dtoa does), gives redis-server 7.2.4's
 // ZSCORE digits for 200 000 doubles: random bit patterns, decimals of a
 // few digits, integers around 2^53 and 2^62, powers of ten and their
 // neighbours, tiny and huge magnitudes.
@@ -290,7 +289,7 @@ func TestDouble72(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := "," + string(resp.AppendDouble72(nil, d)) + "\r\n"; got != want {
+			if want := "," + string(dtoa.AppendDouble72(nil, d)) + "\r\n"; got != want {
 				t.Fatalf("%v (%#x): redis %q, AppendDouble72 %q", d, math.Float64bits(d), got, want)
 			}
 		}

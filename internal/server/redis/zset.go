@@ -10,11 +10,12 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// The sorted set commands (Redis 7.0's t_zset.c). Each single-key command
+// The sorted set commands (Redis 7.2's t_zset.c). Each single-key command
 // is one store.UpdateZSet or ViewZSet call; the multi-key ones (zsetops.go)
 // run in a store.Tx. Replies that need the set's contents are written
-// inside the call. Scores are doubles: "%.17g" in RESP2 bulk strings,
-// RESP3 doubles (resp.Writer.Double), as addReplyDouble writes them.
+// inside the call. Scores are doubles: bulk strings in RESP2, RESP3
+// doubles (resp.Writer.Double), in the shortest form, as Redis 7.2's
+// addReplyDouble writes them.
 
 const (
 	errZMinMaxFloat = "ERR min or max is not a float"

@@ -449,7 +449,10 @@ func cmdZRangeStore(rc *conn, argv [][]byte) {
 			}
 		}
 		tx.DoneZSet(&z)
-		n := 0 // Redis creates a score or lex range's result small
+		// Redis 7.2 sizes the result by its count for a rank range and
+		// makes a score or lex range's big whatever it holds (its
+		// zsetTypeCreate gets -1 as a size_t for an unknown length).
+		n := math.MaxInt
 		if sp.by == zByRank {
 			n = res.Len()
 		}

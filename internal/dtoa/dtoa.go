@@ -1,4 +1,4 @@
-package resp
+package dtoa
 
 import (
 	"math"
@@ -10,12 +10,12 @@ import (
 // d2string): "nan", "inf", "-inf", "0", "-0", an integer's digits when d
 // is one within ±2^62, else the digits of Grisu2 (Florian Loitsch,
 // "Printing Floating-Point Numbers Quickly and Accurately with Integers",
-// 2010) laid out as Redis's fpconv_dtoa lays them out: the shortest
-// digits that read back as d in all but rare cases, in plain notation
-// from 1e-7 up to 21 digits before the point and in scientific notation
-// beyond. Redis 7.0 printed "%.17g" (Writer.Double); MiniKV still
-// answers as 7.0 does, and this is the 7.2 form, checked digit for digit
-// against valkey-server 8.0.1 (Redis 7.2.4's code) by TestDouble72.
+// 2010) laid out as Redis's fpconv_dtoa lays them out: digits that read
+// back as d, the shortest in all but rare cases, in plain notation from
+// 1e-7 up to 21 digits before the point and in scientific notation
+// beyond. Writer.Double (Redis's addReplyDouble) and the scores a small
+// sorted set's listpack holds use it; Redis 7.0 printed "%.17g". Checked
+// digit for digit against redis-server 7.2.4 by TestDouble72.
 func AppendDouble72(dst []byte, d float64) []byte {
 	switch {
 	case math.IsNaN(d):
@@ -39,6 +39,30 @@ func AppendDouble72(dst []byte, d float64) []byte {
 	neg := math.Signbit(d)
 	if neg {
 		dst = append(dst, '-')
+	}
+	var digits [18]byte
+	n, k := grisu2(d, &digits)
+	return emitDigits(dst, digits[:n], k, neg)
+}
+
+// AppendFpconvDtoa appends d as Redis 7.2's fpconv_dtoa writes it, without
+// d2string's shortcuts: the sign from the sign bit ("-0", "-nan" for a
+// NaN with it set, "-inf"), "0", "nan", "inf", else Grisu2's digits laid
+// out as AppendDouble72 lays them out, integers included (1e17 is
+// "1e+17"). Redis 7.2.4 formats a Lua number passed to redis.call this
+// way.
+func AppendFpconvDtoa(dst []byte, d float64) []byte {
+	neg := math.Signbit(d)
+	if neg {
+		dst = append(dst, '-')
+	}
+	switch {
+	case math.IsNaN(d):
+		return append(dst, "nan"...)
+	case math.IsInf(d, 0):
+		return append(dst, "inf"...)
+	case d == 0:
+		return append(dst, '0')
 	}
 	var digits [18]byte
 	n, k := grisu2(d, &digits)
