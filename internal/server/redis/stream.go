@@ -544,8 +544,10 @@ func cmdXSetID(rc *conn, argv [][]byte) {
 			msg = "ERR no such key"
 			return nil
 		}
-		if added != nil && st.Len() > *added {
-			msg = "ERR The entries_added specified in XSETID is smaller than the target stream length"
+		// Redis 7.2 checks the stream's own max_deleted_entry_id first,
+		// then the top item, then entries_added.
+		if id.Less(st.MaxDeletedID()) {
+			msg = "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id"
 			return nil
 		}
 		if st.Len() > 0 {
@@ -553,6 +555,10 @@ func cmdXSetID(rc *conn, argv [][]byte) {
 				msg = "ERR The ID specified in XSETID is smaller than the target stream top item"
 				return nil
 			}
+		}
+		if added != nil && st.Len() > *added {
+			msg = "ERR The entries_added specified in XSETID is smaller than the target stream length"
+			return nil
 		}
 		st.SetID(id, added, maxDel)
 		propagate(&st, "XSETID", argv[1], argv[2:]...)
@@ -611,7 +617,7 @@ func cmdXRead(rc *conn, argv [][]byte) {
 		switch {
 		case argIs(o, "block") && more > 0:
 			if rc.script != nil && rc.w == rc.script.w {
-				rc.w.Error("ERR " + name + " command is not allowed with BLOCK option from scripts")
+				rc.w.Error("ERR " + string(argv[0]) + " command is not allowed with BLOCK option from scripts")
 				return
 			}
 			i++
@@ -638,7 +644,12 @@ func cmdXRead(rc *conn, argv [][]byte) {
 		case argIs(o, "streams") && more > 0:
 			streamsAt = i + 1
 			if (len(argv)-streamsAt)%2 != 0 {
-				rc.w.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+				// Redis 7.2 names the command and, for XREADGROUP, '>'.
+				id := "$"
+				if xgroup {
+					id = ">"
+				}
+				rc.w.Error("ERR Unbalanced '" + name + "' list of streams: for each stream key an ID or '" + id + "' must be specified.")
 				return
 			}
 			i = len(argv)

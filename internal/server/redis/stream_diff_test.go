@@ -223,7 +223,8 @@ var streamSessions = []streamSession{
 			mb("XREADGROUP", "GROUP", "g", "c", "FOO", "STREAMS", s, ">") + mb("XREADGROUP", "GROUP", "g", "c", "STREAMS", s, s, ">", ">") +
 			mb("XREADGROUP", "GROUP", "g", "c", "BLOCK", "10", "STREAMS", s, ">") + mb("XREADGROUP", "GROUP", "g", "c", "COUNT", "0", "STREAMS", s, "0") +
 			mb("XREADGROUP", "GROUP", "g", "c", "BLOCK", "10", "STREAMS", s, "0") + mb("xreadgroup", "group", "g", "eve", "count", "-1", "streams", s, "0") +
-			mb("SET", k("str"), "v") + mb("XREADGROUP", "GROUP", "g", "c", "STREAMS", k("str"), ">") + mb("XACK", k("str"), "g", "1-1")
+			mb("SET", k("str"), "v") + mb("XREADGROUP", "GROUP", "g", "c", "STREAMS", k("str"), ">") + mb("XACK", k("str"), "g", "1-1") +
+			mb("XREADGROUP", "GROUP", "g", "c", "STREAMS", s, t, ">") + mb("xreadgroup", "group", "g", "c", "streams", s, t, "0")
 	}},
 	{"xpending", func(k func(string) string) string {
 		s := k("s")
@@ -286,7 +287,17 @@ var streamSessions = []streamSession{
 			mb("XSETID", s, "10-1", "FOO") + mb("XSETID", s, "x") + mb("XSETID", s) + mb("XSETID", s, "10-1", "ENTRIESADDED") +
 			mb("XSETID", k("nope"), "1-1") + mb("EXISTS", k("nope")) + mb("XADD", k("e"), "MAXLEN", "0", "5-1", "a", "1") + mb("XSETID", k("e"), "1-1") +
 			mb("XSETID", k("e"), "5-1") + mb("XSETID", k("e"), "6-1") + mb("XADD", k("e"), "6-1", "a", "1") + mb("XADD", k("e"), "6-2", "a", "1") +
-			mb("XRANGE", s, "-", "+") + mb("SET", k("str"), "v") + mb("XSETID", k("str"), "1-1")
+			mb("XRANGE", s, "-", "+") + mb("SET", k("str"), "v") + mb("XSETID", k("str"), "1-1") +
+			// Redis 7.2 refuses an ID below the stream's own
+			// max_deleted_entry_id, before the top item and entries_added
+			// checks; MAXDELETEDID may still move it back.
+			mb("XADD", k("d"), "5-1", "a", "1") + mb("XADD", k("d"), "7-1", "a", "1") + mb("XDEL", k("d"), "7-1") +
+			mb("XSETID", k("d"), "4-0") + mb("XSETID", k("d"), "6-0") + mb("XSETID", k("d"), "4-0", "ENTRIESADDED", "0") +
+			mb("XSETID", k("d"), "6-0", "ENTRIESADDED", "0") + mb("XSETID", k("d"), "8-0", "ENTRIESADDED", "0") +
+			mb("XSETID", k("d"), "5-0", "MAXDELETEDID", "5-1") + mb("XSETID", k("d"), "7-1", "ENTRIESADDED", "5", "MAXDELETEDID", "2-0") +
+			mb("XINFO", "STREAM", k("d")) + mb("XSETID", k("d"), "6-0") + mb("XDEL", k("d"), "5-1") + mb("XSETID", k("d"), "5-1") +
+			mb("XSETID", k("d"), "6-0", "ENTRIESADDED", "0") + mb("XINFO", "STREAM", k("d")) +
+			mb("XADD", k("f"), "5-1", "a", "1") + mb("XSETID", k("f"), "4-0", "ENTRIESADDED", "0")
 	}},
 	{"xinfo groups and help", func(k func(string) string) string {
 		s := k("s")
