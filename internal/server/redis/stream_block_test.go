@@ -1,11 +1,12 @@
 package redis
 
-// Blocking XREAD and XREADGROUP against redis-server 7.0.15: scenarios
+// Blocking XREAD and XREADGROUP against redis-server 7.2.4: scenarios
 // over several connections (blocking_diff_test.go's runner: "wait N"
 // polls INFO clients until N clients are blocked, so the order of events
 // is certain without sleeping), every reply compared byte for byte.
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,9 +69,39 @@ var streamBlockingScenarios = []blockingScenario{
 		"1 XREAD BLOCK 0 STREAMS xb13:s $", "wait 1", "2 XADD xb13:o 5-1 a 1", "2 ?", "2 SET xb13:s str", "2 ?", "wait 1", "2 DEL xb13:s", "2 ?",
 		"wait 1", "2 XADD xb13:s 1-1 a 1", "2 ?", "1 ?",
 		"1 XREAD BLOCK 0 STREAMS xb13:s $", "wait 1", "2 DEL xb13:s", "2 ?", "wait 1", "2 RENAME xb13:o xb13:s", "2 ?", "1 ?"}},
+	// Redis 7.2 runs the command again, which finds nothing after its ID
+	// (7.0 answered an empty list): the waiter waits on, for the next;
+	// an XREADGROUP run again makes its consumer anew (deleted while it
+	// waited: XGROUP DELCONSUMER runs nothing again).
 	{"an xadd trimmed to nothing", []string{
-		"2 XADD xb14:s 1-1 a 1", "2 ?", "1 XREAD BLOCK 0 STREAMS xb14:s $", "wait 1", "2 XADD xb14:s MAXLEN 0 2-1 a 2", "2 ?", "1 ?",
-		"2 XGROUP CREATE xb14:s g $", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb14:s >", "wait 1", "2 XADD xb14:s MAXLEN 0 3-1 a 3", "2 ?", "1 ?"}},
+		"2 XADD xb14:s 1-1 a 1", "2 ?", "1 XREAD BLOCK 0 STREAMS xb14:s $", "wait 1", "2 XADD xb14:s MAXLEN 0 2-1 a 2", "2 ?", "wait 1",
+		"2 XADD xb14:s 3-1 a 3", "2 ?", "1 ?",
+		"2 XGROUP CREATE xb14:s g $", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb14:s >", "wait 1",
+		"2 XGROUP DELCONSUMER xb14:s g c", "2 ?", "wait 1", "2 XINFO GROUPS xb14:s", "2 ?", "2 XADD xb14:s MAXLEN 0 4-1 a 4", "2 ?",
+		"wait 1", "2 XINFO GROUPS xb14:s", "2 ?", "2 XADD xb14:s 5-1 a 5", "2 ?", "1 ?",
+		"1 ID", "1 XREAD BLOCK 0 COUNT 1 STREAMS xb14:s $", "wait 1", "2 XADD xb14:s MAXLEN 0 6-1 a 6", "2 ?", "wait 1", "2 CLIENT UNBLOCK %1", "2 ?", "1 ?"}},
+	// Redis 7.2 runs the command again over all its keys: what an EXEC
+	// added to several is read at once (7.0 served the first key only),
+	// and a key of another type is an error.
+	{"the run again reads every key", []string{
+		"1 XREAD BLOCK 0 STREAMS xb19:a xb19:b $ $", "wait 1", "2 MULTI", "2 ?", "2 XADD xb19:b 1-1 b 1", "2 ?", "2 XADD xb19:a 1-1 a 1", "2 ?",
+		"2 EXEC", "2 ?", "1 ?",
+		"2 XGROUP CREATE xb19:a g $", "2 ?", "2 XGROUP CREATE xb19:b g $", "2 ?",
+		"1 XREADGROUP GROUP g c BLOCK 0 COUNT 1 STREAMS xb19:a xb19:b > >", "wait 1", "2 MULTI", "2 ?", "2 XADD xb19:b 2-1 b 2", "2 ?",
+		"2 XADD xb19:a 2-1 a 2", "2 ?", "2 XADD xb19:a 3-1 a 3", "2 ?", "2 EXEC", "2 ?", "1 ?",
+		"1 XREAD BLOCK 0 STREAMS xb19:a xb19:c $ $", "wait 1", "2 SET xb19:c x", "2 ?", "wait 1", "2 XADD xb19:a 4-1 a 4", "2 ?", "1 ?",
+		"2 XGROUP SETID xb19:a g $", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb19:a xb19:b > >", "wait 1", "2 DEL xb19:b", "2 ?", "1 ?",
+		"1 XREAD BLOCK 0 STREAMS xb19:a $", "wait 1", "2 MULTI", "2 ?", "2 DEL xb19:a", "2 ?", "2 XADD xb19:a 1-1 a 1", "2 ?", "2 EXEC", "2 ?", "wait 1",
+		"2 XADD xb19:a 9-1 a 9", "2 ?", "1 ?"}},
+	// The reply has every entry, not the 1000 Redis 7.0 gave a blocked
+	// XREAD without COUNT.
+	{"a blocked read without count", append([]string{"1 XREAD BLOCK 0 STREAMS xb20:s $", "wait 1", "2 MULTI", "2 ?"},
+		append(func() (s []string) {
+			for i := 1; i <= 1100; i++ {
+				s = append(s, "2 XADD xb20:s "+strconv.Itoa(i)+"-1 f v", "2 ?")
+			}
+			return s
+		}(), "2 EXEC", "2 ?", "1 ?")...)},
 	{"writes that add nothing leave waiters blocked", []string{
 		"2 XADD xb15:s 1-1 a 1", "2 ?", "2 XGROUP CREATE xb15:s g $", "2 ?",
 		"1 XREAD BLOCK 0 STREAMS xb15:s $", "wait 1", "3 XREADGROUP GROUP g c BLOCK 0 STREAMS xb15:s >", "wait 2",
@@ -137,6 +168,46 @@ func TestStreamBlockTimeout(t *testing.T) {
 		}
 		if d := time.Since(start); d < 150*time.Millisecond || d > 4*time.Second {
 			t.Errorf("%q returned after %v, want 150 ms", args, d)
+		}
+	}
+}
+
+// TestStreamBlockedGroupKeyExpires: a stream whose XREADGROUP reader
+// waits expires, found by a lookup (EXISTS) or by the server's own sweep;
+// the reader is answered as after a DEL: -NOGROUP (Redis 7.2 runs the
+// read again), on redis-server and on MiniKV alike.
+func TestStreamBlockedGroupKeyExpires(t *testing.T) {
+	for _, srv := range []struct{ name, addr string }{{"redis", startRedisServer(t)}, {"minikv", streamPeer(t)}} {
+		for _, lazy := range []bool{true, false} {
+			reader, other := dialRESP(t, srv.addr), dialRESP(t, srv.addr)
+			key := "xe:lazy"
+			if !lazy {
+				key = "xe:swept"
+			}
+			other.Expect(mb("XGROUP", "CREATE", key, "g", "$", "MKSTREAM"), "+OK\r\n")
+			reader.Send(mb("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", key, ">"))
+			waitFor(t, srv.name+": the reader blocked", func() bool {
+				return strings.Contains(other.Do("INFO", "clients"), "\r\nblocked_clients:1\r\n")
+			})
+			expired := func() string {
+				info := other.Do("INFO", "stats")
+				i := strings.Index(info, "expired_keys:")
+				if i < 0 {
+					t.Fatalf("%s: INFO stats without expired_keys", srv.name)
+				}
+				return info[i : i+strings.Index(info[i:], "\r\n")]
+			}
+			before := expired()
+			other.Expect(mb("PEXPIRE", key, "1"), ":1\r\n")
+			if lazy {
+				waitFor(t, srv.name+": the key expired", func() bool { return other.Do("EXISTS", key) == ":0\r\n" })
+			} else {
+				waitFor(t, srv.name+": the key swept", func() bool { return expired() != before })
+			}
+			want := "-NOGROUP No such key '" + key + "' or consumer group 'g' in XREADGROUP with GROUP option\r\n"
+			if got := reader.Reply(); got != want {
+				t.Errorf("%s, lazy %v: the reader got %q, want %q", srv.name, lazy, got, want)
+			}
 		}
 	}
 }

@@ -170,7 +170,8 @@ var streamSessions = []streamSession{
 			mb("XREAD", "STREAMS", a) + mb("XREAD", "STREAMS", a, b, "0") + mb("XREAD", "STREAMS") + mb("XREAD", "COUNT", "x", "STREAMS", a, "0") +
 			mb("XREAD", "STREAMS", a, "x") + mb("XREAD", "STREAMS", a, "(1") + mb("XREAD", "FOO", "STREAMS", a, "0") + mb("XREAD", a, "0") +
 			mb("XREAD", "COUNT", "1", "COUNT", "2", "STREAMS", a, "0") + mb("XREAD", "BLOCK", "x", "STREAMS", a, "0") +
-			mb("XREAD", "BLOCK", "-1", "STREAMS", a, "0") + mb("XREAD", "BLOCK", "0", "STREAMS", a, "0") + mb("XREAD", "BLOCK", "10", "COUNT", "1", "STREAMS", a, "3") +
+			mb("XREAD", "BLOCK", "-1", "STREAMS", a, "0") + mb("XREAD", "BLOCK", "9223372036854775807", "STREAMS", a, "0") +
+			mb("XREAD", "BLOCK", "9223372036854775808", "STREAMS", a, "0") + mb("XREAD", "BLOCK", "9000000000000000000", "STREAMS", a, "0") + mb("XREAD", "BLOCK", "0", "STREAMS", a, "0") + mb("XREAD", "BLOCK", "10", "COUNT", "1", "STREAMS", a, "3") +
 			mb("XREAD", "BLOCK", "10", "STREAMS", a, "$") + mb("XREAD", "BLOCK", "10", "STREAMS", k("nope"), "0") +
 			mb("XREAD", "COUNT") + mb("XREAD", "STREAMS", a, "0", "COUNT", "1") + mb("XREAD", "NOACK", "STREAMS", a, "0") +
 			mb("SET", k("str"), "v") + mb("XREAD", "STREAMS", k("str"), "0") + mb("XREAD", "STREAMS", a, k("str"), "0", "0") + mb("XREAD", "STREAMS", k("str"), "$")
