@@ -792,7 +792,7 @@ var clientHelp = []string{
 	"NO-TOUCH (ON|OFF)",
 	"    Will not touch LRU/LFU stats when this mode is on.",
 	"HELP",
-	"    Prints this help.",
+	"    Print this help.",
 }
 
 func cmdClientHelp(rc *conn, _ [][]byte) {

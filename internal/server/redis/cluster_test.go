@@ -149,7 +149,7 @@ func TestClusterTopologyReplies(t *testing.T) {
 			c.Expect(multibulk("CLUSTER", "KEYSLOT", "foo"), ":12182\r\n")
 			help := c.Do("CLUSTER", "HELP")
 			for _, want := range []string{"+CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n",
-				"+COUNTKEYSINSLOT <slot>\r\n+    Return the number of keys in <slot>.\r\n", "+SHARDS\r\n", "+HELP\r\n+    Prints this help.\r\n"} {
+				"+COUNTKEYSINSLOT <slot>\r\n+    Return the number of keys in <slot>.\r\n", "+SHARDS\r\n", "+HELP\r\n+    Print this help.\r\n"} {
 				if !strings.Contains(help, want) {
 					t.Errorf("CLUSTER HELP = %q, want it to hold %q", help, want)
 				}

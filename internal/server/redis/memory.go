@@ -48,7 +48,7 @@ func memoryCommands() []respCommand {
 					help: "Return memory in bytes used by <key> and its value. Nested values are\nsampled up to <count> times (default: 5, 0 means sample all).",
 					args: []docArg{key("key"), {name: "count", typ: "integer", token: "SAMPLES", optional: true}}, run: cmdMemoryUsage},
 				{name: "memory|help", arity: 2, flags: []string{"loading", "stale"}, group: "server", since: "4.0.0", complexity: "O(1)",
-					summary: "Returns helpful text about the different subcommands.", usage: "HELP", help: "Prints this help.", run: cmdHelp},
+					summary: "Returns helpful text about the different subcommands.", usage: "HELP", help: "Print this help.", run: cmdHelp},
 			}},
 	}
 }

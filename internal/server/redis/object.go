@@ -37,7 +37,7 @@ func objectCommands() []respCommand {
 				sub("object|refcount", "2.2.3", "Returns the reference count of a value of a key.", "REFCOUNT <key>",
 					objectHelp[10:12], cmdObjectRefCount),
 				{name: "object|help", arity: 2, flags: []string{"loading", "stale"}, group: "keyspace", since: "6.2.0", complexity: "O(1)",
-					summary: "Returns helpful text about the different subcommands.", usage: "HELP", help: "Prints this help.", run: cmdObjectHelp},
+					summary: "Returns helpful text about the different subcommands.", usage: "HELP", help: "Print this help.", run: cmdObjectHelp},
 			}},
 	}
 }
@@ -58,7 +58,7 @@ var objectHelp = []string{
 	"    Return the number of references of the value associated with the specified",
 	"    <key>.",
 	"HELP",
-	"    Prints this help.",
+	"    Print this help.",
 }
 
 func cmdObjectHelp(rc *conn, _ [][]byte) {

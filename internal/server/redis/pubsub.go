@@ -94,7 +94,7 @@ func pubsubCommands() []respCommand {
 					"Return the number of subscribers for the specified shard level channel(s)", cmdPubsubNumSub,
 					docArg{name: "shardchannel", typ: "string", optional: true, multiple: true}),
 				sub("pubsub|help", 2, "6.2.0", "Returns helpful text about the different subcommands.", "HELP",
-					"Prints this help.", cmdPubsubHelp),
+					"Print this help.", cmdPubsubHelp),
 			}},
 		{name: "reset", arity: 1, flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, group: "connection", since: "6.2.0",
 			complexity: "O(1)", summary: "Resets the connection.", noAuth: true, run: cmdReset},

@@ -73,7 +73,7 @@ func scriptCommands() []respCommand {
 				sub("script|load", 3, "2.6.0", "Loads a server-side Lua script to the script cache.",
 					"LOAD <script>", "Load a script into the scripts cache without executing it.", cmdScriptLoad, str("script")),
 				sub("script|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",
-					"Prints this help.", cmdScriptHelp),
+					"Print this help.", cmdScriptHelp),
 			}},
 	}, functionCommands()...) // function.go
 }
@@ -92,7 +92,7 @@ func cmdScriptHelp(rc *conn, _ [][]byte) {
 			lines = append(lines, "    "+h)
 		}
 	}
-	lines = append(lines, "HELP", "    Prints this help.")
+	lines = append(lines, "HELP", "    Print this help.")
 	rc.w.Array(len(lines))
 	for _, l := range lines {
 		rc.w.Simple(l)

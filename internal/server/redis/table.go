@@ -316,7 +316,7 @@ func oneKey(group string) func(name string, arity int, flags []string, since, co
 // helpSub is the HELP subcommand of container.
 func helpSub(container string) *respCommand {
 	return sub(container+"|help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "HELP",
-		"Prints this help.", cmdHelp)
+		"Print this help.", cmdHelp)
 }
 
 // subcommand finds the subcommand of c named name, in any case, or nil.
