@@ -358,16 +358,23 @@ func (p *Protocol) removed(key []byte) {
 	go p.wake(k)
 }
 
-// keyCount is the number of keys some command is blocked on.
-func (bs *blockedSet) keyCount() int {
-	n := 0
+// keyCount is the number of keys some command is blocked on (INFO's
+// total_blocking_keys), and of those some XREADGROUP is blocked on
+// (total_blocking_keys_on_nokey: Redis 7.2 ends such a wait when the key
+// goes).
+func (bs *blockedSet) keyCount() (n, onNoKey int) {
 	for i := range bs.shards {
 		sh := &bs.shards[i]
 		sh.mu.Lock()
 		n += len(sh.keys)
+		for _, q := range sh.keys {
+			if slices.ContainsFunc(q, func(w *waiter) bool { return w.call.op == opXRead && w.call.stream.group != nil }) {
+				onNoKey++
+			}
+		}
 		sh.mu.Unlock()
 	}
-	return n
+	return n, onNoKey
 }
 
 // first returns the longest-waiting command on key that may still be

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minikv/minikv/internal/server/servertest"
 )
 
 var streamBlockingScenarios = []blockingScenario{
@@ -207,6 +209,48 @@ func TestStreamBlockedGroupKeyExpires(t *testing.T) {
 			if got := reader.Reply(); got != want {
 				t.Errorf("%s, lazy %v: the reader got %q, want %q", srv.name, lazy, got, want)
 			}
+		}
+	}
+}
+
+// TestStreamBlockingKeysInfo: INFO clients counts the keys commands wait
+// on (total_blocking_keys) and, as Redis 7.2 does, those an XREADGROUP
+// waits on (total_blocking_keys_on_nokey), on redis-server and MiniKV.
+func TestStreamBlockingKeysInfo(t *testing.T) {
+	for _, srv := range []struct{ name, addr string }{{"redis", startRedisServer(t)}, {"minikv", streamPeer(t)}} {
+		ctl := dialRESP(t, srv.addr)
+		counts := func() string {
+			var out []string
+			for _, l := range strings.Split(ctl.Do("INFO", "clients"), "\r\n") {
+				if strings.HasPrefix(l, "blocked_clients:") || strings.HasPrefix(l, "total_blocking_keys") {
+					out = append(out, l)
+				}
+			}
+			return strings.Join(out, " ")
+		}
+		ctl.Expect(mb("XGROUP", "CREATE", "xk:a", "g", "$", "MKSTREAM"), "+OK\r\n")
+		ctl.Expect(mb("XGROUP", "CREATE", "xk:b", "g", "$", "MKSTREAM"), "+OK\r\n")
+		var readers []*servertest.RESPClient
+		for i, cmd := range []string{
+			mb("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "xk:a", "xk:b", ">", ">"),
+			mb("XREAD", "BLOCK", "0", "STREAMS", "xk:c", "xk:a", "$", "$"),
+			mb("BLPOP", "xk:l", "0"),
+		} {
+			r := dialRESP(t, srv.addr)
+			r.Send(cmd)
+			readers = append(readers, r)
+			waitFor(t, srv.name+": a reader blocked", func() bool { return strings.HasPrefix(counts(), "blocked_clients:"+strconv.Itoa(i+1)+" ") })
+		}
+		if got, want := counts(), "blocked_clients:3 total_blocking_keys:4 total_blocking_keys_on_nokey:2"; got != want {
+			t.Errorf("%s: INFO clients: %s, want %s", srv.name, got, want)
+		}
+		ctl.Expect(mb("DEL", "xk:b"), ":1\r\n")
+		if got := readers[0].Reply(); !strings.HasPrefix(got, "-NOGROUP") {
+			t.Errorf("%s: the group reader got %q", srv.name, got)
+		}
+		waitFor(t, srv.name+": the group reader gone", func() bool { return strings.HasPrefix(counts(), "blocked_clients:2 ") })
+		if got, want := counts(), "blocked_clients:2 total_blocking_keys:3 total_blocking_keys_on_nokey:0"; got != want {
+			t.Errorf("%s: INFO clients: %s, want %s", srv.name, got, want)
 		}
 	}
 }
