@@ -58,8 +58,27 @@ type keyEvents struct {
 	notify   atomic.Uint32 // the classes published: flags, or 0 without K or E
 	on       atomic.Uint32 // the classes reported at all: notify's, and TrackedEvents while tracking
 	tracking atomic.Bool   // a client tracks keys (SetTracking)
+	removals atomic.Bool   // the removal sink wants the store's removals (WatchRemovals)
 	sink     atomic.Pointer[KeyEventSink]
 	track    atomic.Pointer[TrackingSink]
+	removed  atomic.Pointer[RemovalSink]
+}
+
+// RemovalSink is told of each key the store removed on its own (expired,
+// evicted) while WatchRemovals is on. It runs as KeyEventSink does, with
+// the key's shard lock held: it must not block nor call into the Store,
+// and key is valid only for the call.
+type RemovalSink func(key []byte)
+
+// SetRemovalSink installs the function told of the store's removals.
+func (s *Server) SetRemovalSink(fn RemovalSink) { s.events.removed.Store(&fn) }
+
+// WatchRemovals turns the reporting of the store's removals to the
+// removal sink on or off (on while a RESP client waits in XREADGROUP,
+// which a removal of its stream ends).
+func (s *Server) WatchRemovals(on bool) {
+	s.events.removals.Store(on)
+	s.setEvents(EventClass(s.events.flags.Load()))
 }
 
 // TrackedEvents are the classes of the changes that invalidate a key a
@@ -170,10 +189,10 @@ func (s *Server) setEvents(flags EventClass) {
 	s.events.notify.Store(uint32(notify))
 	s.events.on.Store(uint32(on))
 	var mask store.Event
-	if on&EventExpired != 0 {
+	if on&EventExpired != 0 || s.events.removals.Load() {
 		mask |= store.EventExpired
 	}
-	if on&EventEvicted != 0 {
+	if on&EventEvicted != 0 || s.events.removals.Load() {
 		mask |= store.EventEvicted
 	}
 	if on&EventNew != 0 {
@@ -187,6 +206,11 @@ func (s *Server) setEvents(flags EventClass) {
 
 // storeEvent is the store's report, as a keyspace event.
 func (s *Server) storeEvent(key []byte, ev store.Event) {
+	if ev&(store.EventExpired|store.EventEvicted) != 0 && s.events.removals.Load() {
+		if fn := s.events.removed.Load(); fn != nil {
+			(*fn)(key)
+		}
+	}
 	switch ev {
 	case store.EventExpired:
 		s.KeyEvent(EventExpired, "expired", key)

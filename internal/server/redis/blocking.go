@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"bytes"
 	"hash/maphash"
 	"math"
 	"math/big"
@@ -13,9 +14,11 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// Blocking commands (Redis 7.0's blocked.c and the blocking halves of
+// Blocking commands (Redis 7.2's blocked.c and the blocking halves of
 // t_list.c and t_zset.c): BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP,
-// BZPOPMIN, BZPOPMAX, BZMPOP, and CLIENT UNBLOCK.
+// BZPOPMIN, BZPOPMAX, BZMPOP, and CLIENT UNBLOCK; XREAD and XREADGROUP
+// wait here too (stream.go's serveStream: Redis 7.2 runs a blocked
+// stream read again when its key is signalled, as if it came anew).
 //
 // A blocking command first runs as its non-blocking twin. When every key
 // is empty (and it is not inside EXEC, where it answers as on a timeout,
@@ -241,6 +244,9 @@ type blockedSet struct {
 	shards [16]blockedShard
 	idMu   sync.Mutex
 	byID   map[uint64]*waiter
+
+	groupMu     sync.Mutex
+	groupReader int // blocked XREADGROUPs: the store's removals are watched while any
 }
 
 type blockedShard struct {
@@ -310,16 +316,65 @@ func (bs *blockedSet) remove(w *waiter) {
 	bs.idMu.Unlock()
 }
 
-// keyCount is the number of keys some command is blocked on.
-func (bs *blockedSet) keyCount() int {
-	n := 0
+// requeue moves w, which waits on, behind the commands waiting on each
+// of its keys, as Redis 7.2 blocks a command it ran again anew.
+func (bs *blockedSet) requeue(w *waiter) {
+	for i, k := range w.call.keys {
+		if slices.ContainsFunc(w.call.keys[:i], func(o []byte) bool { return string(o) == string(k) }) {
+			continue
+		}
+		sh := bs.shard(k)
+		sh.mu.Lock()
+		q := sh.keys[string(k)]
+		if i := slices.Index(q, w); i >= 0 && i < len(q)-1 {
+			q = append(slices.Delete(q, i, i+1), w)
+			sh.keys[string(k)] = q
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// groupReaders counts a blocked XREADGROUP in (d 1) or out (d -1): while
+// any waits, srv reports the keys the store removes on its own (expiry,
+// eviction), which end such a wait as a DEL does (removed).
+func (p *Protocol) groupReaders(d int) {
+	bs := p.blocked
+	bs.groupMu.Lock()
+	defer bs.groupMu.Unlock()
+	bs.groupReader += d
+	if d > 0 && bs.groupReader == 1 || d < 0 && bs.groupReader == 0 {
+		p.srv.WatchRemovals(bs.groupReader > 0)
+	}
+}
+
+// removed is told of a key the store removed on its own (a RemovalSink,
+// under the key's shard lock): its waiters are served on a goroutine of
+// their own, as after a DEL, Redis's signalDeletedKeyAsReady.
+func (p *Protocol) removed(key []byte) {
+	if p.blocked.n.Load() == 0 || p.blocked.shard(key).n.Load() == 0 {
+		return
+	}
+	k := bytes.Clone(key)
+	go p.wake(k)
+}
+
+// keyCount is the number of keys some command is blocked on (INFO's
+// total_blocking_keys), and of those some XREADGROUP is blocked on
+// (total_blocking_keys_on_nokey: Redis 7.2 ends such a wait when the key
+// goes).
+func (bs *blockedSet) keyCount() (n, onNoKey int) {
 	for i := range bs.shards {
 		sh := &bs.shards[i]
 		sh.mu.Lock()
 		n += len(sh.keys)
+		for _, q := range sh.keys {
+			if slices.ContainsFunc(q, func(w *waiter) bool { return w.call.op == opXRead && w.call.stream.group != nil }) {
+				onNoKey++
+			}
+		}
 		sh.mu.Unlock()
 	}
-	return n
+	return n, onNoKey
 }
 
 // first returns the longest-waiting command on key that may still be
@@ -410,11 +465,11 @@ func (p *Protocol) wake(key []byte) {
 	for {
 		w := p.blocked.first(key)
 		if w != nil && w.call.op == opXRead {
-			// A stream's entries stay for every reader: serve each
-			// waiter that has something to read, in order, once an
-			// XADD made the key ready (Redis's signalKeyAsReady); any
-			// other write only ends group readers whose stream or
-			// group is gone.
+			// A stream's entries stay for every reader: run each
+			// waiter again, in order, once an XADD made the key ready
+			// (Redis's signalKeyAsReady); any other write only ends
+			// group readers whose stream or group is gone (Redis's
+			// signalDeletedKeyAsReady).
 			added := p.blocked.takeReady(key)
 			for _, sw := range p.blocked.waiting(key) {
 				if sw.call.op == opXRead && p.serveStream(sw, key, added) {
@@ -629,12 +684,12 @@ const maxBlockTimeout = 100 * 365 * 24 * time.Hour
 
 // parseTimeout reads a blocking command's timeout in seconds as Redis 7.2
 // reads it (getTimeoutFromObjectOrReply): an x87 long double (strtold's
-// syntax, string2ld's rules), times 1000; above 2^63-1 (inf included) it
-// is "timeout is out of range", else rounded up to whole milliseconds and
-// converted to a 64-bit integer, where anything below range becomes the
-// most negative one: "timeout is negative". A deadline past 2^63-1 ms
-// since the epoch is out of range too (timeoutPastEnd). Zero means no
-// timeout.
+// syntax, string2ld's rules), times 1000; past the largest 64-bit integer
+// (inf included) it is out of range, else it is rounded up to whole
+// milliseconds and converted to a 64-bit integer (-inf, and anything
+// below the range, becoming the most negative one: "timeout is
+// negative"). A deadline past the largest 64-bit Unix time in
+// milliseconds is out of range too. Zero means no timeout.
 func (rc *conn) parseTimeout(arg []byte) (time.Duration, bool) {
 	var z big.Float
 	if !parseLongDouble(&z, arg) {
@@ -656,6 +711,13 @@ func (rc *conn) parseTimeout(arg []byte) (time.Duration, bool) {
 			ms = i.Int64()
 		}
 	}
+	return rc.blockTimeout(ms)
+}
+
+// blockTimeout checks a timeout of ms milliseconds as Redis 7.2 does once
+// it has it: negative is an error, and so is a deadline (now + ms) past
+// the largest 64-bit integer.
+func (rc *conn) blockTimeout(ms int64) (time.Duration, bool) {
 	if ms < 0 {
 		rc.w.Error(errTimeoutNegative)
 		return 0, false

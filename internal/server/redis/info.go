@@ -98,7 +98,9 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		trkClients, _, _, _ := rc.p.tracking.info()
 		field("tracking_clients", trkClients)
 		field("clients_in_timeout_table", p.blocked.timed.Load())
-		field("total_blocking_keys", p.blocked.keyCount())
+		keys, onNoKey := p.blocked.keyCount()
+		field("total_blocking_keys", keys)
+		field("total_blocking_keys_on_nokey", onNoKey)
 	case "memory":
 		st := rc.st.Stats()
 		var ms runtime.MemStats

@@ -7,7 +7,7 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// Keyspace notifications (Redis 7.0's notify.c): with
+// Keyspace notifications (Redis 7.2's notify.c): with
 // notify-keyspace-events set, every change a command makes to a key is
 // published on __keyspace@<db>__:<key> (the message is the event's name) and
 // on __keyevent@<db>__:<event> (the message is the key), through the pub/sub

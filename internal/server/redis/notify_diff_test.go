@@ -1,6 +1,6 @@
 package redis
 
-// Keyspace notifications against a real redis-server 7.0: for each
+// Keyspace notifications against a real redis-server 7.2: for each
 // session, a RESP2 and a RESP3 subscriber on PSUBSCRIBE __key*__:* watch
 // a writer run the session's commands with notify-keyspace-events set,
 // and the messages they read must be Redis's, byte for byte and in order.

@@ -111,6 +111,7 @@ func New(srv *server.Server) *Protocol {
 	srv.SetKeyEventSink(p.publishKeyEvent)
 	p.tracking.init()
 	srv.SetTrackingSink(p.invalidate)                   // tracking.go
+	srv.SetRemovalSink(p.removed)                       // blocking.go
 	srv.ACL().SetChannelsHook(p.killRevokedSubscribers) // acl.go
 	return p
 }

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// The stream commands (Redis 7.0's t_stream.c) over the store's stream
+// The stream commands (Redis 7.2's t_stream.c) over the store's stream
 // (internal/store/stream.go): XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM,
 // XSETID, XREAD and XREADGROUP here; the consumer groups' XGROUP, XACK,
 // XPENDING, XCLAIM, XAUTOCLAIM and XINFO in stream_group.go. Each command
@@ -46,7 +47,7 @@ func streamCommands() []respCommand {
 	}
 }
 
-// Errors of the stream commands, as Redis 7.0 words them.
+// Errors of the stream commands, as Redis 7.2 words them.
 const (
 	errStreamID      = "ERR Invalid stream ID specified as stream command argument"
 	errXAddSmaller   = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
@@ -544,8 +545,10 @@ func cmdXSetID(rc *conn, argv [][]byte) {
 			msg = "ERR no such key"
 			return nil
 		}
-		if added != nil && st.Len() > *added {
-			msg = "ERR The entries_added specified in XSETID is smaller than the target stream length"
+		// Redis 7.2 checks the stream's own max_deleted_entry_id first,
+		// then the top item, then entries_added.
+		if id.Less(st.MaxDeletedID()) {
+			msg = "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id"
 			return nil
 		}
 		if st.Len() > 0 {
@@ -553,6 +556,10 @@ func cmdXSetID(rc *conn, argv [][]byte) {
 				msg = "ERR The ID specified in XSETID is smaller than the target stream top item"
 				return nil
 			}
+		}
+		if added != nil && st.Len() > *added {
+			msg = "ERR The entries_added specified in XSETID is smaller than the target stream length"
+			return nil
 		}
 		st.SetID(id, added, maxDel)
 		propagate(&st, "XSETID", argv[1], argv[2:]...)
@@ -611,7 +618,7 @@ func cmdXRead(rc *conn, argv [][]byte) {
 		switch {
 		case argIs(o, "block") && more > 0:
 			if rc.script != nil && rc.w == rc.script.w {
-				rc.w.Error("ERR " + name + " command is not allowed with BLOCK option from scripts")
+				rc.w.Error("ERR " + string(argv[0]) + " command is not allowed with BLOCK option from scripts")
 				return
 			}
 			i++
@@ -620,17 +627,8 @@ func cmdXRead(rc *conn, argv [][]byte) {
 				rc.w.Error("ERR timeout is not an integer or out of range")
 				return
 			}
-			if ms < 0 {
-				rc.w.Error(errTimeoutNegative)
+			if timeout, ok = rc.blockTimeout(ms); !ok {
 				return
-			}
-			if timeoutPastEnd(ms) {
-				rc.w.Error(errTimeoutRange)
-				return
-			}
-			timeout = time.Duration(ms) * time.Millisecond
-			if ms > int64(maxBlockTimeout/time.Millisecond) {
-				timeout = 0
 			}
 		case argIs(o, "count") && more > 0:
 			i++
@@ -642,7 +640,12 @@ func cmdXRead(rc *conn, argv [][]byte) {
 		case argIs(o, "streams") && more > 0:
 			streamsAt = i + 1
 			if (len(argv)-streamsAt)%2 != 0 {
-				rc.w.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+				// Redis 7.2 names the command and, for XREADGROUP, '>'.
+				id := "$"
+				if xgroup {
+					id = ">"
+				}
+				rc.w.Error("ERR Unbalanced '" + name + "' list of streams: for each stream key an ID or '" + id + "' must be specified.")
 				return
 			}
 			i = len(argv)
@@ -921,154 +924,116 @@ func copyFields(fv [][]byte) [][]byte {
 
 // xreadNow serves the call from what the streams hold now, into res.
 func (rc *conn) xreadNow(c *xreadCall, res *streamResult) error {
+	now := rc.nowMilli()
 	for j, key := range c.keys {
-		if _, err := xreadKey(rc.st, c, j, key, res, nil, nil, rc.nowMilli()); err != nil {
+		var st store.Stream
+		fn := func() error {
+			xreadFrom(&st, c, j, key, res, now)
+			return nil
+		}
+		var err error
+		if c.group != nil {
+			err = rc.st.UpdateStream(key, &st, fn)
+		} else {
+			err = rc.st.ViewStream(key, &st, fn)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// xreadKey reads key for call c (its j-th key) into res if it has
-// entries after the call's ID; claim, when set, must agree before
-// anything is read (a blocked waiter). It reports whether it read.
-func xreadKey(st0 *store.Store, c *xreadCall, j int, key []byte, res *streamResult, claim, gone func() bool, now int64) (bool, error) {
-	var st store.Stream
-	read := false
+// xreadFrom reads st, the stream under key (open for writing for
+// XREADGROUP), for call c's j-th key into res, and reports whether it
+// read: XREAD the entries after its ID; XREADGROUP makes its consumer
+// and marks it seen (Redis 7.2 does so whether or not there is anything
+// to read), then reads the consumer's history after its ID or, for ">",
+// the entries after the group's last ID, delivering them.
+func xreadFrom(st *store.Stream, c *xreadCall, j int, key []byte, res *streamResult, now int64) bool {
+	if !st.Exists() {
+		return false
+	}
 	after := c.ids[j]
-	fn := func() error {
-		if !st.Exists() {
-			return nil
+	if c.group == nil {
+		if last, ok := st.Edge(true); !ok || !after.Less(last) {
+			return false
 		}
-		if c.group == nil {
-			// Served now when an entry is after the ID; a waiter when
-			// the stream's last ID is (an XADD trimmed to nothing
-			// serves it an empty list), as Redis 7.0 does.
-			last, ok := st.LastID(), true
-			if claim == nil {
-				last, ok = st.Edge(true)
-			}
-			if !ok || !after.Less(last) {
-				return nil
-			}
-			if claim != nil && !claim() {
-				return nil
-			}
-			read = true
-			start, _ := after.Next()
-			var es []streamEntry
-			st.Range(start, store.MaxStreamID, false, func(id store.StreamID, fv [][]byte) bool {
-				es = append(es, streamEntry{id: id, fv: copyFields(fv)})
-				return c.count == 0 || int64(len(es)) < c.count
-			})
-			res.keys = append(res.keys, key)
-			res.entries = append(res.entries, es)
-			return nil
-		}
-		g := st.Group(c.group)
-		if g == nil {
-			if gone != nil && gone() || claim != nil && claim() {
-				read = true
-				res.errMsg = "NOGROUP the consumer group this client was blocked on no longer exists"
-			}
-			return nil
-		}
-		history := after != store.MaxStreamID
-		var cons *store.StreamCGConsumer
-		consumer := func() {
-			var created bool
-			cons, created = groupConsumer(&st, key, g, c.consumer, now)
-			if created {
-				res.created = append(res.created, key)
-			}
-		}
-		if claim == nil {
-			// Served now: Redis 7.2 makes the consumer and marks it
-			// seen even when there is nothing to read (and the call
-			// blocks or answers nil); a waiter's is when it is served.
-			consumer()
-		}
-		if !history {
-			last, ok := st.LastID(), true
-			if claim == nil {
-				last, ok = st.Edge(true)
-			}
-			if !ok || !g.LastID().Less(last) {
-				return nil
-			}
-		}
-		if claim != nil && !claim() {
-			return nil
-		}
-		read = true
-		if claim != nil {
-			consumer()
-		}
+		start, _ := after.Next()
 		var es []streamEntry
-		if history {
-			var ids []store.StreamID
-			if from, ok := after.Next(); ok { // after the ID given, as Redis's streamIncrID
-				cons.PendingFrom(from, func(id store.StreamID) bool {
-					if c.count > 0 && int64(len(ids)) >= c.count {
-						return false
-					}
-					ids = append(ids, id)
-					return true
-				})
-			}
-			for _, id := range ids {
-				e := streamEntry{id: id, deleted: true}
-				st.Range(id, id, false, func(_ store.StreamID, fv [][]byte) bool {
-					e.fv, e.deleted = copyFields(fv), false
-					return false
-				})
-				es = append(es, e)
-			}
-			for _, e := range es {
-				if !e.deleted {
-					st.Redeliver(g, e.id, now)
-					propagateClaim(&st, key, g, e.id)
-				}
-			}
-			st.Touch()
-		} else {
-			start, _ := g.LastID().Next()
-			st.Range(start, store.MaxStreamID, false, func(id store.StreamID, fv [][]byte) bool {
-				es = append(es, streamEntry{id: id, fv: copyFields(fv)})
-				return c.count == 0 || int64(len(es)) < c.count
-			})
-			for _, e := range es {
-				st.Advance(g, e.id)
-				if !c.noack {
-					st.Deliver(g, cons, e.id, now)
-					propagateClaim(&st, key, g, e.id)
-				}
-			}
-			if len(es) > 0 && !c.noack {
-				cons.Active(now) // as in Redis 7.2: only entries put in its PEL
-			}
-			if len(es) > 0 {
-				propagateGroupID(&st, key, g)
-			}
-			st.Touch()
-		}
+		st.Range(start, store.MaxStreamID, false, func(id store.StreamID, fv [][]byte) bool {
+			es = append(es, streamEntry{id: id, fv: copyFields(fv)})
+			return c.count == 0 || int64(len(es)) < c.count
+		})
 		res.keys = append(res.keys, key)
 		res.entries = append(res.entries, es)
-		return nil
+		return true
 	}
-	var err error
-	if c.group != nil {
-		err = st0.UpdateStream(key, &st, fn)
+	g := st.Group(c.group)
+	if g == nil {
+		return false
+	}
+	cons, created := groupConsumer(st, key, g, c.consumer, now)
+	if created {
+		res.created = append(res.created, key)
+	}
+	history := after != store.MaxStreamID
+	if !history {
+		if last, ok := st.Edge(true); !ok || !g.LastID().Less(last) {
+			return false
+		}
+	}
+	var es []streamEntry
+	if history {
+		var ids []store.StreamID
+		if from, ok := after.Next(); ok { // after the ID given, as Redis's streamIncrID
+			cons.PendingFrom(from, func(id store.StreamID) bool {
+				if c.count > 0 && int64(len(ids)) >= c.count {
+					return false
+				}
+				ids = append(ids, id)
+				return true
+			})
+		}
+		for _, id := range ids {
+			e := streamEntry{id: id, deleted: true}
+			st.Range(id, id, false, func(_ store.StreamID, fv [][]byte) bool {
+				e.fv, e.deleted = copyFields(fv), false
+				return false
+			})
+			es = append(es, e)
+		}
+		for _, e := range es {
+			if !e.deleted {
+				st.Redeliver(g, e.id, now)
+				propagateClaim(st, key, g, e.id)
+			}
+		}
+		st.Touch()
 	} else {
-		err = st0.ViewStream(key, &st, fn)
+		start, _ := g.LastID().Next()
+		st.Range(start, store.MaxStreamID, false, func(id store.StreamID, fv [][]byte) bool {
+			es = append(es, streamEntry{id: id, fv: copyFields(fv)})
+			return c.count == 0 || int64(len(es)) < c.count
+		})
+		for _, e := range es {
+			st.Advance(g, e.id)
+			if !c.noack {
+				st.Deliver(g, cons, e.id, now)
+				propagateClaim(st, key, g, e.id)
+			}
+		}
+		if len(es) > 0 && !c.noack {
+			cons.Active(now) // as in Redis 7.2: only entries put in its PEL
+		}
+		if len(es) > 0 {
+			propagateGroupID(st, key, g)
+		}
+		st.Touch()
 	}
-	if gone != nil && c.group != nil && (err != nil || !st.Exists()) && !read && (gone() || claim()) {
-		// A group reader whose stream was deleted or replaced: Redis
-		// unblocks it with an error (an XREAD waits on).
-		read, err = true, nil
-		res.errMsg = "UNBLOCKED the stream key no longer exists"
-	}
-	return read, err
+	res.keys = append(res.keys, key)
+	res.entries = append(res.entries, es)
+	return true
 }
 
 // wakeStreamReaders serves the stream waiters of every key, after a
@@ -1138,13 +1103,14 @@ func (rc *conn) blockStream(name string, c *xreadCall, timeout time.Duration) {
 	for i, k := range c.keys {
 		xc.keys[i] = bytes.Clone(k)
 	}
-	if xc.count == 0 {
-		xc.count = 1000 // Redis's XREAD_BLOCKED_DEFAULT_COUNT
-	}
 	xc.ids = append([]store.StreamID(nil), c.ids...)
 	w.call.keys = xc.keys
 	w.call.stream = &xc
 	w.sw = rc.NewWaiter(name)
+	if xc.group != nil {
+		rc.p.groupReaders(1)
+		defer rc.p.groupReaders(-1)
+	}
 	rc.p.blocked.add(w)
 	for _, k := range w.call.keys {
 		rc.p.wake(k)
@@ -1164,35 +1130,113 @@ func (rc *conn) blockStream(name string, c *xreadCall, timeout time.Duration) {
 	}
 }
 
-// serveStream serves a blocked XREAD or XREADGROUP from key, if key now
-// has entries for it; served reports that w was claimed and its result
-// filled in.
+// serveStream runs a blocked XREAD or XREADGROUP again after a write to
+// key, one of its keys, as Redis 7.2 reprocesses a blocked command when
+// one of its keys is signalled ready, and reports whether w was claimed
+// and its result filled in.
+//
+// An XADD, or a command that put a whole value under the key (added),
+// signals it; so, for XREADGROUP (which Redis unblocks on any change to
+// its key), do a key deleted or replaced and a group destroyed, which
+// are the writes that leave it an error to answer. An XREAD runs again
+// only when key holds a stream. The run is the command's, over all its
+// keys under one lock: each key's type and (XREADGROUP) group are
+// checked first, in order, an error (WRONGTYPE, NOGROUP) being the
+// reply; then the entries after each key's ID, for every key that has
+// some. With none, it waits on (its timeout unchanged), behind the
+// commands already waiting, after an XREADGROUP made its consumers and
+// marked them seen. Any other write leaves the waiters as they were.
 func (p *Protocol) serveStream(w *waiter, key []byte, added bool) (served bool) {
 	c := w.call.stream
-	j := slices.IndexFunc(c.keys, func(k []byte) bool { return bytes.Equal(k, key) })
-	if j < 0 {
+	if !slices.ContainsFunc(c.keys, func(k []byte) bool { return bytes.Equal(k, key) }) {
+		return false
+	}
+	group := c.group != nil
+	if !group && !added {
 		return false
 	}
 	res := &streamResult{}
-	claim := func() bool {
-		if !w.sw.Claim() {
-			return false
+	requeue := false
+	now := time.Now().UnixMilli()
+	err := p.st.Tx(c.keys, func(tx *store.Tx) error {
+		if !w.sw.Waiting() {
+			return nil
 		}
-		served = true
-		return true
-	}
-	gone := func() bool { return false }
-	if !added {
-		claim, gone = func() bool { return false }, claim
-	}
-	if _, err := xreadKey(p.st, c, j, key, res, claim, gone, time.Now().UnixMilli()); err != nil && served {
-		res.errMsg = "ERR " + err.Error()
+		has := false
+		for j, k := range c.keys {
+			var st store.Stream
+			err := tx.Stream(k, &st, false)
+			if errors.Is(err, store.ErrWrongType) {
+				if !group && bytes.Equal(k, key) {
+					return nil // an XREAD runs again only for a stream
+				}
+				res.errMsg = errWrongType
+				break
+			}
+			if err != nil {
+				return err
+			}
+			var last store.StreamID
+			ok := false
+			if st.Exists() {
+				last, ok = st.Edge(true)
+			}
+			switch {
+			case !group:
+				if !st.Exists() && bytes.Equal(k, key) {
+					tx.DoneStream(&st)
+					return nil
+				}
+				has = has || ok && c.ids[j].Less(last)
+			case !st.Exists() || st.Group(c.group) == nil:
+				res.errMsg = "NOGROUP No such key '" + string(userKey(k)) + "' or consumer group '" + string(c.group) + "' in XREADGROUP with GROUP option"
+			default:
+				has = has || ok && st.Group(c.group).LastID().Less(last)
+			}
+			tx.DoneStream(&st)
+			if res.errMsg != "" {
+				break
+			}
+		}
+		switch {
+		case res.errMsg != "":
+			served = w.sw.Claim()
+			return nil
+		case !added:
+			return nil
+		case has:
+			if served = w.sw.Claim(); !served {
+				return nil
+			}
+		case !group:
+			requeue = true
+			return nil
+		default:
+			requeue = true // XREADGROUP makes and marks its consumers
+		}
+		for j, k := range c.keys {
+			var st store.Stream
+			if err := tx.Stream(k, &st, group); err != nil {
+				return err
+			}
+			xreadFrom(&st, c, j, k, res, now)
+			tx.DoneStream(&st)
+		}
+		if !served {
+			res.keys, res.entries = nil, nil
+		}
+		return nil
+	})
+	if err != nil && served {
+		res.keys, res.entries, res.errMsg = nil, nil, "ERR "+err.Error()
 	}
 	for _, k := range res.created {
 		p.srv.KeyEvent(server.EventStream, "xgroup-createconsumer", k)
 	}
 	if served {
 		w.res.stream = res
+	} else if requeue {
+		p.blocked.requeue(w)
 	}
 	return served
 }

@@ -1,14 +1,17 @@
 package redis
 
-// Blocking XREAD and XREADGROUP against redis-server 7.0.15: scenarios
+// Blocking XREAD and XREADGROUP against redis-server 7.2.4: scenarios
 // over several connections (blocking_diff_test.go's runner: "wait N"
 // polls INFO clients until N clients are blocked, so the order of events
 // is certain without sleeping), every reply compared byte for byte.
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minikv/minikv/internal/server/servertest"
 )
 
 var streamBlockingScenarios = []blockingScenario{
@@ -68,9 +71,39 @@ var streamBlockingScenarios = []blockingScenario{
 		"1 XREAD BLOCK 0 STREAMS xb13:s $", "wait 1", "2 XADD xb13:o 5-1 a 1", "2 ?", "2 SET xb13:s str", "2 ?", "wait 1", "2 DEL xb13:s", "2 ?",
 		"wait 1", "2 XADD xb13:s 1-1 a 1", "2 ?", "1 ?",
 		"1 XREAD BLOCK 0 STREAMS xb13:s $", "wait 1", "2 DEL xb13:s", "2 ?", "wait 1", "2 RENAME xb13:o xb13:s", "2 ?", "1 ?"}},
+	// Redis 7.2 runs the command again, which finds nothing after its ID
+	// (7.0 answered an empty list): the waiter waits on, for the next;
+	// an XREADGROUP run again makes its consumer anew (deleted while it
+	// waited: XGROUP DELCONSUMER runs nothing again).
 	{"an xadd trimmed to nothing", []string{
-		"2 XADD xb14:s 1-1 a 1", "2 ?", "1 XREAD BLOCK 0 STREAMS xb14:s $", "wait 1", "2 XADD xb14:s MAXLEN 0 2-1 a 2", "2 ?", "1 ?",
-		"2 XGROUP CREATE xb14:s g $", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb14:s >", "wait 1", "2 XADD xb14:s MAXLEN 0 3-1 a 3", "2 ?", "1 ?"}},
+		"2 XADD xb14:s 1-1 a 1", "2 ?", "1 XREAD BLOCK 0 STREAMS xb14:s $", "wait 1", "2 XADD xb14:s MAXLEN 0 2-1 a 2", "2 ?", "wait 1",
+		"2 XADD xb14:s 3-1 a 3", "2 ?", "1 ?",
+		"2 XGROUP CREATE xb14:s g $", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb14:s >", "wait 1",
+		"2 XGROUP DELCONSUMER xb14:s g c", "2 ?", "wait 1", "2 XINFO GROUPS xb14:s", "2 ?", "2 XADD xb14:s MAXLEN 0 4-1 a 4", "2 ?",
+		"wait 1", "2 XINFO GROUPS xb14:s", "2 ?", "2 XADD xb14:s 5-1 a 5", "2 ?", "1 ?",
+		"1 ID", "1 XREAD BLOCK 0 COUNT 1 STREAMS xb14:s $", "wait 1", "2 XADD xb14:s MAXLEN 0 6-1 a 6", "2 ?", "wait 1", "2 CLIENT UNBLOCK %1", "2 ?", "1 ?"}},
+	// Redis 7.2 runs the command again over all its keys: what an EXEC
+	// added to several is read at once (7.0 served the first key only),
+	// and a key of another type is an error.
+	{"the run again reads every key", []string{
+		"1 XREAD BLOCK 0 STREAMS xb19:a xb19:b $ $", "wait 1", "2 MULTI", "2 ?", "2 XADD xb19:b 1-1 b 1", "2 ?", "2 XADD xb19:a 1-1 a 1", "2 ?",
+		"2 EXEC", "2 ?", "1 ?",
+		"2 XGROUP CREATE xb19:a g $", "2 ?", "2 XGROUP CREATE xb19:b g $", "2 ?",
+		"1 XREADGROUP GROUP g c BLOCK 0 COUNT 1 STREAMS xb19:a xb19:b > >", "wait 1", "2 MULTI", "2 ?", "2 XADD xb19:b 2-1 b 2", "2 ?",
+		"2 XADD xb19:a 2-1 a 2", "2 ?", "2 XADD xb19:a 3-1 a 3", "2 ?", "2 EXEC", "2 ?", "1 ?",
+		"1 XREAD BLOCK 0 STREAMS xb19:a xb19:c $ $", "wait 1", "2 SET xb19:c x", "2 ?", "wait 1", "2 XADD xb19:a 4-1 a 4", "2 ?", "1 ?",
+		"2 XGROUP SETID xb19:a g $", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb19:a xb19:b > >", "wait 1", "2 DEL xb19:b", "2 ?", "1 ?",
+		"1 XREAD BLOCK 0 STREAMS xb19:a $", "wait 1", "2 MULTI", "2 ?", "2 DEL xb19:a", "2 ?", "2 XADD xb19:a 1-1 a 1", "2 ?", "2 EXEC", "2 ?", "wait 1",
+		"2 XADD xb19:a 9-1 a 9", "2 ?", "1 ?"}},
+	// The reply has every entry, not the 1000 Redis 7.0 gave a blocked
+	// XREAD without COUNT.
+	{"a blocked read without count", append([]string{"1 XREAD BLOCK 0 STREAMS xb20:s $", "wait 1", "2 MULTI", "2 ?"},
+		append(func() (s []string) {
+			for i := 1; i <= 1100; i++ {
+				s = append(s, "2 XADD xb20:s "+strconv.Itoa(i)+"-1 f v", "2 ?")
+			}
+			return s
+		}(), "2 EXEC", "2 ?", "1 ?")...)},
 	{"writes that add nothing leave waiters blocked", []string{
 		"2 XADD xb15:s 1-1 a 1", "2 ?", "2 XGROUP CREATE xb15:s g $", "2 ?",
 		"1 XREAD BLOCK 0 STREAMS xb15:s $", "wait 1", "3 XREADGROUP GROUP g c BLOCK 0 STREAMS xb15:s >", "wait 2",
@@ -86,10 +119,9 @@ var streamBlockingScenarios = []blockingScenario{
 		"1 HELLO 3", "1 skip", "1 XREAD BLOCK 0 STREAMS xb17:a xb17:b $ $", "wait 1", "2 XADD xb17:b 1-1 a 1", "2 ?", "1 ?",
 		"2 XGROUP CREATE xb17:a g $ MKSTREAM", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb17:a >", "wait 1", "2 XADD xb17:a 1-1 a 1", "2 ?", "1 ?",
 		"2 XGROUP CREATE xb17:x g $ MKSTREAM", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb17:x >", "wait 1", "2 DEL xb17:x", "2 ?", "1 ?"}},
-	// The consumer made first: Redis 7.2 and MiniKV make it when the
-	// read blocks, 7.0 does not (the 7.2 case is in
-	// stream72BlockingScenarios, against valkey-server).
-	{"a waiter that disconnects", []string{
+	// The consumer made first (stream72BlockingScenarios has the case
+	// where the blocked read makes it, as Redis 7.2 does).
+	{"a waiter that disconnects, its consumer made before", []string{
 		"2 XGROUP CREATE xb18:s g $ MKSTREAM", "2 ?", "2 XGROUP CREATECONSUMER xb18:s g c", "2 ?", "1 XREADGROUP GROUP g c BLOCK 0 STREAMS xb18:s >", "wait 1", "1 close", "wait 0",
 		"2 XADD xb18:s 1-1 a 1", "2 ?", "2 XPENDING xb18:s g", "2 ?", "2 XINFO GROUPS xb18:s", "2 ?"}},
 }
@@ -137,6 +169,88 @@ func TestStreamBlockTimeout(t *testing.T) {
 		}
 		if d := time.Since(start); d < 150*time.Millisecond || d > 4*time.Second {
 			t.Errorf("%q returned after %v, want 150 ms", args, d)
+		}
+	}
+}
+
+// TestStreamBlockedGroupKeyExpires: a stream whose XREADGROUP reader
+// waits expires, found by a lookup (EXISTS) or by the server's own sweep;
+// the reader is answered as after a DEL: -NOGROUP (Redis 7.2 runs the
+// read again), on redis-server and on MiniKV alike.
+func TestStreamBlockedGroupKeyExpires(t *testing.T) {
+	for _, srv := range []struct{ name, addr string }{{"redis", startRedisServer(t)}, {"minikv", streamPeer(t)}} {
+		for _, lazy := range []bool{true, false} {
+			reader, other := dialRESP(t, srv.addr), dialRESP(t, srv.addr)
+			key := "xe:lazy"
+			if !lazy {
+				key = "xe:swept"
+			}
+			other.Expect(mb("XGROUP", "CREATE", key, "g", "$", "MKSTREAM"), "+OK\r\n")
+			reader.Send(mb("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", key, ">"))
+			waitFor(t, srv.name+": the reader blocked", func() bool {
+				return strings.Contains(other.Do("INFO", "clients"), "\r\nblocked_clients:1\r\n")
+			})
+			expired := func() string {
+				info := other.Do("INFO", "stats")
+				i := strings.Index(info, "expired_keys:")
+				if i < 0 {
+					t.Fatalf("%s: INFO stats without expired_keys", srv.name)
+				}
+				return info[i : i+strings.Index(info[i:], "\r\n")]
+			}
+			before := expired()
+			other.Expect(mb("PEXPIRE", key, "1"), ":1\r\n")
+			if lazy {
+				waitFor(t, srv.name+": the key expired", func() bool { return other.Do("EXISTS", key) == ":0\r\n" })
+			} else {
+				waitFor(t, srv.name+": the key swept", func() bool { return expired() != before })
+			}
+			want := "-NOGROUP No such key '" + key + "' or consumer group 'g' in XREADGROUP with GROUP option\r\n"
+			if got := reader.Reply(); got != want {
+				t.Errorf("%s, lazy %v: the reader got %q, want %q", srv.name, lazy, got, want)
+			}
+		}
+	}
+}
+
+// TestStreamBlockingKeysInfo: INFO clients counts the keys commands wait
+// on (total_blocking_keys) and, as Redis 7.2 does, those an XREADGROUP
+// waits on (total_blocking_keys_on_nokey), on redis-server and MiniKV.
+func TestStreamBlockingKeysInfo(t *testing.T) {
+	for _, srv := range []struct{ name, addr string }{{"redis", startRedisServer(t)}, {"minikv", streamPeer(t)}} {
+		ctl := dialRESP(t, srv.addr)
+		counts := func() string {
+			var out []string
+			for _, l := range strings.Split(ctl.Do("INFO", "clients"), "\r\n") {
+				if strings.HasPrefix(l, "blocked_clients:") || strings.HasPrefix(l, "total_blocking_keys") {
+					out = append(out, l)
+				}
+			}
+			return strings.Join(out, " ")
+		}
+		ctl.Expect(mb("XGROUP", "CREATE", "xk:a", "g", "$", "MKSTREAM"), "+OK\r\n")
+		ctl.Expect(mb("XGROUP", "CREATE", "xk:b", "g", "$", "MKSTREAM"), "+OK\r\n")
+		var readers []*servertest.RESPClient
+		for i, cmd := range []string{
+			mb("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "xk:a", "xk:b", ">", ">"),
+			mb("XREAD", "BLOCK", "0", "STREAMS", "xk:c", "xk:a", "$", "$"),
+			mb("BLPOP", "xk:l", "0"),
+		} {
+			r := dialRESP(t, srv.addr)
+			r.Send(cmd)
+			readers = append(readers, r)
+			waitFor(t, srv.name+": a reader blocked", func() bool { return strings.HasPrefix(counts(), "blocked_clients:"+strconv.Itoa(i+1)+" ") })
+		}
+		if got, want := counts(), "blocked_clients:3 total_blocking_keys:4 total_blocking_keys_on_nokey:2"; got != want {
+			t.Errorf("%s: INFO clients: %s, want %s", srv.name, got, want)
+		}
+		ctl.Expect(mb("DEL", "xk:b"), ":1\r\n")
+		if got := readers[0].Reply(); !strings.HasPrefix(got, "-NOGROUP") {
+			t.Errorf("%s: the group reader got %q", srv.name, got)
+		}
+		waitFor(t, srv.name+": the group reader gone", func() bool { return strings.HasPrefix(counts(), "blocked_clients:2 ") })
+		if got, want := counts(), "blocked_clients:2 total_blocking_keys:3 total_blocking_keys_on_nokey:0"; got != want {
+			t.Errorf("%s: INFO clients: %s, want %s", srv.name, got, want)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/minikv/minikv/internal/store"
 )
 
-// The consumer group commands of Redis 7.0's t_stream.c: XGROUP, XACK,
+// The consumer group commands of Redis 7.2's t_stream.c: XGROUP, XACK,
 // XPENDING, XCLAIM, XAUTOCLAIM, and XINFO.
 
 func keyAt2(c *respCommand) *respCommand {
