@@ -44,12 +44,6 @@ deps:
 	command -v node >/dev/null 2>&1 || pkgs="$$pkgs nodejs"; \
 	command -v npm >/dev/null 2>&1 || pkgs="$$pkgs npm"; \
 	[ -z "$$pkgs" ] || { $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; }
-	@# valkey-server 8.0 (redis_version 7.2.4): the peer of the Redis 7.2 tests.
-	@# Debian 12 has it in bookworm-backports.
-	@command -v valkey-server >/dev/null 2>&1 || { \
-		if grep -q '^VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null && ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d; then \
-			echo 'deb http://deb.debian.org/debian bookworm-backports main' | $(SUDO) tee /etc/apt/sources.list.d/minikv-backports.list >/dev/null; fi; \
-		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valkey-server; }
 	@# Redis 7.2.4, the differential tests' peer (Debian 12 has 7.0.15).
 	bash scripts/redis72.sh
 	$(PYTHON) -m pip install -q -r tests/python/requirements.txt

@@ -462,8 +462,8 @@ func startRedisServer(t *testing.T, extra ...string) string {
 	return startPeerServer(t, "redis-server", extra...)
 }
 
-// startPeerServer starts bin (redis-server, or valkey-server, which takes
-// the same flags) on a free port as startRedisServer does.
+// startPeerServer starts bin (redis-server, or another server taking its
+// flags) on a free port as startRedisServer does.
 func startPeerServer(t *testing.T, bin string, extra ...string) string {
 	t.Helper()
 	path, err := exec.LookPath(bin)

@@ -22,12 +22,6 @@ import (
 // SETINFO, CLIENT NO-TOUCH, CLUSTER MYSHARDID), compared byte for byte
 // with redis-server 7.2.4.
 
-// startValkeyServer starts valkey-server 8.0.1.
-func startValkeyServer(t *testing.T, extra ...string) string {
-	t.Helper()
-	return startPeerServer(t, "valkey-server", extra...)
-}
-
 var redis72Sessions = inRESP2And3([]respSession{
 	// Scores print in Redis 7.2's shortest form (dtoa.AppendDouble72).
 	{name: "zrank withscore", in: mb("ZADD", "r72:z", "1.5", "a", "2", "b", "0.25", "c") +

@@ -1,8 +1,7 @@
 package redis
 
-// Redis 7.2's consumer times (redis PR #11099) against redis-server 7.2.4
-// (they were held to valkey-server 8.0.1, a fork of Redis 7.2.4, while
-// the tests' redis-server was 7.0.15): a consumer's seen-time (its last
+// Redis 7.2's consumer times (redis PR #11099) against redis-server 7.2.4:
+// a consumer's seen-time (its last
 // attempted interaction: XREADGROUP, XCLAIM, XAUTOCLAIM) and active-time
 // (its last successful one: entries read into its PEL, entries claimed;
 // -1 until then), XINFO CONSUMERS' idle and inactive, XINFO STREAM FULL's
@@ -349,14 +348,14 @@ func TestStream72BlockingDifferential(t *testing.T) {
 	}
 }
 
-// TestStream72RestoreFromValkey: a stream valkey-server DUMPs (type 21,
-// RDB version 11) RESTOREs into MiniKV with its consumers' times: XINFO
-// STREAM FULL then says exactly what valkey-server says of the same
+// TestStream72RestoreFromRedis: a stream redis-server 7.2 DUMPs (type
+// 21, RDB version 11) RESTOREs into MiniKV with its consumers' times:
+// XINFO STREAM FULL then says exactly what redis-server says of the same
 // payload restored (seen-time and active-time, -1 among them, unmasked);
-// MiniKV's own DUMP of it is type 21 (version 11, as Redis 7.2 writes
-// it), the very bytes valkey-server sent, with the active times.
-func TestStream72RestoreFromValkey(t *testing.T) {
-	ref := startValkeyServer(t)
+// MiniKV's own DUMP of it is the very bytes redis-server sent, with the
+// active times.
+func TestStream72RestoreFromRedis(t *testing.T) {
+	ref := startRedisServer(t)
 	peer := streamPeer(t)
 	vc := goredis.NewClient(&goredis.Options{Addr: ref, Protocol: 2})
 	mc := goredis.NewClient(&goredis.Options{Addr: peer, Protocol: 2})
@@ -364,7 +363,7 @@ func TestStream72RestoreFromValkey(t *testing.T) {
 	ctx := context.Background()
 	for _, cmd := range streamDumpCmds() {
 		if err := vc.Do(ctx, cmd...).Err(); err != nil {
-			t.Fatalf("valkey %v: %v", cmd, err)
+			t.Fatalf("redis %v: %v", cmd, err)
 		}
 	}
 	full := func(c *goredis.Client, key string) string {
@@ -381,21 +380,21 @@ func TestStream72RestoreFromValkey(t *testing.T) {
 			t.Fatal(err)
 		}
 		if p[0] != 21 {
-			t.Fatalf("%s: valkey-server DUMPs type %d", k, p[0])
+			t.Fatalf("%s: redis-server DUMPs type %d", k, p[0])
 		}
 		for _, c := range []*goredis.Client{vc, mc} {
 			if err := c.Restore(ctx, "r:"+k, 0, p).Err(); err != nil {
-				t.Fatalf("RESTORE of valkey's %s: %v", k, err)
+				t.Fatalf("RESTORE of redis-server's %s: %v", k, err)
 			}
 		}
 		want := full(vc, "r:"+k)
 		if got := full(mc, "r:"+k); got != want {
-			t.Errorf("%s: XINFO STREAM FULL after RESTORE:\nminikv %.2000s\nvalkey %.2000s", k, got, want)
+			t.Errorf("%s: XINFO STREAM FULL after RESTORE:\nminikv %.2000s\nredis  %.2000s", k, got, want)
 		}
 		never += strings.Count(want, "active-time -1")
 		mp, err := mc.Dump(ctx, "r:"+k).Result()
 		if err != nil || mp != p {
-			t.Fatalf("%s: MiniKV's DUMP (%v)\nminikv %q\nvalkey %q", k, err, mp, p)
+			t.Fatalf("%s: MiniKV's DUMP (%v)\nminikv %q\nredis  %q", k, err, mp, p)
 		}
 	}
 	if never == 0 {
