@@ -319,28 +319,38 @@ func cmdHRandField(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
+	var copied [][2][]byte // a big reply with repetition: written after the view (randreply.go)
+	k := 0
+	pair := func(f, v []byte) {
+		if withValues && rc.w.RESP3() {
+			rc.w.Array(2)
+		}
+		rc.w.Bulk(f)
+		if withValues {
+			rc.w.Bulk(v)
+		}
+	}
+	header := func(k int) {
+		if withValues && !rc.w.RESP3() {
+			k *= 2
+		}
+		rc.w.Array(k)
+	}
 	rc.storeErrorIf(rc.st.ViewHash(argv[1], &h, func() error {
 		n := h.Len()
-		pair := func(f, v []byte) {
-			if withValues && rc.w.RESP3() {
-				rc.w.Array(2)
-			}
-			rc.w.Bulk(f)
-			if withValues {
-				rc.w.Bulk(v)
-			}
-		}
-		header := func(k int) {
-			if withValues && !rc.w.RESP3() {
-				k *= 2
-			}
-			rc.w.Array(k)
-		}
 		switch {
 		case n == 0 || count == 0:
 			rc.w.Array(0)
 		case count < 0:
-			k := int(min(-count, math.MaxInt32))
+			var big bool
+			if k, big = randPicks(count, n); big {
+				copied = make([][2][]byte, 0, n)
+				h.Each(func(f, v []byte) bool {
+					copied = append(copied, [2][]byte{append([]byte(nil), f...), append([]byte(nil), v...)})
+					return true
+				})
+				return nil
+			}
 			header(k)
 			for range k {
 				pair(h.Random())
@@ -364,6 +374,10 @@ func cmdHRandField(rc *conn, argv [][]byte) {
 		}
 		return nil
 	}))
+	if copied != nil {
+		header(k)
+		rc.writeRandPicks(k, len(copied), func(i int) { pair(copied[i][0], copied[i][1]) })
+	}
 }
 
 // parseRandCount reads HRANDFIELD's and ZRANDMEMBER's count [with] in

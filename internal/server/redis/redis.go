@@ -424,7 +424,7 @@ func (rc *conn) dispatch(argv [][]byte) {
 		rc.refuseWrite()
 		return
 	}
-	if rc.InLoop() && (cmd.detach && !nonBlockingRead(cmd, argv) || rc.p.srv.Paused() || rc.multi.active && cmd.name == "exec" && rc.queueNeedsGoroutine()) {
+	if rc.InLoop() && (cmd.detach && !nonBlockingRead(cmd, argv) || bigRandReply(cmd, argv) || rc.p.srv.Paused() || rc.multi.active && cmd.name == "exec" && rc.queueNeedsGoroutine()) {
 		rc.stash = argv // run by the connection's own goroutine (loop.go)
 		return
 	}

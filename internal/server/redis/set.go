@@ -272,13 +272,20 @@ func cmdSRandMember(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 		return
 	}
+	var copied [][]byte // a big reply with repetition: written after the view (randreply.go)
+	k := 0
 	rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {
 		n := st.Len()
 		switch {
 		case n == 0 || count == 0:
 			rc.w.Array(0)
 		case count < 0:
-			k := int(min(-count, math.MaxInt32))
+			var big bool
+			if k, big = randPicks(count, n); big {
+				copied = make([][]byte, 0, n)
+				st.Each(func(m []byte) bool { copied = append(copied, append([]byte(nil), m...)); return true })
+				return nil
+			}
 			rc.w.Array(k)
 			for range k {
 				rc.w.Bulk(st.Random())
@@ -313,6 +320,10 @@ func cmdSRandMember(rc *conn, argv [][]byte) {
 		}
 		return nil
 	}))
+	if copied != nil {
+		rc.w.Array(k)
+		rc.writeRandPicks(k, len(copied), func(i int) { rc.w.Bulk(copied[i]) })
+	}
 }
 
 // cmdSMove is SMOVE source destination member.

@@ -827,13 +827,27 @@ func cmdZRandMember(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
+	type scored struct {
+		m []byte
+		s float64
+	}
+	var copied []scored // a big reply with repetition: written after the view (randreply.go)
+	k := 0
 	rc.storeErrorIf(rc.st.ViewZSet(argv[1], &z, func() error {
 		n := z.Len()
 		switch {
 		case n == 0 || count == 0:
 			rc.w.Array(0)
 		case count < 0 || count == 1:
-			k := int(min(-count, math.MaxInt32))
+			var big bool
+			if k, big = randPicks(count, n); big {
+				copied = make([]scored, 0, n)
+				z.Range(0, n-1, false, func(m []byte, s float64) bool {
+					copied = append(copied, scored{append([]byte(nil), m...), s})
+					return true
+				})
+				return nil
+			}
 			if count == 1 {
 				k = 1
 			}
@@ -865,6 +879,10 @@ func cmdZRandMember(rc *conn, argv [][]byte) {
 		}
 		return nil
 	}))
+	if copied != nil {
+		rc.writeZHeader(k, withScores)
+		rc.writeRandPicks(k, len(copied), func(i int) { rc.writeZMember(copied[i].m, copied[i].s, withScores) })
+	}
 }
 
 // cmdZScan is ZSCAN key cursor [MATCH pattern] [COUNT count].

@@ -1,0 +1,64 @@
+package redis
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/minikv/minikv/internal/protocol/resp"
+)
+
+// Random picks with repetition (SRANDMEMBER, HRANDFIELD and ZRANDMEMBER
+// with a negative count) can ask for far more elements than the
+// collection holds: "SRANDMEMBER k -2147483647" on a one-member set is a
+// 2^31-element reply. Written inside the key's read view, on an event
+// loop, such a reply is built whole in memory (the loop keeps what the
+// socket does not take) while the loop serves no other connection;
+// Redis itself builds it in its output buffer until it runs out of
+// memory. MiniKV copies the collection (no more elements than the reply
+// has) under the view and writes the picks after it, from the
+// connection's own goroutine (bigRandReply sends the command there), so
+// the reply leaves as fast as the client reads it, in bounded memory,
+// and nothing else waits on it.
+
+// bigRandPicks is the number of picks above which a reply with
+// repetition is written that way.
+const bigRandPicks = 4096
+
+// bigRandReply reports whether argv is such a command with a count
+// below -bigRandPicks: dispatch runs it on the connection's goroutine.
+func bigRandReply(cmd *respCommand, argv [][]byte) bool {
+	switch cmd.name {
+	case "srandmember", "hrandfield", "zrandmember":
+	default:
+		return false
+	}
+	if len(argv) < 3 {
+		return false
+	}
+	n, ok := resp.ParseInt(argv[2])
+	return ok && n < -bigRandPicks
+}
+
+// randPicks is the number of picks a negative count asks for (at most
+// 2^31-1, as MiniKV caps it) and whether they are written from a copy
+// (n elements in the collection).
+func randPicks(count int64, n int) (k int, copied bool) {
+	k = int(min(-count, math.MaxInt32))
+	return k, k > bigRandPicks && k > n
+}
+
+// writeRandPicks writes k picks with repetition of n copied elements,
+// each written by one(i), flushing as it goes; it stops when a write
+// fails (the client went away, the server shuts down) and the
+// connection then closes.
+func (rc *conn) writeRandPicks(k, n int, one func(i int)) {
+	for j := range k {
+		one(rand.IntN(n))
+		if j%1024 == 1023 {
+			if err := rc.w.Flush(); err != nil {
+				rc.quit = true
+				return
+			}
+		}
+	}
+}
