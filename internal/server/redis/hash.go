@@ -319,6 +319,9 @@ func cmdHRandField(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
+	if rc.refuseHeldPicks(count) {
+		return
+	}
 	var copied [][2][]byte // a big reply with repetition: written after the view (randreply.go)
 	k := 0
 	pair := func(f, v []byte) {

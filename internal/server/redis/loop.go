@@ -95,7 +95,7 @@ func (rc *conn) resume() (server.Result, error) {
 // run long, inside an EXEC that has no stand-in to rescue the loop).
 func (rc *conn) queueNeedsGoroutine() bool {
 	for _, argv := range rc.multi.queue {
-		if c := rc.queuedCommand(argv); c != nil && (c.detach && !slices.Contains(c.flags, "blocking") || c.script) {
+		if c := rc.queuedCommand(argv); c != nil && (c.detach && !slices.Contains(c.flags, "blocking") || c.script || bigRandReply(c, argv)) {
 			return true
 		}
 	}

@@ -24,6 +24,24 @@ import (
 // repetition is written that way.
 const bigRandPicks = 4096
 
+// maxHeldPicks bounds the picks with repetition of a command inside
+// EXEC or a script, whose replies are kept in memory until the end
+// (EXEC's until the transaction is over, a script's for Lua): beyond
+// it the command is refused rather than let one client exhaust the
+// server's memory, as the same command does to Redis.
+const maxHeldPicks = 1 << 20
+
+// refuseHeldPicks answers the refusal of a count below -maxHeldPicks
+// inside EXEC or a script, and reports it.
+func (rc *conn) refuseHeldPicks(count int64) bool {
+	inScript := rc.script != nil && rc.w == rc.script.w
+	if count >= -maxHeldPicks || !rc.inExec() && !inScript {
+		return false
+	}
+	rc.w.Error("ERR count is out of range: at most 1048576 random picks with repetition inside MULTI or a script")
+	return true
+}
+
 // bigRandReply reports whether argv is such a command with a count
 // below -bigRandPicks: dispatch runs it on the connection's goroutine.
 func bigRandReply(cmd *respCommand, argv [][]byte) bool {

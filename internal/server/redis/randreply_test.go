@@ -25,12 +25,16 @@ func TestBigRandReplyHoldsNothing(t *testing.T) {
 	c.Do("SADD", "rr:s", "a", "b", "c")
 	c.Do("HSET", "rr:h", "f1", "v1", "f2", "v2")
 	c.Do("ZADD", "rr:z", "1.5", "m1", "2", "m2")
-	for _, cmd := range [][]string{{"SRANDMEMBER", "rr:s"}, {"HRANDFIELD", "rr:h"}, {"ZRANDMEMBER", "rr:z"}} {
+	for i, cmd := range [][]string{{"SRANDMEMBER", "rr:s"}, {"HRANDFIELD", "rr:h"}, {"ZRANDMEMBER", "rr:z"}, {"SRANDMEMBER", "rr:s"}} {
 		nc, err := net.Dial("tcp", rs.respAddr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := nc.Write([]byte(multibulk(append(cmd, "-2147483647")...))); err != nil {
+		req := multibulk(append(cmd, "-2147483647")...)
+		if i == 3 { // inside a transaction too
+			req = multibulk("MULTI") + req + multibulk("EXEC")
+		}
+		if _, err := nc.Write([]byte(req)); err != nil {
 			t.Fatal(err)
 		}
 		// The asker reads nothing; the others are served meanwhile.
@@ -38,10 +42,12 @@ func TestBigRandReplyHoldsNothing(t *testing.T) {
 			t.Errorf("%s: PING = %q", cmd[0], got)
 		}
 		var write []string
-		switch cmd[0] {
-		case "SRANDMEMBER":
+		switch {
+		case i == 3:
+			write = []string{"SADD", "rr:s", "e"}
+		case cmd[0] == "SRANDMEMBER":
 			write = []string{"SADD", "rr:s", "d"}
-		case "HRANDFIELD":
+		case cmd[0] == "HRANDFIELD":
 			write = []string{"HSET", "rr:h", "f3", "v3"}
 		default:
 			write = []string{"ZADD", "rr:z", "3", "m3"}
@@ -51,7 +57,21 @@ func TestBigRandReplyHoldsNothing(t *testing.T) {
 		}
 		nc.Close()
 	}
-	members := map[string]string{"rr:s": "a b c d", "rr:h": "f1 f2 f3", "rr:z": "m1 m2 m3"}
+	// Inside EXEC and scripts, whose replies are kept until the end,
+	// more than 2^20 picks are refused; fewer are served.
+	refusal := "-ERR count is out of range: at most 1048576 random picks with repetition inside MULTI or a script\r\n"
+	c.Do("MULTI")
+	c.Do("SRANDMEMBER", "rr:s", "-1048577")
+	if got := c.Do("EXEC"); got != "*1\r\n"+refusal {
+		t.Errorf("EXEC of SRANDMEMBER -1048577 = %q", got)
+	}
+	if got := c.Do("EVAL", "return redis.pcall('zrandmember', KEYS[1], -1048577)", "1", "rr:z"); got != refusal {
+		t.Errorf("a script's ZRANDMEMBER -1048577 = %q", got)
+	}
+	if got := c.Do("EVAL", "return #redis.call('hrandfield', KEYS[1], -5000)", "1", "rr:h"); got != ":5000\r\n" {
+		t.Errorf("a script's HRANDFIELD -5000 = %q", got)
+	}
+	members := map[string]string{"rr:s": "a b c d e", "rr:h": "f1 f2 f3", "rr:z": "m1 m2 m3"}
 	for _, cmd := range [][]string{{"SRANDMEMBER", "rr:s", "-5000"}, {"HRANDFIELD", "rr:h", "-5000"}, {"ZRANDMEMBER", "rr:z", "-5000"},
 		{"HRANDFIELD", "rr:h", "-5000", "WITHVALUES"}, {"ZRANDMEMBER", "rr:z", "-5000", "WITHSCORES"}} {
 		nc, err := net.Dial("tcp", rs.respAddr)

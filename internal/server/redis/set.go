@@ -272,6 +272,9 @@ func cmdSRandMember(rc *conn, argv [][]byte) {
 		rc.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 		return
 	}
+	if rc.refuseHeldPicks(count) {
+		return
+	}
 	var copied [][]byte // a big reply with repetition: written after the view (randreply.go)
 	k := 0
 	rc.storeErrorIf(rc.st.ViewSet(argv[1], &st, func() error {

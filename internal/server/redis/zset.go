@@ -827,6 +827,9 @@ func cmdZRandMember(rc *conn, argv [][]byte) {
 	if !ok {
 		return
 	}
+	if rc.refuseHeldPicks(count) {
+		return
+	}
 	type scored struct {
 		m []byte
 		s float64
