@@ -381,27 +381,36 @@ func runRESPSession(addr string, s respSession) respDiffResult {
 	br := bufio.NewReader(nc)
 	var res respDiffResult
 	for n := 0; ; n++ {
-		_ = nc.SetReadDeadline(time.Now().Add(diffRESPWait))
-		r, err := readRESPReply(br)
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && r == "" {
-				return res // still open, waiting for more of a request
-			}
-			res.closed = r == "" // a clean EOF (or reset) between replies
-			if !res.closed {
-				res.err = fmt.Errorf("partial reply %q: %w", r, err)
-			}
-			return res
-		}
-		if n >= s.skip {
-			res.out = append(res.out, r...)
-			res.replies = append(res.replies, r)
-		}
-		if r == "$7\r\n__end__\r\n" {
+		r, ok := res.read(nc, br, n >= s.skip)
+		if !ok || r == "$7\r\n__end__\r\n" {
 			return res
 		}
 	}
+}
+
+// read reads the next reply into res (kept unless skipped) and reports
+// whether there was one. Without one, res says why: the connection
+// closed between replies, a partial reply, or (neither) still open,
+// waiting for more of a request.
+func (res *respDiffResult) read(nc net.Conn, br *bufio.Reader, keep bool) (string, bool) {
+	_ = nc.SetReadDeadline(time.Now().Add(diffRESPWait))
+	r, err := readRESPReply(br)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && r == "" {
+			return "", false
+		}
+		res.closed = r == "" // a clean EOF (or reset) between replies
+		if !res.closed {
+			res.err = fmt.Errorf("partial reply %q: %w", r, err)
+		}
+		return "", false
+	}
+	if keep {
+		res.out = append(res.out, r...)
+		res.replies = append(res.replies, r)
+	}
+	return r, true
 }
 
 // runRESPSessionStepwise is runRESPSession with each request sent once
@@ -437,18 +446,8 @@ func runRESPSessionStepwise(addr string, s respSession) respDiffResult {
 			res.closed = true
 			return res
 		}
-		_ = nc.SetReadDeadline(time.Now().Add(diffRESPWait))
-		r, err := readRESPReply(br)
-		if err != nil {
-			res.closed = r == ""
-			if !res.closed {
-				res.err = fmt.Errorf("partial reply %q: %w", r, err)
-			}
+		if _, ok := res.read(nc, br, n >= s.skip); !ok {
 			return res
-		}
-		if n >= s.skip {
-			res.out = append(res.out, r...)
-			res.replies = append(res.replies, r)
 		}
 	}
 	return res
