@@ -45,6 +45,8 @@ type Users struct {
 	logMax  int
 	logNext int64 // the next entry's EntryID
 
+	denied [DeniedChannel + 1]atomic.Int64 // denials by reason (INFO's acl_access_denied_*)
+
 	// OnRemove, when set, is called (without locks held) with users ACL
 	// DELUSER or ACL LOAD removed: their connections must close, except
 	// keep (the connection asking, which closes after its reply).
@@ -325,6 +327,18 @@ type LogEntry struct {
 	Created    time.Time // the first denial (timestamp-created)
 }
 
+// Denied is the number of denials for reason since the start or the last
+// ResetDenied (INFO stats' acl_access_denied_auth, _cmd, _key and
+// _channel), every one counted, folded into a log entry or not.
+func (us *Users) Denied(reason int) int64 { return us.denied[reason].Load() }
+
+// ResetDenied zeroes the denial counts (CONFIG RESETSTAT).
+func (us *Users) ResetDenied() {
+	for i := range us.denied {
+		us.denied[i].Store(0)
+	}
+}
+
 // SetLogMax sets acllog-max-len.
 func (us *Users) SetLogMax(n int) {
 	us.logMu.Lock()
@@ -346,6 +360,9 @@ func (us *Users) LogMax() int {
 // when that has the same reason, context, object and user and is under a
 // minute old (Redis's addACLLogEntry).
 func (us *Users) AddLog(reason, context int, object, username, clientInfo string) {
+	if reason > OK && reason <= DeniedChannel {
+		us.denied[reason].Add(1)
+	}
 	now := time.Now()
 	us.logMu.Lock()
 	defer us.logMu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/minikv/minikv/internal/server"
+	"github.com/minikv/minikv/internal/server/acl"
 )
 
 // INFO and CONFIG of the RESP port. INFO speaks Redis's section format,
@@ -180,6 +181,11 @@ func (rc *conn) writeInfoSection(b *bytes.Buffer, sec string) {
 		field("unexpected_error_replies", 0) // replication and AOF loading: none here
 		field("total_error_replies", errorReplies(&t, other))
 		field("client_output_buffer_limit_disconnections", sum[server.StatOutputLimitKicks])
+		us := rc.p.srv.ACL()
+		field("acl_access_denied_auth", us.Denied(acl.DeniedAuth))
+		field("acl_access_denied_cmd", us.Denied(acl.DeniedCommand))
+		field("acl_access_denied_key", us.Denied(acl.DeniedKey))
+		field("acl_access_denied_channel", us.Denied(acl.DeniedChannel))
 	case "replication":
 		rc.p.replicationInfo(field) // replication.go
 	case "cpu":
@@ -270,6 +276,7 @@ func (p *Protocol) maxmemoryPolicy() string {
 func cmdConfigResetStat(rc *conn, _ [][]byte) {
 	rc.p.srv.ResetCounters()
 	rc.p.ops.stats.reset()
+	rc.p.srv.ACL().ResetDenied()
 	rc.w.OK()
 }
 
