@@ -20,7 +20,6 @@ import (
 func TestSetListpackRestore(t *testing.T) {
 	st := store.New(store.Config{MemoryLimit: 64 << 20})
 	defer st.Close()
-	lim := st.Limits()
 	// "5" as a string entry, then 6 as an integer: a listpack Redis
 	// never writes but loads.
 	strFive := []byte("\x0c\x00\x00\x00\x02\x00\x815\x02\x06\x01\xff")
@@ -47,21 +46,9 @@ func TestSetListpackRestore(t *testing.T) {
 	} {
 		obj := append([]byte{typeSetListpack}, AppendString(nil, c.lp)...)
 		for _, forStore := range []bool{false, true} {
-			r := &reader{b: obj}
-			if forStore {
-				r.limits = &lim
-			}
-			v, err := r.value(r.byte())
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
 			key := []byte("s")
-			_ = st.Delete(key)
-			if err := st.Tx([][]byte{key}, func(tx *store.Tx) error { return v.Build(tx, key) }); err != nil {
-				t.Fatalf("%s: build: %v", c.name, err)
-			}
-			if oi, _ := st.Object(key); oi.Encoding != c.enc {
-				t.Errorf("%s (for the store %v): encoding %s, want %s", c.name, forStore, oi.Encoding, c.enc)
+			if enc := buildDecoded(t, st, key, obj, forStore); enc != c.enc {
+				t.Errorf("%s (for the store %v): encoding %s, want %s", c.name, forStore, enc, c.enc)
 			}
 			p, _, err := Dump(st, key)
 			if err != nil {
@@ -115,21 +102,9 @@ func TestSetListpackRestore(t *testing.T) {
 	}{{wide, "intset"}, {big, "hashtable"}} {
 		obj := append([]byte{typeSetIntset}, AppendString(nil, c.is)...)
 		for _, forStore := range []bool{false, true} {
-			r := &reader{b: obj}
-			if forStore {
-				r.limits = &lim
-			}
-			v, err := r.value(r.byte())
-			if err != nil {
-				t.Fatal(err)
-			}
 			key := []byte("is")
-			_ = st.Delete(key)
-			if err := st.Tx([][]byte{key}, func(tx *store.Tx) error { return v.Build(tx, key) }); err != nil {
-				t.Fatal(err)
-			}
-			if oi, _ := st.Object(key); oi.Encoding != c.enc {
-				t.Errorf("intset of %d bytes (for the store %v): %s, want %s", len(c.is), forStore, oi.Encoding, c.enc)
+			if enc := buildDecoded(t, st, key, obj, forStore); enc != c.enc {
+				t.Errorf("intset of %d bytes (for the store %v): %s, want %s", len(c.is), forStore, enc, c.enc)
 			}
 			if p, _, _ := Dump(st, key); c.enc == "intset" && !bytes.Equal(p, Seal(obj)) {
 				t.Errorf("intset: DUMP %q, want %q", p, Seal(obj))
@@ -153,4 +128,26 @@ func TestSetListpackRestore(t *testing.T) {
 	if oi, _ := st.Object(key); oi.Encoding != "hashtable" {
 		t.Errorf("513 integers in a plain set: %s", oi.Encoding)
 	}
+}
+
+// buildDecoded decodes obj (one value, its type byte first) as RESTORE
+// does, or with forStore as a file load does (the listpack checks on
+// the decoding side), stores it as key, and returns the key's encoding.
+func buildDecoded(t *testing.T, st *store.Store, key, obj []byte, forStore bool) string {
+	t.Helper()
+	r := &reader{b: obj}
+	if forStore {
+		lim := st.Limits()
+		r.limits = &lim
+	}
+	v, err := r.value(r.byte())
+	if err != nil {
+		t.Fatalf("%q: %v", key, err)
+	}
+	_ = st.Delete(key)
+	if err := st.Tx([][]byte{key}, func(tx *store.Tx) error { return v.Build(tx, key) }); err != nil {
+		t.Fatalf("%q: build: %v", key, err)
+	}
+	oi, _ := st.Object(key)
+	return oi.Encoding
 }

@@ -45,16 +45,17 @@ func (rc *conn) refuseHeldPicks(count int64) bool {
 // bigRandReply reports whether argv is such a command with a count
 // below -bigRandPicks: dispatch runs it on the connection's goroutine.
 func bigRandReply(cmd *respCommand, argv [][]byte) bool {
-	switch cmd.name {
-	case "srandmember", "hrandfield", "zrandmember":
-	default:
-		return false
-	}
-	if len(argv) < 3 {
+	if !cmd.randPicks || len(argv) < 3 {
 		return false
 	}
 	n, ok := resp.ParseInt(argv[2])
 	return ok && n < -bigRandPicks
+}
+
+// isRandPicks reports whether name is a command bigRandReply looks at
+// (table.go sets respCommand.randPicks from it once).
+func isRandPicks(name string) bool {
+	return name == "srandmember" || name == "hrandfield" || name == "zrandmember"
 }
 
 // randPicks is the number of picks a negative count asks for (at most

@@ -640,6 +640,7 @@ type respCommand struct {
 	noAuth     bool // allowed before the connection has authenticated
 	denyOOM    bool // "denyoom" in flags: refused while the store is full (-OOM)
 	blocking   bool // "blocking" in flags: may wait (messages to its connection are not held meanwhile)
+	randPicks  bool // SRANDMEMBER, HRANDFIELD or ZRANDMEMBER: a big negative count leaves the loop (randreply.go)
 	publishes  bool // changes what CLIENT LIST shows: the connection publishes after it (client.go)
 	write      bool // "write" in flags: may give a key a blocked client waits on elements
 	run        func(rc *conn, argv [][]byte)

@@ -281,6 +281,7 @@ func init() {
 		c := &table[i]
 		c.denyOOM = slices.Contains(c.flags, "denyoom")
 		c.blocking = slices.Contains(c.flags, "blocking")
+		c.randPicks = isRandPicks(c.name)
 		c.write = slices.Contains(c.flags, "write")
 		c.detach = needsGoroutine(c)
 		setScriptFlags(c)
