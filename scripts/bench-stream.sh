@@ -11,7 +11,9 @@
 #   OP=xack       XACK s g k-1 for random k, after the XREADGROUP phase put
 #                 every entry in the PEL (about 63% of the calls find one)
 #   OP=fill       XADD of N entries to one stream (P=16), then RSS only:
-#                 memory per entry
+#                 memory per entry; ENTRY=event fills entries like an
+#                 application's event (user u<n> action <verb> page /p/<n>
+#                 ts <ms>, seeded random) instead of f v
 #
 # REPLICA=1 attaches a replica of the same kind (a redis-server replica of
 # redis-server, a MiniKV replica of MiniKV) before the load; the line then
@@ -30,14 +32,21 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 bench() { redis-benchmark -p "$port" "$@" 2>/dev/null | tr '\r' '\n' | awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}' | tail -1; }
+ENTRY=${ENTRY:-tiny}
 fill() { # $1 entries into stream s with IDs k-1, k from 0
 	python3 -c "
-import sys
-n=int(sys.argv[1])
-out=sys.stdout
+import sys, random
+n, event = int(sys.argv[1]), sys.argv[2] == 'event'
+rnd = random.Random(1)
+out = sys.stdout
+def bulk(s): return '\$%d\r\n%s\r\n' % (len(s), s)
 for k in range(n):
-    out.write('*5\r\n\$4\r\nXADD\r\n\$1\r\ns\r\n\$%d\r\n%d-1\r\n\$1\r\nf\r\n\$1\r\nv\r\n' % (len(str(k))+2, k))
-" "$1" | redis-cli -p "$port" --pipe >/dev/null
+    fv = ['f', 'v']
+    if event:
+        fv = ['user', 'u%d' % rnd.randrange(100000), 'action', rnd.choice(['view', 'click', 'buy', 'share']),
+              'page', '/p/%d' % rnd.randrange(5000), 'ts', str(1764000000000 + 37 * k)]
+    out.write('*%d\r\n' % (3 + len(fv)) + bulk('XADD') + bulk('s') + bulk('%d-1' % k) + ''.join(bulk(x) for x in fv))
+" "$1" "$ENTRY" | redis-cli -p "$port" --pipe >/dev/null
 }
 for _ in 1 2 3; do
 	for srv in redis minikv; do
@@ -103,6 +112,6 @@ for _ in 1 2 3; do
 		fi
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
-		echo "$srv op=$OP P=$P rps=$rps cpu_us_per_req=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc) rss_kb=$r1 rss_growth_kb=$((r1 - r0))$repl"
+		echo "$srv op=$OP${ENTRY:+ entry=$ENTRY} P=$P rps=$rps cpu_us_per_req=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc) rss_kb=$r1 rss_growth_kb=$((r1 - r0))$repl"
 	done
 done

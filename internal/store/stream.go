@@ -22,6 +22,7 @@ import (
 // deleted entry keeps its bytes until its node empties (as in Redis), so
 // a node is only ever appended to or flagged in place. Because the nodes
 // are Redis's, DUMP and RDB copy them as they are (stream_value.go).
+// Every node but the last is kept compressed (stream_pack.go).
 //
 // The consumer groups (stream_group.go) hang off the object too.
 
@@ -55,6 +56,8 @@ type stream struct {
 	lpBytes      int64       // the nodes' listpacks' capacities
 	groupBytes   int64       // what the groups hold, estimated
 	hint         streamHint  // where the last forward read passed
+	view         []byte      // a compressed node decompressed for reading (stream_pack.go)
+	viewOf       *byte       // the compressed bytes view holds; nil: none
 }
 
 // streamHint is a place in a node a forward read passed: the entry at
@@ -72,7 +75,7 @@ type streamHint struct {
 }
 
 func (o *stream) size() int64 {
-	return 96 + int64(cap(o.nodes))*40 + o.lpBytes + o.groupBytes + int64(cap(o.groups))*8
+	return 96 + int64(cap(o.nodes))*streamNodeSize + o.lpBytes + int64(cap(o.view)) + o.groupBytes + int64(cap(o.groups))*8
 }
 
 // len is 1 more than the entries: a stream with no entries is a key still.
@@ -307,18 +310,16 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		maxBytes = streamNodeMaxSize
 	}
 	var nd *StreamNode
+	var spare []byte // the closed node's plain listpack, for the new one
 	if n := len(o.nodes); n > 0 {
-		nd = &o.nodes[n-1]
-		lp := nd.LP
+		// The last node is plain unless deletions emptied the one after it.
+		lp := o.nodeLP(n - 1)
 		p := lpFirst(lp)
 		count := lpGetInt(lp, p) + lpGetInt(lp, lpNext(lp, p))
-		if int64(len(lp))+total >= maxBytes || maxEntries > 0 && count >= maxEntries {
-			if cap(lp) > len(lp)+len(lp)/8 { // shrink to fit, as Redis does
-				o.lpBytes -= int64(cap(lp))
-				nd.LP = slices.Clip(append([]byte(nil), lp...))
-				o.lpBytes += int64(cap(nd.LP))
-			}
-			nd = nil
+		if int64(len(lp))+total < maxBytes && (maxEntries <= 0 || count < maxEntries) {
+			nd = o.unpack(n - 1)
+		} else {
+			spare = o.packNode(&o.nodes[n-1]) // closed: compressed, or shrunk to fit
 		}
 	}
 	flags := int64(0)
@@ -329,8 +330,11 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		// of the copy that fits it when it closes, is mostly gone.
 		lp := lpNew()
 		if n := len(o.nodes); n > 0 {
-			want := min(len(o.nodes[n-1].LP)+len(o.nodes[n-1].LP)/16, int(maxBytes)+64)
-			if want > cap(lp) {
+			last := o.nodes[n-1].rawLen()
+			want := min(last+last/16, int(maxBytes)+64)
+			if cap(spare) >= want {
+				lp = append(spare[:0], lp...)
+			} else if want > cap(lp) {
 				lp = append(make([]byte, 0, want), lp...)
 			}
 		}
@@ -406,9 +410,12 @@ type nodeIter struct {
 	first   int // the first entry's offset (-1: none)
 }
 
-func newNodeIter(nd *StreamNode) nodeIter {
-	lp := nd.LP
-	it := nodeIter{lp: lp, master: nd.Master}
+// iter returns an iterator over node i (valid until the next one or a
+// change of the stream: a compressed node is read from the view).
+func (o *stream) iter(i int) nodeIter { return newNodeIter(o.nodes[i].Master, o.nodeLP(i)) }
+
+func newNodeIter(master StreamID, lp []byte) nodeIter {
+	it := nodeIter{lp: lp, master: master}
 	p := lpFirst(lp)
 	p = lpNext(lp, p)
 	p = lpNext(lp, p)
@@ -503,7 +510,7 @@ func (st *Stream) Range(start, end StreamID, rev bool, fn func(id StreamID, fv [
 	o := st.o()
 	if !rev {
 		for i := o.seekNode(start); i < len(o.nodes); i++ {
-			it := newNodeIter(&o.nodes[i])
+			it := o.iter(i)
 			p := it.first
 			if h := &o.hint; h.master == it.master && h.first == it.first && !start.Less(h.id) && h.off > 0 && h.off < len(it.lp)-1 {
 				p = h.off
@@ -527,7 +534,7 @@ func (st *Stream) Range(start, end StreamID, rev bool, fn func(id StreamID, fv [
 		return
 	}
 	for i := o.seekNode(end); i >= 0 && i < len(o.nodes); i-- {
-		it := newNodeIter(&o.nodes[i])
+		it := o.iter(i)
 		// Backwards as Redis walks: each entry ends with the count of
 		// its other elements, so the last element leads to the entry's
 		// flags; the master entry's terminator (0) ends the node.
@@ -577,22 +584,33 @@ func (st *Stream) Edge(last bool) (id StreamID, ok bool) {
 // a node left with no live entry goes. It reports whether node i went.
 func (o *stream) deleteAt(i int, p int) bool {
 	nd := &o.nodes[i]
+	if live := lpGetInt(o.nodeLP(i), lpFirst(o.nodeLP(i))); live == 1 {
+		o.length--
+		o.dropNode(i)
+		return true
+	}
+	nd = o.unpack(i)
 	lp := nd.LP
 	o.lpBytes -= int64(cap(lp))
 	lp = lpSetInt(lp, p, lpGetInt(lp, p)|streamFlagDeleted)
 	q := lpFirst(lp)
 	live := lpGetInt(lp, q)
 	o.length--
-	if live == 1 {
-		o.nodes = slices.Delete(o.nodes, i, i+1)
-		return true
-	}
 	lp = lpSetInt(lp, q, live-1)
 	q = lpNext(lp, q)
 	lp = lpSetInt(lp, q, lpGetInt(lp, q)+1)
 	nd.LP = lp
 	o.lpBytes += int64(cap(lp))
+	o.pack(i)
 	return false
+}
+
+// dropNode removes node i.
+func (o *stream) dropNode(i int) {
+	nd := &o.nodes[i]
+	o.forget(nd)
+	o.lpBytes -= int64(cap(nd.LP))
+	o.nodes = slices.Delete(o.nodes, i, i+1)
 }
 
 // Delete deletes the entry with ID id and reports whether it was there.
@@ -606,7 +624,7 @@ func (st *Stream) Delete(id StreamID) bool {
 		return false
 	}
 	i := o.seekNode(id)
-	it := newNodeIter(&o.nodes[i])
+	it := o.iter(i)
 	for p := it.first; p >= 0; {
 		flags, eid, _, _, next := it.entry(p)
 		if eid == id {
@@ -682,8 +700,7 @@ func (st *Stream) Trim(t StreamTrim) int64 {
 		if !t.MinID && o.length <= t.MaxLen {
 			break
 		}
-		nd := &o.nodes[0]
-		lp := nd.LP
+		lp := o.nodeLP(0)
 		q := lpFirst(lp)
 		entries := lpGetInt(lp, q)
 		if t.Limit > 0 && deleted+entries > t.Limit {
@@ -693,7 +710,7 @@ func (st *Stream) Trim(t StreamTrim) int64 {
 		if !t.MinID {
 			remove = o.length-uint64(entries) >= t.MaxLen
 		} else {
-			it := newNodeIter(nd)
+			it := o.iter(0)
 			var last StreamID
 			for p := it.first; p >= 0; {
 				_, id, _, _, next := it.entry(p)
@@ -702,8 +719,7 @@ func (st *Stream) Trim(t StreamTrim) int64 {
 			remove = last.Less(t.ID)
 		}
 		if remove {
-			o.lpBytes -= int64(cap(lp))
-			o.nodes = slices.Delete(o.nodes, 0, 1)
+			o.dropNode(0)
 			o.length -= uint64(entries)
 			deleted += entries
 			continue
@@ -711,7 +727,9 @@ func (st *Stream) Trim(t StreamTrim) int64 {
 		if t.Approx {
 			break
 		}
-		it := newNodeIter(nd)
+		nd := o.unpack(0)
+		lp = nd.LP
+		it := newNodeIter(nd.Master, lp)
 		var fromNode int64
 		o.lpBytes -= int64(cap(lp))
 		for p := it.first; p >= 0; {
@@ -733,6 +751,7 @@ func (st *Stream) Trim(t StreamTrim) int64 {
 		lp = lpSetInt(lp, q, lpGetInt(lp, q)+fromNode)
 		nd.LP = lp
 		o.lpBytes += int64(cap(lp))
+		o.pack(0)
 		deleted += fromNode
 		break
 	}

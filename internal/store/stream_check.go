@@ -30,7 +30,7 @@ func ValidateStreamNode(lp []byte, master StreamID) (StreamNodeInfo, error) {
 		return StreamNodeInfo{}, ErrBadEncoding
 	}
 	info := StreamNodeInfo{Live: live, Last: last}
-	it := newNodeIter(&StreamNode{Master: master, LP: lp})
+	it := newNodeIter(master, lp)
 	for p := it.first; p >= 0; {
 		flags, id, _, _, next := it.entry(p)
 		if flags&streamFlagDeleted == 0 {

@@ -78,7 +78,7 @@ func FuzzValidateStreamNode(f *testing.F) {
 			return
 		}
 		var st Stream
-		it := newNodeIter(&StreamNode{Master: m, LP: lp})
+		it := newNodeIter(m, lp)
 		live, n := 0, 0
 		var last StreamID
 		for p := it.first; p >= 0; n++ {

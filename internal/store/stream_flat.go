@@ -34,7 +34,7 @@ func (o *stream) appendFlat(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(o.nodes)))
 	for i := range o.nodes {
 		b = appendID(b, o.nodes[i].Master)
-		b = appendBytes(b, o.nodes[i].LP)
+		b = appendBytes(b, o.nodeLP(i))
 	}
 	b = binary.AppendUvarint(b, uint64(len(o.groups)))
 	for _, g := range o.groups {
@@ -183,6 +183,7 @@ func streamFromValue(v *StreamValue) (*stream, error) {
 	if live != v.Length {
 		return nil, ErrBadEncoding
 	}
+	o.packAll()
 	for i, gv := range v.Groups {
 		if i > 0 && bytes.Compare(v.Groups[i-1].Name, gv.Name) >= 0 {
 			return nil, ErrBadEncoding
@@ -230,7 +231,7 @@ func streamFromValue(v *StreamValue) (*stream, error) {
 // listpacks alias the store's memory: valid while the function runs.
 func (st *Stream) Export() *StreamValue {
 	o := st.o()
-	v := &StreamValue{Nodes: o.nodes, Length: o.length, LastID: o.lastID, FirstID: o.firstID,
+	v := &StreamValue{Nodes: o.plainNodes(), Length: o.length, LastID: o.lastID, FirstID: o.firstID,
 		MaxDeletedID: o.maxDeleted, EntriesAdded: o.entriesAdded}
 	for _, g := range o.groups {
 		gv := StreamGroup{Name: g.name, LastID: g.lastID, EntriesRead: g.entriesRead}

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +26,7 @@ func TestStreamRandomOps(t *testing.T) {
 		var model []entry
 		next := StreamID{1, 0}
 		pending := map[StreamID]bool{}
+		packed := 0 // steps that ended with a compressed node
 		for step := 0; step < 3000; step++ {
 			var st Stream
 			op := r.IntN(10)
@@ -35,6 +38,9 @@ func TestStreamRandomOps(t *testing.T) {
 						next = StreamID{next.Ms + uint64(r.IntN(5)+1), uint64(r.IntN(3))}
 					}
 					fv := []string{"f", fmt.Sprint(step)}
+					if r.IntN(2) == 0 { // values that compress: nodes get packed
+						fv[1] = strings.Repeat(fmt.Sprint(step%7), 20+r.IntN(40))
+					}
 					if r.IntN(3) == 0 {
 						fv = append(fv, "g", fmt.Sprint(r.IntN(1000)))
 					}
@@ -132,11 +138,47 @@ func TestStreamRandomOps(t *testing.T) {
 				if caps != o.lpBytes {
 					t.Fatalf("seed %d step %d: lpBytes %d, capacities %d", seed, step, o.lpBytes, caps)
 				}
+				// Every node but the last is compressed or was tried;
+				// point reads in random order move the view between
+				// compressed nodes.
+				for i, nd := range o.nodes {
+					if i < len(o.nodes)-1 && nd.raw == 0 {
+						t.Fatalf("seed %d step %d: node %d of %d is plain, never tried", seed, step, i, len(o.nodes))
+					}
+					if nd.raw > 0 {
+						packed++
+						break
+					}
+				}
+				for k := 0; k < 4 && len(model) > 0; k++ {
+					e := model[r.IntN(len(model))]
+					found := false
+					st.Range(e.id, e.id, false, func(id StreamID, fv [][]byte) bool {
+						found = id == e.id && len(fv) == len(e.fv) && string(fv[1]) == e.fv[1]
+						return false
+					})
+					if !found {
+						t.Fatalf("seed %d step %d: point read of %v missed", seed, step, e.id)
+					}
+				}
+				if step%100 == 0 { // through the flat encoding (durable mode, COPY)
+					flat := o.appendFlat(nil)
+					back, err := streamFromFlat(flat)
+					if err != nil {
+						t.Fatalf("seed %d step %d: streamFromFlat: %v", seed, step, err)
+					}
+					if again := back.appendFlat(nil); !bytes.Equal(again, flat) {
+						t.Fatalf("seed %d step %d: the flat round trip differs", seed, step)
+					}
+				}
 				return nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
+		}
+		if packed < 100 {
+			t.Fatalf("seed %d: a node was compressed after only %d steps of 3000", seed, packed)
 		}
 	}
 }

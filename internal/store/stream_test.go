@@ -63,3 +63,74 @@ func TestStreamFlatRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStreamColdNodesCompressed appends application-like entries and
+// checks that every node but the last is kept compressed and charged as
+// such (well under the listpacks' bytes), that reads walk the compressed
+// nodes forwards, backwards and at random, and that a deletion in a cold
+// node and a trim keep the stream whole.
+func TestStreamColdNodesCompressed(t *testing.T) {
+	s := New(Config{MemoryLimit: 64 << 20})
+	verbs := []string{"view", "click", "buy", "share"}
+	const n = 5000
+	fields := func(k int) [][]byte {
+		return [][]byte{[]byte("user"), fmt.Appendf(nil, "u%d", k*7919%100000), []byte("action"), []byte(verbs[k%4]),
+			[]byte("page"), fmt.Appendf(nil, "/p/%d", k*31%5000), []byte("ts"), fmt.Appendf(nil, "%d", 1764000000000+37*k)}
+	}
+	key := []byte("events")
+	for k := range n {
+		var st Stream
+		if err := s.UpdateStream(key, &st, func() error {
+			st.Append(StreamID{uint64(k + 1), 0}, fields(k), 4096, 100)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st Stream
+	err := s.UpdateStream(key, &st, func() error {
+		o := st.o()
+		raw := 0
+		for i := range o.nodes {
+			nd := &o.nodes[i]
+			if i < len(o.nodes)-1 && nd.raw <= 0 {
+				t.Fatalf("node %d of %d is not compressed (raw %d)", i, len(o.nodes), nd.raw)
+			}
+			raw += nd.rawLen()
+		}
+		if len(o.nodes) < n/100 || o.lpBytes > int64(raw)*7/10 {
+			t.Fatalf("%d nodes charged %d bytes for %d bytes of listpacks", len(o.nodes), o.lpBytes, raw)
+		}
+		check := func(id StreamID, fv [][]byte) {
+			k := int(id.Ms) - 1
+			if want := fields(k); fmt.Sprint(fv) != fmt.Sprint(want) {
+				t.Fatalf("entry %v: %q, want %q", id, fv, want)
+			}
+		}
+		seen := 0
+		st.Range(StreamID{}, MaxStreamID, false, func(id StreamID, fv [][]byte) bool { check(id, fv); seen++; return true })
+		st.Range(StreamID{}, MaxStreamID, true, func(id StreamID, fv [][]byte) bool { check(id, fv); seen++; return true })
+		for k := 0; k < n; k += 997 {
+			st.Range(StreamID{uint64(k + 1), 0}, StreamID{uint64(k + 1), 0}, false, func(id StreamID, fv [][]byte) bool { check(id, fv); seen++; return true })
+		}
+		if seen != 2*n+6 {
+			t.Fatalf("reads saw %d entries, want %d", seen, 2*n+6)
+		}
+		if st.DeleteIDs([]StreamID{{1234, 0}}) != 1 || st.Has(StreamID{1234, 0}) || !st.Has(StreamID{1235, 0}) {
+			t.Fatal("deleting an entry of a compressed node")
+		}
+		if i := o.seekNode(StreamID{1235, 0}); i == len(o.nodes)-1 || o.nodes[i].raw <= 0 {
+			t.Fatal("the node an entry was deleted from is plain after the deletion")
+		}
+		if got := st.Trim(StreamTrim{MaxLen: 2950}); got != 2049 || st.Len() != 2950 {
+			t.Fatalf("trim removed %d, left %d", got, st.Len())
+		}
+		if id, _ := st.Edge(false); id != (StreamID{2051, 0}) {
+			t.Fatalf("first entry after the trim %v", id)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -15,6 +15,7 @@ type StreamID struct{ Ms, Seq uint64 }
 type StreamNode struct {
 	Master StreamID
 	LP     []byte
+	raw    int // in the store: > 0, LP is compressed (stream_pack.go)
 }
 
 // StreamNACK is one entry of a group's pending entries list: delivered to
