@@ -953,14 +953,42 @@ func (b *bigZSet) rangeFromScore(x float64, fn func(member []byte, score float64
 	}
 	for ci := max(lo-1, 0); ci < len(b.chunks); ci++ {
 		d := b.chunks[ci].data
-		for off := 0; off < len(d); {
+		off := 0
+		if ci == lo-1 {
+			off = zskipBelow(d, x)
+		}
+		for off < len(d) {
 			s, m, e := zentry(d, off)
-			if s >= x && !fn(m, s) {
+			if !fn(m, s) {
 				return
 			}
 			off = e
 		}
 	}
+}
+
+// zskipBelow returns the offset of the first entry of chunk data d whose
+// score is not below x (len(d) if none): the walk to where a range
+// starts in the chunk before the first one starting at or after x, most
+// of a narrow range query's entries (GEOSEARCH's cells), so it reads no
+// member and decodes a one-byte length without Uvarint.
+func zskipBelow(d []byte, x float64) int {
+	off := 0
+	for off+9 <= len(d) {
+		if math.Float64frombits(binary.LittleEndian.Uint64(d[off:])) >= x {
+			return off
+		}
+		if l := d[off+8]; l < 0x80 {
+			off += 9 + int(l)
+			continue
+		}
+		l, k := binary.Uvarint(d[off+8:])
+		if k <= 0 {
+			break // not the store's bytes
+		}
+		off += 8 + k + int(l)
+	}
+	return len(d)
 }
 
 func (b *bigZSet) delRange(start, end int) int {

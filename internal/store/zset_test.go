@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -411,12 +412,20 @@ func TestRangeFromScore(t *testing.T) {
 		key := []byte(fmt.Sprint("z", n))
 		_ = s.UpdateZSet(key, &z, func() error {
 			for i := range n {
-				z.Set([]byte(fmt.Sprint("m", i)), float64(i/3))
+				m := fmt.Sprint("m", i)
+				if i%7 == 0 { // a two-byte length: the skip's slow path
+					m += strings.Repeat("x", 120+i%60)
+				}
+				z.Set([]byte(m), float64(i/3))
 			}
 			return nil
 		})
 		_ = s.ViewZSet(key, &z, func() error {
-			for _, x := range []float64{-1, 0, 0.5, 1, float64(n/6) + 0.5, float64(n / 3), float64(n/3) + 1} {
+			xs := []float64{-1, 0, 0.5, 1, float64(n/6) + 0.5, float64(n / 3), float64(n/3) + 1}
+			for x := -0.25; x < float64(n/3); x += 13.5 { // into every chunk
+				xs = append(xs, x, math.Floor(x))
+			}
+			for _, x := range xs {
 				var want, got []string
 				if first := z.CountBelow(x, false); first < z.Len() {
 					z.Range(first, z.Len()-1, false, func(m []byte, s float64) bool {
