@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/minikv/minikv/internal/protocol/resp"
@@ -108,8 +107,17 @@ func parseUint64(b []byte) (uint64, bool) {
 	if i == len(b) {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(string(b[i:]), 10, 64)
-	return v, err == nil
+	// strtoull's base 10 from here, whole: digits (leading zeros too, as
+	// redis-benchmark's __rand_int__ writes them), no overflow.
+	var v uint64
+	for ; i < len(b); i++ {
+		d := b[i] - '0'
+		if d > 9 || v > (math.MaxUint64-uint64(d))/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(d)
+	}
+	return v, true
 }
 
 // writeStreamID writes id as a bulk string.

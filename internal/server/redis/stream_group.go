@@ -188,8 +188,7 @@ func cmdXGroup(rc *conn, argv [][]byte) {
 }
 
 // parseIDs parses stream IDs strictly, writing the error for a bad one.
-func (rc *conn) parseIDs(args [][]byte) ([]store.StreamID, bool) {
-	ids := make([]store.StreamID, 0, len(args))
+func (rc *conn) parseIDs(ids []store.StreamID, args [][]byte) ([]store.StreamID, bool) {
 	for _, a := range args {
 		id, _, ok := parseStreamID(a, 0, true, false)
 		if !ok {
@@ -203,7 +202,8 @@ func (rc *conn) parseIDs(args [][]byte) ([]store.StreamID, bool) {
 
 // cmdXAck is XACK key group id [id ...].
 func cmdXAck(rc *conn, argv [][]byte) {
-	ids, ok := rc.parseIDs(argv[3:])
+	var buf [8]store.StreamID // most XACKs name one ID: no allocation
+	ids, ok := rc.parseIDs(buf[:0], argv[3:])
 	if !ok {
 		return
 	}
