@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // A stream's flat encoding, what durable mode writes and COPY rebuilds
 // from: uvarints (a varint for signed counters) and length-prefixed bytes.
 //
 //	length last first maxDeleted entriesAdded
-//	nodes  { master listpack }...
+//	nodes  { master listpack | master 0 rawLength s2block }...
 //	groups { name lastID entriesRead
 //	         nacks { id deliveryTime deliveryCount consumerIndex }...
 //	         consumers { name seenTime activeTime }... }...
 //
-// An ID is two uvarints; a consumer's PEL is rebuilt from the NACKs.
+// An ID is two uvarints; a consumer's PEL is rebuilt from the NACKs. A
+// compressed node (stream_pack.go) is written as it is kept: an empty
+// listpack, which no plain node is (records written before nodes were
+// compressed have none), then its listpack's length and the S2 block.
 
 func appendID(b []byte, id StreamID) []byte {
 	return binary.AppendUvarint(binary.AppendUvarint(b, id.Ms), id.Seq)
@@ -33,8 +38,13 @@ func (o *stream) appendFlat(b []byte) []byte {
 	b = binary.AppendUvarint(b, o.entriesAdded)
 	b = binary.AppendUvarint(b, uint64(len(o.nodes)))
 	for i := range o.nodes {
-		b = appendID(b, o.nodes[i].Master)
-		b = appendBytes(b, o.nodeLP(i))
+		nd := &o.nodes[i]
+		b = appendID(b, nd.Master)
+		if nd.raw > 0 {
+			b = append(b, 0)
+			b = binary.AppendUvarint(b, uint64(nd.raw))
+		}
+		b = appendBytes(b, nd.LP)
 	}
 	b = binary.AppendUvarint(b, uint64(len(o.groups)))
 	for _, g := range o.groups {
@@ -112,6 +122,27 @@ func (r *flatReader) count(min int) int {
 	return int(n)
 }
 
+// unpackFlatNode decompresses a compressed node's S2 block z, which must
+// hold a listpack of raw bytes: nil when it does not.
+func unpackFlatNode(z []byte, raw uint64) []byte {
+	if raw == 0 || raw > flatNodeMax {
+		return nil
+	}
+	if n, err := s2.DecodedLen(z); err != nil || uint64(n) != raw {
+		return nil
+	}
+	lp := make([]byte, raw)
+	if out, err := s2.Decode(lp, z); err != nil || len(out) != len(lp) {
+		return nil
+	}
+	return lp
+}
+
+// flatNodeMax is the largest listpack a compressed node may claim: a
+// node's limit (the fuzz target lowers it, so that a mutated length does
+// not allocate a gigabyte per input).
+var flatNodeMax uint64 = streamNodeMaxSize
+
 // streamFromFlat rebuilds a stream from appendFlat's bytes, checking them.
 func streamFromFlat(b []byte) (object, error) {
 	r := &flatReader{b: b}
@@ -123,7 +154,17 @@ func streamFromFlat(b []byte) (object, error) {
 	v.EntriesAdded = r.uvarint()
 	n := r.count(3)
 	for range n {
-		v.Nodes = append(v.Nodes, StreamNode{Master: r.id(), LP: bytes.Clone(r.bytes())})
+		m := r.id()
+		lp := r.bytes()
+		if len(lp) == 0 && !r.bad {
+			raw := r.uvarint()
+			if lp = unpackFlatNode(r.bytes(), raw); lp == nil {
+				return nil, errFlat
+			}
+		} else {
+			lp = bytes.Clone(lp)
+		}
+		v.Nodes = append(v.Nodes, StreamNode{Master: m, LP: lp})
 	}
 	ng := r.count(4)
 	for range ng {
