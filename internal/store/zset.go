@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"unsafe"
 
 	"github.com/minikv/minikv/internal/dtoa"
 )
@@ -514,11 +515,20 @@ type zchunk struct {
 	data []byte
 	n    int
 	slot bool // data is a slot of the store's chunk slab (bigmem.go), not on the heap
+	// marked says marks hold where the chunk's entries are: marks[k-1]
+	// is the offset of the first entry that starts at or after
+	// k*zChunkMax/zMarks, len(data) if none. Every change of data's
+	// entries (each one changes n too) clears it; a range read that
+	// starts inside the chunk sets it (mark) and walks from the last
+	// mark before its start instead of from the first entry.
+	marked bool
+	marks  [zMarks - 1]uint16
 }
 
 const (
 	zChunkMax      = 4096
-	zChunkOverhead = 40 // a zchunk in the chunk slice
+	zMarks         = 8
+	zChunkOverhead = int64(unsafe.Sizeof(zchunk{})) // a zchunk in the chunk slice
 )
 
 func newBigZSet(m *bigMem, seed maphash.Seed, n int) *bigZSet {
@@ -685,6 +695,7 @@ func (b *bigZSet) insert(score float64, member []byte) {
 	appendZEntry(d[off:off], score, member)
 	ch.data = d
 	ch.n++
+	ch.marked = false
 }
 
 // addChunk inserts an empty chunk at ci with room for zChunkMax bytes
@@ -730,6 +741,7 @@ func (b *bigZSet) split(ci int) int {
 	b.chunks[ci+1] = zchunk{data: right, n: b.chunks[ci].n - half, slot: slot}
 	b.chunks[ci].data = d[:off]
 	b.chunks[ci].n = half
+	b.chunks[ci].marked = false
 	return off
 }
 
@@ -759,6 +771,7 @@ func (b *bigZSet) rebalance(ci, n int) bool {
 			b.chunks[ci-1].n += k
 			b.chunks[ci].data = d[:copy(d, d[cut:])]
 			b.chunks[ci].n -= k
+			b.chunks[ci-1].marked, b.chunks[ci].marked = false, false
 			return true
 		}
 	}
@@ -780,6 +793,7 @@ func (b *bigZSet) rebalance(ci, n int) bool {
 			b.chunks[ci+1].n += k
 			b.chunks[ci].data = d[:cut]
 			b.chunks[ci].n -= k
+			b.chunks[ci].marked, b.chunks[ci+1].marked = false, false
 			return true
 		}
 	}
@@ -792,6 +806,7 @@ func (b *bigZSet) remove(ci, off int) {
 	_, _, end := zentry(ch.data, off)
 	ch.data = append(ch.data[:off], ch.data[end:]...)
 	ch.n--
+	ch.marked = false
 	b.tidy(ci)
 }
 
@@ -821,6 +836,7 @@ func (b *bigZSet) tidy(ci int) {
 			l.data = append(l.data, r.data...)
 			l.n += r.n
 			r.n = 0
+			l.marked = false
 			b.tidy(j + 1)
 			return
 		}
@@ -868,6 +884,7 @@ func (b *bigZSet) appendSorted(member []byte, score float64) {
 	}
 	ch.data = appendZEntry(ch.data, score, member)
 	ch.n++
+	ch.marked = false
 }
 
 func (b *bigZSet) del(member []byte) bool {
@@ -1017,7 +1034,7 @@ func (b *bigZSet) rangeFromScore(x float64, fn func(member []byte, score float64
 		d := b.chunks[ci].data
 		off := 0
 		if ci == lo-1 {
-			off = zskipBelow(d, x)
+			off = zskipBelow(d, b.chunks[ci].markBelow(x), x)
 		}
 		for off < len(d) {
 			s, m, e := zentry(d, off)
@@ -1029,13 +1046,67 @@ func (b *bigZSet) rangeFromScore(x float64, fn func(member []byte, score float64
 	}
 }
 
-// zskipBelow returns the offset of the first entry of chunk data d whose
-// score is not below x (len(d) if none): the walk to where a range
-// starts in the chunk before the first one starting at or after x, most
-// of a narrow range query's entries (GEOSEARCH's cells), so it reads no
-// member and decodes a one-byte length without Uvarint.
-func zskipBelow(d []byte, x float64) int {
-	off := 0
+// markBelow returns the offset of an entry of the chunk whose score is
+// below x, as late as the marks tell (0 when none is), marking the chunk
+// first if it is not: where a walk to x may start.
+func (ch *zchunk) markBelow(x float64) int {
+	d := ch.data
+	if !ch.marked && !ch.mark() {
+		return 0
+	}
+	if invariantsOn {
+		ch.checkMarks()
+	}
+	for k := len(ch.marks) - 1; k >= 0; k-- {
+		if m := int(ch.marks[k]); m < len(d) && math.Float64frombits(binary.LittleEndian.Uint64(d[m:])) < x {
+			return m
+		}
+	}
+	return 0
+}
+
+// mark sets the chunk's marks from its entries; a chunk too large for
+// 16-bit offsets (a member past zChunkMax alone in its chunk) is not
+// marked.
+func (ch *zchunk) mark() bool {
+	d := ch.data
+	if len(d) > math.MaxUint16 {
+		return false
+	}
+	k := 1
+	for off := 0; off < len(d) && k < zMarks; {
+		for k < zMarks && off >= k*zChunkMax/zMarks {
+			ch.marks[k-1] = uint16(off)
+			k++
+		}
+		_, _, off = zentry(d, off)
+	}
+	for ; k < zMarks; k++ {
+		ch.marks[k-1] = uint16(len(d))
+	}
+	ch.marked = true
+	return true
+}
+
+// checkMarks panics if the marks are not what mark would set now: a
+// change of the chunk's entries that did not clear marked (invariants
+// builds only).
+func (ch *zchunk) checkMarks() {
+	was := ch.marks
+	ch.mark()
+	if ch.marks != was {
+		panic("store: a sorted set chunk's marks are stale")
+	}
+}
+
+// zskipBelow returns the offset of the first entry of chunk data d, from
+// the entry at from, whose score is not below x (len(d) if none): the
+// walk to where a range starts in the chunk before the first one starting
+// at or after x, most of a narrow range query's entries (GEOSEARCH's
+// cells), so it reads no member and decodes a one-byte length without
+// Uvarint.
+func zskipBelow(d []byte, from int, x float64) int {
+	off := from
 	for off+9 <= len(d) {
 		if math.Float64frombits(binary.LittleEndian.Uint64(d[off:])) >= x {
 			return off
@@ -1073,6 +1144,7 @@ func (b *bigZSet) delRange(start, end int) int {
 		ch := &b.chunks[ci]
 		ch.data = append(d[:off], d[stop:]...)
 		ch.n -= pos - from + 1
+		ch.marked = false
 		n += pos - from + 1
 		i -= pos - from + 1
 		b.tidy(ci)

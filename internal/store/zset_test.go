@@ -47,6 +47,12 @@ func checkBigZSet(t *testing.T, b *bigZSet) {
 			t.Fatalf("chunk %d is empty", ci)
 		}
 		bytesCap += int64(cap(ch.data))
+		if ch.marked {
+			was := ch.marks
+			if b.chunks[ci].mark(); b.chunks[ci].marks != was {
+				t.Fatalf("chunk %d's marks %v are stale: %v now", ci, was, b.chunks[ci].marks)
+			}
+		}
 		k := 0
 		for off := 0; off < len(ch.data); k++ {
 			s, m, e := zentry(ch.data, off)
@@ -138,6 +144,19 @@ func TestZSetMatchesModel(t *testing.T) {
 					if got := z.CountBelow(x, incl); got != wantN {
 						t.Fatalf("CountBelow(%v, %v) = %d, want %d", x, incl, got, wantN)
 					}
+					// RangeFromScore from x: the model's members from
+					// the first whose score is not below x.
+					j := 0
+					for j < len(want) && want[j].s < x {
+						j++
+					}
+					z.RangeFromScore(x, func(m []byte, sc float64) bool {
+						if j >= len(want) || string(m) != want[j].m || sc != want[j].s {
+							t.Fatalf("RangeFromScore(%v) gave %q %v at %d", x, m, sc, j)
+						}
+						j++
+						return rng.IntN(40) != 0
+					})
 					return nil
 				})
 				if err != nil {
@@ -188,6 +207,12 @@ func TestZSetMatchesModel(t *testing.T) {
 					}
 					md[m] = sc
 				}
+				// A range read marks the chunk it starts in (zchunk.marks),
+				// which the next changes must clear.
+				_ = s.ViewZSet(key, &z, func() error {
+					z.RangeFromScore(float64(rng.IntN(1000))/8, func([]byte, float64) bool { return false })
+					return nil
+				})
 				if i%(n/5+1) == 0 {
 					check()
 				}
