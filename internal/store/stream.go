@@ -312,8 +312,7 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 	var nd *StreamNode
 	var spare []byte // the closed node's plain listpack, for the new one
 	if n := len(o.nodes); n > 0 {
-		// The last node is plain unless deletions emptied the one after it.
-		lp := o.nodeLP(n - 1)
+		lp := o.nodeLP(n - 1) // the last node: plain (dropNode)
 		p := lpFirst(lp)
 		count := lpGetInt(lp, p) + lpGetInt(lp, lpNext(lp, p))
 		if int64(len(lp))+total < maxBytes && (maxEntries <= 0 || count < maxEntries) {
@@ -601,16 +600,20 @@ func (o *stream) deleteAt(i int, p int) bool {
 	lp = lpSetInt(lp, q, lpGetInt(lp, q)+1)
 	nd.LP = lp
 	o.lpBytes += int64(cap(lp))
-	o.pack(i)
+	o.settle(i)
 	return false
 }
 
-// dropNode removes node i.
+// dropNode removes node i. The last node is always plain: the one before
+// a last node that goes is decompressed.
 func (o *stream) dropNode(i int) {
 	nd := &o.nodes[i]
 	o.forget(nd)
 	o.lpBytes -= int64(cap(nd.LP))
 	o.nodes = slices.Delete(o.nodes, i, i+1)
+	if n := len(o.nodes); n > 0 && i == n {
+		o.unpack(n - 1)
+	}
 }
 
 // Delete deletes the entry with ID id and reports whether it was there.
@@ -688,6 +691,26 @@ type StreamTrim struct {
 	Limit  int64    // at most this many entries; 0 no limit
 }
 
+// trimsFirst reports whether trimming by t flags a live entry of node 0,
+// which it reads without changing it.
+func (o *stream) trimsFirst(t StreamTrim) bool {
+	if !t.MinID {
+		return o.length > t.MaxLen
+	}
+	it := o.iter(0)
+	for p := it.first; p >= 0; {
+		flags, id, _, _, next := it.entry(p)
+		if !id.Less(t.ID) {
+			return false
+		}
+		if flags&streamFlagDeleted == 0 {
+			return true
+		}
+		p = next
+	}
+	return false
+}
+
 // Trim removes entries from the head as t says (Redis's streamTrim) and
 // returns how many.
 func (st *Stream) Trim(t StreamTrim) int64 {
@@ -724,8 +747,8 @@ func (st *Stream) Trim(t StreamTrim) int64 {
 			deleted += entries
 			continue
 		}
-		if t.Approx {
-			break
+		if t.Approx || !o.trimsFirst(t) {
+			break // nothing to flag: node 0 stays as it is, compressed or not
 		}
 		nd := o.unpack(0)
 		lp = nd.LP
@@ -751,7 +774,7 @@ func (st *Stream) Trim(t StreamTrim) int64 {
 		lp = lpSetInt(lp, q, lpGetInt(lp, q)+fromNode)
 		nd.LP = lp
 		o.lpBytes += int64(cap(lp))
-		o.pack(0)
+		o.settle(0)
 		deleted += fromNode
 		break
 	}

@@ -13,15 +13,19 @@ import (
 // is started after it, when that saves at least qpackMinSaving bytes. An
 // application's stream is appended at its end and read near its end, so
 // only the last node changes often; the others change when an entry of
-// theirs is deleted or trimmed, which decompresses the node, changes it
-// and compresses it again.
+// theirs is deleted or trimmed, which decompresses the node for good
+// (settle): a node holding a deleted entry stays plain, as Redis keeps it, so that a queue whose
+// consumers XDEL what they processed, in any order, pays one
+// decompression per node and then flags entries in place (compressing
+// again after each deletion made a random XDEL cost 2.7 times as much).
 //
 // A read of a compressed node decompresses it into the stream's view
 // buffer and keeps it there, so a consumer walking a cold node entry by
 // entry (XREADGROUP COUNT 1 on a backlog) decompresses it once. The view
 // holds one node; it is charged with the stream (size) and dropped with
 // it. A node's raw is its listpack's length when LP is compressed, 0 when
-// LP is the listpack, qnodeTried when compressing it did not pay.
+// LP is the listpack, qnodeTried when it is to stay plain: compressing it
+// did not pay, or it holds a deleted entry.
 
 // streamNodeSize is what a node costs in the stream's node slice.
 const streamNodeSize = int64(unsafe.Sizeof(StreamNode{}))
@@ -84,6 +88,22 @@ func (o *stream) forget(nd *StreamNode) {
 	}
 }
 
+// nodeHasDeleted reports whether the node's master entry counts deleted
+// entries: such a node stays plain (settle), in a stream built from a
+// record too, so that a record read back is the stream that wrote it.
+func nodeHasDeleted(lp []byte) bool {
+	p := lpFirst(lp)
+	return lpGetInt(lp, lpNext(lp, p)) > 0
+}
+
+// settle marks node i, plain after a change, to stay plain unless it is
+// the last one (which is compressed when it closes).
+func (o *stream) settle(i int) {
+	if i < len(o.nodes)-1 {
+		o.nodes[i].raw = qnodeTried
+	}
+}
+
 // pack compresses node i, which must not be the last (packNode).
 func (o *stream) pack(i int) {
 	if i < len(o.nodes)-1 {
@@ -102,7 +122,7 @@ func (o *stream) packNode(nd *StreamNode) (spare []byte) {
 		return nil
 	}
 	lp := nd.LP
-	if len(lp) >= qpackMinBytes {
+	if len(lp) >= qpackMinBytes && !nodeHasDeleted(lp) {
 		buf := unpackPool.Get().(*[]byte)
 		if n := s2.MaxEncodedLen(len(lp)); cap(*buf) < n {
 			*buf = make([]byte, n)

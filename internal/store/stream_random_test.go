@@ -145,6 +145,9 @@ func TestStreamRandomOps(t *testing.T) {
 					if i < len(o.nodes)-1 && nd.raw == 0 {
 						t.Fatalf("seed %d step %d: node %d of %d is plain, never tried", seed, step, i, len(o.nodes))
 					}
+					if i == len(o.nodes)-1 && nd.raw > 0 {
+						t.Fatalf("seed %d step %d: the last node is compressed", seed, step)
+					}
 					if nd.raw > 0 {
 						packed++
 						break
@@ -168,7 +171,14 @@ func TestStreamRandomOps(t *testing.T) {
 						t.Fatalf("seed %d step %d: streamFromFlat: %v", seed, step, err)
 					}
 					if again := back.appendFlat(nil); !bytes.Equal(again, flat) {
-						t.Fatalf("seed %d step %d: the flat round trip differs", seed, step)
+						var a, b []int
+						for _, nd := range o.nodes {
+							a = append(a, nd.raw, len(nd.LP))
+						}
+						for _, nd := range back.(*stream).nodes {
+							b = append(b, nd.raw, len(nd.LP))
+						}
+						t.Fatalf("seed %d step %d: the flat round trip differs: nodes (raw, len) %v, read back %v", seed, step, a, b)
 					}
 				}
 				return nil
