@@ -28,6 +28,7 @@ package durable
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -83,12 +84,14 @@ type Log struct {
 	ownsDB   bool                                  // opened by Open: Close closes it
 	openTime time.Duration                         // how long Open's lsm.Open took
 	dead     atomic.Pointer[func(rec []byte) bool] // the store's rule for compactions (Forget)
+	patches  patchSet                              // keys that may have a patch (patch.go)
 
 	mu        sync.Mutex      // protects the fields below it
 	pending   *lsm.Batch      // changes queued since the last commit began
 	pendRecs  *recSet         // the last queued change of each key in pending
 	overlap   bool            // the engine pipelines fsyncs: commits may overlap (mayLeadLocked)
 	keyBuf    []byte          // queue's scratch key
+	patchBuf  []byte          // WritePatch's scratch record
 	inflight  []inflightBatch // batches handed to the engine, not yet returned; oldest first
 	spares    []*lsm.Batch    // empty batches for the next rounds
 	spareRecs []*recSet       // empty sets for the next rounds' pendRecs
@@ -270,12 +273,21 @@ func newLog() *Log {
 func (l *Log) start(db *lsm.DB) {
 	l.db = db
 	l.overlap = db.PipelinedSync()
+	if err := l.loadPatches(); err != nil && !errors.Is(err, lsm.ErrClosed) {
+		// Patches it cannot read: reads go on, writes are refused (a
+		// full write must delete the patch of its key).
+		l.mu.Lock()
+		l.failLocked(err)
+		l.mu.Unlock()
+	}
 	if err := db.Err(); err != nil && !errors.Is(err, lsm.ErrClosed) {
 		// Opened on a disk that takes no writes (a full one): reads are
 		// served from what recovery replayed, writes refused until
 		// Recover.
 		l.mu.Lock()
-		l.failLocked(err)
+		if l.err == nil {
+			l.failLocked(err)
+		}
 		l.mu.Unlock()
 	}
 	go l.background()
@@ -284,10 +296,24 @@ func (l *Log) start(db *lsm.DB) {
 // DB returns the engine under the Log.
 func (l *Log) DB() *lsm.DB { return l.db }
 
-// drop is the engine's Options.Drop: the store's rule, for its keys.
+// drop is the engine's Options.Drop: the store's rule, for its keys. A
+// patched key's base goes when the key's newest record (its patch) is
+// dead; a patch begins as the record it stands for.
 func (l *Log) drop(key, value []byte) bool {
 	dead := l.dead.Load()
-	return dead != nil && len(key) > 0 && key[0] == prefixKey && (*dead)(value)
+	if dead == nil || len(key) == 0 {
+		return false
+	}
+	switch key[0] {
+	case prefixKey:
+		if h, ok := l.patches.latest(key[1:]); ok {
+			value = h
+		}
+		return (*dead)(value)
+	case prefixPatch:
+		return (*dead)(value)
+	}
+	return false
 }
 
 // Forget installs the store's rule for records compactions may delete.
@@ -300,15 +326,36 @@ func (l *Log) Scan(from []byte, fn func(key, rec []byte, deadline int64) bool) e
 	if err := l.Sync(); err != nil {
 		return err
 	}
-	it, err := l.db.NewIter(&lsm.IterOptions{LowerBound: []byte{prefixKey}, UpperBound: []byte{prefixKey + 1}})
+	// One iterator over the keys and the patches: a patched key's patch
+	// is read from the snapshot its base is read from.
+	it, err := l.db.NewIter(&lsm.IterOptions{LowerBound: []byte{prefixKey}, UpperBound: []byte{prefixPatch + 1}})
 	if err != nil {
 		return err
 	}
 	seek := make([]byte, 1+len(from))
 	seek[0] = prefixKey
 	copy(seek[1:], from)
-	for ok := it.SeekGE(seek); ok; ok = it.Next() {
-		if !fn(it.Key()[1:], it.Value(), deadlineOf(it.Expiry())) {
+	for ok := it.SeekGE(seek); ok && it.Key()[0] == prefixKey; ok = it.Next() {
+		key, rec := it.Key()[1:], it.Value()
+		if l.patches.has(key) {
+			key = bytes.Clone(key)
+			base := bytes.Clone(rec)
+			exp := it.Expiry()
+			p, err := patchOf(it, key)
+			if err != nil {
+				return errors.Join(err, it.Close())
+			}
+			if p != nil {
+				if rec, err = applyPatch(base, p); err != nil {
+					return errors.Join(fmt.Errorf("%w (key %q)", err, key), it.Close())
+				}
+			}
+			if !fn(key, rec, deadlineOf(exp)) {
+				break
+			}
+			continue
+		}
+		if !fn(key, rec, deadlineOf(it.Expiry())) {
 			break
 		}
 	}
@@ -384,11 +431,23 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 		// already; the store forgets the key (TakeLost), so it reads back
 		// what the disk holds. The state record needs no such care: the
 		// store writes it whole again once the disk is back (Recover).
-		if prefix == prefixKey && l.err != ErrClosed {
+		if (prefix == prefixKey || prefix == prefixPatch) && l.err != ErrClosed {
 			l.loseLocked(key)
 		}
 		l.mu.Unlock()
 		return
+	}
+	if prefix == prefixKey && l.patches.has(key) {
+		// The key's patch goes in the batch its new base (or delete)
+		// goes in: a patch is of one base.
+		pk := append(append(l.keyBuf[:0], prefixPatch), key...)
+		l.keyBuf = pk
+		l.pending.Delete(pk)
+		l.pendRecs.put(pk, nil, 0)
+		l.queued.Add(1)
+		l.patches.note(key, rec, false)
+	} else if prefix == prefixPatch {
+		l.patches.note(key, rec, true)
 	}
 	k := append(append(l.keyBuf[:0], prefix), key...)
 	l.keyBuf = k
@@ -509,7 +568,14 @@ func (l *Log) Read(key []byte) ([]byte, int64, error) {
 	k := make([]byte, 1+len(key))
 	k[0] = prefixKey
 	copy(k[1:], key)
-	return l.read(k)
+	rec, deadline, err := l.read(k)
+	if err == nil {
+		rec, err = l.patched(key, rec)
+	}
+	if rec == nil {
+		deadline = 0
+	}
+	return rec, deadline, err
 }
 
 // ReadState returns the state record, or nil.
@@ -789,7 +855,7 @@ func (l *Log) failLocked(err error) {
 func (l *Log) loseSetLocked(r *recSet) (own bool) {
 	for _, e := range r.recs {
 		switch {
-		case len(e.key) > 0 && e.key[0] == prefixKey:
+		case len(e.key) > 0 && (e.key[0] == prefixKey || e.key[0] == prefixPatch):
 			l.lost = append(l.lost, []byte(e.key[1:]))
 		case len(e.key) > 0:
 			own = true

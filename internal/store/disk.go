@@ -128,6 +128,27 @@ type Disk interface {
 	Recover(state []byte) error
 }
 
+// PatchDisk is a Disk that takes a large record as a change of the key's
+// last full record, its base (Patch), so that a small change of a large
+// collection (an XADD to a long stream) does not write it whole.
+type PatchDisk interface {
+	// WritePatch queues p as key's record, ordered and copied as Write's
+	// rec. The key's last Write must have been the base p names; Read
+	// and Scan return the record p makes of it.
+	WritePatch(key []byte, p *Patch, deadline int64)
+}
+
+// Patch is a record given as Head, then BaseLen-long base's bytes from
+// KeepOff for KeepLen, then Tail. Head begins with the record's header,
+// as a full record does. The base must begin with BaseHead (its own
+// header), which a reader checks.
+type Patch struct {
+	Head, Tail       []byte
+	KeepOff, KeepLen int
+	BaseLen          int
+	BaseHead         []byte
+}
+
 // DiskUsage is what a Disk reports about itself.
 type DiskUsage struct {
 	Bytes            int64         // bytes the Disk holds (tables and log)
@@ -470,9 +491,19 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 // persistTo queues e's record for the Disk and, when feed, the Feed.
 func (s *Store) persistTo(sh *shard, e *entry, feed bool) {
 	if e.isBig() {
+		obj := sh.object(e)
+		if o, ok := obj.(*stream); ok {
+			s.persistStream(sh, e, o, feed) // stream_patch.go
+			return
+		}
 		// The object's flat encoding: whole, on every change. (A big
-		// collection costs O(size) per write in durable mode.)
-		s.queueRecordTo(sh, sh.key(e), sh.object(e).appendFlat(recordHead(sh, e)), e, feed)
+		// collection costs O(size) per write in durable mode.) Sized
+		// from the first, not grown by doubling.
+		b := recordHead(sh, e)
+		if want := int(min(obj.size(), math.MaxInt32)); cap(b) < want {
+			b = append(make([]byte, 0, want), b...)
+		}
+		s.queueRecordTo(sh, sh.key(e), obj.appendFlat(b), e, feed)
 		return
 	}
 	s.queueRecordTo(sh, sh.key(e), append(recordHead(sh, e), sh.value(e)...), e, feed)

@@ -58,6 +58,7 @@ type stream struct {
 	hint         streamHint  // where the last forward read passed
 	view         []byte      // a compressed node decompressed for reading (stream_pack.go)
 	viewOf       *byte       // the compressed bytes view holds; nil: none
+	pb           *streamBase // the key's durable base record, for patches (stream_patch.go)
 }
 
 // streamHint is a place in a node a forward read passed: the entry at
@@ -75,6 +76,9 @@ type streamHint struct {
 }
 
 func (o *stream) size() int64 {
+	// A durable base's note (pb) is not counted: set by a write's
+	// persist, after the write's charge, it is a hundred bytes and a key
+	// for a stream of at least patchMinBase.
 	return 96 + int64(cap(o.nodes))*streamNodeSize + o.lpBytes + int64(cap(o.view)) + o.groupBytes + int64(cap(o.groups))*8
 }
 
@@ -318,6 +322,7 @@ func (st *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		if int64(len(lp))+total < maxBytes && (maxEntries <= 0 || count < maxEntries) {
 			nd = o.unpack(n - 1)
 		} else {
+			o.touch(n - 1)
 			spare = o.packNode(&o.nodes[n-1]) // closed: compressed, or shrunk to fit
 		}
 	}
@@ -607,6 +612,7 @@ func (o *stream) deleteAt(i int, p int) bool {
 // dropNode removes node i. The last node is always plain: the one before
 // a last node that goes is decompressed.
 func (o *stream) dropNode(i int) {
+	o.dropBase(i)
 	nd := &o.nodes[i]
 	o.forget(nd)
 	o.lpBytes -= int64(cap(nd.LP))

@@ -31,21 +31,44 @@ func appendBytes(b, s []byte) []byte {
 }
 
 func (o *stream) appendFlat(b []byte) []byte {
+	b = o.appendFlatHead(b)
+	for i := range o.nodes {
+		b = appendFlatNode(b, &o.nodes[i])
+	}
+	return o.appendFlatGroups(b)
+}
+
+// appendFlatHead appends what the flat encoding has before the nodes.
+func (o *stream) appendFlatHead(b []byte) []byte {
 	b = binary.AppendUvarint(b, o.length)
 	b = appendID(b, o.lastID)
 	b = appendID(b, o.firstID)
 	b = appendID(b, o.maxDeleted)
 	b = binary.AppendUvarint(b, o.entriesAdded)
-	b = binary.AppendUvarint(b, uint64(len(o.nodes)))
-	for i := range o.nodes {
-		nd := &o.nodes[i]
-		b = appendID(b, nd.Master)
-		if nd.raw > 0 {
-			b = append(b, 0)
-			b = binary.AppendUvarint(b, uint64(nd.raw))
-		}
-		b = appendBytes(b, nd.LP)
+	return binary.AppendUvarint(b, uint64(len(o.nodes)))
+}
+
+// appendFlatNode appends node nd's flat encoding, flatNodeLen bytes.
+func appendFlatNode(b []byte, nd *StreamNode) []byte {
+	b = appendID(b, nd.Master)
+	if nd.raw > 0 {
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(nd.raw))
 	}
+	return appendBytes(b, nd.LP)
+}
+
+// flatNodeLen is the length of node nd's flat encoding.
+func flatNodeLen(nd *StreamNode) int {
+	n := uvarintLen(nd.Master.Ms) + uvarintLen(nd.Master.Seq)
+	if nd.raw > 0 {
+		n += 1 + uvarintLen(uint64(nd.raw))
+	}
+	return n + uvarintLen(uint64(len(nd.LP))) + len(nd.LP)
+}
+
+// appendFlatGroups appends what the flat encoding has after the nodes.
+func (o *stream) appendFlatGroups(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(o.groups)))
 	for _, g := range o.groups {
 		b = appendBytes(b, g.name)

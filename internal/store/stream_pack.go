@@ -69,6 +69,7 @@ func decodeStreamNode(dst []byte, nd *StreamNode) {
 // unpack makes node i plain, to be changed in place, and forgets that
 // compressing it did not pay: the change may make it pay.
 func (o *stream) unpack(i int) *StreamNode {
+	o.touch(i)
 	nd := &o.nodes[i]
 	if nd.raw > 0 {
 		lp := slices.Grow([]byte(nil), nd.raw)[:nd.raw] // capacity: the size class
@@ -107,6 +108,7 @@ func (o *stream) settle(i int) {
 // pack compresses node i, which must not be the last (packNode).
 func (o *stream) pack(i int) {
 	if i < len(o.nodes)-1 {
+		o.touch(i)
 		o.packNode(&o.nodes[i])
 	}
 }

@@ -1,0 +1,195 @@
+package durable
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// TestStreamPatchesSurviveRestart: a long stream changed by appends,
+// deletions, trims and group deliveries is written as patches of its
+// base (the engine holds a patch record), and reads back as the model
+// says after restarts (the warm-up's scan), after compactions (the base
+// of a patched key stays), after being pushed out of memory (a point
+// read), and after a RENAME (the new key is written whole).
+func TestStreamPatchesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := store.Config{SweepInterval: -1, MemoryLimit: 16 << 20}
+	r := rand.New(rand.NewPCG(3, 9))
+	type entry struct {
+		id store.StreamID
+		v  string
+	}
+	models := map[string][]entry{}
+	next := store.StreamID{Ms: 1}
+	var st store.Stream
+	update := func(s *durableStore, key string, fn func(m []entry) []entry) {
+		t.Helper()
+		if err := s.UpdateStream([]byte(key), &st, func() error { models[key] = fn(models[key]); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendN := func(s *durableStore, key string, n int) {
+		update(s, key, func(m []entry) []entry {
+			for range n {
+				next.Seq++
+				v := fmt.Sprintf("%x", r.Uint64())                           // hardly compressible
+				st.Append(next, [][]byte{[]byte("f"), []byte(v)}, 4096, 100) // Redis's node limits
+				m = append(m, entry{next, v})
+			}
+			return m
+		})
+	}
+	check := func(s *durableStore, key string) {
+		t.Helper()
+		if err := s.ViewStream([]byte(key), &st, func() error {
+			var got []entry
+			st.Range(store.StreamID{}, store.MaxStreamID, false, func(id store.StreamID, fv [][]byte) bool {
+				got = append(got, entry{id, string(fv[1])})
+				return true
+			})
+			if !slices.Equal(got, models[key]) {
+				t.Fatalf("%s: %d entries back, want %d (equal: %v)", key, len(got), len(models[key]), slices.Equal(got, models[key]))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hasPatch := func(s *durableStore, key string) bool {
+		if err := s.log.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.db.Get(append([]byte{prefixPatch}, key...))
+		return err == nil
+	}
+
+	s := openStore(t, dir, cfg)
+	appendN(s, "s", 8000) // about 150 KB: a base
+	patched := 0
+	for round := range 6 {
+		for step := range 200 {
+			switch op := r.IntN(10); {
+			case op < 6:
+				appendN(s, "s", 1+r.IntN(3))
+			case op == 6:
+				update(s, "s", func(m []entry) []entry {
+					i := r.IntN(len(m))
+					st.Delete(m[i].id)
+					return slices.Delete(m, i, i+1)
+				})
+			case op == 7:
+				update(s, "s", func(m []entry) []entry {
+					n := st.Trim(store.StreamTrim{MaxLen: uint64(len(m) - r.IntN(20)), Approx: r.IntN(2) == 0})
+					return m[n:]
+				})
+			default:
+				update(s, "s", func(m []entry) []entry {
+					g := st.Group([]byte("g"))
+					if g == nil {
+						g, _ = st.CreateGroup([]byte("g"), store.StreamID{}, -1)
+					}
+					c, _ := st.CreateConsumer(g, []byte("c"), 1)
+					st.Range(g.LastID(), store.MaxStreamID, false, func(id store.StreamID, _ [][]byte) bool {
+						if id == g.LastID() {
+							return true
+						}
+						st.Advance(g, id)
+						st.Deliver(g, c, id, int64(step))
+						return false
+					})
+					return m
+				})
+			}
+			if hasPatch(s, "s") {
+				patched++
+			}
+		}
+		check(s, "s")
+		switch round {
+		case 1:
+			if err := s.log.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			// Out of memory, then read back through the point read.
+			for i := range 40000 {
+				mustStore(t, s, fmt.Sprint("filler", i), string(make([]byte, 400)), 0, 0)
+			}
+			check(s, "s")
+			appendN(s, "s", 5)
+		case 3:
+			rename(t, s, "s", "t")
+			models["t"], models["s"] = models["s"], nil
+			appendN(s, "t", 3)
+			check(s, "t")
+			rename(t, s, "t", "s")
+			models["s"], models["t"] = models["t"], nil
+			appendN(s, "s", 3)
+		}
+		s.close(t)
+		s = openStore(t, dir, cfg)
+		check(s, "s")
+	}
+	if patched < 600 {
+		t.Fatalf("a patch was on disk after only %d of 1200 changes", patched)
+	}
+	// Deleted: neither the base nor the patch reads back.
+	if err := s.Delete([]byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	if hasPatch(s, "s") {
+		t.Fatal("the patch outlived its key's delete")
+	}
+	s.close(t)
+	s = openStore(t, dir, cfg)
+	if _, ok := s.Peek([]byte("s")); ok {
+		t.Fatal("a deleted stream is back")
+	}
+	s.close(t)
+}
+
+func rename(t *testing.T, s *durableStore, src, dst string) {
+	t.Helper()
+	err := s.Tx([][]byte{[]byte(src), []byte(dst)}, func(tx *store.Tx) error {
+		if !tx.Rename([]byte(src), []byte(dst), false) {
+			return fmt.Errorf("Rename(%s, %s) = false", src, dst)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplyPatchRejects: a patch that does not fit its base (another
+// base, a truncated record) is an error, never a record made of the
+// wrong bytes.
+func TestApplyPatchRejects(t *testing.T) {
+	base := bytes.Repeat([]byte("0123456789"), 10)
+	p := &store.Patch{Head: []byte("HEAD"), Tail: []byte("TAIL"), KeepOff: 10, KeepLen: 20, BaseLen: len(base), BaseHead: base[:13]}
+	enc := func(p *store.Patch) []byte { return appendPatch(nil, p) }
+	got, err := applyPatch(base, enc(p))
+	if want := "HEAD" + string(base[10:30]) + "TAIL"; err != nil || string(got) != want {
+		t.Fatalf("applyPatch = %q, %v; want %q", got, err, want)
+	}
+	other := slices.Clone(base)
+	other[5] = 'x'
+	for name, tc := range map[string]struct {
+		base, patch []byte
+	}{
+		"another base":  {other, enc(p)},
+		"shorter base":  {base[:90], enc(p)},
+		"truncated":     {base, enc(p)[:20]},
+		"bad version":   {base, append(enc(p)[:len(enc(p))-1], 9)},
+		"range outside": {base, enc(&store.Patch{KeepOff: 90, KeepLen: 20, BaseLen: len(base)})},
+	} {
+		if got, err := applyPatch(tc.base, tc.patch); err == nil {
+			t.Errorf("%s: applyPatch = %q, nil; want an error", name, got)
+		}
+	}
+}
