@@ -60,13 +60,7 @@ func TestStreamPatchesSurviveRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hasPatch := func(s *durableStore, key string) bool {
-		if err := s.log.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		_, err := s.db.Get(append([]byte{prefixPatch}, key...))
-		return err == nil
-	}
+	hasPatch := func(s *durableStore, key string) bool { return hasPatchOf(t, s, key) }
 
 	s := openStore(t, dir, cfg)
 	appendN(s, "s", 8000) // about 150 KB: a base
@@ -151,6 +145,130 @@ func TestStreamPatchesSurviveRestart(t *testing.T) {
 		t.Fatal("a deleted stream is back")
 	}
 	s.close(t)
+}
+
+// TestListPatchesSurviveRestart: a long list changed at both ends and in
+// the middle (pushes, pops, LSET, LINSERT, LTRIM, LREM) is written as
+// patches of its base, and reads back as the model says after restarts,
+// a compaction and being pushed out of memory.
+func TestListPatchesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := store.Config{SweepInterval: -1, MemoryLimit: 16 << 20}
+	r := rand.New(rand.NewPCG(4, 9))
+	var model []string
+	var l store.List
+	seq := 0
+	val := func() string { seq++; return fmt.Sprintf("job:%08d:%x", seq, r.Uint32()) }
+	update := func(s *durableStore, fn func()) {
+		t.Helper()
+		if err := s.UpdateList([]byte("q"), &l, func() error { fn(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(s *durableStore) {
+		t.Helper()
+		if err := s.ViewList([]byte("q"), &l, func() error {
+			var got []string
+			l.Each(0, false, func(_ int, v []byte) bool { got = append(got, string(v)); return true })
+			if !slices.Equal(got, model) {
+				t.Fatalf("%d elements back, want %d (equal: %v)", len(got), len(model), slices.Equal(got, model))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openStore(t, dir, cfg)
+	update(s, func() {
+		for range 6000 { // about 130 KB: a base
+			v := val()
+			l.Push(false, []byte(v))
+			model = append(model, v)
+		}
+	})
+	patched := 0
+	for round := range 5 {
+		for range 300 {
+			switch op := r.IntN(12); {
+			case op < 3:
+				update(s, func() {
+					v := val()
+					l.Push(true, []byte(v))
+					model = slices.Insert(model, 0, v)
+				})
+			case op < 6:
+				update(s, func() {
+					v := val()
+					l.Push(false, []byte(v))
+					model = append(model, v)
+				})
+			case op < 8:
+				left := op == 6
+				update(s, func() {
+					l.Pop(left, nil)
+					if left {
+						model = model[1:]
+					} else {
+						model = model[:len(model)-1]
+					}
+				})
+			case op == 8:
+				update(s, func() {
+					i, v := r.IntN(len(model)), val()
+					l.Set(i, []byte(v))
+					model[i] = v
+				})
+			case op == 9:
+				update(s, func() {
+					i, v := r.IntN(len(model)), val()
+					l.InsertAt(i, []byte(v))
+					model = slices.Insert(model, i, v)
+				})
+			case op == 10:
+				update(s, func() { // LTRIM 2 -1
+					l.Delete(0, 2)
+					model = model[2:]
+				})
+			default:
+				update(s, func() {
+					v := model[len(model)-1-r.IntN(50)]
+					l.Remove([]byte(v), -1)
+					model = slices.DeleteFunc(model, func(x string) bool { return x == v })
+				})
+			}
+			if hasPatchOf(t, s, "q") {
+				patched++
+			}
+		}
+		check(s)
+		switch round {
+		case 1:
+			if err := s.log.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			for i := range 40000 {
+				mustStore(t, s, fmt.Sprint("filler", i), string(make([]byte, 400)), 0, 0)
+			}
+			check(s)
+		}
+		s.close(t)
+		s = openStore(t, dir, cfg)
+		check(s)
+	}
+	if patched < 750 {
+		t.Fatalf("a patch was on disk after only %d of 1500 changes", patched)
+	}
+	s.close(t)
+}
+
+func hasPatchOf(t *testing.T, s *durableStore, key string) bool {
+	t.Helper()
+	if err := s.log.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.db.Get(append([]byte{prefixPatch}, key...))
+	return err == nil
 }
 
 func rename(t *testing.T, s *durableStore, src, dst string) {

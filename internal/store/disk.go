@@ -492,8 +492,8 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 func (s *Store) persistTo(sh *shard, e *entry, feed bool) {
 	if e.isBig() {
 		obj := sh.object(e)
-		if o, ok := obj.(*stream); ok {
-			s.persistStream(sh, e, o, feed) // stream_patch.go
+		if o, ok := obj.(patchable); ok {
+			s.persistPatchable(sh, e, o, feed) // patch.go
 			return
 		}
 		// The object's flat encoding: whole, on every change. (A big

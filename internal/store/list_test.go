@@ -149,6 +149,12 @@ func short(l []string) []string {
 // so that tens of its nodes are compressed and most reads
 // and changes go through a compressed node.
 func TestListMatchesModel(t *testing.T) {
+	listPatches = patchCheck{}
+	defer func() {
+		if !t.Failed() && (listPatches.patches < 5000 || listPatches.fromFront < 500) {
+			t.Errorf("only %d changes were checked as patches, %d with changed nodes before the unchanged ones", listPatches.patches, listPatches.fromFront)
+		}
+	}()
 	for _, fill := range []int64{-2, -1, -5, 0, 5, 128} {
 		for _, n := range []int{30, 3000} {
 			for _, depth := range []int64{0, 1, 2} {
@@ -167,9 +173,15 @@ func TestListMatchesModel(t *testing.T) {
 	}
 }
 
+// listPatches counts what TestListMatchesModel checked of durable patches.
+var listPatches patchCheck
+
 // testListMatchesModel runs TestListMatchesModel's operations and returns
 // the most nodes it saw compressed at once.
 func testListMatchesModel(t *testing.T, fill int64, n int, depth int64, maxDelete int) (compressed int) {
+	everyRecordABase(t)
+	var pc patchCheck
+	prng := rand.New(rand.NewPCG(uint64(n), 5))
 	s := newTestStore(t, Config{MemoryLimit: 256 << 20})
 	l := DefaultLimits
 	l.ListPackSize = fill
@@ -179,13 +191,23 @@ func testListMatchesModel(t *testing.T, fill int64, n int, depth int64, maxDelet
 	key := []byte("l")
 	var model []string
 	var h List
+	step := 0
 	update := func(fn func()) {
 		t.Helper()
-		if err := s.UpdateList(key, &h, func() error { fn(); return nil }); err != nil {
+		if err := s.UpdateList(key, &h, func() error {
+			fn()
+			if q := h.quick(); q != nil { // durable mode's patches (patch.go)
+				pc.check(t, q, key, prng, fmt.Sprintf("step %d", step))
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for step := range n * 3 {
+	defer func() {
+		listPatches.patches, listPatches.fromFront = listPatches.patches+pc.patches, listPatches.fromFront+pc.fromFront
+	}()
+	for ; step < n*3; step++ {
 		v := listValue(rng)
 		grow := len(model) < n
 		switch op := rng.IntN(20); {

@@ -51,6 +51,8 @@ type quicklist struct {
 
 	buf   *[]byte // a node decompressed for reading (or scratch for compressing), from unpackPool
 	bufOf *byte   // the compressed bytes buf holds the listpack of; nil: none
+
+	pb *baseRun // the key's durable base record, for patches (patch.go)
 }
 
 // qnode is one node: a listpack and its number of entries. When raw > 0
@@ -358,6 +360,7 @@ func (q *quicklist) grow(nd *qnode, need int) {
 
 // insertNode puts a node with lp (n entries) at position j.
 func (q *quicklist) insertNode(j int, lp []byte, n int) {
+	q.pb.insert(j, q.nodeLen)
 	switch {
 	case j == 0:
 		q.room(true)
@@ -376,6 +379,7 @@ func (q *quicklist) insertNode(j int, lp []byte, n int) {
 // removeNodes removes k nodes from position j; their elements are the
 // caller's to uncount.
 func (q *quicklist) removeNodes(j, k int) {
+	q.pb.remove(j, j+k, q.nodeLen)
 	for i := j; i < j+k; i++ {
 		if nd := q.node(i); nd.raw > 0 {
 			q.capBytes -= int64(cap(nd.lp)) // compressed: no use as the spare
@@ -444,6 +448,7 @@ func (q *quicklist) push(front bool, s []byte) {
 		}
 		q.settleEnds() // the node that was the end may be compressed now
 	}
+	q.touch(j)
 	nd := q.node(j)
 	q.grow(nd, len(nd.lp)+size)
 	if front {
@@ -462,6 +467,7 @@ func (q *quicklist) pop(front bool, dst []byte) []byte {
 	if !front {
 		j = q.count() - 1
 	}
+	q.touch(j) // before reuseForEnd takes its bytes
 	nd := q.node(j)
 	p := lpFirst(nd.lp)
 	if !front {
@@ -515,6 +521,7 @@ func (q *quicklist) at(i int) (lp []byte, p int) {
 // set replaces element i with s.
 func (q *quicklist) set(i int, s []byte) {
 	j, k := q.locate(i)
+	q.touch(j)
 	nd := q.unpack(j)
 	q.grow(nd, len(nd.lp)+lpEncodedSize(s))
 	nd.lp = lpReplace(nd.lp, lpSeekIndex(nd.lp, k, nd.n), s)
@@ -534,6 +541,7 @@ func (q *quicklist) insert(i int, s []byte) {
 		return
 	}
 	j, k := q.locate(i)
+	q.touch(j)
 	nd := q.unpack(j)
 	q.grow(nd, len(nd.lp)+lpEncodedSize(s))
 	nd.lp = lpInsert(nd.lp, lpSeekIndex(nd.lp, k, nd.n), s)
@@ -551,6 +559,7 @@ func (q *quicklist) split(j int) {
 	if nd.n < 2 || !listExceeds(q.fill, len(nd.lp), nd.n) {
 		return
 	}
+	q.touch(j)
 	half := nd.n / 2
 	p := lpSeekIndex(nd.lp, half, nd.n)
 	tail := nd.lp[p : len(nd.lp)-1]
@@ -583,6 +592,7 @@ func (q *quicklist) deleteRange(i, k int) {
 			continue
 		}
 		d := min(k, nd.n-o)
+		q.touch(j)
 		nd = q.unpack(j)
 		p := lpSeekIndex(nd.lp, o, nd.n)
 		end := p
@@ -603,6 +613,7 @@ func (q *quicklist) deleteRange(i, k int) {
 func (q *quicklist) removeEqual(s []byte, skip, limit int) int {
 	removed := 0
 	for j := 0; j < q.count() && removed != limit; {
+		q.touch(j) // it may change
 		nd := q.node(j)
 		var r int
 		if nd.raw > 0 {
@@ -649,6 +660,7 @@ func (q *quicklist) merge() {
 			j++
 			continue
 		}
+		q.touch(j)
 		a = q.unpack(j)
 		blp, bn := q.view(j+1), b.n
 		q.grow(a, sz)

@@ -58,7 +58,7 @@ type stream struct {
 	hint         streamHint  // where the last forward read passed
 	view         []byte      // a compressed node decompressed for reading (stream_pack.go)
 	viewOf       *byte       // the compressed bytes view holds; nil: none
-	pb           *streamBase // the key's durable base record, for patches (stream_patch.go)
+	pb           *baseRun    // the key's durable base record, for patches (patch.go)
 }
 
 // streamHint is a place in a node a forward read passed: the entry at

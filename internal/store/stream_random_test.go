@@ -15,12 +15,9 @@ import (
 // a model (the live IDs and their fields) and that the stream passes its
 // own deep check (what RESTORE applies) with exact byte accounting.
 func TestStreamRandomOps(t *testing.T) {
-	defer func(m int) { patchMinBase = m }(patchMinBase)
-	patchMinBase = 1 // every record is a base for durable patches
-	hdr := make([]byte, diskHeader)
+	everyRecordABase(t)
 	for seed := uint64(1); seed <= 4; seed++ {
-		var base []byte // the last record written whole
-		patches, fromFront := 0, 0
+		var pc patchCheck
 		r := rand.New(rand.NewPCG(seed, 7))
 		s := New(Config{MemoryLimit: 64 << 20})
 		key := []byte("s")
@@ -169,36 +166,7 @@ func TestStreamRandomOps(t *testing.T) {
 						t.Fatalf("seed %d step %d: point read of %v missed", seed, step, e.id)
 					}
 				}
-				// Durable patches: the base still holds the nodes the
-				// stream counts unchanged, and a patch of it rebuilds
-				// the record.
-				if pb := o.pb; pb != nil {
-					var clean []byte
-					for i := pb.lo; i < pb.hi; i++ {
-						clean = appendFlatNode(clean, &o.nodes[i])
-					}
-					if pb.keep != len(clean) || !bytes.Equal(base[pb.off:pb.off+pb.keep], clean) {
-						t.Fatalf("seed %d step %d (op %d): the base's unchanged nodes [%d:%d] (%d bytes) are not the stream's (%d bytes)", seed, step, op, pb.lo, pb.hi, pb.keep, len(clean))
-					}
-				}
-				whole := o.appendFlat(slices.Clone(hdr))
-				if b, h, ok := o.appendPatch(slices.Clone(hdr), key, 0); ok && r.IntN(8) > 0 {
-					got := append(append(slices.Clone(b[:h]), base[o.pb.off:o.pb.off+o.pb.keep]...), b[h:]...)
-					if o.pb.lo > 0 {
-						fromFront++
-					}
-					if !bytes.Equal(got, whole) {
-						t.Fatalf("seed %d step %d (op %d): the patch rebuilds %d bytes, not the record's %d", seed, step, op, len(got), len(whole))
-					}
-					patches++
-				} else {
-					b, off, keep := o.appendWhole(slices.Clone(hdr))
-					if !bytes.Equal(b, whole) {
-						t.Fatalf("seed %d step %d: appendWhole differs from appendFlat", seed, step)
-					}
-					base = b
-					o.setBase(key, b, 0, off, keep)
-				}
+				pc.check(t, o, key, r, fmt.Sprintf("seed %d step %d (op %d)", seed, step, op))
 				if step%100 == 0 { // through the flat encoding (durable mode, COPY)
 					flat := o.appendFlat(nil)
 					back, err := streamFromFlat(flat)
@@ -225,8 +193,8 @@ func TestStreamRandomOps(t *testing.T) {
 		if packed < 100 {
 			t.Fatalf("seed %d: a node was compressed after only %d steps of 3000", seed, packed)
 		}
-		if patches < 300 || fromFront < 3 { // 800-1500 and 14-53 in 24 runs (the test walks a map)
-			t.Fatalf("seed %d: only %d steps of 3000 were checked as patches, %d with changed nodes before the unchanged ones", seed, patches, fromFront)
+		if pc.patches < 300 || pc.fromFront < 3 { // 800-1500 and 14-53 in 24 runs (the test walks a map)
+			t.Fatalf("seed %d: only %d steps of 3000 were checked as patches, %d with changed nodes before the unchanged ones", seed, pc.patches, pc.fromFront)
 		}
 	}
 }
