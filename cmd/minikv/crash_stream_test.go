@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,7 +27,8 @@ func TestCrashKill9Stream(t *testing.T) {
 	const capLen = 15000
 	value := func(n int64) string { return fmt.Sprintf("%016x", uint64(n)*0x9E3779B97F4A7C15) }
 	ctx := context.Background()
-	var acked, sent int64 // appends 1..acked were acknowledged; 1..sent were sent
+	var acked, sent int64     // appends 1..acked were acknowledged; 1..sent were sent
+	var ackedNow atomic.Int64 // acked, as the appending goroutine counts it
 	approx := false
 	xadd := func(n int64) *redis.XAddArgs {
 		return &redis.XAddArgs{Stream: "cs", MaxLen: capLen, Approx: approx, ID: strconv.FormatInt(n, 10) + "-1",
@@ -76,12 +78,13 @@ func TestCrashKill9Stream(t *testing.T) {
 					if c.Err() != nil {
 						return
 					}
-					acked++
+					ackedNow.Add(1)
 				}
 			}
 		}()
 		start := acked
-		for deadline := time.Now().Add(30 * time.Second); acked < start+300; time.Sleep(5 * time.Millisecond) {
+		ackedNow.Store(acked)
+		for deadline := time.Now().Add(30 * time.Second); ackedNow.Load() < start+300; time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("cycle %d: fewer than 300 appends acknowledged in 30 s", cycle)
 			}
@@ -89,6 +92,7 @@ func TestCrashKill9Stream(t *testing.T) {
 		time.Sleep(time.Duration(r.IntN(300)) * time.Millisecond)
 		cs.kill()
 		<-done
+		acked = ackedNow.Load()
 		_ = rdb.Close()
 		t.Logf("cycle %d (fsync %s, approx %v): killed after %d appends acknowledged, %d sent", cycle, fsync, approx, acked, sent)
 	}
@@ -127,4 +131,113 @@ func checkCrashStream(t *testing.T, rdb *redis.Client, acked, sent int64, capLen
 			t.Fatalf("entry %d: %s %v, want append %d", i, m.ID, m.Values, n)
 		}
 	}
+}
+
+// TestCrashKill9List is TestCrashKill9Stream for a queue on a long list:
+// pipelines of 16 LPUSHes then 8 RPOPs on a list of 20 000 elements,
+// killed at a random time in each fsync mode. After each restart the
+// list must be what some prefix of the commands made, at least as long
+// as the acknowledged ones: pushes 1..P minus the first R popped, in
+// order, for the P and R of that prefix.
+func TestCrashKill9List(t *testing.T) {
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	ctx := context.Background()
+	elem := func(n int64) string { return fmt.Sprintf("job:%010d:%016x", n, uint64(n)*0x9E3779B97F4A7C15) }
+	// The commands so far: pushed[c] and popped[c] after the first c.
+	pushed, popped := []int64{0}, []int64{0}
+	var acked int             // commands acknowledged
+	var ackedNow atomic.Int64 // acked, as the pushing goroutine counts it
+	for cycle, fsync := range []string{"always", "everysec", "no", "always"} {
+		cs := startCrashServer(t, dir, fsync)
+		rdb := newRedisClient(cs.resp)
+		if cycle == 0 {
+			for len(pushed) <= 20000 {
+				pipe := rdb.Pipeline()
+				for range 1000 {
+					n := pushed[len(pushed)-1] + 1
+					pipe.LPush(ctx, "cq", elem(n))
+					pushed, popped = append(pushed, n), append(popped, 0)
+				}
+				if _, err := pipe.Exec(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else {
+			c := checkCrashList(t, rdb, pushed, popped, acked, elem)
+			pushed, popped = pushed[:c+1], popped[:c+1] // what the list holds: go on from there
+		}
+		acked = len(pushed) - 1
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				pipe := rdb.Pipeline()
+				for i := range 24 {
+					p, q := pushed[len(pushed)-1], popped[len(popped)-1]
+					if i < 16 {
+						pipe.LPush(ctx, "cq", elem(p+1))
+						p++
+					} else {
+						pipe.RPop(ctx, "cq")
+						q++
+					}
+					pushed, popped = append(pushed, p), append(popped, q)
+				}
+				cmds, _ := pipe.Exec(ctx)
+				for _, c := range cmds {
+					if c.Err() != nil {
+						return
+					}
+					ackedNow.Add(1)
+				}
+			}
+		}()
+		start := int64(acked)
+		ackedNow.Store(start)
+		for deadline := time.Now().Add(30 * time.Second); ackedNow.Load() < start+300; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("cycle %d: fewer than 300 commands acknowledged in 30 s", cycle)
+			}
+		}
+		time.Sleep(time.Duration(r.IntN(300)) * time.Millisecond)
+		cs.kill()
+		<-done
+		acked = int(ackedNow.Load())
+		_ = rdb.Close()
+		t.Logf("cycle %d (fsync %s): killed after %d commands acknowledged, %d sent", cycle, fsync, acked, len(pushed)-1)
+	}
+	cs := startCrashServer(t, dir, "always")
+	rdb := newRedisClient(cs.resp)
+	defer rdb.Close()
+	checkCrashList(t, rdb, pushed, popped, acked, elem)
+}
+
+// checkCrashList checks that list cq is what the first c commands made,
+// for some c from acked on, and returns c.
+func checkCrashList(t *testing.T, rdb *redis.Client, pushed, popped []int64, acked int, elem func(int64) string) int {
+	t.Helper()
+	got, err := rdb.LRange(context.Background(), "cq", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := acked; c < len(pushed); c++ {
+		if int64(len(got)) != pushed[c]-popped[c] {
+			continue
+		}
+		ok := true
+		for i, v := range got { // LPUSH: the newest first
+			if v != elem(pushed[c]-int64(i)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return c
+		}
+	}
+	t.Fatalf("%d elements back (first %q) match no prefix of the commands from the %d acknowledged to the %d sent", len(got), got[:min(1, len(got))], acked, len(pushed)-1)
+	return 0
 }
