@@ -307,7 +307,7 @@ func (l *Log) drop(key, value []byte) bool {
 	switch key[0] {
 	case prefixKey:
 		if h, ok := l.patches.latest(key[1:]); ok {
-			value = h
+			return (*dead)(h.b[:h.n])
 		}
 		return (*dead)(value)
 	case prefixPatch:

@@ -49,7 +49,14 @@ var errBadPatch = errors.New("durable: a patch does not fit its base record")
 // store's rule about in place of the base's own.
 type patchSet struct {
 	mu   sync.RWMutex
-	keys map[string][]byte
+	keys map[string]patchHead
+}
+
+// patchHead is a record's first bytes: more than the store's rule reads
+// (its header). Held by value, so a reader's copy never changes.
+type patchHead struct {
+	b [32]byte
+	n uint8
 }
 
 func (p *patchSet) has(key []byte) bool {
@@ -60,7 +67,7 @@ func (p *patchSet) has(key []byte) bool {
 }
 
 // latest returns the newest record's first bytes for key, if patched.
-func (p *patchSet) latest(key []byte) ([]byte, bool) {
+func (p *patchSet) latest(key []byte) (patchHead, bool) {
 	p.mu.RLock()
 	h, ok := p.keys[string(key)]
 	p.mu.RUnlock()
@@ -71,24 +78,16 @@ func (p *patchSet) latest(key []byte) ([]byte, bool) {
 // when add.
 func (p *patchSet) note(key, head []byte, add bool) {
 	p.mu.Lock()
-	if old, ok := p.keys[string(key)]; ok || add {
+	if _, ok := p.keys[string(key)]; ok || add {
 		if p.keys == nil {
-			p.keys = make(map[string][]byte)
+			p.keys = make(map[string]patchHead)
 		}
-		p.keys[string(key)] = append(old[:0], head[:min(len(head), patchHeadKeep)]...)
+		var h patchHead
+		h.n = uint8(copy(h.b[:], head))
+		p.keys[string(key)] = h
 	}
 	p.mu.Unlock()
 }
-
-func (p *patchSet) len() int {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return len(p.keys)
-}
-
-// patchHeadKeep is how many first bytes of a record patchSet keeps: more
-// than the store's rule reads (its header).
-const patchHeadKeep = 32
 
 // WritePatch queues p as key's record, expiring at deadline: the change
 // of the key's base, its last full record. It copies what it needs.
