@@ -159,16 +159,21 @@ func TestListMatchesModel(t *testing.T) {
 		for _, n := range []int{30, 3000} {
 			for _, depth := range []int64{0, 1, 2} {
 				t.Run(fmt.Sprintf("fill%d/n%d/depth%d", fill, n, depth), func(t *testing.T) {
-					testListMatchesModel(t, fill, n, depth, 2000)
+					testListMatchesModel(t, fill, n, depth, 2000, 0)
 				})
 			}
 		}
 	}
 	for _, depth := range []int64{1, 2} {
 		t.Run(fmt.Sprintf("compressed/depth%d", depth), func(t *testing.T) {
-			if c := testListMatchesModel(t, 16, 3000, depth, 20); c < 15 {
+			if c := testListMatchesModel(t, 16, 3000, depth, 20, 0); c < 15 {
 				t.Errorf("at most %d nodes were compressed at once", c)
 			}
+		})
+	}
+	for seed := uint64(1); seed <= 3; seed++ { // 2 and 3 split nodes near the ends
+		t.Run(fmt.Sprintf("compressed/depth1/seed%d", seed), func(t *testing.T) {
+			testListMatchesModel(t, 16, 3000, 1, 20, seed)
 		})
 	}
 }
@@ -178,7 +183,7 @@ var listPatches patchCheck
 
 // testListMatchesModel runs TestListMatchesModel's operations and returns
 // the most nodes it saw compressed at once.
-func testListMatchesModel(t *testing.T, fill int64, n int, depth int64, maxDelete int) (compressed int) {
+func testListMatchesModel(t *testing.T, fill int64, n int, depth int64, maxDelete int, seed uint64) (compressed int) {
 	everyRecordABase(t)
 	var pc patchCheck
 	prng := rand.New(rand.NewPCG(uint64(n), 5))
@@ -187,7 +192,7 @@ func testListMatchesModel(t *testing.T, fill int64, n int, depth int64, maxDelet
 	l.ListPackSize = fill
 	l.ListCompressDepth = depth
 	s.SetLimits(l)
-	rng := rand.New(rand.NewPCG(uint64(fill+10), uint64(n)*3+uint64(depth)))
+	rng := rand.New(rand.NewPCG(uint64(fill+10)+seed<<32, uint64(n)*3+uint64(depth)))
 	key := []byte("l")
 	var model []string
 	var h List
@@ -196,8 +201,11 @@ func testListMatchesModel(t *testing.T, fill int64, n int, depth int64, maxDelet
 		t.Helper()
 		if err := s.UpdateList(key, &h, func() error {
 			fn()
-			if q := h.quick(); q != nil { // durable mode's patches (patch.go)
-				pc.check(t, q, key, prng, fmt.Sprintf("step %d", step))
+			if q := h.quick(); q != nil {
+				pc.check(t, q, key, prng, fmt.Sprintf("step %d", step)) // durable mode's patches (patch.go)
+				if q.depth > 0 {
+					checkQuicklist(t, q) // compression right after every change
+				}
 			}
 			return nil
 		}); err != nil {

@@ -527,7 +527,14 @@ func (q *quicklist) set(i int, s []byte) {
 	nd.lp = lpReplace(nd.lp, lpSeekIndex(nd.lp, k, nd.n), s)
 	c := q.count()
 	q.split(j)
-	q.settleRange(j, j+q.count()-c)
+	q.settleSplit(j, c)
+}
+
+// settleSplit settles what a split of node j of a list of c nodes moved:
+// the new nodes, and the plain end nodes they pushed more than depth
+// nodes from the front or the back.
+func (q *quicklist) settleSplit(j, c int) {
+	q.settleRange(min(j, c-1-q.depth), max(j, q.depth)+q.count()-c)
 }
 
 // insert puts s before element i (i == n: at the back).
@@ -549,7 +556,7 @@ func (q *quicklist) insert(i int, s []byte) {
 	q.n++
 	c := q.count()
 	q.split(j)
-	q.settleRange(j, j+q.count()-c)
+	q.settleSplit(j, c)
 }
 
 // split cuts node j (plain) in halves, and them again, while it is over
