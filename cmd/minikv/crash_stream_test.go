@@ -64,34 +64,14 @@ func TestCrashKill9Stream(t *testing.T) {
 			}
 		}
 		approx = cycle%2 == 1
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				pipe := rdb.Pipeline()
-				for range 16 {
-					sent++
-					pipe.XAdd(ctx, xadd(sent))
-				}
-				cmds, _ := pipe.Exec(ctx)
-				for _, c := range cmds {
-					if c.Err() != nil {
-						return
-					}
-					ackedNow.Add(1)
-				}
-			}
-		}()
-		start := acked
 		ackedNow.Store(acked)
-		for deadline := time.Now().Add(30 * time.Second); ackedNow.Load() < start+300; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("cycle %d: fewer than 300 appends acknowledged in 30 s", cycle)
+		done := pipelineUntilKilled(rdb, &ackedNow, func(pipe redis.Pipeliner) {
+			for range 16 {
+				sent++
+				pipe.XAdd(ctx, xadd(sent))
 			}
-		}
-		time.Sleep(time.Duration(r.IntN(300)) * time.Millisecond)
-		cs.kill()
-		<-done
+		})
+		killAfter(t, cs, &ackedNow, r, done)
 		acked = ackedNow.Load()
 		_ = rdb.Close()
 		t.Logf("cycle %d (fsync %s, approx %v): killed after %d appends acknowledged, %d sent", cycle, fsync, approx, acked, sent)
@@ -100,6 +80,45 @@ func TestCrashKill9Stream(t *testing.T) {
 	rdb := newRedisClient(cs.resp)
 	defer rdb.Close()
 	checkCrashStream(t, rdb, acked, sent, capLen, value)
+}
+
+// pipelineUntilKilled sends pipelines that fill makes, counting each
+// acknowledged command in acked, until a command fails (the server is
+// killed); the channel closes then.
+func pipelineUntilKilled(rdb *redis.Client, acked *atomic.Int64, fill func(redis.Pipeliner)) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			pipe := rdb.Pipeline()
+			fill(pipe)
+			cmds, _ := pipe.Exec(context.Background())
+			for _, c := range cmds {
+				if c.Err() != nil {
+					return
+				}
+				acked.Add(1)
+			}
+		}
+	}()
+	return done
+}
+
+// killAfter kills the server of a crash test's cycle at a random moment
+// once 300 more commands than at the call were acknowledged (acked, as
+// the client goroutine counts them), and waits for that goroutine
+// (done).
+func killAfter(t *testing.T, cs *crashServer, acked *atomic.Int64, r *rand.Rand, done <-chan struct{}) {
+	t.Helper()
+	start := acked.Load()
+	for deadline := time.Now().Add(30 * time.Second); acked.Load() < start+300; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than 300 commands acknowledged in 30 s")
+		}
+	}
+	time.Sleep(time.Duration(r.IntN(300)) * time.Millisecond)
+	cs.kill()
+	<-done
 }
 
 // checkCrashStream checks that stream cs holds the last entries (at most
@@ -170,41 +189,21 @@ func TestCrashKill9List(t *testing.T) {
 			pushed, popped = pushed[:c+1], popped[:c+1] // what the list holds: go on from there
 		}
 		acked = len(pushed) - 1
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				pipe := rdb.Pipeline()
-				for i := range 24 {
-					p, q := pushed[len(pushed)-1], popped[len(popped)-1]
-					if i < 16 {
-						pipe.LPush(ctx, "cq", elem(p+1))
-						p++
-					} else {
-						pipe.RPop(ctx, "cq")
-						q++
-					}
-					pushed, popped = append(pushed, p), append(popped, q)
+		ackedNow.Store(int64(acked))
+		done := pipelineUntilKilled(rdb, &ackedNow, func(pipe redis.Pipeliner) {
+			for i := range 24 {
+				p, q := pushed[len(pushed)-1], popped[len(popped)-1]
+				if i < 16 {
+					pipe.LPush(ctx, "cq", elem(p+1))
+					p++
+				} else {
+					pipe.RPop(ctx, "cq")
+					q++
 				}
-				cmds, _ := pipe.Exec(ctx)
-				for _, c := range cmds {
-					if c.Err() != nil {
-						return
-					}
-					ackedNow.Add(1)
-				}
+				pushed, popped = append(pushed, p), append(popped, q)
 			}
-		}()
-		start := int64(acked)
-		ackedNow.Store(start)
-		for deadline := time.Now().Add(30 * time.Second); ackedNow.Load() < start+300; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("cycle %d: fewer than 300 commands acknowledged in 30 s", cycle)
-			}
-		}
-		time.Sleep(time.Duration(r.IntN(300)) * time.Millisecond)
-		cs.kill()
-		<-done
+		})
+		killAfter(t, cs, &ackedNow, r, done)
 		acked = int(ackedNow.Load())
 		_ = rdb.Close()
 		t.Logf("cycle %d (fsync %s): killed after %d commands acknowledged, %d sent", cycle, fsync, acked, len(pushed)-1)
