@@ -51,6 +51,8 @@ start() {
 if [ "$MODE" = rss ]; then
 	gen geo:big 1000000 -180 360 -85 170 member: 2
 	rss() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+	# Anonymous and file-backed (the binary's own pages) parts of the RSS.
+	anon() { awk '/RssAnon/{a=$2} /RssFile/{f=$2} END {print "rss_anon_kb=" a " rss_file_kb=" f}' "/proc/$1/status"; }
 	for _ in 1 2 3; do
 		for srv in redis minikv; do
 			port=$(free_port)
@@ -60,7 +62,7 @@ if [ "$MODE" = rss ]; then
 			r0=$(rss "$pid")
 			redis-cli -p "$port" --pipe <"$points" >/dev/null
 			sleep 1
-			echo "$srv rss_kb_before=$r0 rss_kb_after=$(rss "$pid") zcard=$(redis-cli -p "$port" ZCARD geo:big)"
+			echo "$srv rss_kb_before=$r0 rss_kb_after=$(rss "$pid") $(anon "$pid") zcard=$(redis-cli -p "$port" ZCARD geo:big)"
 			kill "$pid"
 			wait "$pid" 2>/dev/null || true
 		done

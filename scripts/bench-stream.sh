@@ -31,6 +31,8 @@ MINIKV=${MINIKV:-bin/minikv}
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+# Anonymous and file-backed (the binary's own pages) parts of the RSS.
+anon() { awk '/RssAnon/{a=$2} /RssFile/{f=$2} END {print "rss_anon_kb=" a " rss_file_kb=" f}' "/proc/$1/status"; }
 bench() { redis-benchmark -p "$port" "$@" 2>/dev/null | tr '\r' '\n' | awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}' | tail -1; }
 ENTRY=${ENTRY:-tiny}
 fill() { # $1 entries into stream s with IDs k-1, k from 0
@@ -101,6 +103,7 @@ for _ in 1 2 3; do
 		esac
 		c1=$(cpu "$pid")
 		r1=$(rss "$pid")
+		a1=$(anon "$pid")
 		repl=
 		if [ -n "$rpid" ]; then
 			t0=$(date +%s.%N)
@@ -112,6 +115,6 @@ for _ in 1 2 3; do
 		fi
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
-		echo "$srv op=$OP${ENTRY:+ entry=$ENTRY} P=$P rps=$rps cpu_us_per_req=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc) rss_kb=$r1 rss_growth_kb=$((r1 - r0))$repl"
+		echo "$srv op=$OP${ENTRY:+ entry=$ENTRY} P=$P rps=$rps cpu_us_per_req=$(echo "scale=2; ($c1-$c0)*10000/$N" | bc) rss_kb=$r1 rss_growth_kb=$((r1 - r0)) $a1$repl"
 	done
 done
