@@ -59,8 +59,13 @@ const (
 	maxSpareRecs = 1024
 
 	// maxSpareArena bounds the arena of a set of queued records kept for
-	// reuse.
+	// reuse; one spare set may keep an arena up to maxBigArena, so that
+	// batches of large records (patches of long streams and lists, at
+	// P=16 megabytes a batch) do not allocate and zero their arena anew
+	// each time: 5.5 instead of 8.2 µs of CPU per XADD to a long durable
+	// stream at P=16.
 	maxSpareArena = 1 << 20
+	maxBigArena   = maxPending
 
 	// maxSpareList bounds the list of changes of a set kept for reuse.
 	maxSpareList = 16 << 10
@@ -1044,7 +1049,7 @@ func (l *Log) spareSet() *recSet {
 // grown it, and a map never shrinks (clearing one costs its capacity),
 // while a large arena or list would stay pinned.
 func (r *recSet) reusable() bool {
-	return len(r.m) <= maxSpareRecs && cap(r.recs) <= maxSpareList && cap(r.arena) <= maxSpareArena
+	return len(r.m) <= maxSpareRecs && cap(r.recs) <= maxSpareList
 }
 
 // recycleSet keeps r for reuse if it is reusable. No batch refers to r
@@ -1052,6 +1057,9 @@ func (r *recSet) reusable() bool {
 // arena may be written again. l.mu is held.
 func (l *Log) recycleSet(r *recSet) {
 	if r.reusable() && len(l.spareRecs) < maxSpares {
+		if c := cap(r.arena); c > maxSpareArena && (c > maxBigArena || l.bigSpareLocked()) {
+			r.arena = nil
+		}
 		if r.indexed {
 			clear(r.m)
 			r.indexed = false
@@ -1061,6 +1069,17 @@ func (l *Log) recycleSet(r *recSet) {
 		r.arena = r.arena[:0]
 		l.spareRecs = append(l.spareRecs, r)
 	}
+}
+
+// bigSpareLocked reports whether a spare set keeps an arena over
+// maxSpareArena. l.mu is held.
+func (l *Log) bigSpareLocked() bool {
+	for _, r := range l.spareRecs {
+		if cap(r.arena) > maxSpareArena {
+			return true
+		}
+	}
+	return false
 }
 
 // Checkpoint commits what is queued, then flushes the engine's memtables
