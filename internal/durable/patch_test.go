@@ -2,6 +2,7 @@ package durable
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -313,4 +314,32 @@ func TestApplyPatchRejects(t *testing.T) {
 			t.Errorf("%s: applyPatch = %q, nil; want an error", name, got)
 		}
 	}
+}
+
+// FuzzApplyPatch: a patch record read from disk is untrusted bytes (a
+// damaged table): applying it to any base never panics, and what it
+// returns is the patch's head, then the range of the base it names, then
+// its tail.
+func FuzzApplyPatch(f *testing.F) {
+	base := bytes.Repeat([]byte("0123456789"), 10)
+	f.Add(base, appendPatch(nil, &store.Patch{Head: []byte("HEAD"), Tail: []byte("TAIL"), KeepOff: 10, KeepLen: 20, BaseLen: len(base), BaseHead: base[:13]}))
+	f.Add(base[:5], appendPatch(nil, &store.Patch{BaseLen: 5}))
+	f.Add([]byte{}, []byte{patchVersion})
+	f.Fuzz(func(t *testing.T, base, p []byte) {
+		out, err := applyPatch(base, p)
+		if err != nil {
+			return
+		}
+		tr := p[len(p)-patchTrailer:]
+		headLen := int(binary.LittleEndian.Uint32(tr))
+		baseHeadLen := int(binary.LittleEndian.Uint32(tr[4:]))
+		keepOff := int(binary.LittleEndian.Uint64(tr[8:]))
+		keepLen := int(binary.LittleEndian.Uint64(tr[16:]))
+		body := p[:len(p)-patchTrailer]
+		tail := body[headLen : len(body)-baseHeadLen]
+		want := append(append(slices.Clone(body[:headLen]), base[keepOff:keepOff+keepLen]...), tail...)
+		if !bytes.Equal(out, want) || !bytes.HasPrefix(base, body[len(body)-baseHeadLen:]) {
+			t.Fatalf("applyPatch made %d bytes, not head, base range and tail (%d)", len(out), len(want))
+		}
+	})
 }
