@@ -11,6 +11,9 @@
 #   KIND=stream  XADD s * f v to a stream of FILL entries f v
 #   KIND=list    LPUSH q v, then RPOP q (a queue), on a list of FILL
 #                elements of 16 bytes; a line for each
+#   KIND=zset    ZADD z of a random score and member (anywhere in the
+#                order), then ZPOPMIN z (the front, a schedule's due job),
+#                on a sorted set of FILL members (job:<n>, score n)
 #
 # docs/durability.md quotes its medians.
 #
@@ -34,6 +37,8 @@ def bulk(s): return '\$%d\r\n%s\r\n' % (len(s), s)
 for k in range(n):
     if kind == 'stream':
         out.write('*5\r\n' + bulk('XADD') + bulk('s') + bulk('%d-1' % k) + bulk('f') + bulk('v'))
+    elif kind == 'zset':
+        out.write('*4\r\n' + bulk('ZADD') + bulk('z') + bulk('%d' % k) + bulk('job:%08d' % k))
     else:
         out.write('*3\r\n' + bulk('RPUSH') + bulk('q') + bulk('element:%08d' % k))
 " "$FILL" "$KIND" | redis-cli -p "$port" --pipe >/dev/null
@@ -60,6 +65,9 @@ for _ in 1 2 3; do
 		fill
 		if [ "$KIND" = stream ]; then
 			run xadd XADD s '*' f v
+		elif [ "$KIND" = zset ]; then
+			run zadd-random -r 100000000 ZADD z __rand_int__ m:__rand_int__
+			run zpopmin ZPOPMIN z
 		else
 			run lpush LPUSH q 0123456789abcdef
 			run rpop RPOP q

@@ -2,10 +2,12 @@ package durable
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/minikv/minikv/internal/store"
@@ -243,6 +245,116 @@ func TestListPatchesSurviveRestart(t *testing.T) {
 		check(s)
 	}
 	if patched < 750 {
+		t.Fatalf("a patch was on disk after only %d of 1500 changes", patched)
+	}
+	s.close(t)
+}
+
+// TestZSetPatchesSurviveRestart: a big sorted set used as a schedule
+// (members added with later and later scores, the earliest popped, some
+// removed or rescheduled anywhere) is written as patches of its base,
+// and reads back as the model says after restarts, a compaction and
+// being pushed out of memory.
+func TestZSetPatchesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := store.Config{SweepInterval: -1, MemoryLimit: 16 << 20}
+	r := rand.New(rand.NewPCG(5, 9))
+	type entry struct {
+		m string
+		s float64
+	}
+	model := map[string]float64{}
+	sorted := func() []entry {
+		var out []entry
+		for m, sc := range model {
+			out = append(out, entry{m, sc})
+		}
+		slices.SortFunc(out, func(a, b entry) int {
+			if a.s != b.s {
+				return cmp.Compare(a.s, b.s)
+			}
+			return strings.Compare(a.m, b.m)
+		})
+		return out
+	}
+	var z store.ZSet
+	seq, now := 0, 1.764e12
+	update := func(s *durableStore, fn func()) {
+		t.Helper()
+		if err := s.UpdateZSet([]byte("sched"), &z, func() error { fn(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schedule := func() { // a job due a little after the last one
+		seq++
+		now += float64(r.IntN(1000))
+		m := fmt.Sprintf("job:%08d:%x", seq, r.Uint32())
+		z.Set([]byte(m), now)
+		model[m] = now
+	}
+	check := func(s *durableStore) {
+		t.Helper()
+		want := sorted()
+		if err := s.ViewZSet([]byte("sched"), &z, func() error {
+			var got []entry
+			z.Range(0, z.Len()-1, false, func(m []byte, sc float64) bool { got = append(got, entry{string(m), sc}); return true })
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d members back, want %d (equal: %v)", len(got), len(want), slices.Equal(got, want))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openStore(t, dir, cfg)
+	update(s, func() {
+		for range 6000 { // about 150 KB: a base
+			schedule()
+		}
+	})
+	patched := 0
+	for round := range 5 {
+		for range 300 {
+			switch op := r.IntN(10); {
+			case op < 5:
+				update(s, schedule)
+			case op < 8: // ZPOPMIN of what is due
+				update(s, func() {
+					k := 1 + r.IntN(3)
+					for _, e := range sorted()[:k] {
+						delete(model, e.m)
+					}
+					z.DeleteRange(0, k-1)
+				})
+			case op == 8: // ZREM of a job anywhere
+				update(s, func() {
+					all := sorted()
+					m := all[r.IntN(len(all))].m
+					z.Delete([]byte(m))
+					delete(model, m)
+				})
+			default: // a job rescheduled at the end
+				update(s, func() {
+					all := sorted()
+					m := all[r.IntN(len(all))].m
+					now += 1
+					z.Set([]byte(m), now)
+					model[m] = now
+				})
+			}
+			if hasPatchOf(t, s, "sched") {
+				patched++
+			}
+		}
+		check(s)
+		if compactOrEvict(t, s, round) {
+			check(s)
+		}
+		s.close(t)
+		s = openStore(t, dir, cfg)
+		check(s)
+	}
+	if patched < 500 {
 		t.Fatalf("a patch was on disk after only %d of 1500 changes", patched)
 	}
 	s.close(t)

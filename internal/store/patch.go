@@ -287,3 +287,28 @@ func (q *quicklist) appendFlatTail(b []byte) []byte { return b }
 
 // touch notes that node j is about to change.
 func (q *quicklist) touch(j int) { q.pb.touch(j, q.nodeLen) }
+
+// The sorted set's side (zset.go has the encoding): a node is a chunk,
+// whose entries' flat encoding (member, then score) is as long as the
+// chunk's own (score, then member).
+
+func (b *bigZSet) baseOf() **baseRun              { return &b.pb }
+func (b *bigZSet) nodeCount() int                 { return len(b.chunks) }
+func (b *bigZSet) nodeLen(j int) int              { return len(b.chunks[j].data) }
+func (b *bigZSet) appendFlatTail(d []byte) []byte { return d }
+
+func (b *bigZSet) appendFlatHead(d []byte) []byte {
+	return binary.AppendUvarint(d, uint64(b.t.n))
+}
+
+func (b *bigZSet) appendNode(d []byte, j int) []byte {
+	ch := b.chunks[j].data
+	for off := 0; off < len(ch); {
+		s, m, e := zentry(ch, off)
+		d = binary.AppendUvarint(d, uint64(len(m)))
+		d = append(d, m...)
+		d = binary.LittleEndian.AppendUint64(d, math.Float64bits(s))
+		off = e
+	}
+	return d
+}

@@ -509,6 +509,7 @@ type bigZSet struct {
 	chunks  []zchunk
 	bytes   int64    // capacity of the chunks' data
 	retired [][]byte // slab slots the chunks let go of, back to the slab at reclaim
+	pb      *baseRun // the key's durable base record, for patches (patch.go)
 }
 
 type zchunk struct {
@@ -688,6 +689,7 @@ func (b *bigZSet) insert(score float64, member []byte) {
 			}
 		}
 	}
+	b.pb.touch(ci, b.nodeLen)
 	ch := &b.chunks[ci]
 	d := b.room(ci, n)
 	d = d[:len(d)+n]
@@ -701,6 +703,7 @@ func (b *bigZSet) insert(score float64, member []byte) {
 // addChunk inserts an empty chunk at ci with room for zChunkMax bytes
 // (or an n-byte entry) and returns ci.
 func (b *bigZSet) addChunk(ci, n int) int {
+	b.pb.insert(ci, b.nodeLen)
 	b.chunks = append(b.chunks, zchunk{})
 	copy(b.chunks[ci+1:], b.chunks[ci:])
 	b.chunks[ci] = zchunk{}
@@ -727,6 +730,8 @@ func (b *bigZSet) room(ci, n int) []byte {
 // split halves chunk ci (of at least two entries) into two and returns
 // the offset in it where the second half began.
 func (b *bigZSet) split(ci int) int {
+	b.pb.touch(ci, b.nodeLen)
+	b.pb.insert(ci+1, b.nodeLen)
 	d := b.chunks[ci].data
 	half, off := b.chunks[ci].n/2, 0
 	for range half {
@@ -766,6 +771,8 @@ func (b *bigZSet) rebalance(ci, n int) bool {
 			cut, k = e, k+1
 		}
 		if k > 0 {
+			b.pb.touch(ci-1, b.nodeLen)
+			b.pb.touch(ci, b.nodeLen)
 			ld := b.room(ci-1, cut)
 			b.chunks[ci-1].data = append(ld, d[:cut]...)
 			b.chunks[ci-1].n += k
@@ -784,6 +791,8 @@ func (b *bigZSet) rebalance(ci, n int) bool {
 			k--
 		}
 		if moved := len(d) - cut; k > 0 && moved > 0 {
+			b.pb.touch(ci, b.nodeLen)
+			b.pb.touch(ci+1, b.nodeLen)
 			rd := b.room(ci+1, moved)
 			old := len(rd)
 			rd = rd[:old+moved]
@@ -802,6 +811,7 @@ func (b *bigZSet) rebalance(ci, n int) bool {
 
 // remove deletes the entry at off of chunk ci.
 func (b *bigZSet) remove(ci, off int) {
+	b.pb.touch(ci, b.nodeLen)
 	ch := &b.chunks[ci]
 	_, _, end := zentry(ch.data, off)
 	ch.data = append(ch.data[:off], ch.data[end:]...)
@@ -815,6 +825,7 @@ func (b *bigZSet) remove(ci, off int) {
 func (b *bigZSet) tidy(ci int) {
 	ch := &b.chunks[ci]
 	if ch.n == 0 {
+		b.pb.remove(ci, ci+1, b.nodeLen)
 		b.bytes -= int64(cap(ch.data))
 		b.drop(ch.data, ch.slot)
 		b.chunks = append(b.chunks[:ci], b.chunks[ci+1:]...)
@@ -827,6 +838,7 @@ func (b *bigZSet) tidy(ci int) {
 		}
 		l, r := &b.chunks[j], &b.chunks[j+1]
 		if len(l.data)+len(r.data) <= zChunkMax/2 {
+			b.pb.touch(j, b.nodeLen)
 			if len(l.data)+len(r.data) > cap(l.data) {
 				nd, slot := b.chunkData(zChunkMax)
 				nd = nd[:len(l.data)]
@@ -870,11 +882,13 @@ func (b *bigZSet) appendSorted(member []byte, score float64) {
 	b.t.set(member, v[:])
 	n := len(b.chunks)
 	if n == 0 || len(b.chunks[n-1].data)+zentryLen(member) > zChunkMax*3/4 && b.chunks[n-1].n > 0 {
+		b.pb.insert(n, b.nodeLen)
 		b.chunks = append(b.chunks, zchunk{})
 		n++
 		d, slot := b.chunkData(max(zChunkMax, zentryLen(member)))
 		b.setData(n-1, d, slot)
 	}
+	b.pb.touch(n-1, b.nodeLen)
 	ch := &b.chunks[n-1]
 	if len(ch.data)+zentryLen(member) > cap(ch.data) {
 		nd, slot := b.chunkData(len(ch.data) + zentryLen(member))
@@ -1141,6 +1155,7 @@ func (b *bigZSet) delRange(start, end int) int {
 			b.t.del(m)
 			stop = e
 		}
+		b.pb.touch(ci, b.nodeLen)
 		ch := &b.chunks[ci]
 		ch.data = append(d[:off], d[stop:]...)
 		ch.n -= pos - from + 1
@@ -1155,15 +1170,9 @@ func (b *bigZSet) delRange(start, end int) int {
 // appendFlat appends | uvarint count | then per member in order:
 // uvarint len | member | 8-byte score |.
 func (b *bigZSet) appendFlat(d []byte) []byte {
-	d = binary.AppendUvarint(d, uint64(b.t.n))
-	for _, ch := range b.chunks {
-		for off := 0; off < len(ch.data); {
-			s, m, e := zentry(ch.data, off)
-			d = binary.AppendUvarint(d, uint64(len(m)))
-			d = append(d, m...)
-			d = binary.LittleEndian.AppendUint64(d, math.Float64bits(s))
-			off = e
-		}
+	d = b.appendFlatHead(d)
+	for j := range b.chunks {
+		d = b.appendNode(d, j)
 	}
 	return d
 }

@@ -85,6 +85,9 @@ func TestZSetMatchesModel(t *testing.T) {
 			key := []byte("z")
 			md := zmodel{}
 			rng := rand.New(rand.NewPCG(2, uint64(n)))
+			prng := rand.New(rand.NewPCG(3, uint64(n)))
+			var pc patchCheck
+			everyRecordABase(t)
 			scores := []float64{0, 1, 2.5, -3, 0.1, 1e300, math.Inf(1), math.Inf(-1), 1e17, -7}
 			var z ZSet
 			check := func() {
@@ -211,6 +214,9 @@ func TestZSetMatchesModel(t *testing.T) {
 				// which the next changes must clear.
 				_ = s.ViewZSet(key, &z, func() error {
 					z.RangeFromScore(float64(rng.IntN(1000))/8, func([]byte, float64) bool { return false })
+					if b := z.big(); b != nil { // durable mode's patches (patch.go)
+						pc.check(t, b, key, prng, fmt.Sprintf("step %d", i))
+					}
 					return nil
 				})
 				if i%(n/5+1) == 0 {
@@ -219,6 +225,9 @@ func TestZSetMatchesModel(t *testing.T) {
 			}
 			check()
 			checkInvariants(t, s)
+			if n == 3000 && pc.patches < 500 {
+				t.Errorf("only %d of %d changes were checked as patches", pc.patches, 4*n)
+			}
 		})
 	}
 }
