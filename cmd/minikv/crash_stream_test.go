@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -153,22 +154,67 @@ func checkCrashStream(t *testing.T, rdb *redis.Client, acked, sent int64, capLen
 }
 
 // TestCrashKill9List is TestCrashKill9Stream for a queue on a long list:
-// pipelines of 16 LPUSHes then 8 RPOPs on a list of 20 000 elements,
-// killed at a random time in each fsync mode. After each restart the
-// list must be what some prefix of the commands made, at least as long
-// as the acknowledged ones: pushes 1..P minus the first R popped, in
-// order, for the P and R of that prefix.
+// pipelines of 16 LPUSHes then 8 RPOPs on a list of 20 000 elements.
 func TestCrashKill9List(t *testing.T) {
+	ctx := context.Background()
+	elem := func(n int64) string { return fmt.Sprintf("job:%010d:%016x", n, uint64(n)*0x9E3779B97F4A7C15) }
+	crashQueueCycles(t, crashQueue{
+		push: func(pipe redis.Pipeliner, n int64) { pipe.LPush(ctx, "cq", elem(n)) },
+		pop:  func(pipe redis.Pipeliner) { pipe.RPop(ctx, "cq") },
+		read: func(rdb *redis.Client) ([]string, error) {
+			got, err := rdb.LRange(ctx, "cq", 0, -1).Result()
+			slices.Reverse(got) // LPUSH: the newest first
+			return got, err
+		},
+		elem: elem,
+	})
+}
+
+// TestCrashKill9ZSet is TestCrashKill9List for a schedule on a big sorted
+// set: pipelines of 16 ZADDs of later and later jobs, then 8 ZPOPMINs of
+// the earliest, on a set of 20 000 members.
+func TestCrashKill9ZSet(t *testing.T) {
+	ctx := context.Background()
+	job := func(n int64) string { return fmt.Sprintf("job:%010d", n) }
+	crashQueueCycles(t, crashQueue{
+		push: func(pipe redis.Pipeliner, n int64) { pipe.ZAdd(ctx, "cz", redis.Z{Score: float64(n), Member: job(n)}) },
+		pop:  func(pipe redis.Pipeliner) { pipe.ZPopMin(ctx, "cz") },
+		read: func(rdb *redis.Client) ([]string, error) {
+			zs, err := rdb.ZRangeWithScores(ctx, "cz", 0, -1).Result()
+			got := make([]string, len(zs))
+			for i, z := range zs {
+				got[i] = fmt.Sprint(z.Member, "@", z.Score)
+			}
+			return got, err
+		},
+		elem: func(n int64) string { return fmt.Sprint(job(n), "@", float64(n)) },
+	})
+}
+
+// crashQueue is a queue for crashQueueCycles: push queues element n's
+// push, pop the oldest's pop, read returns the elements oldest first as
+// elem writes them.
+type crashQueue struct {
+	push func(pipe redis.Pipeliner, n int64)
+	pop  func(pipe redis.Pipeliner)
+	read func(rdb *redis.Client) ([]string, error)
+	elem func(n int64) string
+}
+
+// crashQueueCycles fills q with 20 000 elements, then kills the server
+// at a random time in each fsync mode while one client sends pipelines
+// of 16 pushes and 8 pops. After each restart the queue must be what
+// some prefix of the commands made, at least as long as the acknowledged
+// ones: elements R+1..P in order, for the P pushed and R popped by that
+// prefix.
+func crashQueueCycles(t *testing.T, q crashQueue) {
 	dir := t.TempDir()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 2))
-	ctx := context.Background()
-	elem := func(n int64) string { return fmt.Sprintf("job:%010d:%016x", n, uint64(n)*0x9E3779B97F4A7C15) }
-	// The commands so far: pushed[c] and popped[c] after the first c.
-	pushed, popped := []int64{0}, []int64{0}
-	var acked int             // commands acknowledged
-	var ackedNow atomic.Int64 // acked, as the pushing goroutine counts it
+	pushed, popped := []int64{0}, []int64{0} // after the first c commands
+	var acked int                            // commands acknowledged
+	var ackedNow atomic.Int64                // acked, as the client goroutine counts it
 	for cycle, fsync := range []string{"always", "everysec", "no", "always"} {
 		cs := startCrashServer(t, dir, fsync)
 		rdb := newRedisClient(cs.resp)
@@ -177,30 +223,30 @@ func TestCrashKill9List(t *testing.T) {
 				pipe := rdb.Pipeline()
 				for range 1000 {
 					n := pushed[len(pushed)-1] + 1
-					pipe.LPush(ctx, "cq", elem(n))
+					q.push(pipe, n)
 					pushed, popped = append(pushed, n), append(popped, 0)
 				}
-				if _, err := pipe.Exec(ctx); err != nil {
+				if _, err := pipe.Exec(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 			}
 		} else {
-			c := checkCrashList(t, rdb, pushed, popped, acked, elem)
-			pushed, popped = pushed[:c+1], popped[:c+1] // what the list holds: go on from there
+			c := checkCrashQueue(t, rdb, q, pushed, popped, acked)
+			pushed, popped = pushed[:c+1], popped[:c+1] // what the queue holds: go on from there
 		}
 		acked = len(pushed) - 1
 		ackedNow.Store(int64(acked))
 		done := pipelineUntilKilled(rdb, &ackedNow, func(pipe redis.Pipeliner) {
 			for i := range 24 {
-				p, q := pushed[len(pushed)-1], popped[len(popped)-1]
+				p, o := pushed[len(pushed)-1], popped[len(popped)-1]
 				if i < 16 {
-					pipe.LPush(ctx, "cq", elem(p+1))
 					p++
+					q.push(pipe, p)
 				} else {
-					pipe.RPop(ctx, "cq")
-					q++
+					q.pop(pipe)
+					o++
 				}
-				pushed, popped = append(pushed, p), append(popped, q)
+				pushed, popped = append(pushed, p), append(popped, o)
 			}
 		})
 		killAfter(t, cs, &ackedNow, r, done)
@@ -211,14 +257,14 @@ func TestCrashKill9List(t *testing.T) {
 	cs := startCrashServer(t, dir, "always")
 	rdb := newRedisClient(cs.resp)
 	defer rdb.Close()
-	checkCrashList(t, rdb, pushed, popped, acked, elem)
+	checkCrashQueue(t, rdb, q, pushed, popped, acked)
 }
 
-// checkCrashList checks that list cq is what the first c commands made,
+// checkCrashQueue checks that q holds what the first c commands made,
 // for some c from acked on, and returns c.
-func checkCrashList(t *testing.T, rdb *redis.Client, pushed, popped []int64, acked int, elem func(int64) string) int {
+func checkCrashQueue(t *testing.T, rdb *redis.Client, q crashQueue, pushed, popped []int64, acked int) int {
 	t.Helper()
-	got, err := rdb.LRange(context.Background(), "cq", 0, -1).Result()
+	got, err := q.read(rdb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,8 +273,8 @@ func checkCrashList(t *testing.T, rdb *redis.Client, pushed, popped []int64, ack
 			continue
 		}
 		ok := true
-		for i, v := range got { // LPUSH: the newest first
-			if v != elem(pushed[c]-int64(i)) {
+		for i, v := range got {
+			if v != q.elem(popped[c]+1+int64(i)) {
 				ok = false
 				break
 			}

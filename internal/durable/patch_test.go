@@ -182,68 +182,55 @@ func TestListPatchesSurviveRestart(t *testing.T) {
 			model = append(model, v)
 		}
 	})
-	patched := 0
-	for round := range 5 {
-		for range 300 {
-			switch op := r.IntN(12); {
-			case op < 3:
-				update(s, func() {
-					v := val()
-					l.Push(true, []byte(v))
-					model = slices.Insert(model, 0, v)
-				})
-			case op < 6:
-				update(s, func() {
-					v := val()
-					l.Push(false, []byte(v))
-					model = append(model, v)
-				})
-			case op < 8:
-				left := op == 6
-				update(s, func() {
-					l.Pop(left, nil)
-					if left {
-						model = model[1:]
-					} else {
-						model = model[:len(model)-1]
-					}
-				})
-			case op == 8:
-				update(s, func() {
-					i, v := r.IntN(len(model)), val()
-					l.Set(i, []byte(v))
-					model[i] = v
-				})
-			case op == 9:
-				update(s, func() {
-					i, v := r.IntN(len(model)), val()
-					l.InsertAt(i, []byte(v))
-					model = slices.Insert(model, i, v)
-				})
-			case op == 10:
-				update(s, func() { // LTRIM 2 -1
-					l.Delete(0, 2)
-					model = model[2:]
-				})
-			default:
-				update(s, func() {
-					v := model[len(model)-1-r.IntN(50)]
-					l.Remove([]byte(v), -1)
-					model = slices.DeleteFunc(model, func(x string) bool { return x == v })
-				})
-			}
-			if hasPatchOf(t, s, "q") {
-				patched++
-			}
+	patched, s := patchRounds(t, s, dir, cfg, "q", func(s *durableStore) {
+		switch op := r.IntN(12); {
+		case op < 3:
+			update(s, func() {
+				v := val()
+				l.Push(true, []byte(v))
+				model = slices.Insert(model, 0, v)
+			})
+		case op < 6:
+			update(s, func() {
+				v := val()
+				l.Push(false, []byte(v))
+				model = append(model, v)
+			})
+		case op < 8:
+			left := op == 6
+			update(s, func() {
+				l.Pop(left, nil)
+				if left {
+					model = model[1:]
+				} else {
+					model = model[:len(model)-1]
+				}
+			})
+		case op == 8:
+			update(s, func() {
+				i, v := r.IntN(len(model)), val()
+				l.Set(i, []byte(v))
+				model[i] = v
+			})
+		case op == 9:
+			update(s, func() {
+				i, v := r.IntN(len(model)), val()
+				l.InsertAt(i, []byte(v))
+				model = slices.Insert(model, i, v)
+			})
+		case op == 10:
+			update(s, func() { // LTRIM 2 -1
+				l.Delete(0, 2)
+				model = model[2:]
+			})
+		default:
+			update(s, func() {
+				v := model[len(model)-1-r.IntN(50)]
+				l.Remove([]byte(v), -1)
+				model = slices.DeleteFunc(model, func(x string) bool { return x == v })
+			})
 		}
-		check(s)
-		if compactOrEvict(t, s, round) {
-			check(s)
-		}
-		s.close(t)
-		s = openStore(t, dir, cfg)
-		check(s)
-	}
+	}, check)
 	if patched < 750 {
 		t.Fatalf("a patch was on disk after only %d of 1500 changes", patched)
 	}
@@ -312,37 +299,53 @@ func TestZSetPatchesSurviveRestart(t *testing.T) {
 			schedule()
 		}
 	})
+	patched, s := patchRounds(t, s, dir, cfg, "sched", func(s *durableStore) {
+		switch op := r.IntN(10); {
+		case op < 5:
+			update(s, schedule)
+		case op < 8: // ZPOPMIN of what is due
+			update(s, func() {
+				k := 1 + r.IntN(3)
+				for _, e := range sorted()[:k] {
+					delete(model, e.m)
+				}
+				z.DeleteRange(0, k-1)
+			})
+		case op == 8: // ZREM of a job anywhere
+			update(s, func() {
+				all := sorted()
+				m := all[r.IntN(len(all))].m
+				z.Delete([]byte(m))
+				delete(model, m)
+			})
+		default: // a job rescheduled at the end
+			update(s, func() {
+				all := sorted()
+				m := all[r.IntN(len(all))].m
+				now += 1
+				z.Set([]byte(m), now)
+				model[m] = now
+			})
+		}
+	}, check)
+	if patched < 500 {
+		t.Fatalf("a patch was on disk after only %d of 1500 changes", patched)
+	}
+	s.close(t)
+}
+
+// patchRounds runs five rounds of 300 steps on key, a collection in s
+// (the store open at dir): after each round it checks the collection,
+// compacts or evicts (compactOrEvict) and checks it again, restarts and
+// checks it again. It returns how many steps left a patch on disk, and
+// the store, open.
+func patchRounds(t *testing.T, s *durableStore, dir string, cfg store.Config, key string, step, check func(s *durableStore)) (int, *durableStore) {
+	t.Helper()
 	patched := 0
 	for round := range 5 {
 		for range 300 {
-			switch op := r.IntN(10); {
-			case op < 5:
-				update(s, schedule)
-			case op < 8: // ZPOPMIN of what is due
-				update(s, func() {
-					k := 1 + r.IntN(3)
-					for _, e := range sorted()[:k] {
-						delete(model, e.m)
-					}
-					z.DeleteRange(0, k-1)
-				})
-			case op == 8: // ZREM of a job anywhere
-				update(s, func() {
-					all := sorted()
-					m := all[r.IntN(len(all))].m
-					z.Delete([]byte(m))
-					delete(model, m)
-				})
-			default: // a job rescheduled at the end
-				update(s, func() {
-					all := sorted()
-					m := all[r.IntN(len(all))].m
-					now += 1
-					z.Set([]byte(m), now)
-					model[m] = now
-				})
-			}
-			if hasPatchOf(t, s, "sched") {
+			step(s)
+			if hasPatchOf(t, s, key) {
 				patched++
 			}
 		}
@@ -354,10 +357,7 @@ func TestZSetPatchesSurviveRestart(t *testing.T) {
 		s = openStore(t, dir, cfg)
 		check(s)
 	}
-	if patched < 500 {
-		t.Fatalf("a patch was on disk after only %d of 1500 changes", patched)
-	}
-	s.close(t)
+	return patched, s
 }
 
 // compactOrEvict compacts the engine in round 1; in round 2 it pushes
