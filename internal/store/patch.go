@@ -6,13 +6,15 @@ import (
 	"math"
 )
 
-// Durable big collections written as patches. A stream's and a big
-// list's flat encodings (what durable mode writes) are a head, nodes and
-// a tail (a stream's groups; nothing for a list), and most changes leave
-// all but a node or two as they were: an XADD changes the last node (and,
-// when it closes one, the one before), a trim drops the first nodes or
-// flags entries of node 0, an XDEL flags an entry of one node; a push or
-// pop changes an end node, LSET or LINSERT one node. So after writing
+// Durable big collections written as patches. A stream's, a big list's
+// and a big sorted set's flat encodings (what durable mode writes) are a
+// head, nodes and a tail (a stream's groups; nothing for the others; a
+// sorted set's nodes are its chunks), and most changes leave all but a
+// node or two as they were: an XADD changes the last node (and, when it
+// closes one, the one before), a trim drops the first nodes or flags
+// entries of node 0, an XDEL flags an entry of one node; a push or pop
+// changes an end node, LSET or LINSERT one node; a ZADD or ZPOPMIN one
+// chunk (or two, when it shares entries with a neighbour). So after writing
 // the collection whole (its base record), the store writes the next
 // changes as patches (PatchDisk): the new head, the nodes before the
 // unchanged run, the base's bytes that hold the run, then the nodes after
@@ -24,7 +26,10 @@ import (
 // it holds unchanged, nodes[lo:hi], with where their bytes are in it.
 // Every change of a node narrows the run before the node changes
 // (touch, remove, insert; a stream's nodes change in unpack, packNode and
-// dropNode, a list's in its node operations). A patch grows with the
+// dropNode, a list's and a sorted set's in their node and chunk
+// operations). Changes scattered through the middle (a ZADD of random
+// scores) break the run within a change or two, and such a collection is
+// written whole about as often as before. A patch grows with the
 // nodes outside the run; once those pass patchGrowth of the base (the
 // first node and the last one aside: a trim, a push or a pop changes them
 // on every call), the collection is written whole again, a new base.
