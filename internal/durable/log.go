@@ -28,7 +28,6 @@ package durable
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -341,26 +340,13 @@ func (l *Log) Scan(from []byte, fn func(key, rec []byte, deadline int64) bool) e
 	seek[0] = prefixKey
 	copy(seek[1:], from)
 	for ok := it.SeekGE(seek); ok && it.Key()[0] == prefixKey; ok = it.Next() {
-		key, rec := it.Key()[1:], it.Value()
+		key, rec, exp := it.Key()[1:], it.Value(), it.Expiry()
 		if l.patches.has(key) {
-			key = bytes.Clone(key)
-			base := bytes.Clone(rec)
-			exp := it.Expiry()
-			p, err := patchOf(it, key)
-			if err != nil {
+			if key, rec, err = scanPatched(it, key, rec); err != nil {
 				return errors.Join(err, it.Close())
 			}
-			if p != nil {
-				if rec, err = applyPatch(base, p); err != nil {
-					return errors.Join(fmt.Errorf("%w (key %q)", err, key), it.Close())
-				}
-			}
-			if !fn(key, rec, deadlineOf(exp)) {
-				break
-			}
-			continue
 		}
-		if !fn(key, rec, deadlineOf(it.Expiry())) {
+		if !fn(key, rec, deadlineOf(exp)) {
 			break
 		}
 	}
@@ -576,9 +562,6 @@ func (l *Log) Read(key []byte) ([]byte, int64, error) {
 	rec, deadline, err := l.read(k)
 	if err == nil {
 		rec, err = l.patched(key, rec)
-	}
-	if rec == nil {
-		deadline = 0
 	}
 	return rec, deadline, err
 }

@@ -170,6 +170,21 @@ func (l *Log) loadPatches() error {
 	return errors.Join(it.Error(), it.Close())
 }
 
+// scanPatched returns the record a scan at key's base rec reads: rec
+// with key's patch applied, read from the scan's iterator, which it puts
+// back at the base. key and rec are copied first, the iterator moving.
+func scanPatched(it *lsm.Iterator, key, rec []byte) ([]byte, []byte, error) {
+	key, rec = bytes.Clone(key), bytes.Clone(rec)
+	p, err := patchOf(it, key)
+	if err != nil || p == nil {
+		return key, rec, err
+	}
+	if rec, err = applyPatch(rec, p); err != nil {
+		return nil, nil, fmt.Errorf("%w (key %q)", err, key)
+	}
+	return key, rec, nil
+}
+
 // patchOf returns key's patch as it, an iterator over the keys and
 // patches, holds it (the same snapshot as the base it is at), and puts it
 // back at the base. nil: none.

@@ -497,13 +497,8 @@ func (s *Store) persistTo(sh *shard, e *entry, feed bool) {
 			return
 		}
 		// The object's flat encoding: whole, on every change. (A big
-		// collection costs O(size) per write in durable mode.) Sized
-		// from the first, not grown by doubling.
-		b := recordHead(sh, e)
-		if want := int(min(obj.size(), math.MaxInt32)); cap(b) < want {
-			b = append(make([]byte, 0, want), b...)
-		}
-		s.queueRecordTo(sh, sh.key(e), obj.appendFlat(b), e, feed)
+		// collection costs O(size) per write in durable mode.)
+		s.queueRecordTo(sh, sh.key(e), obj.appendFlat(withRoom(recordHead(sh, e), obj.size())), e, feed)
 		return
 	}
 	s.queueRecordTo(sh, sh.key(e), append(recordHead(sh, e), sh.value(e)...), e, feed)

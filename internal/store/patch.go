@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // Durable big collections written as patches. A stream's, a big list's
@@ -213,17 +214,22 @@ func appendPatch(o patchable, hd, key []byte, deadline int64) (b []byte, h int, 
 // appendWhole appends o's flat encoding to hd (the record's header), with
 // where the nodes' bytes begin and how many they are.
 func appendWhole(o patchable, hd []byte) (b []byte, off, keep int) {
-	b = hd
-	if want := int(min(o.size(), math.MaxInt32)); cap(b) < want {
-		b = append(make([]byte, 0, want), b...) // sized once, not grown by doubling
-	}
-	b = o.appendFlatHead(b)
+	b = o.appendFlatHead(withRoom(hd, o.size()))
 	off = len(b)
 	for j := range o.nodeCount() {
 		b = o.appendNode(b, j)
 	}
 	keep = len(b) - off
 	return o.appendFlatTail(b), off, keep
+}
+
+// withRoom returns b with room for about size bytes more, so that a
+// whole record is sized once, not grown by doubling.
+func withRoom(b []byte, size int64) []byte {
+	if want := int(min(size, math.MaxInt32)); cap(b) < want {
+		b = append(make([]byte, 0, want), b...)
+	}
+	return b
 }
 
 // setBase notes rec, just written whole for key by appendWhole (its nodes
@@ -276,9 +282,9 @@ func (q *quicklist) appendNode(b []byte, j int) []byte {
 	nd := q.node(j)
 	b = binary.AppendUvarint(b, uint64(nd.rawLen()))
 	if nd.raw > 0 {
-		b = append(b, make([]byte, nd.raw)...)
-		decodeNode(b[len(b)-nd.raw:], nd)
-		return b
+		b = slices.Grow(b, nd.raw)
+		decodeNode(b[len(b):len(b)+nd.raw], nd)
+		return b[:len(b)+nd.raw]
 	}
 	return append(b, nd.lp...)
 }

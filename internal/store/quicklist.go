@@ -722,18 +722,9 @@ func (q *quicklist) each(from int, reverse bool, fn func(i int, lp []byte, p int
 // Compressed nodes are written decompressed: the encoding does not depend
 // on list-compress-depth, and what reads it back checks plain listpacks.
 func (q *quicklist) appendFlat(b []byte) []byte {
-	b = binary.AppendVarint(b, q.fill)
-	b = binary.AppendUvarint(b, uint64(q.count()))
+	b = q.appendFlatHead(b)
 	for j := range q.count() {
-		nd := q.node(j)
-		b = binary.AppendUvarint(b, uint64(nd.rawLen()))
-		if nd.raw > 0 {
-			b = slices.Grow(b, nd.raw)
-			decodeNode(b[len(b):len(b)+nd.raw], nd)
-			b = b[:len(b)+nd.raw]
-			continue
-		}
-		b = append(b, nd.lp...)
+		b = q.appendNode(b, j)
 	}
 	return b
 }
