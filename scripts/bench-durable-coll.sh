@@ -14,6 +14,12 @@
 #   KIND=zset    ZADD z of a random score and member (anywhere in the
 #                order), then ZPOPMIN z (the front, a schedule's due job),
 #                on a sorted set of FILL members (job:<n>, score n)
+#   KIND=hash    HSET h of a random field (new or not) to a 16-byte value,
+#                then HINCRBY h of one counter field, then HDEL h of a
+#                random field, on a hash of FILL fields field:<n> (values
+#                of 16 bytes)
+#   KIND=set     SADD s of a random member, then SREM s of a random
+#                member, on a set of FILL members member:<n>
 #
 # docs/durability.md quotes its medians.
 #
@@ -37,6 +43,10 @@ def bulk(s): return '\$%d\r\n%s\r\n' % (len(s), s)
 for k in range(n):
     if kind == 'stream':
         out.write('*5\r\n' + bulk('XADD') + bulk('s') + bulk('%d-1' % k) + bulk('f') + bulk('v'))
+    elif kind == 'hash':
+        out.write('*4\r\n' + bulk('HSET') + bulk('h') + bulk('field:%012d' % k) + bulk('value:%010d' % k))
+    elif kind == 'set':
+        out.write('*3\r\n' + bulk('SADD') + bulk('s') + bulk('member:%012d' % k))
     elif kind == 'zset':
         out.write('*4\r\n' + bulk('ZADD') + bulk('z') + bulk('%d' % k) + bulk('job:%08d' % k))
     else:
@@ -68,6 +78,13 @@ for _ in 1 2 3; do
 		elif [ "$KIND" = zset ]; then
 			run zadd-random -r 100000000 ZADD z __rand_int__ m:__rand_int__
 			run zpopmin ZPOPMIN z
+		elif [ "$KIND" = hash ]; then
+			run hset -r "$((2 * FILL))" HSET h field:__rand_int__ 0123456789abcdef
+			run hincrby HINCRBY h counter 1
+			run hdel -r "$((2 * FILL))" HDEL h field:__rand_int__
+		elif [ "$KIND" = set ]; then
+			run sadd -r "$((2 * FILL))" SADD s member:__rand_int__
+			run srem -r "$((2 * FILL))" SREM s member:__rand_int__
 		else
 			run lpush LPUSH q 0123456789abcdef
 			run rpop RPOP q

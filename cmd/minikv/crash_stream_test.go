@@ -160,7 +160,7 @@ func TestCrashKill9List(t *testing.T) {
 	elem := func(n int64) string { return fmt.Sprintf("job:%010d:%016x", n, uint64(n)*0x9E3779B97F4A7C15) }
 	crashQueueCycles(t, crashQueue{
 		push: func(pipe redis.Pipeliner, n int64) { pipe.LPush(ctx, "cq", elem(n)) },
-		pop:  func(pipe redis.Pipeliner) { pipe.RPop(ctx, "cq") },
+		pop:  func(pipe redis.Pipeliner, _ int64) { pipe.RPop(ctx, "cq") },
 		read: func(rdb *redis.Client) ([]string, error) {
 			got, err := rdb.LRange(ctx, "cq", 0, -1).Result()
 			slices.Reverse(got) // LPUSH: the newest first
@@ -178,7 +178,7 @@ func TestCrashKill9ZSet(t *testing.T) {
 	job := func(n int64) string { return fmt.Sprintf("job:%010d", n) }
 	crashQueueCycles(t, crashQueue{
 		push: func(pipe redis.Pipeliner, n int64) { pipe.ZAdd(ctx, "cz", redis.Z{Score: float64(n), Member: job(n)}) },
-		pop:  func(pipe redis.Pipeliner) { pipe.ZPopMin(ctx, "cz") },
+		pop:  func(pipe redis.Pipeliner, _ int64) { pipe.ZPopMin(ctx, "cz") },
 		read: func(rdb *redis.Client) ([]string, error) {
 			zs, err := rdb.ZRangeWithScores(ctx, "cz", 0, -1).Result()
 			got := make([]string, len(zs))
@@ -191,12 +191,52 @@ func TestCrashKill9ZSet(t *testing.T) {
 	})
 }
 
+// TestCrashKill9Hash is TestCrashKill9List for a big hash written as
+// deltas (internal/store/delta.go): pipelines of 16 HSETs of new fields,
+// then 8 HDELs of the oldest, on a hash of 20 000 fields.
+func TestCrashKill9Hash(t *testing.T) {
+	ctx := context.Background()
+	field := func(n int64) string { return fmt.Sprintf("job:%010d", n) }
+	value := func(n int64) string { return fmt.Sprintf("%016x", uint64(n)*0x9E3779B97F4A7C15) }
+	crashQueueCycles(t, crashQueue{
+		push: func(pipe redis.Pipeliner, n int64) { pipe.HSet(ctx, "ch", field(n), value(n)) },
+		pop:  func(pipe redis.Pipeliner, n int64) { pipe.HDel(ctx, "ch", field(n)) },
+		read: func(rdb *redis.Client) ([]string, error) {
+			m, err := rdb.HGetAll(ctx, "ch").Result()
+			got := make([]string, 0, len(m))
+			for f, v := range m {
+				got = append(got, f+"="+v)
+			}
+			slices.Sort(got) // the fields' numbers are fixed-width: oldest first
+			return got, err
+		},
+		elem: func(n int64) string { return field(n) + "=" + value(n) },
+	})
+}
+
+// TestCrashKill9Set is TestCrashKill9Hash for a big set: SADDs of new
+// members, SREMs of the oldest.
+func TestCrashKill9Set(t *testing.T) {
+	ctx := context.Background()
+	member := func(n int64) string { return fmt.Sprintf("member:%010d", n) }
+	crashQueueCycles(t, crashQueue{
+		push: func(pipe redis.Pipeliner, n int64) { pipe.SAdd(ctx, "cs", member(n)) },
+		pop:  func(pipe redis.Pipeliner, n int64) { pipe.SRem(ctx, "cs", member(n)) },
+		read: func(rdb *redis.Client) ([]string, error) {
+			got, err := rdb.SMembers(ctx, "cs").Result()
+			slices.Sort(got)
+			return got, err
+		},
+		elem: member,
+	})
+}
+
 // crashQueue is a queue for crashQueueCycles: push queues element n's
-// push, pop the oldest's pop, read returns the elements oldest first as
-// elem writes them.
+// push, pop the pop of element n, the oldest, read returns the elements
+// oldest first as elem writes them.
 type crashQueue struct {
 	push func(pipe redis.Pipeliner, n int64)
-	pop  func(pipe redis.Pipeliner)
+	pop  func(pipe redis.Pipeliner, n int64)
 	read func(rdb *redis.Client) ([]string, error)
 	elem func(n int64) string
 }
@@ -243,8 +283,8 @@ func crashQueueCycles(t *testing.T, q crashQueue) {
 					p++
 					q.push(pipe, p)
 				} else {
-					q.pop(pipe)
 					o++
+					q.pop(pipe, o)
 				}
 				pushed, popped = append(pushed, p), append(popped, o)
 			}

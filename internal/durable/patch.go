@@ -21,7 +21,14 @@ import (
 //	     | u64 keepOff | u64 keepLen | u64 baseLen | u8 patchVersion
 //
 // so the record the store reads back is head, base[keepOff:][:keepLen],
-// tail. A full Write of a key that may have a patch queues the patch's
+// tail. A big hash's or set's patch is a delta instead (store.Patch's
+// Delta, patchDelta):
+//
+//	head | delta | baseHead | u32 len(head) | u32 len(baseHead)
+//	     | u64 len(delta) | u64 0 | u64 baseLen | u8 patchDelta
+//
+// and the record is what store.MergeDelta makes of the base, head and
+// delta. A full Write of a key that may have a patch queues the patch's
 // delete in the same critical section, so the same batch carries both
 // and no crash can pair a base with a patch written for another. The
 // patch begins with its head, which begins as the full record would:
@@ -38,7 +45,8 @@ import (
 const (
 	prefixPatch  = 'p'
 	patchTrailer = 4 + 4 + 8 + 8 + 8 + 1
-	patchVersion = 1
+	patchVersion = 1 // head, a run of the base, tail
+	patchDelta   = 2 // head and a delta of the base's entries
 )
 
 // errBadPatch is a read's error for a patch that does not fit its base.
@@ -104,6 +112,17 @@ func (l *Log) WritePatch(key []byte, p *store.Patch, deadline int64) {
 
 // appendPatch appends p's record to b.
 func appendPatch(b []byte, p *store.Patch) []byte {
+	if p.Delta != nil {
+		b = append(b, p.Head...)
+		b = append(b, p.Delta...)
+		b = append(b, p.BaseHead...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(p.Head)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(p.BaseHead)))
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(p.Delta)))
+		b = binary.LittleEndian.AppendUint64(b, 0)
+		b = binary.LittleEndian.AppendUint64(b, uint64(p.BaseLen))
+		return append(b, patchDelta)
+	}
 	b = append(b, p.Head...)
 	b = append(b, p.Tail...)
 	b = append(b, p.BaseHead...)
@@ -117,6 +136,9 @@ func appendPatch(b []byte, p *store.Patch) []byte {
 
 // applyPatch returns the record patch p makes of base.
 func applyPatch(base, p []byte) ([]byte, error) {
+	if len(p) >= patchTrailer && p[len(p)-1] == patchDelta {
+		return applyDelta(base, p)
+	}
 	if len(p) < patchTrailer || p[len(p)-1] != patchVersion {
 		return nil, errBadPatch
 	}
@@ -139,6 +161,27 @@ func applyPatch(base, p []byte) ([]byte, error) {
 	out = append(out, body[:headLen]...)
 	out = append(out, base[keepOff:keepOff+keepLen]...)
 	return append(out, body[headLen:tailEnd]...), nil
+}
+
+// applyDelta is applyPatch for a delta (patchDelta).
+func applyDelta(base, p []byte) ([]byte, error) {
+	t := p[len(p)-patchTrailer:]
+	headLen := uint64(binary.LittleEndian.Uint32(t))
+	baseHeadLen := uint64(binary.LittleEndian.Uint32(t[4:]))
+	deltaLen := binary.LittleEndian.Uint64(t[8:])
+	baseLen := binary.LittleEndian.Uint64(t[24:])
+	body := p[:len(p)-patchTrailer]
+	if headLen > uint64(len(body)) || deltaLen > uint64(len(body))-headLen ||
+		headLen+deltaLen+baseHeadLen != uint64(len(body)) || binary.LittleEndian.Uint64(t[16:]) != 0 ||
+		baseLen != uint64(len(base)) || baseHeadLen > baseLen ||
+		!bytes.Equal(body[headLen+deltaLen:], base[:baseHeadLen]) {
+		return nil, errBadPatch
+	}
+	out, err := store.MergeDelta(base, body[:headLen], body[headLen:headLen+deltaLen])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadPatch, err)
+	}
+	return out, nil
 }
 
 // patched returns rec (key's base record) with key's patch applied, if

@@ -142,11 +142,17 @@ type PatchDisk interface {
 // KeepOff for KeepLen, then Tail. Head begins with the record's header,
 // as a full record does. The base must begin with BaseHead (its own
 // header), which a reader checks.
+//
+// A patch with a Delta (a big hash's or set's: delta.go) is instead Head,
+// the record's header, and Delta, the fields changed since the base;
+// MergeDelta makes the record of the base and those. Tail, KeepOff and
+// KeepLen are then unused.
 type Patch struct {
 	Head, Tail       []byte
 	KeepOff, KeepLen int
 	BaseLen          int
 	BaseHead         []byte
+	Delta            []byte
 }
 
 // DiskUsage is what a Disk reports about itself.
@@ -492,8 +498,15 @@ func (s *Store) persistLocked(sh *shard, e *entry) {
 func (s *Store) persistTo(sh *shard, e *entry, feed bool) {
 	if e.isBig() {
 		obj := sh.object(e)
-		if o, ok := obj.(patchable); ok {
+		switch o := obj.(type) {
+		case patchable:
 			s.persistPatchable(sh, e, o, feed) // patch.go
+			return
+		case *bigHash:
+			s.persistTable(sh, e, o, o.t, feed) // delta.go
+			return
+		case *bigSet:
+			s.persistTable(sh, e, o, o.t, feed)
 			return
 		}
 		// The object's flat encoding: whole, on every change. (A big

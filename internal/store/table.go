@@ -39,7 +39,8 @@ type table struct {
 	arena   []byte
 	n       int
 	garbage int
-	retired [][]byte // replaced slices, freed by reclaim
+	retired [][]byte    // replaced slices, freed by reclaim
+	delta   *tableDelta // durable mode: its base, and the fields changed since (delta.go)
 }
 
 const (
@@ -152,6 +153,9 @@ func (t *table) appendEntry(field, value []byte) int {
 
 // set stores field's value and reports whether the field is new.
 func (t *table) set(field, value []byte) bool {
+	if t.delta != nil {
+		t.delta.note(field)
+	}
 	h := t.hash32(field)
 	if i := t.find(field, h); i >= 0 {
 		off := int(uint32(t.slots[i])) - 1
@@ -190,6 +194,9 @@ func (t *table) del(field []byte) bool {
 		return false
 	}
 	f, v := t.entryAt(int(uint32(t.slots[i])) - 1)
+	if t.delta != nil {
+		t.delta.note(f)
+	}
 	t.garbage += entryLen(f, v)
 	t.removeSlot(i)
 	t.n--

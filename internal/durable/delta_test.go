@@ -1,0 +1,271 @@
+package durable
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/minikv/minikv/internal/store"
+)
+
+// TestHashDeltasSurviveRestart: a big hash changed by new fields,
+// overwrites of either length and deletions is written as deltas of its
+// base (the engine holds a delta patch), and reads back as the model says
+// after restarts (the warm-up's scan), after compactions, and after being
+// pushed out of memory (a point read). An EXPIRE and a RENAME write it
+// whole again.
+func TestHashDeltasSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := store.Config{SweepInterval: -1, MemoryLimit: 16 << 20}
+	r := rand.New(rand.NewPCG(7, 9))
+	model := map[string]string{}
+	var h store.Hash
+	key := "h"
+	update := func(s *durableStore, fn func()) {
+		t.Helper()
+		if err := s.UpdateHash([]byte(key), &h, func() error { fn(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(f, v string) {
+		h.Set([]byte(f), []byte(v))
+		model[f] = v
+	}
+	anyField := func() string {
+		fs := slices.Sorted(maps.Keys(model))
+		return fs[r.IntN(len(fs))]
+	}
+	next := 0
+	check := func(s *durableStore) {
+		t.Helper()
+		got := map[string]string{}
+		if err := s.ViewHash([]byte(key), &h, func() error {
+			h.Each(func(f, v []byte) bool { got[string(f)] = string(v); return true })
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got, model) {
+			t.Fatalf("%s: %d fields back, want %d", key, len(got), len(model))
+		}
+	}
+	s := openStore(t, dir, cfg)
+	update(s, func() {
+		for range 3000 { // about 100 KB: a base
+			next++
+			set(fmt.Sprintf("field:%06d", next), fmt.Sprintf("%x", r.Uint64()))
+		}
+	})
+	deltas := 0
+	patched, s := patchRounds(t, s, dir, cfg, key, func(s *durableStore) {
+		switch op := r.IntN(20); {
+		case op < 8: // a new field
+			next++
+			update(s, func() { set(fmt.Sprintf("field:%06d", next), fmt.Sprintf("%x", r.Uint64())) })
+		case op < 11: // an overwrite of another length
+			update(s, func() { set(anyField(), fmt.Sprint(r.IntN(1000))) })
+		case op < 13: // the same counter, again and again
+			update(s, func() { set("counter", fmt.Sprintf("%016d", r.Uint64()%1e16)) })
+		case op < 18:
+			update(s, func() {
+				f := anyField()
+				if !h.Delete([]byte(f)) {
+					t.Fatalf("HDEL %s: not there", f)
+				}
+				delete(model, f)
+			})
+		case op == 18: // a field set and deleted in one call: the delta says gone
+			update(s, func() {
+				h.Set([]byte("brief"), []byte("x"))
+				h.Delete([]byte("brief"))
+			})
+		default: // a big value
+			update(s, func() { set(anyField(), string(bytes.Repeat([]byte{'v'}, 300+r.IntN(300)))) })
+		}
+		if isDelta(t, s, key) {
+			deltas++
+		}
+	}, check)
+	if patched < 1200 || deltas != patched {
+		t.Fatalf("a patch was on disk after %d of 1500 changes, %d of them deltas", patched, deltas)
+	}
+	// A RENAME writes the new key whole; the old one is gone with its delta.
+	rename(t, s, key, "h2")
+	key = "h2"
+	check(s)
+	if hasPatchOf(t, s, "h") || hasPatchOf(t, s, "h2") {
+		t.Fatal("a patch is left after RENAME")
+	}
+	update(s, func() { set("after-rename", "1") })
+	if !isDelta(t, s, key) {
+		t.Fatal("no delta after the renamed hash's second write")
+	}
+	// An EXPIRE writes it whole with the deadline; then deltas again.
+	deadline := int64(4102444800000) // 2100
+	if !s.Touch([]byte(key), deadline) {
+		t.Fatal("Touch: no key")
+	}
+	if hasPatchOf(t, s, key) {
+		t.Fatal("a patch is left after EXPIRE")
+	}
+	update(s, func() { set("after-expire", "1") })
+	if !isDelta(t, s, key) {
+		t.Fatal("no delta after EXPIRE's whole write")
+	}
+	s.close(t)
+	s = openStore(t, dir, cfg)
+	check(s)
+	if it, ok := s.Get([]byte(key)); !ok || it.Deadline != deadline {
+		t.Fatalf("deadline %d after restart, want %d", it.Deadline, deadline)
+	}
+	s.close(t)
+}
+
+// TestSetDeltasSurviveRestart: the same for a big set, SADD and SREM.
+func TestSetDeltasSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := store.Config{SweepInterval: -1, MemoryLimit: 16 << 20}
+	r := rand.New(rand.NewPCG(8, 9))
+	model := map[string]bool{}
+	var st store.Set
+	update := func(s *durableStore, fn func()) {
+		t.Helper()
+		if err := s.UpdateSet([]byte("s"), &st, func() error { fn(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add := func() {
+		m := fmt.Sprintf("member:%x", r.Uint64())
+		st.Add([]byte(m))
+		model[m] = true
+	}
+	check := func(s *durableStore) {
+		t.Helper()
+		got := map[string]bool{}
+		if err := s.ViewSet([]byte("s"), &st, func() error {
+			st.Each(func(m []byte) bool { got[string(m)] = true; return true })
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got, model) {
+			t.Fatalf("%d members back, want %d", len(got), len(model))
+		}
+	}
+	s := openStore(t, dir, cfg)
+	update(s, func() {
+		for range 4000 { // about 100 KB: a base
+			add()
+		}
+	})
+	deltas := 0
+	patched, s := patchRounds(t, s, dir, cfg, "s", func(s *durableStore) {
+		if r.IntN(2) == 0 {
+			update(s, add)
+		} else {
+			update(s, func() {
+				ms := slices.Sorted(maps.Keys(model))
+				m := ms[r.IntN(len(ms))]
+				if !st.Remove([]byte(m)) {
+					t.Fatalf("SREM %s: not there", m)
+				}
+				delete(model, m)
+			})
+		}
+		if isDelta(t, s, "s") {
+			deltas++
+		}
+	}, check)
+	if patched < 1200 || deltas != patched {
+		t.Fatalf("a patch was on disk after %d of 1500 changes, %d of them deltas", patched, deltas)
+	}
+	s.close(t)
+}
+
+// isDelta reports whether key has a patch on disk, and that it is a delta.
+func isDelta(t *testing.T, s *durableStore, key string) bool {
+	t.Helper()
+	if !hasPatchOf(t, s, key) {
+		return false
+	}
+	p, err := s.db.Get(append([]byte{prefixPatch}, key...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(p) > 0 && p[len(p)-1] == patchDelta
+}
+
+// TestApplyDeltaRejects: a delta that does not fit its base, or is not
+// well formed, is an error, never a record made of the wrong bytes.
+func TestApplyDeltaRejects(t *testing.T) {
+	base, delta := deltaSample()
+	p := &store.Patch{Head: base[:13], Delta: delta, BaseLen: len(base), BaseHead: base[:13]}
+	enc := func(p *store.Patch) []byte { return appendPatch(nil, p) }
+	if _, err := applyPatch(base, enc(p)); err != nil {
+		t.Fatalf("applyPatch of a good delta: %v", err)
+	}
+	other := slices.Clone(base)
+	other[3] ^= 1
+	dup := append(slices.Clone(delta), delta...)
+	for name, tc := range map[string]struct {
+		base, patch []byte
+	}{
+		"another base":    {other, enc(p)},
+		"shorter base":    {base[:len(base)-1], enc(p)},
+		"truncated":       {base, enc(p)[:20]},
+		"a field twice":   {base, enc(&store.Patch{Head: base[:13], Delta: dup, BaseLen: len(base), BaseHead: base[:13]})},
+		"cut delta":       {base, enc(&store.Patch{Head: base[:13], Delta: delta[:len(delta)-1], BaseLen: len(base), BaseHead: base[:13]})},
+		"short head":      {base, enc(&store.Patch{Head: base[:12], Delta: delta, BaseLen: len(base), BaseHead: base[:13]})},
+		"another kind":    {base, enc(&store.Patch{Head: append([]byte{0}, base[1:13]...), Delta: delta, BaseLen: len(base), BaseHead: base[:13]})},
+		"not a table":     {append([]byte{0}, base[1:]...), enc(&store.Patch{Head: append([]byte{0}, base[1:13]...), Delta: delta, BaseLen: len(base), BaseHead: append([]byte{0}, base[1:13]...)})},
+		"base's count":    {append(slices.Clone(base[:13]), append([]byte{9}, base[14:]...)...), enc(&store.Patch{Head: base[:13], Delta: delta, BaseLen: len(base), BaseHead: base[:13]})},
+		"bad delta flags": {base, append(enc(p)[:len(enc(p))-1], 3)},
+	} {
+		if got, err := applyPatch(tc.base, tc.patch); err == nil {
+			t.Errorf("%s: applyPatch = %q, nil; want an error", name, got)
+		}
+	}
+}
+
+// deltaSample is a big hash's whole record and a delta of it, made by a
+// store in durable mode.
+func deltaSample() (base, delta []byte) {
+	rec := []byte{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}
+	rec[0] = 1<<3 | 2<<6 // a hash, big
+	rec = append(rec, 3)
+	for _, fv := range [][2]string{{"a", "1"}, {"bb", "22"}, {"c", ""}} {
+		rec = append(rec, byte(len(fv[0])))
+		rec = append(rec, fv[0]...)
+		rec = append(rec, byte(len(fv[1])))
+		rec = append(rec, fv[1]...)
+	}
+	// bb set to "x", a gone, d added.
+	delta = []byte{2, 'b', 'b', 2, 'x', 1, 'a', 0, 1, 'd', 1}
+	return rec, delta
+}
+
+// FuzzApplyDelta: a delta read from disk is untrusted bytes: applying it
+// to any base never panics, and what it makes begins with the delta's
+// head and is a table's record the store can read.
+func FuzzApplyDelta(f *testing.F) {
+	base, delta := deltaSample()
+	f.Add(base, delta, base[:13])
+	f.Add(base, []byte{}, base[:13])
+	f.Add(base[:14], []byte{1, 'a', 0}, base[:13])
+	f.Fuzz(func(t *testing.T, base, delta, head []byte) {
+		p := appendPatch(nil, &store.Patch{Head: head, Delta: delta, BaseLen: len(base), BaseHead: base[:min(13, len(base))]})
+		out, err := applyPatch(base, p)
+		if err != nil {
+			return
+		}
+		if !bytes.HasPrefix(out, head) {
+			t.Fatalf("the record does not begin with the delta's head")
+		}
+		if _, err := store.MergeDelta(out, head, nil); err != nil {
+			t.Fatalf("the record made is not a table's: %v", err)
+		}
+	})
+}
