@@ -2,10 +2,14 @@ package durable
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/minikv/minikv/internal/store"
@@ -247,6 +251,39 @@ func deltaSample() (base, delta []byte) {
 	return rec, delta
 }
 
+// TestApplyZSetDelta: a sorted set's delta merges its members into the
+// order of scores and members; a score that is not 8 bytes, or NaN, is
+// refused.
+func TestApplyZSetDelta(t *testing.T) {
+	entry := func(m string, sc float64) []byte {
+		b := append([]byte{byte(len(m))}, m...)
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(sc))
+	}
+	head := []byte{4<<3 | 2<<6, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0} // a sorted set, big
+	base := append(slices.Clone(head), 3)
+	base = append(append(append(base, entry("a", 1)...), entry("b", 2)...), entry("c", 3)...)
+	set := func(m string, sc float64) []byte {
+		return append(append([]byte{byte(len(m))}, m...), append([]byte{9}, binary.LittleEndian.AppendUint64(nil, math.Float64bits(sc))...)...)
+	}
+	delta := append(append(append(set("d", 0.5), set("b", 4)...), set("e", 2.5)...), 1, 'c', 0)
+	p := appendPatch(nil, &store.Patch{Head: head, Delta: delta, BaseLen: len(base), BaseHead: base[:13]})
+	got, err := applyPatch(base, p)
+	want := append(slices.Clone(head), 4)
+	want = append(append(append(append(want, entry("d", 0.5)...), entry("a", 1)...), entry("e", 2.5)...), entry("b", 4)...)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("applyPatch = %q, %v; want %q", got, err, want)
+	}
+	for name, d := range map[string][]byte{
+		"a short score": {1, 'x', 8, 0, 0, 0, 0, 0, 0, 0},
+		"NaN":           set("x", math.NaN()),
+	} {
+		p := appendPatch(nil, &store.Patch{Head: head, Delta: d, BaseLen: len(base), BaseHead: base[:13]})
+		if got, err := applyPatch(base, p); err == nil {
+			t.Errorf("%s: applyPatch = %q, nil; want an error", name, got)
+		}
+	}
+}
+
 // FuzzApplyDelta: a delta read from disk is untrusted bytes: applying it
 // to any base never panics, and what it makes begins with the delta's
 // head and is a table's record the store can read.
@@ -255,6 +292,9 @@ func FuzzApplyDelta(f *testing.F) {
 	f.Add(base, delta, base[:13])
 	f.Add(base, []byte{}, base[:13])
 	f.Add(base[:14], []byte{1, 'a', 0}, base[:13])
+	zhead := []byte{4<<3 | 2<<6, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0} // a sorted set, big
+	zbase := append(slices.Clone(zhead), 2, 1, 'a', 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, 'b', 0, 0, 0, 0, 0, 0, 0, 0x40)
+	f.Add(zbase, []byte{1, 'c', 9, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 1, 'a', 0}, zhead)
 	f.Fuzz(func(t *testing.T, base, delta, head []byte) {
 		p := appendPatch(nil, &store.Patch{Head: head, Delta: delta, BaseLen: len(base), BaseHead: base[:min(13, len(base))]})
 		out, err := applyPatch(base, p)
@@ -268,4 +308,102 @@ func FuzzApplyDelta(f *testing.F) {
 			t.Fatalf("the record made is not a table's: %v", err)
 		}
 	})
+}
+
+// TestZSetDeltasSurviveRestart: a big sorted set used as a leaderboard
+// (new members and new scores anywhere in the order, removals, now and
+// then a ZPOPMIN) is written as patches, mostly deltas of its members,
+// and reads back in the model's order after restarts, compactions and
+// being pushed out of memory.
+func TestZSetDeltasSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := store.Config{SweepInterval: -1, MemoryLimit: 16 << 20}
+	r := rand.New(rand.NewPCG(9, 9))
+	model := map[string]float64{}
+	var z store.ZSet
+	update := func(s *durableStore, fn func()) {
+		t.Helper()
+		if err := s.UpdateZSet([]byte("board"), &z, func() error { fn(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(m string, sc float64) {
+		z.Set([]byte(m), sc)
+		model[m] = sc
+	}
+	anyMember := func() string {
+		ms := slices.Sorted(maps.Keys(model))
+		return ms[r.IntN(len(ms))]
+	}
+	type entry struct {
+		m string
+		s float64
+	}
+	sorted := func() []entry {
+		out := make([]entry, 0, len(model))
+		for m, sc := range model {
+			out = append(out, entry{m, sc})
+		}
+		slices.SortFunc(out, func(a, b entry) int {
+			if a.s != b.s {
+				return cmp.Compare(a.s, b.s)
+			}
+			return strings.Compare(a.m, b.m)
+		})
+		return out
+	}
+	check := func(s *durableStore) {
+		t.Helper()
+		var got []entry
+		if err := s.ViewZSet([]byte("board"), &z, func() error {
+			z.Range(0, z.Len()-1, false, func(m []byte, sc float64) bool { got = append(got, entry{string(m), sc}); return true })
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := sorted(); !slices.Equal(got, want) {
+			t.Fatalf("%d members back, want %d (equal: %v)", len(got), len(want), slices.Equal(got, want))
+		}
+	}
+	s := openStore(t, dir, cfg)
+	update(s, func() {
+		for i := range 5000 { // about 130 KB: a base
+			set(fmt.Sprintf("player:%06d", i), float64(r.IntN(100000)))
+		}
+	})
+	deltas, next := 0, 5000
+	patched, s := patchRounds(t, s, dir, cfg, "board", func(s *durableStore) {
+		switch op := r.IntN(10); {
+		case op < 4: // a new player, anywhere
+			next++
+			update(s, func() { set(fmt.Sprintf("player:%06d", next), float64(r.IntN(100000))) })
+		case op < 8: // a new score (ZINCRBY), or the same score (no change)
+			update(s, func() {
+				m := anyMember()
+				if op == 7 {
+					set(m, model[m])
+				} else {
+					set(m, model[m]+float64(r.IntN(1000))-500.5)
+				}
+			})
+		case op == 8:
+			update(s, func() {
+				m := anyMember()
+				z.Delete([]byte(m))
+				delete(model, m)
+			})
+		default: // ZPOPMIN
+			update(s, func() {
+				delete(model, sorted()[0].m)
+				z.DeleteRange(0, 0)
+			})
+		}
+		if isDelta(t, s, "board") {
+			deltas++
+		}
+	}, check)
+	if patched < 1200 || deltas < 1000 {
+		t.Fatalf("a patch was on disk after %d of 1500 changes, %d of them deltas", patched, deltas)
+	}
+	s.close(t)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
+	"slices"
 )
 
 // Durable big hashes and sets written as deltas. A big hash or set is a
@@ -93,19 +95,34 @@ func (d *tableDelta) rebase(key, rec []byte, deadline int64) {
 func (s *Store) persistTable(sh *shard, e *entry, obj object, t *table, feed bool) {
 	key := sh.key(e)
 	pd, bases := s.disk.(PatchDisk)
-	if bases && !(feed && s.feeder() != nil) {
-		if d := t.delta; d != nil && d.dirty != nil && d.deadline == e.deadline && bytes.Equal(d.key, key) {
-			t.encodeDelta()
-			if d.due(len(d.enc)) {
-				d.writes++
-				pd.WritePatch(key, &Patch{Head: recordHead(sh, e), Delta: d.enc, BaseLen: d.size, BaseHead: d.head[:]}, e.deadline)
-				s.diskWrites.Add(1)
-				return
-			}
-		}
+	if bases && !(feed && s.feeder() != nil) && s.writeDelta(pd, sh, e, key, t) {
+		return
 	}
 	rec := obj.appendFlat(withRoom(recordHead(sh, e), obj.size()))
 	s.queueRecordTo(sh, key, rec, e, feed)
+	t.rebaseDelta(bases, key, rec, e.deadline)
+}
+
+// writeDelta writes t's delta as key's patch, if t has a base for key as
+// e is and the delta is due; it reports whether it did.
+func (s *Store) writeDelta(pd PatchDisk, sh *shard, e *entry, key []byte, t *table) bool {
+	d := t.delta
+	if d == nil || d.dirty == nil || d.deadline != e.deadline || !bytes.Equal(d.key, key) {
+		return false
+	}
+	t.encodeDelta()
+	if !d.due(len(d.enc)) {
+		return false
+	}
+	d.writes++
+	pd.WritePatch(key, &Patch{Head: recordHead(sh, e), Delta: d.enc, BaseLen: d.size, BaseHead: d.head[:]}, e.deadline)
+	s.diskWrites.Add(1)
+	return true
+}
+
+// rebaseDelta notes rec, just written whole for key, as the base of t's
+// next deltas, if the Disk takes patches (bases) and rec is large enough.
+func (t *table) rebaseDelta(bases bool, key, rec []byte, deadline int64) {
 	if !bases || len(rec) < patchMinBase {
 		t.delta = nil
 		return
@@ -113,7 +130,7 @@ func (s *Store) persistTable(sh *shard, e *entry, obj object, t *table, feed boo
 	if t.delta == nil {
 		t.delta = &tableDelta{}
 	}
-	t.delta.rebase(key, rec, e.deadline)
+	t.delta.rebase(key, rec, deadline)
 }
 
 // encodeDelta brings the delta's encoding up to date: one entry per field
@@ -146,24 +163,23 @@ func (t *table) encodeDelta() {
 var errDelta = errors.New("store: a delta does not fit its base record")
 
 // MergeDelta returns the record a delta patch (Patch.Delta) makes of
-// base, a big hash's or set's whole record: head (the new record's
-// header), then base's entries but those the delta names, then the
-// delta's set entries. It checks the bytes it reads, which come from
-// disk: a delta that does not fit its base is an error.
+// base, a big hash's, set's or sorted set's whole record: head (the new
+// record's header), then base's entries but those the delta names, then
+// the delta's set entries (for a sorted set, merged into the order of
+// scores and members, as its record must be). It checks the bytes it
+// reads, which come from disk: a delta that does not fit its base is an
+// error.
 func MergeDelta(base, head, delta []byte) ([]byte, error) {
 	if len(base) < diskHeader || len(head) != diskHeader {
 		return nil, errDelta
 	}
 	kind, enc := kindOf(base[0]), encOf(base[0])
-	if enc != encBig || kind != KindHash && kind != KindSet || head[0] != base[0] {
+	if enc != encBig || kind != KindHash && kind != KindSet && kind != KindZSet || head[0] != base[0] {
 		return nil, errDelta
 	}
-	type change struct {
-		value []byte
-		set   bool
-	}
-	changes := make(map[string]change)
-	var sets []string
+	type set struct{ field, value []byte }
+	changed := make(map[string]bool)
+	var sets []set
 	for b := delta; len(b) > 0; {
 		f, rest, ok := cutFlat(b)
 		if !ok {
@@ -174,18 +190,25 @@ func MergeDelta(base, head, delta []byte) ([]byte, error) {
 			return nil, errDelta
 		}
 		rest = rest[k:]
-		c := change{set: tag > 0}
-		if c.set {
-			c.value, rest = rest[:tag-1], rest[tag-1:]
-			if kind == KindSet && len(c.value) > 0 {
-				return nil, errDelta
+		if tag > 0 {
+			v := rest[:tag-1]
+			rest = rest[tag-1:]
+			switch kind {
+			case KindSet:
+				if len(v) > 0 {
+					return nil, errDelta
+				}
+			case KindZSet:
+				if len(v) != 8 || math.IsNaN(math.Float64frombits(binary.LittleEndian.Uint64(v))) {
+					return nil, errDelta
+				}
 			}
-			sets = append(sets, string(f))
+			sets = append(sets, set{f, v})
 		}
-		if _, dup := changes[string(f)]; dup {
+		if changed[string(f)] {
 			return nil, errDelta
 		}
-		changes[string(f)] = c
+		changed[string(f)] = true
 		b = rest
 	}
 	body := base[diskHeader:]
@@ -194,6 +217,21 @@ func MergeDelta(base, head, delta []byte) ([]byte, error) {
 		return nil, errDelta
 	}
 	body = body[k:]
+	// cut splits the first entry off b: its field (member) and length.
+	cut := func(b []byte) (f []byte, size int, ok bool) {
+		f, rest, ok := cutFlat(b)
+		if !ok {
+			return nil, 0, false
+		}
+		if kind == KindZSet {
+			if len(rest) < 8 {
+				return nil, 0, false
+			}
+			return f, len(b) - len(rest) + 8, true
+		}
+		_, rest, ok = cutFlat(rest)
+		return f, len(b) - len(rest), ok
+	}
 	// Which base entries stay: those the delta does not name.
 	kept, keptBytes := 0, 0
 	for b, i := body, uint64(0); ; i++ {
@@ -203,37 +241,45 @@ func MergeDelta(base, head, delta []byte) ([]byte, error) {
 			}
 			break
 		}
-		f, rest, ok := cutFlat(b)
+		f, size, ok := cut(b)
 		if !ok {
 			return nil, errDelta
 		}
-		_, rest, ok = cutFlat(rest)
-		if !ok {
-			return nil, errDelta
-		}
-		if _, changed := changes[string(f)]; !changed {
+		if !changed[string(f)] {
 			kept++
-			keptBytes += len(b) - len(rest)
+			keptBytes += size
 		}
-		b = rest
+		b = b[size:]
 	}
 	out := make([]byte, 0, diskHeader+binary.MaxVarintLen64+keptBytes+len(delta))
 	out = append(out, head...)
 	out = binary.AppendUvarint(out, uint64(kept+len(sets)))
-	for b := body; len(b) > 0; {
-		f, rest, _ := cutFlat(b)
-		_, rest, _ = cutFlat(rest)
-		if _, changed := changes[string(f)]; !changed {
-			out = append(out, b[:len(b)-len(rest)]...)
+	appendSet := func(out []byte, e set) []byte {
+		out = binary.AppendUvarint(out, uint64(len(e.field)))
+		out = append(out, e.field...)
+		if kind != KindZSet {
+			out = binary.AppendUvarint(out, uint64(len(e.value)))
 		}
-		b = rest
+		return append(out, e.value...)
 	}
-	for _, f := range sets {
-		out = binary.AppendUvarint(out, uint64(len(f)))
-		out = append(out, f...)
-		v := changes[f].value
-		out = binary.AppendUvarint(out, uint64(len(v)))
-		out = append(out, v...)
+	score := func(v []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(v)) }
+	if kind == KindZSet {
+		slices.SortFunc(sets, func(a, b set) int { return zcmp(score(a.value), a.field, score(b.value), b.field) })
+	}
+	for b := body; len(b) > 0; {
+		f, size, _ := cut(b)
+		if !changed[string(f)] {
+			// A sorted set's entries go in order: the delta's before this one first.
+			for kind == KindZSet && len(sets) > 0 && zcmp(score(sets[0].value), sets[0].field, score(b[size-8:size]), f) < 0 {
+				out = appendSet(out, sets[0])
+				sets = sets[1:]
+			}
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	for _, e := range sets {
+		out = appendSet(out, e)
 	}
 	return out, nil
 }

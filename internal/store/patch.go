@@ -168,6 +168,11 @@ func (s *Store) persistPatchable(sh *shard, e *entry, o patchable, feed bool) {
 		if ok {
 			return
 		}
+		// A sorted set's changes away from its ends: a delta of its
+		// members (delta.go).
+		if z, isZ := o.(*bigZSet); isZ && s.writeDelta(pd, sh, e, key, z.t) {
+			return
+		}
 	}
 	b, off, keep := appendWhole(o, recordHead(sh, e))
 	s.queueRecordTo(sh, key, b, e, feed)
@@ -175,6 +180,9 @@ func (s *Store) persistPatchable(sh *shard, e *entry, o patchable, feed bool) {
 		setBase(o, key, b, e.deadline, off, keep)
 	} else {
 		*o.baseOf() = nil
+	}
+	if z, isZ := o.(*bigZSet); isZ {
+		z.t.rebaseDelta(bases, key, b, e.deadline)
 	}
 }
 
@@ -188,6 +196,19 @@ func appendPatch(o patchable, hd, key []byte, deadline int64) (b []byte, h int, 
 		return hd, 0, false
 	}
 	n := o.nodeCount()
+	// The nodes' lengths first: a run that changes scattered through the
+	// middle have broken would have the patch carry most of the
+	// collection, which is not worth encoding to find out.
+	outside := 0
+	for j := 1; j < pb.lo; j++ {
+		outside += o.nodeLen(j)
+	}
+	for j := pb.hi; j < n-1; j++ {
+		outside += o.nodeLen(j)
+	}
+	if outside > patchGrowth(pb.size) {
+		return hd, 0, false
+	}
 	b = o.appendFlatHead(hd)
 	grown := 0
 	for j := range pb.lo {
