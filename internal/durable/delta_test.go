@@ -407,3 +407,95 @@ func TestZSetDeltasSurviveRestart(t *testing.T) {
 	}
 	s.close(t)
 }
+
+// TestDeferredPatches: a key's patch waits aside until its batch is
+// taken, a newer one replacing it (WritePatch reports that); a read finds
+// it there; a whole write of the key drops it. Big hashes changed from
+// many goroutines at once (each WritePatch encodes under the Log's lock)
+// all read back after a restart.
+func TestDeferredPatches(t *testing.T) {
+	dir := t.TempDir()
+	cfg := store.Config{SweepInterval: -1, MemoryLimit: 64 << 20}
+	s := openStore(t, dir, cfg)
+	l := s.log
+	p := &store.Patch{Head: []byte("head-of-13-by"), Delta: []byte{1, 'a', 0}, BaseLen: 20, BaseHead: []byte("base-head-13-")}
+	if l.WritePatch([]byte("k"), p, 0) {
+		t.Fatal("the first patch of a batch replaced one")
+	}
+	if !l.WritePatch([]byte("k"), p, 0) {
+		t.Fatal("the second patch of the batch did not replace the first")
+	}
+	if rec, _, err := l.read([]byte("pk")); err != nil || rec == nil || rec[len(rec)-1] != patchDelta {
+		t.Fatalf("read of a deferred patch: %q, %v", rec, err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if l.WritePatch([]byte("k"), p, 0) {
+		t.Fatal("the first patch after a commit replaced one")
+	}
+	l.Write([]byte("k"), nil, 0) // a delete: the deferred patch goes, and the one on disk
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Get([]byte("pk")); err == nil {
+		t.Fatal("a patch is left after the key's delete")
+	}
+
+	const keys, fields = 4, 3000
+	models := make([]map[string]string, keys)
+	done := make(chan error, keys)
+	for g := range keys {
+		models[g] = map[string]string{}
+		go func() {
+			var h store.Hash
+			key := []byte(fmt.Sprint("hash", g))
+			r := rand.New(rand.NewPCG(uint64(g), 1))
+			for i := range fields + 2000 {
+				n := 1
+				if i == 0 {
+					n = fields // about 100 KB: a base
+				}
+				err := s.UpdateHash(key, &h, func() error {
+					for range n {
+						f, v := fmt.Sprint("f", r.IntN(2*fields)), fmt.Sprintf("%x", r.Uint64())
+						h.Set([]byte(f), []byte(v))
+						models[g][f] = v
+					}
+					return nil
+				})
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range keys {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for g := range keys {
+		if !isDelta(t, s, fmt.Sprint("hash", g)) {
+			t.Fatalf("hash%d has no delta on disk", g)
+		}
+	}
+	s.close(t)
+	s = openStore(t, dir, cfg)
+	for g := range keys {
+		var h store.Hash
+		got := map[string]string{}
+		if err := s.ViewHash([]byte(fmt.Sprint("hash", g)), &h, func() error {
+			h.Each(func(f, v []byte) bool { got[string(f)] = string(v); return true })
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got, models[g]) {
+			t.Fatalf("hash%d: %d fields back, want %d", g, len(got), len(models[g]))
+		}
+	}
+	s.close(t)
+}

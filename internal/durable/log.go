@@ -90,25 +90,25 @@ type Log struct {
 	dead     atomic.Pointer[func(rec []byte) bool] // the store's rule for compactions (Forget)
 	patches  patchSet                              // keys that may have a patch (patch.go)
 
-	mu        sync.Mutex      // protects the fields below it
-	pending   *lsm.Batch      // changes queued since the last commit began
-	pendRecs  *recSet         // the last queued change of each key in pending
-	overlap   bool            // the engine pipelines fsyncs: commits may overlap (mayLeadLocked)
-	keyBuf    []byte          // queue's scratch key
-	patchBuf  []byte          // WritePatch's scratch record
-	inflight  []inflightBatch // batches handed to the engine, not yet returned; oldest first
-	spares    []*lsm.Batch    // empty batches for the next rounds
-	spareRecs []*recSet       // empty sets for the next rounds' pendRecs
-	queued    atomic.Uint64   // changes queued so far; written under mu
-	taken     uint64          // changes handed to the engine so far (a prefix of queued)
-	failed    atomic.Bool     // err is set; written under mu
-	err       error           // the first commit error; every Sync after reports it
-	leading   bool            // a Sync is taking the pending batch
-	holds     int             // Hold sections open: their changes go to the engine in one batch
-	calls     int             // HoldCalls sections open: the Holds nested in them do not wait on takeWait
-	takeWait  bool            // a leader waits for the holds to end; new Holds wait until it has taken the batch
-	holdCond  sync.Cond       // signalled when holds reach 0 and when a leader has taken the batch (L: mu)
-	waiters   []*syncWaiter   // Syncs waiting for a commit or for the lead (wakeLocked)
+	mu        sync.Mutex           // protects the fields below it
+	pending   *lsm.Batch           // changes queued since the last commit began
+	pendRecs  *recSet              // the last queued change of each key in pending
+	overlap   bool                 // the engine pipelines fsyncs: commits may overlap (mayLeadLocked)
+	keyBuf    []byte               // queue's scratch key
+	deferred  map[string]queuedRec // the newest patch of each key queued since the last take (WritePatch)
+	inflight  []inflightBatch      // batches handed to the engine, not yet returned; oldest first
+	spares    []*lsm.Batch         // empty batches for the next rounds
+	spareRecs []*recSet            // empty sets for the next rounds' pendRecs
+	queued    atomic.Uint64        // changes queued so far; written under mu
+	taken     uint64               // changes handed to the engine so far (a prefix of queued)
+	failed    atomic.Bool          // err is set; written under mu
+	err       error                // the first commit error; every Sync after reports it
+	leading   bool                 // a Sync is taking the pending batch
+	holds     int                  // Hold sections open: their changes go to the engine in one batch
+	calls     int                  // HoldCalls sections open: the Holds nested in them do not wait on takeWait
+	takeWait  bool                 // a leader waits for the holds to end; new Holds wait until it has taken the batch
+	holdCond  sync.Cond            // signalled when holds reach 0 and when a leader has taken the batch (L: mu)
+	waiters   []*syncWaiter        // Syncs waiting for a commit or for the lead (wakeLocked)
 
 	synced     atomic.Uint64 // changes durable so far (a prefix of queued)
 	exclCap    atomic.Uint64 // 1 + the changes queued when the open Exclusive section began (HoldExclusive); 0: none
@@ -430,15 +430,15 @@ func (l *Log) queue(prefix byte, key, rec []byte, deadline int64) {
 	}
 	if prefix == prefixKey && l.patches.has(key) {
 		// The key's patch goes in the batch its new base (or delete)
-		// goes in: a patch is of one base.
+		// goes in: a patch is of one base. One still deferred is of the
+		// old base, and goes.
+		delete(l.deferred, string(key))
 		pk := append(append(l.keyBuf[:0], prefixPatch), key...)
 		l.keyBuf = pk
 		l.pending.Delete(pk)
 		l.pendRecs.put(pk, nil, 0)
 		l.queued.Add(1)
 		l.patches.note(key, rec, false)
-	} else if prefix == prefixPatch {
-		l.patches.note(key, rec, true)
 	}
 	k := append(append(l.keyBuf[:0], prefix), key...)
 	l.keyBuf = k
@@ -574,7 +574,13 @@ func (l *Log) ReadState() ([]byte, error) {
 
 func (l *Log) read(k []byte) ([]byte, int64, error) {
 	l.mu.Lock()
-	r, ok := l.pendRecs.find(k)
+	r, ok := queuedRec{}, false
+	if len(k) > 0 && k[0] == prefixPatch {
+		r, ok = l.deferred[string(k[1:])]
+	}
+	if !ok {
+		r, ok = l.pendRecs.find(k)
+	}
 	for i := len(l.inflight) - 1; !ok && i >= 0; i-- {
 		r, ok = l.inflight[i].recs.find(k)
 	}
@@ -743,6 +749,7 @@ func (l *Log) syncTo(mark, target uint64, yield bool) error {
 // takeLocked hands the pending batch to the engine and returns it with
 // its commit, for finish. l.mu is held.
 func (l *Log) takeLocked() (*lsm.Batch, lsm.Commit) {
+	l.batchDeferredLocked()
 	b, n := l.pending, l.queued.Load()
 	// Queued under l.mu, so batches reach the engine in the order taken.
 	c := l.db.Enqueue(b)
@@ -818,6 +825,10 @@ func (l *Log) failLocked(err error) {
 		lostOwn = l.loseSetLocked(b.recs) || lostOwn
 	}
 	lostOwn = l.loseSetLocked(l.pendRecs) || lostOwn
+	for k := range l.deferred {
+		l.lost = append(l.lost, []byte(k))
+	}
+	clear(l.deferred)
 	l.pending.Reset()
 	l.recycleSet(l.pendRecs)
 	l.pendRecs = l.spareSet()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/minikv/minikv/internal/store"
 	"github.com/minikv/minikv/lsm"
@@ -99,15 +100,54 @@ func (p *patchSet) note(key, head []byte, add bool) {
 
 // WritePatch queues p as key's record, expiring at deadline: the change
 // of the key's base, its last full record. It copies what it needs.
-func (l *Log) WritePatch(key []byte, p *store.Patch, deadline int64) {
+func (l *Log) WritePatch(key []byte, p *store.Patch, deadline int64) (replaced bool) {
 	l.mu.Lock()
-	b := appendPatch(l.patchBuf[:0], p)
-	l.patchBuf = b[:0]
-	if cap(l.patchBuf) > maxSpareArena {
-		l.patchBuf = nil
+	defer l.mu.Unlock()
+	if l.err != nil {
+		// Failed (or closed): as queue does.
+		if l.err != ErrClosed {
+			l.loseLocked(key)
+		}
+		return false
 	}
-	l.mu.Unlock()
-	l.queue(prefixPatch, key, b, deadline)
+	if l.deferred == nil {
+		l.deferred = make(map[string]queuedRec)
+	}
+	d, replaced := l.deferred[string(key)]
+	d.rec = appendPatch(d.rec[:0], p)
+	d.deadline = deadline
+	l.deferred[string(key)] = d
+	l.patches.note(key, d.rec, true)
+	l.queued.Add(1)
+	return replaced
+}
+
+// Deferred patches. A patch carries everything changed since its base, so
+// a key's newer patch makes its older one useless; a pipeline of 16
+// HSETs to one big hash would otherwise put 16 growing deltas in the
+// batch, each written to the log and the memtable. So the Log keeps a
+// patch aside until the batch is taken, the newest one of each key
+// replacing the one before (WritePatch), and puts them in the batch then
+// (batchDeferredLocked): each key's patch is written once per batch. A
+// read of the patch finds it aside first. A whole write or
+// delete of the key drops it (it is of the old base; the delete of the
+// key's patch goes in the batch as before), and a disk failure counts
+// its key as lost, as it does the keys of the batch.
+
+// batchDeferredLocked puts the deferred patches in the pending batch.
+// l.mu is held.
+func (l *Log) batchDeferredLocked() {
+	for key, d := range l.deferred {
+		k := append(append(l.keyBuf[:0], prefixPatch), key...)
+		l.keyBuf = k
+		if d.deadline != 0 {
+			l.pending.PutExpiring(k, d.rec, time.UnixMilli(d.deadline))
+		} else {
+			l.pending.Put(k, d.rec)
+		}
+		l.pendRecs.put(k, d.rec, d.deadline)
+	}
+	clear(l.deferred)
 }
 
 // appendPatch appends p's record to b.

@@ -20,14 +20,18 @@ import (
 // not with the changes: an HINCRBY of one counter a thousand times
 // writes the same few bytes each time.
 //
-// When to write the table whole again: k changes since the base, each
-// adding g bytes to the patch, have written about k²·g/2 bytes of patches;
-// with a base of S bytes, the bytes written per change, (S + k²·g/2)/k,
-// are least at k = √(2·S/g), where the patch is k·g bytes. So a patch is
-// written while its length times the changes since the base is at most
-// 2·S, and the table is written whole once it would be more: a patch of
-// √(2·S·g) bytes at most, about 17 KB for a 4 MB hash of 35-byte
-// fields, where every change wrote 4 MB before.
+// When to write the table whole again. A patch of n bytes costs a copy
+// for every command that writes it (about b·n/16, b the cost of a byte
+// written to the log) and a write to the log for every commit that takes
+// it (b·n: the Disk keeps a key's newest patch until its batch is taken,
+// PatchDisk); a base of S bytes costs b·S. With k commands and j commits
+// since the base, each adding g bytes, writes are least when the table
+// is written whole once n·(k + 16·j) would pass 32·S. Each command its
+// own commit, that is n·k ≈ 2·S: a patch of at most √(2·S·g) bytes, about
+// 17 KB for a 4 MB hash of 35-byte fields, where every change wrote 4 MB
+// before. Sixteen commands a commit, the patch may grow √8 times larger
+// and the table is written whole √8 times less often; many more, up to
+// four times.
 //
 // The Disk keeps the delta as it keeps any patch (PatchDisk) and, to read
 // the key back, has MergeDelta make the record of the base and the delta.
@@ -48,7 +52,8 @@ type tableDelta struct {
 	stale    bool
 	enc      []byte
 	bytes    int // the dirty fields' lengths, and 4 bytes each
-	writes   int // patches written since the base
+	cmds     int // patches written since the base
+	commits  int // of them, those that did not replace one of the same commit
 }
 
 // note records that field changed. Past half the base's size the table
@@ -73,14 +78,14 @@ func (d *tableDelta) note(field []byte) {
 // due reports whether a patch of n bytes is to be written (else the
 // table is written whole): see above.
 func (d *tableDelta) due(n int) bool {
-	return n <= d.size/2 && n*(d.writes+1) <= 2*d.size
+	return n <= d.size/2 && n*(d.cmds+1+16*(d.commits+1)) <= 32*d.size
 }
 
 // rebase makes d the delta of rec, just written whole for key.
 func (d *tableDelta) rebase(key, rec []byte, deadline int64) {
 	d.key = append(d.key[:0], key...)
 	copy(d.head[:], rec)
-	d.size, d.deadline, d.bytes, d.writes = len(rec), deadline, 0, 0
+	d.size, d.deadline, d.bytes, d.cmds, d.commits = len(rec), deadline, 0, 0, 0
 	if d.dirty == nil {
 		d.dirty = make(map[string]bool)
 	} else {
@@ -114,8 +119,10 @@ func (s *Store) writeDelta(pd PatchDisk, sh *shard, e *entry, key []byte, t *tab
 	if !d.due(len(d.enc)) {
 		return false
 	}
-	d.writes++
-	pd.WritePatch(key, &Patch{Head: recordHead(sh, e), Delta: d.enc, BaseLen: d.size, BaseHead: d.head[:]}, e.deadline)
+	d.cmds++
+	if !pd.WritePatch(key, &Patch{Head: recordHead(sh, e), Delta: d.enc, BaseLen: d.size, BaseHead: d.head[:]}, e.deadline) {
+		d.commits++
+	}
 	s.diskWrites.Add(1)
 	return true
 }

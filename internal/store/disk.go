@@ -134,8 +134,10 @@ type Disk interface {
 type PatchDisk interface {
 	// WritePatch queues p as key's record, ordered and copied as Write's
 	// rec. The key's last Write must have been the base p names; Read
-	// and Scan return the record p makes of it.
-	WritePatch(key []byte, p *Patch, deadline int64)
+	// and Scan return the record p makes of it. It reports whether p
+	// replaced a patch of the key queued for the same commit, which then
+	// is never written.
+	WritePatch(key []byte, p *Patch, deadline int64) (replaced bool)
 }
 
 // Patch is a record given as Head, then BaseLen-long base's bytes from
