@@ -37,18 +37,21 @@ import (
 // the key back, has MergeDelta make the record of the base and the delta.
 
 // tableDelta is what a table's last whole durable record holds and what
-// changed since: the fields changed (dirty; true once enc holds the
-// field's entry) and the delta as last written (enc). A write appends the
+// changed since: the fields changed (dirty, with where enc holds each
+// one's entry) and the delta as last written (enc). A write appends the
 // entries of the fields changed for the first time since the base
-// (fresh); only a change of a field enc already holds makes it encode
-// every dirty field again (stale).
+// (fresh). A field enc already holds that changed again (again) has its
+// entry rewritten where it is when its value keeps its length, or when
+// it is the last entry (a counter changed over and over); otherwise the
+// write encodes every dirty field again (stale).
 type tableDelta struct {
 	key      []byte // the key it was written under
 	head     [diskHeader]byte
-	size     int   // its length
-	deadline int64 // its deadline
-	dirty    map[string]bool
+	size     int            // its length
+	deadline int64          // its deadline
+	dirty    map[string]int // the entry's offset in enc; -1: not there yet
 	fresh    []string
+	again    []int // offsets in enc of entries whose field changed again
 	stale    bool
 	enc      []byte
 	bytes    int // the dirty fields' lengths, and 4 bytes each
@@ -62,12 +65,14 @@ func (d *tableDelta) note(field []byte) {
 	if d.dirty == nil {
 		return // gave up
 	}
-	if in, ok := d.dirty[string(field)]; ok {
-		d.stale = d.stale || in
+	if off, ok := d.dirty[string(field)]; ok {
+		if off >= 0 {
+			d.again = append(d.again, off)
+		}
 		return
 	}
 	f := string(field)
-	d.dirty[f] = false
+	d.dirty[f] = -1
 	d.fresh = append(d.fresh, f)
 	d.bytes += len(f) + 4
 	if d.bytes > d.size/2 {
@@ -87,11 +92,11 @@ func (d *tableDelta) rebase(key, rec []byte, deadline int64) {
 	copy(d.head[:], rec)
 	d.size, d.deadline, d.bytes, d.cmds, d.commits = len(rec), deadline, 0, 0, 0
 	if d.dirty == nil {
-		d.dirty = make(map[string]bool)
+		d.dirty = make(map[string]int)
 	} else {
 		clear(d.dirty)
 	}
-	d.fresh, d.stale, d.enc = d.fresh[:0], false, d.enc[:0]
+	d.fresh, d.again, d.stale, d.enc = d.fresh[:0], d.again[:0], false, d.enc[:0]
 }
 
 // persistTable queues t (e's big hash or set) for the Disk: a delta of
@@ -147,6 +152,27 @@ func (t *table) rebaseDelta(bases bool, key, rec []byte, deadline int64) {
 //	| uvarint len(field) | field | uvarint len(value)+1 | value (set)    |
 func (t *table) encodeDelta() {
 	d := t.delta
+	for _, off := range d.again {
+		if d.stale {
+			break
+		}
+		// The entry at off: its field, then its value's tag and bytes.
+		f, rest, _ := cutFlat(d.enc[off:])
+		fieldEnd := len(d.enc) - len(rest)
+		tag, k := binary.Uvarint(rest)
+		end := fieldEnd + k + int(max(tag, 1)-1)
+		v, ok := t.get(f)
+		switch {
+		case end == len(d.enc): // the last entry: its value again
+			d.enc = appendDeltaValue(d.enc[:fieldEnd], v, ok)
+		case ok && tag == uint64(len(v))+1:
+			copy(d.enc[fieldEnd+k:end], v)
+		case !ok && tag == 0:
+		default:
+			d.stale = true
+		}
+	}
+	d.again = d.again[:0]
 	if d.stale {
 		d.enc, d.fresh, d.stale = d.enc[:0], d.fresh[:0], false
 		for f := range d.dirty {
@@ -154,17 +180,23 @@ func (t *table) encodeDelta() {
 		}
 	}
 	for _, f := range d.fresh {
+		d.dirty[f] = len(d.enc)
 		d.enc = binary.AppendUvarint(d.enc, uint64(len(f)))
 		d.enc = append(d.enc, f...)
-		if v, ok := t.get([]byte(f)); ok {
-			d.enc = binary.AppendUvarint(d.enc, uint64(len(v))+1)
-			d.enc = append(d.enc, v...)
-		} else {
-			d.enc = append(d.enc, 0)
-		}
-		d.dirty[f] = true
+		v, ok := t.get([]byte(f))
+		d.enc = appendDeltaValue(d.enc, v, ok)
 	}
 	d.fresh = d.fresh[:0]
+}
+
+// appendDeltaValue appends a delta entry's value part: v's length plus
+// one and v, or 0 when the field is gone (!ok).
+func appendDeltaValue(b, v []byte, ok bool) []byte {
+	if !ok {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(v))+1)
+	return append(b, v...)
 }
 
 var errDelta = errors.New("store: a delta does not fit its base record")
