@@ -58,6 +58,18 @@ type baseRun struct {
 	lo, hi   int   // nodes[lo:hi] are as the base holds them
 	off      int   // where node lo's flat bytes are in the base
 	keep     int   // the flat bytes of nodes[lo:hi]
+	cmds     int   // patches written since the base
+	commits  int   // of them, those that did not replace one of the same commit
+}
+
+// growthLimit is patchGrowth of the base, larger when patches are
+// written more often than committed: the Disk writes a key's patch once
+// per commit (PatchDisk), and a copy per command costs about a sixteenth
+// of that (delta.go weighs the two the same way). One command a commit,
+// the limit is patchGrowth; many, up to √17 times it.
+func (r *baseRun) growthLimit() int {
+	k, j := float64(r.cmds+1), float64(r.commits+1)
+	return int(float64(patchGrowth(r.size)) * math.Sqrt(17*k/(k+16*j)))
 }
 
 // patchMinBase is the smallest record written as a base: a smaller one is
@@ -155,11 +167,14 @@ func (s *Store) persistPatchable(sh *shard, e *entry, o patchable, feed bool) {
 		b, h, ok := appendPatch(o, recordHead(sh, e), key, e.deadline)
 		if ok {
 			pb := *o.baseOf()
-			pd.WritePatch(key, &Patch{
+			pb.cmds++
+			if !pd.WritePatch(key, &Patch{
 				Head: b[:h], Tail: b[h:],
 				KeepOff: pb.off, KeepLen: pb.keep,
 				BaseLen: pb.size, BaseHead: pb.head[:],
-			}, e.deadline)
+			}, e.deadline) {
+				pb.commits++
+			}
 			s.diskWrites.Add(1)
 		}
 		if cap(b) <= maxDiskRecBuf {
@@ -206,7 +221,7 @@ func appendPatch(o patchable, hd, key []byte, deadline int64) (b []byte, h int, 
 	for j := pb.hi; j < n-1; j++ {
 		outside += o.nodeLen(j)
 	}
-	if outside > patchGrowth(pb.size) {
+	if outside > pb.growthLimit() {
 		return hd, 0, false
 	}
 	b = o.appendFlatHead(hd)
@@ -222,7 +237,7 @@ func appendPatch(o patchable, hd, key []byte, deadline int64) (b []byte, h int, 
 	for j := pb.hi; j < n-1; j++ {
 		b = o.appendNode(b, j)
 	}
-	if grown+len(b)-h > patchGrowth(pb.size) {
+	if grown+len(b)-h > pb.growthLimit() {
 		return b, h, false
 	}
 	if n > pb.hi {
@@ -235,9 +250,17 @@ func appendPatch(o patchable, hd, key []byte, deadline int64) (b []byte, h int, 
 // appendWhole appends o's flat encoding to hd (the record's header), with
 // where the nodes' bytes begin and how many they are.
 func appendWhole(o patchable, hd []byte) (b []byte, off, keep int) {
-	b = o.appendFlatHead(withRoom(hd, o.size()))
+	// Sized by the nodes' flat lengths: a list's compressed nodes take
+	// less in memory (o.size) than decompressed in the record, and a
+	// buffer grown by doubling copies the record over and over.
+	n := o.nodeCount()
+	size := len(hd) + 64
+	for j := range n {
+		size += o.nodeLen(j)
+	}
+	b = o.appendFlatHead(withRoom(hd, int64(max(size, int(min(o.size(), math.MaxInt32))))))
 	off = len(b)
-	for j := range o.nodeCount() {
+	for j := range n {
 		b = o.appendNode(b, j)
 	}
 	keep = len(b) - off
@@ -271,6 +294,7 @@ func setBase(o patchable, key, rec []byte, deadline int64, off, keep int) {
 	copy(pb.head[:], rec)
 	pb.size, pb.deadline = len(rec), deadline
 	pb.lo, pb.hi, pb.off, pb.keep = 0, o.nodeCount(), off, keep
+	pb.cmds, pb.commits = 0, 0
 }
 
 // The stream's side (stream_flat.go has the encoding).
