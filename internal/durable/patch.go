@@ -22,7 +22,7 @@ import (
 //	     | u64 keepOff | u64 keepLen | u64 baseLen | u8 patchVersion
 //
 // so the record the store reads back is head, base[keepOff:][:keepLen],
-// tail. A big hash's or set's patch is a delta instead (store.Patch's
+// tail. A big hash's, set's or sorted set's patch may be a delta instead (store.Patch's
 // Delta, patchDelta):
 //
 //	head | delta | baseHead | u32 len(head) | u32 len(baseHead)
@@ -152,26 +152,21 @@ func (l *Log) batchDeferredLocked() {
 
 // appendPatch appends p's record to b.
 func appendPatch(b []byte, p *store.Patch) []byte {
+	// A delta's trailer holds its length where a run's has keepOff, and
+	// 0 for keepLen.
+	mid, x, y, version := p.Tail, uint64(p.KeepOff), uint64(p.KeepLen), byte(patchVersion)
 	if p.Delta != nil {
-		b = append(b, p.Head...)
-		b = append(b, p.Delta...)
-		b = append(b, p.BaseHead...)
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(p.Head)))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(p.BaseHead)))
-		b = binary.LittleEndian.AppendUint64(b, uint64(len(p.Delta)))
-		b = binary.LittleEndian.AppendUint64(b, 0)
-		b = binary.LittleEndian.AppendUint64(b, uint64(p.BaseLen))
-		return append(b, patchDelta)
+		mid, x, y, version = p.Delta, uint64(len(p.Delta)), 0, patchDelta
 	}
 	b = append(b, p.Head...)
-	b = append(b, p.Tail...)
+	b = append(b, mid...)
 	b = append(b, p.BaseHead...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(p.Head)))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(p.BaseHead)))
-	b = binary.LittleEndian.AppendUint64(b, uint64(p.KeepOff))
-	b = binary.LittleEndian.AppendUint64(b, uint64(p.KeepLen))
+	b = binary.LittleEndian.AppendUint64(b, x)
+	b = binary.LittleEndian.AppendUint64(b, y)
 	b = binary.LittleEndian.AppendUint64(b, uint64(p.BaseLen))
-	return append(b, patchVersion)
+	return append(b, version)
 }
 
 // applyPatch returns the record patch p makes of base.

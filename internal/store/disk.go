@@ -145,7 +145,7 @@ type PatchDisk interface {
 // as a full record does. The base must begin with BaseHead (its own
 // header), which a reader checks.
 //
-// A patch with a Delta (a big hash's or set's: delta.go) is instead Head,
+// A patch with a Delta (a big hash's, set's or sorted set's: delta.go) is instead Head,
 // the record's header, and Delta, the fields changed since the base;
 // MergeDelta makes the record of the base and those. Tail, KeepOff and
 // KeepLen are then unused.

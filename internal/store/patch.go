@@ -183,9 +183,9 @@ func (s *Store) persistPatchable(sh *shard, e *entry, o patchable, feed bool) {
 		if ok {
 			return
 		}
-		// A sorted set's changes away from its ends: a delta of its
-		// members (delta.go).
-		if z, isZ := o.(*bigZSet); isZ && s.writeDelta(pd, sh, e, key, z.t) {
+		// Changes away from the ends: a delta of the members, for a
+		// collection that keeps one (a sorted set: delta.go).
+		if t := deltaTableOf(o); t != nil && s.writeDelta(pd, sh, e, key, t) {
 			return
 		}
 	}
@@ -196,9 +196,18 @@ func (s *Store) persistPatchable(sh *shard, e *entry, o patchable, feed bool) {
 	} else {
 		*o.baseOf() = nil
 	}
-	if z, isZ := o.(*bigZSet); isZ {
-		z.t.rebaseDelta(bases, key, b, e.deadline)
+	if t := deltaTableOf(o); t != nil {
+		t.rebaseDelta(bases, key, b, e.deadline)
 	}
+}
+
+// deltaTableOf returns the table whose delta a patchable collection
+// writes when a run patch would carry too much, or nil.
+func deltaTableOf(o patchable) *table {
+	if z, ok := o.(*bigZSet); ok {
+		return z.t
+	}
+	return nil
 }
 
 // appendPatch appends to hd (the record's header) the patch's head, then
@@ -211,9 +220,10 @@ func appendPatch(o patchable, hd, key []byte, deadline int64) (b []byte, h int, 
 		return hd, 0, false
 	}
 	n := o.nodeCount()
-	// The nodes' lengths first: a run that changes scattered through the
-	// middle have broken would have the patch carry most of the
-	// collection, which is not worth encoding to find out.
+	// What the patch would carry, by the nodes' lengths (nodeLen is what
+	// appendNode writes; the first and last nodes aside): a run broken by
+	// changes scattered through the middle would have it carry most of
+	// the collection, which is not worth encoding to find out.
 	outside := 0
 	for j := 1; j < pb.lo; j++ {
 		outside += o.nodeLen(j)
@@ -225,20 +235,12 @@ func appendPatch(o patchable, hd, key []byte, deadline int64) (b []byte, h int, 
 		return hd, 0, false
 	}
 	b = o.appendFlatHead(hd)
-	grown := 0
 	for j := range pb.lo {
-		at := len(b)
 		b = o.appendNode(b, j)
-		if j > 0 {
-			grown += len(b) - at
-		}
 	}
 	h = len(b)
 	for j := pb.hi; j < n-1; j++ {
 		b = o.appendNode(b, j)
-	}
-	if grown+len(b)-h > pb.growthLimit() {
-		return b, h, false
 	}
 	if n > pb.hi {
 		b = o.appendNode(b, n-1)
@@ -258,7 +260,7 @@ func appendWhole(o patchable, hd []byte) (b []byte, off, keep int) {
 	for j := range n {
 		size += o.nodeLen(j)
 	}
-	b = o.appendFlatHead(withRoom(hd, int64(max(size, int(min(o.size(), math.MaxInt32))))))
+	b = o.appendFlatHead(withRoom(hd, max(int64(size), o.size())))
 	off = len(b)
 	for j := range n {
 		b = o.appendNode(b, j)
